@@ -1,0 +1,71 @@
+// swift-tools-version: 6.1
+// NetRunner: TensorFlow Lite vision models from Swift on Linux, on the official LiteRT runtime.
+
+import PackageDescription
+
+/// Settings shared by every target (see docs/style notes in README).
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "NetRunner",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "TensorFlowLite", targets: ["TensorFlowLite"]),
+        .executable(name: "netrunner", targets: ["netrunner"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // Our own declarations of the LiteRT C API and the dlopen loader. Nothing else.
+        .target(
+            name: "CLiteRT",
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
+        ),
+        // The TensorFlowLiteSwift API on top of CLiteRT.
+        .target(
+            name: "TensorFlowLite",
+            dependencies: [
+                "CLiteRT",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The command-line tool: thin; parses arguments, calls the libraries, prints.
+        .executableTarget(
+            name: "netrunner",
+            dependencies: [
+                "TensorFlowLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Fixture loaders, reference JSON and tolerance helpers shared by the tests.
+        .target(
+            name: "NetRunnerTestSupport",
+            dependencies: ["TensorFlowLite"],
+            path: "Tests/NetRunnerTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "CLiteRTTests",
+            dependencies: ["CLiteRT", "NetRunnerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TensorFlowLiteTests",
+            dependencies: ["TensorFlowLite", "NetRunnerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "netrunnerTests",
+            dependencies: ["netrunner", "NetRunnerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,167 @@
+// The dlopen loader for libLiteRt.so and the stderr capture used to keep the
+// runtime's log lines out of the user's terminal.
+//
+// Invariants: `g_api` is written once, under `g_lock`, only after every symbol
+// resolved; after that it is read-only for the life of the process. The library
+// handle is never closed (LiteRT keeps threads and static state).
+
+#define _GNU_SOURCE
+#include "CLiteRT.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static NRLiteRtAPI g_table;
+static const NRLiteRtAPI *volatile g_api = NULL;
+static char *g_path = NULL;
+
+static void set_error(char *error, size_t size, const char *fmt, const char *a, const char *b) {
+  if (error == NULL || size == 0) return;
+  snprintf(error, size, fmt, a, b);
+}
+
+#define RESOLVE(field, symbol)                                                   \
+  do {                                                                           \
+    void *fn = dlsym(handle, symbol);                                            \
+    if (fn == NULL) {                                                            \
+      set_error(error, error_size, "%s does not export %s (is it LiteRT 2.3?)",  \
+                path, symbol);                                                   \
+      dlclose(handle);                                                           \
+      pthread_mutex_unlock(&g_lock);                                             \
+      return NULL;                                                               \
+    }                                                                            \
+    memcpy(&table.field, &fn, sizeof(fn));                                       \
+  } while (0)
+
+const NRLiteRtAPI *nr_litert_load(const char *path, char *error, size_t error_size) {
+  if (g_api != NULL) return g_api;
+  pthread_mutex_lock(&g_lock);
+  if (g_api != NULL) {
+    pthread_mutex_unlock(&g_lock);
+    return g_api;
+  }
+  dlerror();
+  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (handle == NULL) {
+    const char *reason = dlerror();
+    set_error(error, error_size, "%s", reason != NULL ? reason : path, NULL);
+    pthread_mutex_unlock(&g_lock);
+    return NULL;
+  }
+  NRLiteRtAPI table;
+  memset(&table, 0, sizeof(table));
+  RESOLVE(CreateEnvironment, "LiteRtCreateEnvironment");
+  RESOLVE(DestroyEnvironment, "LiteRtDestroyEnvironment");
+  RESOLVE(CreateModelFromBuffer, "LiteRtCreateModelFromBuffer");
+  RESOLVE(DestroyModel, "LiteRtDestroyModel");
+  RESOLVE(GetNumModelSignatures, "LiteRtGetNumModelSignatures");
+  RESOLVE(GetModelSignature, "LiteRtGetModelSignature");
+  RESOLVE(GetModelMetadata, "LiteRtGetModelMetadata");
+  RESOLVE(GetSignatureKey, "LiteRtGetSignatureKey");
+  RESOLVE(GetNumSignatureInputs, "LiteRtGetNumSignatureInputs");
+  RESOLVE(GetNumSignatureOutputs, "LiteRtGetNumSignatureOutputs");
+  RESOLVE(GetSignatureInputName, "LiteRtGetSignatureInputName");
+  RESOLVE(GetSignatureOutputName, "LiteRtGetSignatureOutputName");
+  RESOLVE(GetSignatureInputTensorByIndex, "LiteRtGetSignatureInputTensorByIndex");
+  RESOLVE(GetSignatureOutputTensorByIndex, "LiteRtGetSignatureOutputTensorByIndex");
+  RESOLVE(GetSignatureSubgraph, "LiteRtGetSignatureSubgraph");
+  RESOLVE(GetNumModelSubgraphs, "LiteRtGetNumModelSubgraphs");
+  RESOLVE(GetModelSubgraph, "LiteRtGetModelSubgraph");
+  RESOLVE(GetMainModelSubgraphIndex, "LiteRtGetMainModelSubgraphIndex");
+  RESOLVE(GetNumSubgraphInputs, "LiteRtGetNumSubgraphInputs");
+  RESOLVE(GetNumSubgraphOutputs, "LiteRtGetNumSubgraphOutputs");
+  RESOLVE(GetSubgraphInput, "LiteRtGetSubgraphInput");
+  RESOLVE(GetSubgraphOutput, "LiteRtGetSubgraphOutput");
+  RESOLVE(GetTensorName, "LiteRtGetTensorName");
+  RESOLVE(GetTensorTypeId, "LiteRtGetTensorTypeId");
+  RESOLVE(GetRankedTensorType, "LiteRtGetRankedTensorType");
+  RESOLVE(GetQuantizationTypeId, "LiteRtGetQuantizationTypeId");
+  RESOLVE(GetPerTensorQuantization, "LiteRtGetPerTensorQuantization");
+  RESOLVE(GetPerChannelQuantization, "LiteRtGetPerChannelQuantization");
+  RESOLVE(CreateOptions, "LiteRtCreateOptions");
+  RESOLVE(DestroyOptions, "LiteRtDestroyOptions");
+  RESOLVE(SetOptionsHardwareAccelerators, "LiteRtSetOptionsHardwareAccelerators");
+  RESOLVE(CreateOpaqueOptions, "LiteRtCreateOpaqueOptions");
+  RESOLVE(DestroyOpaqueOptions, "LiteRtDestroyOpaqueOptions");
+  RESOLVE(AddOpaqueOptions, "LiteRtAddOpaqueOptions");
+  RESOLVE(CreateCompiledModel, "LiteRtCreateCompiledModel");
+  RESOLVE(DestroyCompiledModel, "LiteRtDestroyCompiledModel");
+  RESOLVE(GetCompiledModelInputTensorLayout, "LiteRtGetCompiledModelInputTensorLayout");
+  RESOLVE(GetCompiledModelOutputTensorLayouts, "LiteRtGetCompiledModelOutputTensorLayouts");
+  RESOLVE(CompiledModelResizeInputTensor, "LiteRtCompiledModelResizeInputTensor");
+  RESOLVE(CompiledModelResizeInputTensorNonStrict, "LiteRtCompiledModelResizeInputTensorNonStrict");
+  RESOLVE(RunCompiledModel, "LiteRtRunCompiledModel");
+  RESOLVE(CreateTensorBufferFromHostMemory, "LiteRtCreateTensorBufferFromHostMemory");
+  RESOLVE(DestroyTensorBuffer, "LiteRtDestroyTensorBuffer");
+  g_table = table;
+  g_path = strdup(path);
+  __atomic_store_n(&g_api, &g_table, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_lock);
+  return g_api;
+}
+
+const NRLiteRtAPI *nr_litert_api(void) { return __atomic_load_n(&g_api, __ATOMIC_ACQUIRE); }
+
+const char *nr_litert_loaded_path(void) { return nr_litert_api() != NULL ? g_path : NULL; }
+
+// MARK: - stderr capture
+
+static pthread_mutex_t g_capture_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_saved_stderr = -1;
+
+int nr_stderr_capture_begin(void) {
+  pthread_mutex_lock(&g_capture_lock);
+  fflush(stderr);
+  int file = memfd_create("netrunner-runtime-log", MFD_CLOEXEC);
+  if (file < 0) return -1;
+  int saved = dup(STDERR_FILENO);
+  if (saved < 0) {
+    close(file);
+    return -1;
+  }
+  if (dup2(file, STDERR_FILENO) < 0) {
+    close(saved);
+    close(file);
+    return -1;
+  }
+  g_saved_stderr = saved;
+  return file;
+}
+
+char *nr_stderr_capture_end(int token) {
+  if (token < 0) {
+    pthread_mutex_unlock(&g_capture_lock);
+    return NULL;
+  }
+  fflush(stderr);
+  if (g_saved_stderr >= 0) {
+    dup2(g_saved_stderr, STDERR_FILENO);
+    close(g_saved_stderr);
+    g_saved_stderr = -1;
+  }
+  struct stat info;
+  char *text = NULL;
+  if (fstat(token, &info) == 0 && info.st_size > 0) {
+    size_t size = (size_t)info.st_size;
+    if (size > (1u << 20)) size = 1u << 20;  // keep at most 1 MiB of log text
+    text = malloc(size + 1);
+    if (text != NULL) {
+      ssize_t got = pread(token, text, size, 0);
+      if (got < 0) got = 0;
+      text[got] = '\0';
+    }
+  }
+  close(token);
+  pthread_mutex_unlock(&g_capture_lock);
+  return text;
+}
+
+int nr_anonymous_file(const char *name) { return memfd_create(name, MFD_CLOEXEC); }

@@ -1,0 +1,38 @@
+// Invariants: `raw` is a valid compiled model from `init` until `deinit` destroys it
+// exactly once; `model` (and through it the environment and the model bytes) outlives it.
+
+internal import CLiteRT
+
+/// Owns one LiteRT compiled model: the model prepared for the CPU with XNNPACK.
+///
+/// Lifetime: keeps `model` (hence the environment and the model bytes) alive; tensor
+/// buffers keep it alive.
+final class CompiledModelHandle {
+    let raw: NRLiteRtCompiledModel
+    let model: ModelHandle
+
+    init(model: ModelHandle, threads: Int, verbose: Bool) throws {
+        let api = model.environment.api
+        let options = try OptionsHandle(api: api, threads: threads)
+        var compiled: NRLiteRtCompiledModel?
+        let (result, log) = RuntimeLog.capturing(verbose: verbose) {
+            try check(
+                api.pointee.CreateCompiledModel(model.environment.raw, model.raw, options.raw, &compiled),
+                "LiteRtCreateCompiledModel")
+        }
+        if verbose { RuntimeLog.forward(log) }
+        if case .failure(var error as LiteRTCallError) = result {
+            error.runtimeLog = log
+            throw error
+        }
+        guard let compiled else {
+            throw LiteRTCallError(function: "LiteRtCreateCompiledModel", status: 3, runtimeLog: log)
+        }
+        self.raw = compiled
+        self.model = model
+    }
+
+    var api: UnsafePointer<NRLiteRtAPI> { model.environment.api }
+
+    deinit { api.pointee.DestroyCompiledModel(raw) }
+}

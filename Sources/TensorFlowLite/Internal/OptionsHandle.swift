@@ -1,0 +1,50 @@
+// Invariants: `raw` is valid from `init` until `deinit` destroys it exactly once. The
+// XNNPACK opaque option added in `init` is owned by `raw` (AddOpaqueOptions transfers it),
+// and its payload is freed by LiteRT through the `free` deleter.
+
+internal import CLiteRT
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Owns one LiteRT compilation options object: CPU accelerator, XNNPACK settings.
+///
+/// Lifetime: only needed while a compiled model is created; may be released afterwards.
+final class OptionsHandle {
+    let raw: NRLiteRtOptions
+    private let api: UnsafePointer<NRLiteRtAPI>
+
+    /// Options that run on the CPU with XNNPACK and `threads` threads.
+    init(api: UnsafePointer<NRLiteRtAPI>, threads: Int) throws {
+        var options: NRLiteRtOptions?
+        try check(api.pointee.CreateOptions(&options), "LiteRtCreateOptions")
+        guard let options else { throw LiteRTCallError(function: "LiteRtCreateOptions", status: 3) }
+        self.raw = options
+        self.api = api
+        try check(
+            api.pointee.SetOptionsHardwareAccelerators(options, Int32(NRLiteRtHwAcceleratorCpu)),
+            "LiteRtSetOptionsHardwareAccelerators")
+        // The CPU options helpers are not exported by the 2.3.0 library: the "xnnpack"
+        // opaque option is a TOML string, read by the CPU accelerator.
+        let toml = "num_threads = \(max(1, threads))\nkernel_mode = \"delegate\"\n"
+        guard let payload = strdup(toml) else {
+            throw LiteRTCallError(function: "strdup", status: 2)
+        }
+        var opaque: NRLiteRtOpaqueOptions?
+        let status = api.pointee.CreateOpaqueOptions("xnnpack", payload, free, &opaque)
+        guard status == 0, let opaque else {
+            free(payload)
+            throw LiteRTCallError(function: "LiteRtCreateOpaqueOptions", status: status)
+        }
+        let added = api.pointee.AddOpaqueOptions(options, opaque)
+        if added != 0 {
+            api.pointee.DestroyOpaqueOptions(opaque)
+            throw LiteRTCallError(function: "LiteRtAddOpaqueOptions", status: added)
+        }
+    }
+
+    deinit { api.pointee.DestroyOptions(raw) }
+}

@@ -1,0 +1,54 @@
+// Capture of what the runtime writes to stderr while NetRunner creates environments,
+// models and compiled models.
+//
+// Invariants: captures never nest (a lock in CLiteRT serialises them); stderr is always restored
+// before `capturing` returns. Lines other threads write during a capture window are not
+// lost: every line that is not one of the runtime's `INFO:` lines is returned to the
+// caller, which attaches it to an error or logs it.
+
+internal import CLiteRT
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+enum RuntimeLog {
+    static let logger = Logger(label: "TensorFlowLite")
+
+    /// Runs `body` with file descriptor 2 captured.
+    ///
+    /// - Parameter verbose: also keep the runtime's INFO lines (logging enabled).
+    /// - Returns: what `body` returned or threw, and the captured text worth keeping.
+    static func capturing<T>(
+        verbose: Bool,
+        _ body: () throws -> T
+    ) -> (result: Result<T, any Error>, log: String) {
+        let token = nr_stderr_capture_begin()
+        let result = Result { try body() }
+        var text = ""
+        if let captured = nr_stderr_capture_end(token) {
+            text = String(cString: captured)
+            free(captured)
+        }
+        let kept = text.split(separator: "\n", omittingEmptySubsequences: true)
+            .filter { verbose || !$0.hasPrefix("INFO: ") }
+            .joined(separator: "\n")
+        return (result, kept)
+    }
+
+    /// Sends captured runtime text to the `TensorFlowLite` logger, line by line.
+    static func forward(_ text: String) {
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("INFO: ") {
+                logger.info("\(line.dropFirst(6))")
+            } else if line.hasPrefix("WARNING: ") {
+                logger.warning("\(line.dropFirst(9))")
+            } else {
+                logger.error("\(line)")
+            }
+        }
+    }
+}

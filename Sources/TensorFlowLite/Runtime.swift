@@ -1,0 +1,131 @@
+internal import CLiteRT
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The LiteRT runtime library that every ``Interpreter`` runs on.
+///
+/// NetRunner does not link against LiteRT. The official runtime, `libLiteRt.so` from the
+/// PyPI wheel `ai-edge-litert==2.3.0`, is opened with `dlopen` the first time it is needed,
+/// from the first of these places that holds it:
+///
+/// 1. the file named by the environment variable `NETRUNNER_LITERT_LIBRARY`;
+/// 2. `libLiteRt.so` in the folder of the running executable;
+/// 3. `$XDG_DATA_HOME/netrunner/litert-2.3.0/libLiteRt.so` (by default
+///    `~/.local/share/netrunner/litert-2.3.0/libLiteRt.so`), where
+///    `scripts/install-runtime.sh` puts it;
+/// 4. the system's library search path (`LD_LIBRARY_PATH`, `ldconfig`).
+///
+/// - Note: Loading is thread-safe and happens once per process; the library stays loaded.
+public enum Runtime {
+    /// The LiteRT version NetRunner declares its C API for.
+    public static let version = "2.3.0"
+
+    /// The environment variable that names the runtime library file, checked first.
+    public static let environmentVariable = "NETRUNNER_LITERT_LIBRARY"
+
+    /// The command, run from a clone of NetRunner, that installs the runtime.
+    public static let installCommand = "scripts/install-runtime.sh"
+
+    #if os(macOS)
+        /// The runtime library's file name on this platform.
+        public static let libraryFileName = "libLiteRt.dylib"
+    #else
+        /// The runtime library's file name on this platform.
+        public static let libraryFileName = "libLiteRt.so"
+    #endif
+
+    /// Why the runtime could not be loaded: each place tried, with what went wrong there.
+    public struct LoadError: Error, Equatable, CustomStringConvertible {
+        /// The places tried, in order, each with the reason it failed.
+        public let attempts: [(path: String, reason: String)]
+
+        public static func == (lhs: LoadError, rhs: LoadError) -> Bool {
+            lhs.attempts.map(\.path) == rhs.attempts.map(\.path)
+                && lhs.attempts.map(\.reason) == rhs.attempts.map(\.reason)
+        }
+
+        /// One line: what is missing, the command that installs it, and where it was looked for.
+        public var description: String {
+            let tried = attempts.map { "\($0.path) (\($0.reason))" }.joined(separator: "; ")
+            return "The LiteRT runtime (\(Runtime.libraryFileName) from ai-edge-litert \(Runtime.version)) "
+                + "could not be loaded; install it with `\(Runtime.installCommand)` "
+                + "or set \(Runtime.environmentVariable) to its path. Tried: \(tried)."
+        }
+    }
+
+    /// The places the runtime is looked for, in order (see ``Runtime``).
+    public static var searchPaths: [String] {
+        var paths: [String] = []
+        if let explicit = environment(environmentVariable), !explicit.isEmpty {
+            paths.append(explicit)
+        }
+        if let folder = executableFolder() {
+            paths.append(folder + "/" + libraryFileName)
+        }
+        paths.append(installedPath)
+        paths.append(libraryFileName)
+        return paths
+    }
+
+    /// Where `scripts/install-runtime.sh` installs the runtime for the current user.
+    public static var installedPath: String {
+        let dataHome: String
+        if let xdg = environment("XDG_DATA_HOME"), xdg.hasPrefix("/") {
+            dataHome = xdg
+        } else {
+            dataHome = (environment("HOME") ?? "") + "/.local/share"
+        }
+        return dataHome + "/netrunner/litert-\(version)/" + libraryFileName
+    }
+
+    /// The path the runtime was loaded from, or `nil` if it is not loaded yet.
+    public static var loadedPath: String? {
+        nr_litert_loaded_path().map { String(cString: $0) }
+    }
+
+    /// Whether the runtime is loaded in this process.
+    public static var isLoaded: Bool { nr_litert_api() != nil }
+
+    /// Loads the runtime now, if it is not loaded yet.
+    ///
+    /// Every ``Interpreter`` calls this itself; call it early to fail fast or to pay the
+    /// 50-150 ms of the first `dlopen` at a time of your choosing.
+    ///
+    /// - Throws: ``LoadError`` listing every place tried when none of them worked.
+    public static func load() throws(LoadError) {
+        if isLoaded { return }
+        var attempts: [(path: String, reason: String)] = []
+        let explicit = environment(environmentVariable).flatMap { $0.isEmpty ? nil : $0 }
+        for path in searchPaths {
+            // A bare file name goes to the system's search path; a path must exist.
+            if path.contains("/") && access(path, F_OK) != 0 {
+                attempts.append((path, "no such file"))
+                if path == explicit { break }  // an explicit choice is not second-guessed
+                continue
+            }
+            var message = [CChar](repeating: 0, count: 512)
+            if nr_litert_load(path, &message, message.count) != nil { return }
+            let reason = cString(message)
+            attempts.append((path, reason.isEmpty ? "could not be opened" : reason))
+            if path == explicit { break }
+        }
+        throw LoadError(attempts: attempts)
+    }
+
+    static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// Decodes a NUL-terminated C string held in an array.
+    static func cString(_ characters: [CChar]) -> String {
+        String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func executableFolder() -> String? {
+        ChildProcess.executableFolder()
+    }
+}

@@ -1,0 +1,157 @@
+import ArgumentParser
+import FoundationEssentials
+import TensorFlowLite
+
+extension NetRunnerCommand {
+    /// `netrunner bench MODEL`: latency and memory, modelled on TFLite's benchmark_model.
+    struct Bench: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Measure a model's load time, inference latency and memory, as TFLite's benchmark_model does.",
+            discussion: """
+                Inputs are filled with seeded random values (floats in [0, 1)). Timings cover \
+                invoke() only; the first inference and the warm-up runs are reported apart and \
+                left out of the statistics.
+                """)
+
+        @Argument(help: "A .tflite model file.")
+        var model: String
+
+        @OptionGroup var runtime: RuntimeOptions
+
+        @Option(help: "Timed runs.")
+        var runs = 50
+
+        @Option(help: "Warm-up runs after the first inference, not timed into the statistics.")
+        var warmup = 1
+
+        @Option(name: .customLong("max-seconds"), help: "Stop the timed runs after this many seconds.")
+        var maxSeconds: Double = 150
+
+        @Flag(help: "Print JSON instead of text.")
+        var json = false
+
+        struct Report: Codable {
+            var model: String
+            var modelBytes: Int
+            var threads: Int
+            var runtime: String
+            var initMilliseconds: Double
+            var firstInferenceMicroseconds: Double
+            var warmupMeanMicroseconds: Double?
+            var inferenceMicroseconds: Statistics
+            var residentBytesBefore: Int?
+            var residentBytesAfterInit: Int?
+            var peakResidentBytes: Int?
+        }
+
+        func validate() throws {
+            guard runs >= 1 else { throw ValidationError("--runs must be 1 or more.") }
+            guard warmup >= 0 else { throw ValidationError("--warmup must be 0 or more.") }
+        }
+
+        func run() throws {
+            try Runtime.load()
+            let clock = ContinuousClock()
+            let before = ProcessMemory.residentBytes
+            let start = clock.now
+            let interpreter = try Interpreter(modelPath: model, options: runtime.interpreterOptions)
+            try interpreter.allocateTensors()
+            let initTime = clock.now - start
+            let afterInit = ProcessMemory.residentBytes
+
+            var generator = SplitMix64(seed: 42)
+            for index in 0..<interpreter.inputTensorCount {
+                let input = try interpreter.input(at: index)
+                try interpreter.copy(Self.randomData(for: input, using: &generator), toInputAt: index)
+            }
+
+            let first = try Self.time(clock) { try interpreter.invoke() }
+            var warmups: [Double] = []
+            for _ in 0..<warmup { warmups.append(try Self.time(clock) { try interpreter.invoke() }) }
+            var timings: [Double] = []
+            let deadline = clock.now + .milliseconds(Int64(maxSeconds * 1000))
+            for _ in 0..<runs {
+                timings.append(try Self.time(clock) { try interpreter.invoke() })
+                if clock.now > deadline { break }
+            }
+            let report = Report(
+                model: model, modelBytes: interpreter.modelSizeInBytes, threads: runtime.threads,
+                runtime: "LiteRT \(Runtime.version)",
+                initMilliseconds: Self.microseconds(initTime) / 1000,
+                firstInferenceMicroseconds: first,
+                warmupMeanMicroseconds: warmups.isEmpty ? nil : warmups.reduce(0, +) / Double(warmups.count),
+                inferenceMicroseconds: Statistics(timings),
+                residentBytesBefore: before, residentBytesAfterInit: afterInit,
+                peakResidentBytes: ProcessMemory.peakResidentBytes)
+            if json {
+                try Console.printJSON(report)
+            } else {
+                printText(report)
+            }
+        }
+
+        private func printText(_ report: Report) {
+            let us = { (value: Double) in Console.format(value, decimals: 1) }
+            let stats = report.inferenceMicroseconds
+            Console.print("Model: \(report.model)")
+            Console.print("The input model file size (MB): \(Console.megabytes(report.modelBytes))")
+            Console.print("Threads: \(report.threads)  Runtime: \(report.runtime)")
+            Console.print("Initialized session in \(Console.format(report.initMilliseconds, decimals: 3)) ms.")
+            Console.print(
+                "Inference timings in us: Init: \(us(report.initMilliseconds * 1000)), First inference: \(us(report.firstInferenceMicroseconds)), "
+                    + "Warmup (avg): \(report.warmupMeanMicroseconds.map(us) ?? "-"), Inference (avg): \(us(stats.mean))")
+            Console.print(
+                "count=\(stats.count) first=\(us(stats.first)) min=\(us(stats.min)) max=\(us(stats.max)) "
+                    + "avg=\(us(stats.mean)) std=\(us(stats.std)) median=\(us(stats.median)) p5=\(us(stats.p5)) p95=\(us(stats.p95))")
+            if let before = report.residentBytesBefore, let after = report.residentBytesAfterInit,
+                let peak = report.peakResidentBytes
+            {
+                Console.print(
+                    "Memory footprint delta from the start of the tool (MB): init=\(Console.megabytes(after - before)) "
+                        + "overall=\(Console.megabytes(peak - before))")
+                Console.print("Peak resident memory (VmHWM, MB): \(Console.megabytes(peak))")
+            }
+        }
+
+        static func time(_ clock: ContinuousClock, _ body: () throws -> Void) throws -> Double {
+            let start = clock.now
+            try body()
+            return microseconds(clock.now - start)
+        }
+
+        static func microseconds(_ duration: Duration) -> Double {
+            let (seconds, attoseconds) = duration.components
+            return Double(seconds) * 1e6 + Double(attoseconds) / 1e12
+        }
+
+        /// Bytes for `tensor`: floats in [0, 1), other types random bytes.
+        static func randomData(for tensor: Tensor, using generator: inout SplitMix64) -> Data {
+            var data = Data(count: tensor.data.count)
+            data.withUnsafeMutableBytes { raw in
+                switch tensor.dataType {
+                case .float32:
+                    let floats = raw.bindMemory(to: Float.self)
+                    for i in floats.indices { floats[i] = Float(generator.next() >> 40) / Float(1 << 24) }
+                default:
+                    for i in raw.indices { raw[i] = UInt8(truncatingIfNeeded: generator.next()) }
+                }
+            }
+            return data
+        }
+    }
+}
+
+/// A small seeded random number generator, so benchmark inputs are the same on every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

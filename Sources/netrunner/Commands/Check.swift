@@ -1,0 +1,64 @@
+import ArgumentParser
+import TensorFlowLite
+
+extension NetRunnerCommand {
+    /// `netrunner check MODEL...`: load, compile and run each model once in a child process.
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check untrusted models: each is loaded, compiled and run once in a child process.",
+            discussion: """
+                A model that crashes or hangs the runtime only takes the child process down. \
+                Exits 0 when every model is accepted, 1 otherwise.
+                """)
+
+        @Argument(help: "The .tflite files to check.")
+        var models: [String]
+
+        @OptionGroup var runtime: RuntimeOptions
+
+        @Option(help: "Seconds a model may take to load and run before it is refused.")
+        var timeout: Double = 60
+
+        @Flag(name: .customLong("in-process"), help: .hidden)
+        var inProcess = false
+
+        func validate() throws {
+            guard !models.isEmpty else { throw ValidationError("Name at least one model file.") }
+            guard timeout > 0 else { throw ValidationError("--timeout must be above 0.") }
+        }
+
+        func run() throws {
+            if inProcess {
+                // The child's side: any thrown error is printed on stdout for the parent.
+                do {
+                    for model in models {
+                        try ModelCheck.runInProcess(modelPath: model, options: runtime.interpreterOptions)
+                    }
+                } catch {
+                    Console.print("\(error)")
+                    throw ExitCode(2)
+                }
+                return
+            }
+            var failures = 0
+            for model in models {
+                let verdict = try ModelCheck.check(
+                    modelPath: model, options: runtime.interpreterOptions, timeout: timeout)
+                switch verdict {
+                case .accepted:
+                    Console.print("accepted  \(model)")
+                case .rejected(let reason):
+                    failures += 1
+                    Console.print("rejected  \(model): \(reason)")
+                case .crashed(let reason):
+                    failures += 1
+                    Console.print("crashed   \(model): \(reason)")
+                case .timedOut(let seconds):
+                    failures += 1
+                    Console.print("timed out \(model): no answer within \(seconds) s")
+                }
+            }
+            if failures > 0 { throw ExitCode.failure }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import TensorFlowLite
+
+extension NetRunnerCommand {
+    /// `netrunner inspect MODEL`: signatures, inputs and outputs of a model.
+    struct Inspect: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a model's signatures, inputs and outputs (names, types, shapes, quantization).")
+
+        @Argument(help: "A .tflite model file.")
+        var model: String
+
+        @Flag(name: .long, help: "Print JSON instead of text.")
+        var json = false
+
+        struct Report: Codable {
+            var model: String
+            var bytes: Int
+            var runtime: String
+            var inputs: [TensorReport]
+            var outputs: [TensorReport]
+            var signatures: [Signature]
+        }
+
+        struct Signature: Codable {
+            var key: String
+            var inputs: [TensorReport]
+            var outputs: [TensorReport]
+        }
+
+        func run() throws {
+            let interpreter = try Interpreter(modelPath: model)
+            try interpreter.allocateTensors()
+            let inputs = try (0..<interpreter.inputTensorCount).map {
+                TensorReport(index: $0, tensor: try interpreter.input(at: $0))
+            }
+            let outputs = try (0..<interpreter.outputTensorCount).map {
+                TensorReport(index: $0, tensor: try interpreter.output(at: $0))
+            }
+            var signatures: [Signature] = []
+            for key in interpreter.signatureKeys {
+                let runner = try interpreter.signatureRunner(with: key)
+                signatures.append(
+                    Signature(
+                        key: key,
+                        inputs: try runner.inputs.enumerated().map {
+                            TensorReport(index: $0.offset, tensor: try runner.input(named: $0.element), nameInSignature: $0.element)
+                        },
+                        outputs: try runner.outputs.enumerated().map {
+                            TensorReport(index: $0.offset, tensor: try runner.output(named: $0.element), nameInSignature: $0.element)
+                        }))
+            }
+            let report = Report(
+                model: model, bytes: interpreter.modelSizeInBytes,
+                runtime: "LiteRT \(Runtime.version) (\(Runtime.loadedPath ?? "?"))",
+                inputs: inputs, outputs: outputs, signatures: signatures)
+            if json {
+                try Console.printJSON(report)
+                return
+            }
+            Console.print("Model: \(model) (\(Console.megabytes(report.bytes)) MB)")
+            Console.print("Runtime: \(report.runtime)")
+            Console.print("Inputs (interpreter order):")
+            inputs.forEach { Console.print("  " + $0.line) }
+            Console.print("Outputs (interpreter order):")
+            outputs.forEach { Console.print("  " + $0.line) }
+            Console.print("Signatures: \(signatures.count)")
+            for signature in signatures {
+                Console.print("  \"\(signature.key)\"")
+                Console.print("    inputs:")
+                signature.inputs.forEach { Console.print("      " + $0.line) }
+                Console.print("    outputs:")
+                signature.outputs.forEach { Console.print("      " + $0.line) }
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where the command-line tool writes: results to stdout, diagnostics to stderr.
+enum Console {
+    /// Writes one line of results to stdout.
+    static func print(_ line: String) {
+        Swift.print(line)
+    }
+
+    /// Writes one line of diagnostics to stderr.
+    static func diagnostic(_ line: String) {
+        var text = line + "\n"
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(STDERR_FILENO, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
+    }
+
+    /// Writes a value as pretty, key-sorted JSON to stdout.
+    static func printJSON(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(value)
+        print(String(decoding: data, as: UTF8.self))
+    }
+
+    /// A number of bytes as mebibytes with two decimals.
+    static func megabytes(_ bytes: Int) -> String {
+        format(Double(bytes) / 1_048_576, decimals: 2)
+    }
+
+    /// A number with a fixed count of decimals.
+    static func format(_ value: Double, decimals: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let rounded = (value * scale).rounded() / scale
+        var text = String(rounded)
+        if let dot = text.firstIndex(of: ".") {
+            let have = text.distance(from: dot, to: text.endIndex) - 1
+            if have < decimals { text += String(repeating: "0", count: decimals - have) }
+            if decimals == 0 { text = String(text[..<dot]) }
+        } else if decimals > 0 {
+            text += "." + String(repeating: "0", count: decimals)
+        }
+        return text
+    }
+}

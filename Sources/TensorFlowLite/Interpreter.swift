@@ -90,14 +90,16 @@ public final class Interpreter {
         let model: ModelHandle
         do {
             model = try ModelHandle(bytes: bytes, environment: environment, verbose: verbose)
+            // After LiteRT's verifier (so its verdict comes first), before anything compiles.
+            try ModelIntegrity.check(bytes)
         } catch let error as LiteRTCallError {
             throw InterpreterError.failedToLoadModel(reason: Self.loadFailure(error, source: source))
         }
         let signatures: [SignatureInfo]
         do {
             signatures = try ModelSignatures.read(model)
-        } catch {
-            throw InterpreterError.failedToLoadModel(reason: "\(source): \(error)")
+        } catch let error as LiteRTCallError {
+            throw InterpreterError.failedToLoadModel(reason: "\(source): \(error.function).")
         }
         guard let mainInfo = signatures.first(where: \.isMain) else {
             throw InterpreterError.failedToLoadModel(reason: "\(source): the model has no signature or subgraph to run.")
@@ -127,6 +129,8 @@ public final class Interpreter {
     private static func loadFailure(_ error: LiteRTCallError, source: String) -> String {
         let log = error.runtimeLog.isEmpty ? "" : " Runtime said: \(error.runtimeLog)"
         switch error.status {
+        case 501 where error.function.hasPrefix("model check: "):
+            return "\(source): not a valid TensorFlow Lite model: \(error.function.dropFirst(13)) (the file is corrupt)."
         case 501:
             return "\(source): not a valid TensorFlow Lite flatbuffer (truncated or corrupt; "
                 + "the runtime's verifier rejected it).\(log)"

@@ -49,6 +49,7 @@ enum ModelSignatures {
             guard let signature else { throw LiteRTCallError(function: "LiteRtGetModelSignature", status: 6) }
             var key: UnsafePointer<CChar>?
             try check(api.GetSignatureKey(signature, &key), "LiteRtGetSignatureKey")
+            _ = try requiredName(key, "signature \(index) key")
             var subgraph: NRLiteRtSubgraph?
             try check(api.GetSignatureSubgraph(signature, &subgraph), "LiteRtGetSignatureSubgraph")
 
@@ -67,7 +68,7 @@ enum ModelSignatures {
                 try check(api.GetSignatureInputName(signature, i, &name), "LiteRtGetSignatureInputName")
                 var tensor: NRLiteRtTensor?
                 try check(api.GetSignatureInputTensorByIndex(signature, i, &tensor), "LiteRtGetSignatureInputTensorByIndex")
-                inputNames.append(LiteRT.string(name))
+                inputNames.append(try requiredName(name, "signature \(index) input \(i)"))
                 inputHandles.append(tensor)
                 inputs.append(try info(of: tensor, api: api))
             }
@@ -76,7 +77,7 @@ enum ModelSignatures {
                 try check(api.GetSignatureOutputName(signature, i, &name), "LiteRtGetSignatureOutputName")
                 var tensor: NRLiteRtTensor?
                 try check(api.GetSignatureOutputTensorByIndex(signature, i, &tensor), "LiteRtGetSignatureOutputTensorByIndex")
-                outputNames.append(LiteRT.string(name))
+                outputNames.append(try requiredName(name, "signature \(index) output \(i)"))
                 outputHandles.append(tensor)
                 outputs.append(try info(of: tensor, api: api))
             }
@@ -134,6 +135,7 @@ enum ModelSignatures {
         guard let tensor else { throw LiteRTCallError(function: "LiteRtGetSignatureTensor", status: 6) }
         var name: UnsafePointer<CChar>?
         try check(api.GetTensorName(tensor, &name), "LiteRtGetTensorName")
+        _ = try requiredName(name, "a signature tensor")
         var typeId: Int32 = 0
         try check(api.GetTensorTypeId(tensor, &typeId), "LiteRtGetTensorTypeId")
         guard typeId == Int32(NRLiteRtRankedTensorTypeId) else {
@@ -175,6 +177,16 @@ enum ModelSignatures {
         return TensorInfo(
             name: LiteRT.string(name), elementType: ranked.element_type, shapeSignature: shape,
             quantization: quantization)
+    }
+
+    /// The string, or an error when the model left it out. The flatbuffer verifier accepts
+    /// missing names, but the runtime later builds `std::string`s from them and aborts.
+    private static func requiredName(_ pointer: UnsafePointer<CChar>?, _ what: String) throws -> String {
+        guard let pointer else {
+            throw LiteRTCallError(
+                function: "model check: \(what) has no name (the file is corrupt)", status: 501)
+        }
+        return String(cString: pointer)
     }
 
     /// The dimensions a layout holds (rank is the low 7 bits of the first word).

@@ -35,7 +35,7 @@ final class SignatureState {
     private var outputRaw: ContiguousArray<NRLiteRtTensorBuffer?> = []
     private(set) var isAllocated = false
     /// Whether an input was resized since the compiled model last allocated.
-    private var wasResized = false
+    private var wasResized = true
 
     init(info: SignatureInfo, compiled: CompiledModelHandle) {
         self.info = info

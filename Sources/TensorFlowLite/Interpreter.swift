@@ -102,7 +102,8 @@ public final class Interpreter {
             throw InterpreterError.failedToLoadModel(reason: "\(source): \(error.function).")
         }
         guard let mainInfo = signatures.first(where: \.isMain) else {
-            throw InterpreterError.failedToLoadModel(reason: "\(source): the model has no signature or subgraph to run.")
+            throw InterpreterError.failedToLoadModel(
+                reason: "\(source): the model has no signature or subgraph to run.")
         }
         let compiled: CompiledModelHandle
         do {
@@ -130,7 +131,8 @@ public final class Interpreter {
         let log = error.runtimeLog.isEmpty ? "" : " Runtime said: \(error.runtimeLog)"
         switch error.status {
         case 501 where error.function.hasPrefix("model check: "):
-            return "\(source): not a valid TensorFlow Lite model: \(error.function.dropFirst(13)) (the file is corrupt)."
+            return
+                "\(source): not a valid TensorFlow Lite model: \(error.function.dropFirst(13)) (the file is corrupt)."
         case 501:
             return "\(source): not a valid TensorFlow Lite flatbuffer (truncated or corrupt; "
                 + "the runtime's verifier rejected it).\(log)"
@@ -268,13 +270,16 @@ extension Interpreter {
         /// The number of CPU threads XNNPACK uses; `nil` (or a value below 1) uses one.
         public var threadCount: Int? = nil
 
-        /// Accepted for source compatibility. LiteRT always runs CPU models with XNNPACK,
+        /// Accepted for source compatibility; XNNPACK always runs.
+        ///
+        /// LiteRT always runs CPU models with XNNPACK,
         /// as TensorFlowLiteSwift's prebuilt runtime does by default, so both values run
         /// the same kernels and give the same outputs.
         public var isXNNPackEnabled: Bool = false
 
-        /// Whether the runtime's log lines (including its INFO chatter) go to the
-        /// `TensorFlowLite` logger (swift-log). Off by default: the runtime's INFO lines are
+        /// Whether the runtime's log lines go to the `TensorFlowLite` logger (swift-log).
+        ///
+        /// Off by default: the runtime's INFO lines are
         /// dropped and its warnings and errors are attached to the errors thrown.
         public var isErrorLoggingEnabled: Bool = false
 

@@ -64,7 +64,8 @@ public enum ModelCheck {
             let reason = String(result.output.reversed().drop(while: \.isWhitespace).reversed())
             return .rejected(reason.isEmpty ? "the checker exited with status \(result.termination)" : reason)
         case .signaled(let signal):
-            return .crashed("the runtime crashed on \(modelPath) (signal \(signal), \(ChildProcess.signalName(signal)))")
+            return .crashed(
+                "the runtime crashed on \(modelPath) (signal \(signal), \(ChildProcess.signalName(signal)))")
         case .timedOut:
             return .timedOut(seconds: timeout)
         }
@@ -107,6 +108,7 @@ public enum ModelCheck {
         }
         if let found = candidates.first(where: ChildProcess.isExecutable) { return found }
         throw InterpreterError.tensorFlowLiteError(
-            "no model checker found: build the netrunner executable (swift build) or set \(checkerEnvironmentVariable).")
+            "no model checker found: build the netrunner executable (swift build) or set \(checkerEnvironmentVariable)."
+        )
     }
 }

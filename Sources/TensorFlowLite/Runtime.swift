@@ -43,6 +43,7 @@ public enum Runtime {
         /// The places tried, in order, each with the reason it failed.
         public let attempts: [(path: String, reason: String)]
 
+        /// Whether two errors tried the same places with the same outcomes.
         public static func == (lhs: LoadError, rhs: LoadError) -> Bool {
             lhs.attempts.map(\.path) == rhs.attempts.map(\.path)
                 && lhs.attempts.map(\.reason) == rhs.attempts.map(\.reason)

@@ -63,7 +63,9 @@ public struct Tensor: Equatable, Hashable, Sendable {
 }
 
 extension Tensor {
-    /// The element type of a tensor. Raw values are the TensorFlow Lite type numbers.
+    /// The element type of a tensor.
+    ///
+    /// Raw values are the TensorFlow Lite (and LiteRT) type numbers.
     public enum DataType: Int, Equatable, Hashable, Sendable, CaseIterable, CustomStringConvertible {
         /// 32-bit single-precision floating point.
         case float32 = 1

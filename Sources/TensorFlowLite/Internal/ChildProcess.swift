@@ -36,7 +36,8 @@ enum ChildProcess {
     static func run(_ arguments: [String], timeout: Double) throws -> Result {
         let outputFile = nr_anonymous_file("netrunner-child-output")
         guard outputFile >= 0 else {
-            throw InterpreterError.tensorFlowLiteError("cannot capture the checker's output: \(ModelFile.errorText(errno)).")
+            throw InterpreterError.tensorFlowLiteError(
+                "cannot capture the checker's output: \(ModelFile.errorText(errno)).")
         }
         defer { close(outputFile) }
 
@@ -47,7 +48,7 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
 
         let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
         let spawned = argv.withUnsafeBufferPointer { pointer -> Int32 in
             guard let base = pointer.baseAddress else { return EINVAL }

@@ -40,7 +40,8 @@ final class EnvironmentHandle: @unchecked Sendable {
         options[1].value.int_value = 2
         var environment: NRLiteRtEnvironment?
         let (result, log) = RuntimeLog.capturing(verbose: false) {
-            try check(api.pointee.CreateEnvironment(Int32(options.count), options, &environment), "LiteRtCreateEnvironment")
+            try check(
+                api.pointee.CreateEnvironment(Int32(options.count), options, &environment), "LiteRtCreateEnvironment")
         }
         if case .failure(var error as LiteRTCallError) = result {
             error.runtimeLog = log

@@ -12,7 +12,9 @@ final class ModelHandle {
     /// The model file's bytes; LiteRT reads them for as long as the model exists.
     let bytes: AlignedMemory
 
-    /// Builds a model from bytes. LiteRT verifies the flatbuffer before accepting it.
+    /// Builds a model from bytes.
+    ///
+    /// LiteRT verifies the flatbuffer before accepting it.
     init(bytes: AlignedMemory, environment: EnvironmentHandle, verbose: Bool) throws {
         var model: NRLiteRtModel?
         let api = environment.api

@@ -64,7 +64,8 @@ enum ModelIntegrity {
                 guard case .value = signature.string(SignatureDef.key) else {
                     throw problem("signature \(index) has no key")
                 }
-                guard let subgraph = signature.u32(SignatureDef.subgraphIndex), Int(subgraph) < tensorCounts.count else {
+                guard let subgraph = signature.u32(SignatureDef.subgraphIndex), Int(subgraph) < tensorCounts.count
+                else {
                     throw problem("signature \(index) names a subgraph that does not exist")
                 }
                 for (field, what) in [(SignatureDef.inputs, "input"), (SignatureDef.outputs, "output")] {
@@ -78,7 +79,8 @@ enum ModelIntegrity {
                         guard case .value = map.string(TensorMap.name) else {
                             throw problem("signature \(index) \(what) \(element) has no name")
                         }
-                        guard let tensor = map.u32(TensorMap.tensorIndex), Int(tensor) < tensorCounts[Int(subgraph)] else {
+                        guard let tensor = map.u32(TensorMap.tensorIndex), Int(tensor) < tensorCounts[Int(subgraph)]
+                        else {
                             throw problem("signature \(index) \(what) \(element) names a tensor that does not exist")
                         }
                     }

@@ -67,7 +67,8 @@ enum ModelSignatures {
                 var name: UnsafePointer<CChar>?
                 try check(api.GetSignatureInputName(signature, i, &name), "LiteRtGetSignatureInputName")
                 var tensor: NRLiteRtTensor?
-                try check(api.GetSignatureInputTensorByIndex(signature, i, &tensor), "LiteRtGetSignatureInputTensorByIndex")
+                try check(
+                    api.GetSignatureInputTensorByIndex(signature, i, &tensor), "LiteRtGetSignatureInputTensorByIndex")
                 inputNames.append(try requiredName(name, "signature \(index) input \(i)"))
                 inputHandles.append(tensor)
                 inputs.append(try info(of: tensor, api: api))
@@ -76,7 +77,8 @@ enum ModelSignatures {
                 var name: UnsafePointer<CChar>?
                 try check(api.GetSignatureOutputName(signature, i, &name), "LiteRtGetSignatureOutputName")
                 var tensor: NRLiteRtTensor?
-                try check(api.GetSignatureOutputTensorByIndex(signature, i, &tensor), "LiteRtGetSignatureOutputTensorByIndex")
+                try check(
+                    api.GetSignatureOutputTensorByIndex(signature, i, &tensor), "LiteRtGetSignatureOutputTensorByIndex")
                 outputNames.append(try requiredName(name, "signature \(index) output \(i)"))
                 outputHandles.append(tensor)
                 outputs.append(try info(of: tensor, api: api))
@@ -140,7 +142,8 @@ enum ModelSignatures {
         try check(api.GetTensorTypeId(tensor, &typeId), "LiteRtGetTensorTypeId")
         guard typeId == Int32(NRLiteRtRankedTensorTypeId) else {
             // Unranked I/O tensors cannot be given host buffers of a known size.
-            throw LiteRTCallError(function: "LiteRtGetRankedTensorType (unranked tensor \(LiteRT.string(name)))", status: 5)
+            throw LiteRTCallError(
+                function: "LiteRtGetRankedTensorType (unranked tensor \(LiteRT.string(name)))", status: 5)
         }
         var ranked = NRLiteRtRankedTensorType()
         try check(api.GetRankedTensorType(tensor, &ranked), "LiteRtGetRankedTensorType")
@@ -154,7 +157,8 @@ enum ModelSignatures {
             var params = NRLiteRtQuantizationPerTensor()
             try check(api.GetPerTensorQuantization(tensor, &params), "LiteRtGetPerTensorQuantization")
             if params.scale != 0 {
-                quantization = .perTensor(QuantizationParameters(scale: params.scale, zeroPoint: Int(params.zero_point)))
+                quantization = .perTensor(
+                    QuantizationParameters(scale: params.scale, zeroPoint: Int(params.zero_point)))
             }
         case Int32(NRLiteRtQuantizationPerChannelId):
             var params = NRLiteRtQuantizationPerChannel()
@@ -179,7 +183,9 @@ enum ModelSignatures {
             quantization: quantization)
     }
 
-    /// The string, or an error when the model left it out. The flatbuffer verifier accepts
+    /// The string, or an error when the model left it out.
+    ///
+    /// The flatbuffer verifier accepts
     /// missing names, but the runtime later builds `std::string`s from them and aborts.
     private static func requiredName(_ pointer: UnsafePointer<CChar>?, _ what: String) throws -> String {
         guard let pointer else {

@@ -20,7 +20,9 @@ enum RuntimeLog {
 
     /// Runs `body` with file descriptor 2 captured.
     ///
-    /// - Parameter verbose: also keep the runtime's INFO lines (logging enabled).
+    /// - Parameters:
+    ///   - verbose: Also keep the runtime's INFO lines (logging enabled).
+    ///   - body: The work during which stderr is captured.
     /// - Returns: what `body` returned or threw, and the captured text worth keeping.
     static func capturing<T>(
         verbose: Bool,

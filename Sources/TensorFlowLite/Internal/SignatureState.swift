@@ -54,7 +54,8 @@ final class SignatureState {
             var layout = NRLiteRtLayout()
             let status = api.GetCompiledModelInputTensorLayout(compiled.raw, info.index, index, &layout)
             guard status == 0 else {
-                throw .allocationFailed(LiteRTCallError(function: "LiteRtGetCompiledModelInputTensorLayout", status: status))
+                throw .allocationFailed(
+                    LiteRTCallError(function: "LiteRtGetCompiledModelInputTensorLayout", status: status))
             }
             inputs.append(ModelSignatures.dimensions(of: layout))
         }
@@ -65,7 +66,8 @@ final class SignatureState {
             let status = api.GetCompiledModelOutputTensorLayouts(
                 compiled.raw, info.index, layouts.count, &layouts, wasResized)
             guard status == 0 else {
-                throw .allocationFailed(LiteRTCallError(function: "LiteRtGetCompiledModelOutputTensorLayouts", status: status))
+                throw .allocationFailed(
+                    LiteRTCallError(function: "LiteRtGetCompiledModelOutputTensorLayouts", status: status))
             }
         }
         let outputs = layouts.map(ModelSignatures.dimensions(of:))
@@ -82,7 +84,9 @@ final class SignatureState {
         wasResized = false
     }
 
-    private func makeBuffers(_ tensors: [TensorInfo], shapes: [[Int]]) throws(SignatureStateError) -> [TensorBufferHandle] {
+    private func makeBuffers(_ tensors: [TensorInfo], shapes: [[Int]]) throws(SignatureStateError)
+        -> [TensorBufferHandle]
+    {
         var buffers: [TensorBufferHandle] = []
         for (tensor, shape) in zip(tensors, shapes) {
             guard let type = Tensor.DataType(elementType: tensor.elementType), let size = type.size else {
@@ -116,10 +120,12 @@ final class SignatureState {
         }
         let dims = dimensions.map { Int32($0) }
         let status = dims.withUnsafeBufferPointer { pointer in
-            api.CompiledModelResizeInputTensorNonStrict(compiled.raw, info.index, index, pointer.baseAddress, pointer.count)
+            api.CompiledModelResizeInputTensorNonStrict(
+                compiled.raw, info.index, index, pointer.baseAddress, pointer.count)
         }
         guard status == 0 else {
-            throw .resizeFailed(LiteRTCallError(function: "LiteRtCompiledModelResizeInputTensorNonStrict", status: status))
+            throw .resizeFailed(
+                LiteRTCallError(function: "LiteRtCompiledModelResizeInputTensorNonStrict", status: status))
         }
         inputShapes[index] = dimensions
         isAllocated = false
@@ -160,7 +166,9 @@ final class SignatureState {
         return try tensor(info.inputs[index], shape: inputShapes[index], buffer: inputBuffers[index])
     }
 
-    /// A copy of output `index` (signature order). As in TensorFlow Lite, outputs are
+    /// A copy of output `index` (signature order).
+    ///
+    /// As in TensorFlow Lite, outputs are
     /// readable once allocated (zeros until the first invocation).
     func outputTensor(_ index: Int) throws(SignatureStateError) -> Tensor {
         guard isAllocated else { throw .invokeRequired }
@@ -172,7 +180,9 @@ final class SignatureState {
         try tensor(info.inputs[index], shape: inputShapes[index], data: data)
     }
 
-    private func tensor(_ info: TensorInfo, shape: [Int], buffer: TensorBufferHandle) throws(SignatureStateError) -> Tensor {
+    private func tensor(_ info: TensorInfo, shape: [Int], buffer: TensorBufferHandle) throws(SignatureStateError)
+        -> Tensor
+    {
         try tensor(info, shape: shape, data: Data(bytes: buffer.memory.base, count: buffer.memory.count))
     }
 

@@ -99,10 +99,12 @@ extension NetRunnerCommand {
             Console.print("Initialized session in \(Console.format(report.initMilliseconds, decimals: 3)) ms.")
             Console.print(
                 "Inference timings in us: Init: \(us(report.initMilliseconds * 1000)), First inference: \(us(report.firstInferenceMicroseconds)), "
-                    + "Warmup (avg): \(report.warmupMeanMicroseconds.map(us) ?? "-"), Inference (avg): \(us(stats.mean))")
+                    + "Warmup (avg): \(report.warmupMeanMicroseconds.map(us) ?? "-"), Inference (avg): \(us(stats.mean))"
+            )
             Console.print(
                 "count=\(stats.count) first=\(us(stats.first)) min=\(us(stats.min)) max=\(us(stats.max)) "
-                    + "avg=\(us(stats.mean)) std=\(us(stats.std)) median=\(us(stats.median)) p5=\(us(stats.p5)) p95=\(us(stats.p95))")
+                    + "avg=\(us(stats.mean)) std=\(us(stats.std)) median=\(us(stats.median)) p5=\(us(stats.p5)) p95=\(us(stats.p95))"
+            )
             if let before = report.residentBytesBefore, let after = report.residentBytesAfterInit,
                 let peak = report.peakResidentBytes
             {

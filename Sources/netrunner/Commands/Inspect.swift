@@ -44,10 +44,14 @@ extension NetRunnerCommand {
                     Signature(
                         key: key,
                         inputs: try runner.inputs.enumerated().map {
-                            TensorReport(index: $0.offset, tensor: try runner.input(named: $0.element), nameInSignature: $0.element)
+                            TensorReport(
+                                index: $0.offset, tensor: try runner.input(named: $0.element),
+                                nameInSignature: $0.element)
                         },
                         outputs: try runner.outputs.enumerated().map {
-                            TensorReport(index: $0.offset, tensor: try runner.output(named: $0.element), nameInSignature: $0.element)
+                            TensorReport(
+                                index: $0.offset, tensor: try runner.output(named: $0.element),
+                                nameInSignature: $0.element)
                         }))
             }
             let report = Report(
@@ -61,16 +65,16 @@ extension NetRunnerCommand {
             Console.print("Model: \(model) (\(Console.megabytes(report.bytes)) MB)")
             Console.print("Runtime: \(report.runtime)")
             Console.print("Inputs (interpreter order):")
-            inputs.forEach { Console.print("  " + $0.line) }
+            for tensor in inputs { Console.print("  " + tensor.line) }
             Console.print("Outputs (interpreter order):")
-            outputs.forEach { Console.print("  " + $0.line) }
+            for tensor in outputs { Console.print("  " + tensor.line) }
             Console.print("Signatures: \(signatures.count)")
             for signature in signatures {
                 Console.print("  \"\(signature.key)\"")
                 Console.print("    inputs:")
-                signature.inputs.forEach { Console.print("      " + $0.line) }
+                for tensor in signature.inputs { Console.print("      " + tensor.line) }
                 Console.print("    outputs:")
-                signature.outputs.forEach { Console.print("      " + $0.line) }
+                for tensor in signature.outputs { Console.print("      " + tensor.line) }
             }
         }
     }

@@ -44,14 +44,21 @@ public enum ModelCheck {
     ///   - checkerPath: The `netrunner` executable to run; `nil` finds it (see
     ///     ``checkerPath(_:)``).
     /// - Returns: The verdict.
-    /// - Throws: ``InterpreterError/tensorFlowLiteError(_:)`` when no checker executable can
-    ///   be found or started. The model itself never makes this method throw.
+    /// - Throws: ``InterpreterError/tensorFlowLiteError(_:)`` when the runtime is not
+    ///   installed or no checker executable can be found or started. The model itself never
+    ///   makes this method throw.
     public static func check(
         modelPath: String,
         options: Interpreter.Options? = nil,
         timeout: Double = 60,
         checkerPath: String? = nil
     ) throws -> Verdict {
+        // A missing runtime is this process's problem, not the model's: say so here.
+        do {
+            try Runtime.load()
+        } catch {
+            throw InterpreterError.tensorFlowLiteError(error.description)
+        }
         let executable = try self.checkerPath(checkerPath)
         var arguments = [executable, "check", "--in-process"]
         if let threads = options?.threadCount { arguments += ["--threads", String(threads)] }

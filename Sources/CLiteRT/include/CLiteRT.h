@@ -6,7 +6,7 @@
 // the table `NRLiteRtAPI`. A machine without the runtime still builds.
 //
 // Layouts and values were checked against the runtime's public headers and on
-// x86_64 with gcc (see docs/runtime.md). Sizes are asserted below.
+// x86_64 (Tests/CLiteRTTests asserts the sizes and offsets).
 
 #ifndef NETRUNNER_CLITERT_H
 #define NETRUNNER_CLITERT_H

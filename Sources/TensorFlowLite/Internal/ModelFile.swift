@@ -61,9 +61,26 @@ enum ModelFile {
         let identifier = (4..<8).map { memory.base.load(fromByteOffset: $0, as: UInt8.self) }
         guard identifier == Array("TFL3".utf8) else {
             let shown = identifier.map { (32..<127).contains($0) ? String(UnicodeScalar($0)) : "." }.joined()
+            let kind = knownFormat(memory).map { ", it looks like \($0)" } ?? ""
             throw .failedToLoadModel(
-                reason: "\(source): not a TensorFlow Lite model (file identifier \"\(shown)\", expected \"TFL3\").")
+                reason: "\(source): not a TensorFlow Lite model (file identifier \"\(shown)\", expected \"TFL3\"\(kind)).")
         }
+    }
+
+    /// A name for common non-model files, from their first bytes, to make the error useful.
+    static func knownFormat(_ memory: AlignedMemory) -> String? {
+        let head = (0..<min(memory.count, 8)).map { memory.base.load(fromByteOffset: $0, as: UInt8.self) }
+        let signatures: [([UInt8], String)] = [
+            ([0x89, 0x50, 0x4E, 0x47], "a PNG image"),
+            ([0xFF, 0xD8, 0xFF], "a JPEG image"),
+            ([0x42, 0x4D], "a BMP image"),
+            ([0x47, 0x49, 0x46, 0x38], "a GIF image"),
+            ([0x50, 0x4B, 0x03, 0x04], "a zip archive"),
+            ([0x7F, 0x45, 0x4C, 0x46], "an executable (ELF)"),
+            ([0x25, 0x50, 0x44, 0x46], "a PDF document"),
+            ([0x7B], "JSON text"),
+        ]
+        return signatures.first { head.starts(with: $0.0) }?.1
     }
 
     static func errorText(_ code: Int32) -> String {

@@ -63,7 +63,8 @@ enum ModelFile {
             let shown = identifier.map { (32..<127).contains($0) ? String(UnicodeScalar($0)) : "." }.joined()
             let kind = knownFormat(memory).map { ", it looks like \($0)" } ?? ""
             throw .failedToLoadModel(
-                reason: "\(source): not a TensorFlow Lite model (file identifier \"\(shown)\", expected \"TFL3\"\(kind)).")
+                reason:
+                    "\(source): not a TensorFlow Lite model (file identifier \"\(shown)\", expected \"TFL3\"\(kind)).")
         }
     }
 

@@ -7,23 +7,28 @@
 SWIFT ?= swift
 MODEL ?= Models/mobilenet_v2_1.0_224_uint8.tflite
 
-.PHONY: run test runtime build bench bench-setup format lint clean
+.PHONY: run test setup runtime system build bench bench-setup format lint clean
+
+system:
+	scripts/install-system-packages.sh
 
 runtime:
 	scripts/install-runtime.sh
 
-build: runtime
+setup: system runtime
+
+build: setup
 	$(SWIFT) build -c release --product netrunner
 
 run: build
 	.build/release/netrunner inspect $(MODEL)
 	.build/release/netrunner bench $(MODEL) --threads 2 --runs 50
 
-test: runtime
+test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-bench-setup: runtime
+bench-setup: setup
 	Benchmarks/setup.sh
 
 bench: bench-setup

@@ -15,6 +15,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "TensorFlowLite", targets: ["TensorFlowLite"]),
+        .library(name: "NetRunnerImage", targets: ["NetRunnerImage"]),
         .executable(name: "netrunner", targets: ["netrunner"]),
     ],
     dependencies: [
@@ -34,6 +35,17 @@ let package = Package(
                 "CLiteRT",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // C shims over libjpeg-turbo and libpng (setjmp/longjmp error handling stays in C).
+        .target(
+            name: "CImageCodecs",
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]
+        ),
+        // Pixels: decode/encode, PixelBuffer, orientation, crop, resize. Knows nothing of models.
+        .target(
+            name: "NetRunnerImage",
+            dependencies: ["CImageCodecs"],
             swiftSettings: swiftSettings
         ),
         // The command-line tool: thin; parses arguments, calls the libraries, prints.
@@ -60,6 +72,11 @@ let package = Package(
         .testTarget(
             name: "TensorFlowLiteTests",
             dependencies: ["TensorFlowLite", "NetRunnerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NetRunnerImageTests",
+            dependencies: ["NetRunnerImage", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages NetRunner builds against, and checks their versions.
+#
+#   libjpeg62-turbo-dev  2.1.x   JPEG decode/encode (libjpeg-turbo, DCT-domain downscaling)
+#   libpng-dev           1.6.x   PNG decode/encode
+#
+# Pinned by upstream version: the Debian revision may move with security updates (Debian
+# serves only the current one), the upstream version may not. Idempotent.
+set -euo pipefail
+
+packages=("libjpeg62-turbo-dev:2.1." "libpng-dev:1.6.")
+
+installed_version() { dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null | awk '$3 == "installed" {print $4}'; }
+
+missing=()
+for entry in "${packages[@]}"; do
+  name=${entry%%:*}
+  [[ -n "$(installed_version "$name")" ]] || missing+=("$name")
+done
+
+if ((${#missing[@]})); then
+  echo "Installing Debian packages: ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+for entry in "${packages[@]}"; do
+  name=${entry%%:*}
+  want=${entry#*:}
+  version=$(installed_version "$name")
+  upstream=${version#*:}  # drop the epoch (libjpeg62-turbo uses 1:)
+  if [[ "$upstream" != "$want"* ]]; then
+    echo "install-system-packages: $name is $version; NetRunner is pinned to upstream ${want}x." >&2
+    exit 1
+  fi
+done
+echo "Debian packages present: libjpeg62-turbo-dev $(installed_version libjpeg62-turbo-dev), libpng-dev $(installed_version libpng-dev)"

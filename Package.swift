@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .library(name: "TensorFlowLite", targets: ["TensorFlowLite"]),
         .library(name: "NetRunnerImage", targets: ["NetRunnerImage"]),
+        .library(name: "NetRunner", targets: ["NetRunner"]),
         .executable(name: "netrunner", targets: ["netrunner"]),
     ],
     dependencies: [
@@ -48,6 +49,12 @@ let package = Package(
             dependencies: ["CImageCodecs"],
             swiftSettings: swiftSettings
         ),
+        // Models as users see them: preprocessing, classification, detection.
+        .target(
+            name: "NetRunner",
+            dependencies: ["TensorFlowLite", "NetRunnerImage"],
+            swiftSettings: swiftSettings
+        ),
         // The command-line tool: thin; parses arguments, calls the libraries, prints.
         .executableTarget(
             name: "netrunner",
@@ -77,6 +84,11 @@ let package = Package(
         .testTarget(
             name: "NetRunnerImageTests",
             dependencies: ["NetRunnerImage", "NetRunnerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NetRunnerTests",
+            dependencies: ["NetRunner", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

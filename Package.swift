@@ -55,11 +55,19 @@ let package = Package(
             dependencies: ["TensorFlowLite", "NetRunnerImage"],
             swiftSettings: swiftSettings
         ),
+        // The default models, linked into the executable (.incbin from Models/).
+        .target(
+            name: "CEmbeddedModels",
+            cSettings: [.headerSearchPath("../../Models")]
+        ),
         // The command-line tool: thin; parses arguments, calls the libraries, prints.
         .executableTarget(
             name: "netrunner",
             dependencies: [
                 "TensorFlowLite",
+                "NetRunner",
+                "NetRunnerImage",
+                "CEmbeddedModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

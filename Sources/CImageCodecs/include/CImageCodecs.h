@@ -1,6 +1,14 @@
 // CImageCodecs: thin C shims over libjpeg-turbo and libpng for NetRunnerImage.
+//
+// Every libjpeg/libpng call happens inside a function of this target that has set up its own
+// setjmp point, so a library error longjmps back into C and never through Swift frames.
+// Decoders read only from the memory block they were opened with (never past `size`), and
+// report failures as an NR_CODEC_* status plus a message copied into the handle.
 #ifndef NETRUNNER_CIMAGECODECS_H
 #define NETRUNNER_CIMAGECODECS_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -11,6 +19,112 @@ unsigned int nr_png_library_version(void);
 
 /// The libjpeg API version the shims were compiled against (62 for libjpeg-turbo's 6b API).
 int nr_jpeg_library_version(void);
+
+/// Status codes returned by every decoder and encoder function.
+enum {
+    NR_CODEC_OK = 0,
+    /// The data ended before the image did.
+    NR_CODEC_TRUNCATED = 1,
+    /// The library rejected the data; the handle's message says why.
+    NR_CODEC_CORRUPT = 2,
+    /// The image is valid but uses a feature the shim does not decode.
+    NR_CODEC_UNSUPPORTED = 3,
+    /// Memory could not be allocated.
+    NR_CODEC_NO_MEMORY = 4,
+    /// The caller passed arguments the shim cannot honour (a bug in the caller).
+    NR_CODEC_BAD_ARGUMENT = 5,
+};
+
+/// Pixel layouts the shims read and write; the numbers match nothing outside this header.
+enum {
+    NR_LAYOUT_GRAY = 0,
+    NR_LAYOUT_RGB = 1,
+    NR_LAYOUT_RGBA = 2,
+    NR_LAYOUT_BGRA = 3,
+};
+
+/// Size of the message buffer inside decoder handles.
+#define NR_CODEC_MESSAGE_SIZE 200
+
+// MARK: JPEG decoding
+
+/// An open JPEG decoder over a memory block (opaque).
+typedef struct nr_jpeg_decoder nr_jpeg_decoder;
+
+/// Creates a decoder and reads the JPEG header from `data` (which must stay valid until
+/// `nr_jpeg_close`). On failure `*status` says why and the returned handle still carries the
+/// message (it is NULL only when no memory was available).
+nr_jpeg_decoder *nr_jpeg_open(const uint8_t *data, size_t size, int *status);
+
+/// The message of the last failure, or "".
+const char *nr_jpeg_message(const nr_jpeg_decoder *decoder);
+
+/// Frees the decoder; NULL is allowed.
+void nr_jpeg_close(nr_jpeg_decoder *decoder);
+
+/// The dimensions stored in the header, and the number of colour components (1 gray, 3
+/// YCbCr/RGB, 4 CMYK/YCCK).
+void nr_jpeg_header(const nr_jpeg_decoder *decoder, int *width, int *height, int *components);
+
+/// Chooses the output layout and the DCT scale `scale_num / 8` (1...8) and reports the output
+/// size libjpeg will produce.
+int nr_jpeg_configure(nr_jpeg_decoder *decoder, int layout, int scale_num, int *out_width, int *out_height);
+
+/// Decodes the whole image into `pixels` (rows of `bytes_per_row`; `capacity` bytes in all).
+/// A premature end of data (libjpeg's "Premature end of JPEG file" warning) is reported as
+/// NR_CODEC_TRUNCATED, and the "Corrupt JPEG data" warnings as NR_CODEC_CORRUPT, instead of
+/// returning a partly grey image. libjpeg reads ahead, so a file missing only its EOI marker
+/// also counts as truncated (Pillow refuses it too: "image file is truncated").
+int nr_jpeg_decode(nr_jpeg_decoder *decoder, uint8_t *pixels, size_t bytes_per_row, size_t capacity);
+
+// MARK: PNG decoding
+
+/// An open PNG decoder over a memory block (opaque).
+typedef struct nr_png_decoder nr_png_decoder;
+
+/// Creates a decoder and reads the PNG header chunks from `data` (which must stay valid until
+/// `nr_png_close`).
+nr_png_decoder *nr_png_open(const uint8_t *data, size_t size, int *status);
+
+/// The message of the last failure, or "".
+const char *nr_png_message(const nr_png_decoder *decoder);
+
+/// Frees the decoder; NULL is allowed.
+void nr_png_close(nr_png_decoder *decoder);
+
+/// The header: size, bit depth, PNG colour type, whether it is interlaced and whether it has
+/// transparency (an alpha channel or a tRNS chunk).
+void nr_png_header(
+    const nr_png_decoder *decoder, int *width, int *height, int *bit_depth, int *color_type, int *interlaced,
+    int *has_alpha);
+
+/// The payload of the eXIf chunk seen before the image data, if any (valid until close).
+const uint8_t *nr_png_exif(const nr_png_decoder *decoder, size_t *size);
+
+/// Sets up the transformations to 8-bit `layout`. Returns NR_CODEC_UNSUPPORTED for a colour
+/// PNG asked for NR_LAYOUT_GRAY (the caller converts instead).
+int nr_png_configure(nr_png_decoder *decoder, int layout);
+
+/// Decodes all rows (interlaced images included) into `pixels`.
+int nr_png_decode(nr_png_decoder *decoder, uint8_t *pixels, size_t bytes_per_row, size_t capacity);
+
+// MARK: Encoding
+
+/// Encodes pixels as a PNG (8-bit, no interlace). On success `*output` is a malloc'd block of
+/// `*output_size` bytes the caller frees with `nr_codec_free`. `message` receives up to
+/// `message_size` bytes of text on failure.
+int nr_png_encode(
+    const uint8_t *pixels, int width, int height, size_t bytes_per_row, int layout, uint8_t **output,
+    size_t *output_size, char *message, size_t message_size);
+
+/// Encodes pixels as a baseline JPEG of `quality` (1...100); alpha is ignored. Same contract
+/// as `nr_png_encode`.
+int nr_jpeg_encode(
+    const uint8_t *pixels, int width, int height, size_t bytes_per_row, int layout, int quality, uint8_t **output,
+    size_t *output_size, char *message, size_t message_size);
+
+/// Frees a block returned by an encoder.
+void nr_codec_free(void *block);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Build a folder of real photos for the folder-throughput benchmark (Python vs Swift).
+
+Every file is made from the committed photos (Tests/Fixtures/Photos/**: real photos, see
+Tests/Fixtures/Photos/SOURCES.md): a seeded random crop of a random source photo, rescaled so it
+has between 0.2 and 2 megapixels (the committed photos are ~0.2-0.3 MP, so most files are
+upscaled with Lanczos), then saved as
+
+  * JPEG (baseline, quality 85-95, 4:2:0 chroma subsampling), about 3 in 4 files, or
+  * 24-bit BMP (uncompressed), about 1 in 4 files,
+
+so that both benchmark sides decode exactly the same bytes, including the two formats' very
+different decode costs. Nothing here is committed: the default output is
+/tmp/netrunner-bench-photos. The same seed and Pillow build give byte-identical files.
+
+Usage: .venv-ref/bin/python Benchmarks/python/make_photo_folder.py [--out DIR] [--count 200]
+           [--seed 0] [--min-mp 0.2] [--max-mp 2.0] [--bmp-fraction 0.25]
+Prints one JSON summary line (files, bytes, formats, megapixel range).
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import random
+
+from PIL import Image
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PHOTOS = os.path.join(ROOT, "Tests", "Fixtures", "Photos")
+EXTS = (".jpg", ".jpeg", ".png", ".bmp")
+
+
+def sources() -> list[str]:
+    files = sorted(p for p in glob.glob(os.path.join(PHOTOS, "**", "*"), recursive=True)
+                   if p.lower().endswith(EXTS))
+    if not files:
+        raise SystemExit(f"no photos under {PHOTOS}")
+    return files
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default="/tmp/netrunner-bench-photos")
+    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--min-mp", type=float, default=0.2)
+    ap.add_argument("--max-mp", type=float, default=2.0)
+    ap.add_argument("--bmp-fraction", type=float, default=0.25)
+    args = ap.parse_args()
+    if args.count < 1 or not 0 < args.min_mp <= args.max_mp:
+        ap.error("need --count >= 1 and 0 < --min-mp <= --max-mp")
+
+    rng = random.Random(args.seed)
+    srcs = sources()
+    images = {}
+    for p in srcs:
+        with Image.open(p) as im:
+            images[p] = im.convert("RGB")  # greyscale sources become 3-channel
+
+    if os.path.isdir(args.out):
+        # Only ever delete what this script writes; refuse to touch a folder with other files.
+        own = [f for f in os.listdir(args.out)
+               if f.startswith("photo_") and f.endswith((".jpg", ".bmp"))]
+        if len(own) != len(os.listdir(args.out)):
+            raise SystemExit(f"{args.out} holds files this script did not make; pick another --out")
+        for f in own:
+            os.remove(os.path.join(args.out, f))
+    os.makedirs(args.out, exist_ok=True)
+    order = []
+    stats = {"jpeg": 0, "bmp": 0}
+    mps, total = [], 0
+    for i in range(args.count):
+        if not order:  # cycle through the sources in a fresh random order
+            order = srcs[:]
+            rng.shuffle(order)
+        src = images[order.pop()]
+        w, h = src.size
+        # random crop: 55-100 % of each side
+        cw = max(16, int(w * rng.uniform(0.55, 1.0)))
+        ch = max(16, int(h * rng.uniform(0.55, 1.0)))
+        x0, y0 = rng.randint(0, w - cw), rng.randint(0, h - ch)
+        crop = src.crop((x0, y0, x0 + cw, y0 + ch))
+        target_mp = rng.uniform(args.min_mp, args.max_mp)
+        f = (target_mp * 1e6 / (cw * ch)) ** 0.5
+        size = (max(1, round(cw * f)), max(1, round(ch * f)))
+        img = crop.resize(size, Image.LANCZOS)
+        if rng.random() < args.bmp_fraction:
+            name = f"photo_{i:04d}.bmp"
+            img.save(os.path.join(args.out, name), "BMP")  # RGB -> 24-bit BMP
+            stats["bmp"] += 1
+        else:
+            name = f"photo_{i:04d}.jpg"
+            img.save(os.path.join(args.out, name), "JPEG", quality=rng.randint(85, 95),
+                     subsampling="4:2:0", optimize=False, progressive=False)
+            stats["jpeg"] += 1
+        mps.append(size[0] * size[1] / 1e6)
+        total += os.path.getsize(os.path.join(args.out, name))
+
+    print(json.dumps({"folder": args.out, "files": args.count, "bytes": total,
+                      "formats": stats, "sources": len(srcs), "seed": args.seed,
+                      "megapixels": {"min": round(min(mps), 3), "max": round(max(mps), 3),
+                                     "mean": round(sum(mps) / len(mps), 3)}}))
+
+
+if __name__ == "__main__":
+    main()

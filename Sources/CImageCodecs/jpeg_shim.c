@@ -1,0 +1,332 @@
+// JPEG decoding and encoding over libjpeg-turbo, reading from and writing to memory only.
+//
+// Error handling: libjpeg reports fatal errors through `error_exit`, which we replace with a
+// longjmp back to the setjmp point armed at the top of every public function here. Warnings
+// go through `emit_message(-1)`: a premature end of data and the "Corrupt JPEG data" warnings
+// become errors (a grey or half-decoded image must never reach a model); the remaining
+// warnings (for example extraneous bytes before a marker) are harmless and ignored. Nothing is
+// printed: `output_message` is a no-op and messages are copied into the handle.
+#include "CImageCodecs.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jerror.h>
+#include <jpeglib.h>
+
+/// Progressive files may not have more scans than this (a hostile file can otherwise make
+/// libjpeg spin over thousands of tiny scans).
+#define NR_JPEG_MAX_SCANS 1000
+/// libjpeg may not use more working memory than this.
+#define NR_JPEG_MAX_MEMORY (1536L * 1024L * 1024L)
+
+struct nr_jpeg_error {
+    struct jpeg_error_mgr base;
+    jmp_buf jump;
+    int status;
+    char message[NR_CODEC_MESSAGE_SIZE];
+};
+
+struct nr_jpeg_decoder {
+    struct jpeg_decompress_struct info;
+    struct nr_jpeg_error error;
+    struct jpeg_progress_mgr progress;
+    int created;
+    int layout;
+    int cmyk;
+    uint8_t *scratch;  // one CMYK row, freed by nr_jpeg_close
+};
+
+static void nr_jpeg_copy_message(j_common_ptr cinfo, struct nr_jpeg_error *error) {
+    char text[JMSG_LENGTH_MAX];
+    text[0] = 0;
+    (*cinfo->err->format_message)(cinfo, text);
+    snprintf(error->message, sizeof error->message, "%s", text);
+}
+
+static void nr_jpeg_error_exit(j_common_ptr cinfo) {
+    struct nr_jpeg_error *error = (struct nr_jpeg_error *)cinfo->err;
+    nr_jpeg_copy_message(cinfo, error);
+    if (error->status == NR_CODEC_OK) {
+        error->status = cinfo->err->msg_code == JERR_OUT_OF_MEMORY ? NR_CODEC_NO_MEMORY : NR_CODEC_CORRUPT;
+    }
+    longjmp(error->jump, 1);
+}
+
+static void nr_jpeg_emit_message(j_common_ptr cinfo, int level) {
+    struct nr_jpeg_error *error = (struct nr_jpeg_error *)cinfo->err;
+    if (level >= 0) {
+        return;  // trace messages
+    }
+    switch (cinfo->err->msg_code) {
+    case JWRN_JPEG_EOF:
+        error->status = NR_CODEC_TRUNCATED;
+        nr_jpeg_copy_message(cinfo, error);
+        longjmp(error->jump, 1);
+    case JWRN_HIT_MARKER:
+    case JWRN_MUST_RESYNC:
+    case JWRN_NOT_SEQUENTIAL:
+        error->status = NR_CODEC_CORRUPT;
+        nr_jpeg_copy_message(cinfo, error);
+        longjmp(error->jump, 1);
+    default:
+        cinfo->err->num_warnings++;
+    }
+}
+
+static void nr_jpeg_output_message(j_common_ptr cinfo) { (void)cinfo; }
+
+static void nr_jpeg_progress(j_common_ptr cinfo) {
+    j_decompress_ptr dinfo = (j_decompress_ptr)cinfo;
+    if (dinfo->input_scan_number > NR_JPEG_MAX_SCANS) {
+        struct nr_jpeg_error *error = (struct nr_jpeg_error *)cinfo->err;
+        error->status = NR_CODEC_CORRUPT;
+        snprintf(error->message, sizeof error->message, "more than %d progressive scans", NR_JPEG_MAX_SCANS);
+        longjmp(error->jump, 1);
+    }
+}
+
+static void nr_jpeg_install_errors(struct nr_jpeg_error *error) {
+    jpeg_std_error(&error->base);
+    error->base.error_exit = nr_jpeg_error_exit;
+    error->base.emit_message = nr_jpeg_emit_message;
+    error->base.output_message = nr_jpeg_output_message;
+    error->status = NR_CODEC_OK;
+    error->message[0] = 0;
+}
+
+nr_jpeg_decoder *nr_jpeg_open(const uint8_t *data, size_t size, int *status) {
+    nr_jpeg_decoder *decoder = calloc(1, sizeof *decoder);
+    if (!decoder) {
+        *status = NR_CODEC_NO_MEMORY;
+        return NULL;
+    }
+    decoder->info.err = &decoder->error.base;
+    nr_jpeg_install_errors(&decoder->error);
+    if (setjmp(decoder->error.jump)) {
+        *status = decoder->error.status;
+        return decoder;
+    }
+    jpeg_create_decompress(&decoder->info);
+    decoder->created = 1;
+    decoder->info.mem->max_memory_to_use = NR_JPEG_MAX_MEMORY;
+    decoder->progress.progress_monitor = nr_jpeg_progress;
+    decoder->info.progress = &decoder->progress;
+    jpeg_mem_src(&decoder->info, data, (unsigned long)size);
+    jpeg_read_header(&decoder->info, TRUE);
+    *status = NR_CODEC_OK;
+    return decoder;
+}
+
+const char *nr_jpeg_message(const nr_jpeg_decoder *decoder) { return decoder ? decoder->error.message : ""; }
+
+void nr_jpeg_close(nr_jpeg_decoder *decoder) {
+    if (!decoder) {
+        return;
+    }
+    free(decoder->scratch);
+    if (decoder->created) {
+        // jpeg_destroy_decompress cannot fail, but arm the jump anyway.
+        if (setjmp(decoder->error.jump) == 0) {
+            jpeg_destroy_decompress(&decoder->info);
+        }
+    }
+    free(decoder);
+}
+
+void nr_jpeg_header(const nr_jpeg_decoder *decoder, int *width, int *height, int *components) {
+    *width = (int)decoder->info.image_width;
+    *height = (int)decoder->info.image_height;
+    *components = decoder->info.num_components;
+}
+
+int nr_jpeg_configure(nr_jpeg_decoder *decoder, int layout, int scale_num, int *out_width, int *out_height) {
+    if (scale_num < 1 || scale_num > 8) {
+        return NR_CODEC_BAD_ARGUMENT;
+    }
+    decoder->error.status = NR_CODEC_OK;
+    if (setjmp(decoder->error.jump)) {
+        return decoder->error.status;
+    }
+    J_COLOR_SPACE space = decoder->info.jpeg_color_space;
+    decoder->cmyk = space == JCS_CMYK || space == JCS_YCCK;
+    decoder->layout = layout;
+    if (decoder->cmyk) {
+        decoder->info.out_color_space = JCS_CMYK;
+    } else {
+        switch (layout) {
+        case NR_LAYOUT_GRAY: decoder->info.out_color_space = JCS_GRAYSCALE; break;
+        case NR_LAYOUT_RGB: decoder->info.out_color_space = JCS_EXT_RGB; break;
+        case NR_LAYOUT_RGBA: decoder->info.out_color_space = JCS_EXT_RGBA; break;
+        case NR_LAYOUT_BGRA: decoder->info.out_color_space = JCS_EXT_BGRA; break;
+        default: return NR_CODEC_BAD_ARGUMENT;
+        }
+    }
+    decoder->info.scale_num = (unsigned int)scale_num;
+    decoder->info.scale_denom = 8;
+    decoder->info.dct_method = JDCT_ISLOW;
+    jpeg_calc_output_dimensions(&decoder->info);
+    *out_width = (int)decoder->info.output_width;
+    *out_height = (int)decoder->info.output_height;
+    return NR_CODEC_OK;
+}
+
+static int nr_layout_bytes(int layout) {
+    switch (layout) {
+    case NR_LAYOUT_GRAY: return 1;
+    case NR_LAYOUT_RGB: return 3;
+    default: return 4;
+    }
+}
+
+/// Converts one row of CMYK (Adobe files store it inverted) to `layout`.
+static void nr_cmyk_row(const uint8_t *cmyk, uint8_t *out, size_t width, int layout, int inverted) {
+    for (size_t x = 0; x < width; x++) {
+        unsigned c = cmyk[4 * x], m = cmyk[4 * x + 1], y = cmyk[4 * x + 2], k = cmyk[4 * x + 3];
+        if (!inverted) {
+            c = 255 - c;
+            m = 255 - m;
+            y = 255 - y;
+            k = 255 - k;
+        }
+        unsigned r = (c * k + 127) / 255, g = (m * k + 127) / 255, b = (y * k + 127) / 255;
+        switch (layout) {
+        case NR_LAYOUT_GRAY: out[x] = (uint8_t)((r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16); break;
+        case NR_LAYOUT_RGB:
+            out[3 * x] = (uint8_t)r;
+            out[3 * x + 1] = (uint8_t)g;
+            out[3 * x + 2] = (uint8_t)b;
+            break;
+        case NR_LAYOUT_RGBA:
+            out[4 * x] = (uint8_t)r;
+            out[4 * x + 1] = (uint8_t)g;
+            out[4 * x + 2] = (uint8_t)b;
+            out[4 * x + 3] = 255;
+            break;
+        default:
+            out[4 * x] = (uint8_t)b;
+            out[4 * x + 1] = (uint8_t)g;
+            out[4 * x + 2] = (uint8_t)r;
+            out[4 * x + 3] = 255;
+        }
+    }
+}
+
+int nr_jpeg_decode(nr_jpeg_decoder *decoder, uint8_t *pixels, size_t bytes_per_row, size_t capacity) {
+    decoder->error.status = NR_CODEC_OK;
+    if (setjmp(decoder->error.jump)) {
+        return decoder->error.status;
+    }
+    jpeg_start_decompress(&decoder->info);
+    size_t width = decoder->info.output_width;
+    size_t height = decoder->info.output_height;
+    size_t row_bytes = width * (size_t)nr_layout_bytes(decoder->layout);
+    if (bytes_per_row < row_bytes || height == 0 || (height - 1) * bytes_per_row + row_bytes > capacity) {
+        return NR_CODEC_BAD_ARGUMENT;
+    }
+    if (decoder->cmyk) {
+        free(decoder->scratch);
+        decoder->scratch = malloc(width * 4);
+        uint8_t *scratch = decoder->scratch;
+        if (!scratch) {
+            return NR_CODEC_NO_MEMORY;
+        }
+        int inverted = decoder->info.saw_Adobe_marker;
+        while (decoder->info.output_scanline < height) {
+            size_t y = decoder->info.output_scanline;
+            JSAMPROW row = scratch;
+            if (jpeg_read_scanlines(&decoder->info, &row, 1) != 1) {
+                return NR_CODEC_CORRUPT;
+            }
+            nr_cmyk_row(scratch, pixels + y * bytes_per_row, width, decoder->layout, inverted);
+        }
+    } else {
+        JSAMPROW rows[16];
+        while (decoder->info.output_scanline < height) {
+            size_t y = decoder->info.output_scanline;
+            size_t count = height - y < 16 ? height - y : 16;
+            for (size_t i = 0; i < count; i++) {
+                rows[i] = pixels + (y + i) * bytes_per_row;
+            }
+            if (jpeg_read_scanlines(&decoder->info, rows, (JDIMENSION)count) == 0) {
+                return NR_CODEC_CORRUPT;
+            }
+        }
+    }
+    // Every pixel is decoded; the trailing markers are not needed (libjpeg's read-ahead has
+    // already reported a missing end of data as truncation).
+    jpeg_abort_decompress(&decoder->info);
+    return NR_CODEC_OK;
+}
+
+// MARK: Encoding
+
+struct nr_jpeg_encoder {
+    struct jpeg_compress_struct info;
+    struct nr_jpeg_error error;
+    unsigned char *buffer;  // set by jpeg_mem_dest; lives on the heap so it survives a longjmp
+    unsigned long buffer_size;
+};
+
+int nr_jpeg_encode(
+    const uint8_t *pixels, int width, int height, size_t bytes_per_row, int layout, int quality, uint8_t **output,
+    size_t *output_size, char *message, size_t message_size) {
+    *output = NULL;
+    *output_size = 0;
+    if (width <= 0 || height <= 0 || quality < 1 || quality > 100) {
+        snprintf(message, message_size, "invalid size %dx%d or quality %d", width, height, quality);
+        return NR_CODEC_BAD_ARGUMENT;
+    }
+    struct nr_jpeg_encoder *encoder = calloc(1, sizeof *encoder);
+    if (!encoder) {
+        return NR_CODEC_NO_MEMORY;
+    }
+    encoder->info.err = &encoder->error.base;
+    nr_jpeg_install_errors(&encoder->error);
+    if (setjmp(encoder->error.jump)) {
+        snprintf(message, message_size, "%s", encoder->error.message);
+        int status = encoder->error.status;
+        jpeg_destroy_compress(&encoder->info);
+        free(encoder->buffer);
+        free(encoder);
+        return status == NR_CODEC_OK ? NR_CODEC_CORRUPT : status;
+    }
+    jpeg_create_compress(&encoder->info);
+    jpeg_mem_dest(&encoder->info, &encoder->buffer, &encoder->buffer_size);
+    encoder->info.image_width = (JDIMENSION)width;
+    encoder->info.image_height = (JDIMENSION)height;
+    switch (layout) {
+    case NR_LAYOUT_GRAY:
+        encoder->info.input_components = 1;
+        encoder->info.in_color_space = JCS_GRAYSCALE;
+        break;
+    case NR_LAYOUT_RGB:
+        encoder->info.input_components = 3;
+        encoder->info.in_color_space = JCS_EXT_RGB;
+        break;
+    case NR_LAYOUT_RGBA:
+        encoder->info.input_components = 4;
+        encoder->info.in_color_space = JCS_EXT_RGBA;
+        break;
+    default:
+        encoder->info.input_components = 4;
+        encoder->info.in_color_space = JCS_EXT_BGRA;
+    }
+    jpeg_set_defaults(&encoder->info);
+    jpeg_set_quality(&encoder->info, quality, TRUE);
+    jpeg_start_compress(&encoder->info, TRUE);
+    while (encoder->info.next_scanline < encoder->info.image_height) {
+        JSAMPROW row = (JSAMPROW)(pixels + (size_t)encoder->info.next_scanline * bytes_per_row);
+        jpeg_write_scanlines(&encoder->info, &row, 1);
+    }
+    jpeg_finish_compress(&encoder->info);
+    *output = encoder->buffer;
+    *output_size = encoder->buffer_size;
+    jpeg_destroy_compress(&encoder->info);
+    free(encoder);
+    return NR_CODEC_OK;
+}
+
+void nr_codec_free(void *block) { free(block); }

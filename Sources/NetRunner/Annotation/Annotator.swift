@@ -1,0 +1,85 @@
+public import NetRunnerImage
+
+/// Draws detections on images: a box per detection in a colour stable per class, and a
+/// label with the score above it (the seed app's overlay, as a picture file).
+public enum Annotator {
+    /// An RGB colour.
+    public struct Color: Equatable, Hashable, Sendable {
+        /// Red.
+        public var red: UInt8
+        /// Green.
+        public var green: UInt8
+        /// Blue.
+        public var blue: UInt8
+
+        /// Creates a colour.
+        ///
+        /// - Parameters:
+        ///   - red: Red.
+        ///   - green: Green.
+        ///   - blue: Blue.
+        public init(red: UInt8, green: UInt8, blue: UInt8) {
+            self.red = red
+            self.green = green
+            self.blue = blue
+        }
+    }
+
+    /// Distinct, saturated colours; class `i` always gets `palette[i % count]`.
+    public static let palette: [Color] = [
+        Color(red: 230, green: 25, blue: 75), Color(red: 60, green: 180, blue: 75),
+        Color(red: 0, green: 130, blue: 200), Color(red: 245, green: 130, blue: 48),
+        Color(red: 145, green: 30, blue: 180), Color(red: 70, green: 240, blue: 240),
+        Color(red: 240, green: 50, blue: 230), Color(red: 210, green: 245, blue: 60),
+        Color(red: 250, green: 190, blue: 212), Color(red: 0, green: 128, blue: 128),
+        Color(red: 220, green: 190, blue: 255), Color(red: 170, green: 110, blue: 40),
+    ]
+
+    /// The colour of a class: the same on every image and every run.
+    ///
+    /// - Parameter classIndex: The class index.
+    /// - Returns: Its colour.
+    public static func color(forClass classIndex: Int) -> Color {
+        palette[((classIndex % palette.count) + palette.count) % palette.count]
+    }
+
+    /// A copy of `image` (as RGB) with each detection's box and label drawn.
+    ///
+    /// - Parameters:
+    ///   - detections: The detections, in the image's pixel coordinates.
+    ///   - image: The image.
+    /// - Returns: An RGB image with the annotations.
+    /// - Throws: ``ImageError`` if the image cannot be converted.
+    /// - Complexity: O(image area) for the copy, plus the perimeter of each box.
+    public static func draw(_ detections: [Detection], on image: PixelBuffer) throws(ImageError) -> PixelBuffer {
+        var canvas = image.format == .rgb24 ? image : image.converted(to: .rgb24)
+        let thickness = max(2, min(canvas.width, canvas.height) / 200)
+        let scale = max(1, min(canvas.width, canvas.height) / 300)
+        for detection in detections {
+            let classIndex = detection.categories.first?.index ?? 0
+            let color = color(forClass: classIndex)
+            let box = detection.boundingBox
+            let rect = (
+                x0: Int(box.minX.rounded()), y0: Int(box.minY.rounded()), x1: Int(box.maxX.rounded()),
+                y1: Int(box.maxY.rounded())
+            )
+            Canvas.strokeRectangle(&canvas, rect, thickness: thickness, color: color)
+            for point in detection.keypoints {
+                let x = Int(point.x.rounded())
+                let y = Int(point.y.rounded())
+                Canvas.fillRectangle(
+                    &canvas, (x - thickness, y - thickness, x + thickness, y + thickness), color: color)
+            }
+            let name = detection.categories.first.flatMap { $0.displayName ?? $0.label } ?? "class \(classIndex)"
+            let text = "\(name) \(Int((detection.score * 100).rounded()))%"
+            let textHeight = BitmapFont.height * scale + 2 * scale
+            let textWidth = text.count * (BitmapFont.width + 1) * scale + 2 * scale
+            let top = rect.y0 - textHeight >= 0 ? rect.y0 - textHeight : rect.y0
+            Canvas.fillRectangle(&canvas, (rect.x0, top, rect.x0 + textWidth, top + textHeight), color: color)
+            Canvas.drawText(
+                &canvas, text, x: rect.x0 + scale, y: top + scale, scale: scale,
+                color: Color(red: 255, green: 255, blue: 255))
+        }
+        return canvas
+    }
+}

@@ -1,0 +1,155 @@
+public import FoundationEssentials
+public import NetRunnerImage
+import TensorFlowLite
+
+/// Turns images into input tensors for one model, reusing its memory from image to image.
+///
+/// Crop, resize, channel conversion, normalisation and quantization run as one pass over
+/// the model-sized image: the resize goes straight from the decoded image's region to an
+/// RGB buffer of the input size, and 256-entry lookup tables per channel (built once)
+/// turn each pixel value into the tensor's value, so no per-pixel arithmetic remains.
+/// After the first image of a given size, preparing an input allocates nothing.
+///
+/// - Note: Not thread-safe: use one tensorizer per thread.
+public final class ImageTensorizer {
+    /// The preprocessing this tensorizer applies.
+    public let preprocessing: ImagePreprocessing
+
+    /// The bytes of the input tensor for the last image prepared.
+    public private(set) var input: Data
+
+    private let resizer: ImageResizer
+    private var scratch: PixelBuffer
+    private var placed: PixelBuffer?
+    private let byteTables: [UInt8]
+    private let floatTables: [Float]
+
+    /// Creates a tensorizer.
+    ///
+    /// - Parameter preprocessing: What to do to each image.
+    /// - Throws: ``NetRunnerError/invalidOption(name:reason:)`` for a normalisation with a
+    ///   zero standard deviation or the wrong number of channels.
+    public init(preprocessing: ImagePreprocessing) throws(NetRunnerError) {
+        self.preprocessing = preprocessing
+        self.resizer = ImageResizer(method: preprocessing.resizeMethod)
+        let format: PixelFormat = preprocessing.channels == 1 ? .gray8 : .rgb24
+        do {
+            self.scratch = try PixelBuffer(
+                width: preprocessing.size.width, height: preprocessing.size.height, format: format)
+        } catch {
+            throw .invalidOption(name: "input size", reason: "\(error)")
+        }
+        self.input = Data(count: preprocessing.byteCount)
+        let tables = try Self.tables(for: preprocessing)
+        self.byteTables = tables.bytes
+        self.floatTables = tables.floats
+    }
+
+    /// Prepares the input tensor from a decoded image.
+    ///
+    /// - Parameter image: The image, as the decoder returned it (its stored size is used to
+    ///   map coordinates back when the decoder downscaled it).
+    /// - Returns: How the input relates to the original image.
+    /// - Throws: ``ImageError`` if the image is empty.
+    @discardableResult
+    public func prepare(_ image: DecodedImage) throws(ImageError) -> ImageTransform {
+        try prepare(image.pixels, originalSize: image.orientedSize)
+    }
+
+    /// Prepares the input tensor from pixels.
+    ///
+    /// - Parameters:
+    ///   - pixels: The image (any pixel format; BGRA camera frames included).
+    ///   - originalSize: The size of the image these pixels were downscaled from, if any.
+    /// - Returns: How the input relates to the original image.
+    /// - Throws: ``ImageError`` if the image is empty.
+    /// - Complexity: O(region area + input area).
+    @discardableResult
+    public func prepare(_ pixels: PixelBuffer, originalSize: PixelSize? = nil) throws(ImageError) -> ImageTransform {
+        let region = preprocessing.region(in: pixels.size)
+        let transform: ImageTransform
+        if preprocessing.cropping == .letterbox {
+            let placement = preprocessing.letterboxPlacement(for: pixels.size)
+            try letterbox(pixels, at: placement)
+            transform = ImageTransform(
+                letterbox: placement, inputSize: preprocessing.size, decodedSize: pixels.size,
+                imageSize: originalSize ?? pixels.size)
+        } else {
+            try resizer.resize(pixels, from: region, into: &scratch)
+            transform = ImageTransform(region: region, decodedSize: pixels.size, imageSize: originalSize ?? pixels.size)
+        }
+        let channels = preprocessing.channels
+        let order = preprocessing.channelOrder
+        let source = scratch
+        if preprocessing.tensorType == .float32 {
+            let tables = floatTables
+            input.withUnsafeMutableBytes { destination in
+                TensorFill.fill(source, channels: channels, order: order, tables: tables, into: destination)
+            }
+        } else {
+            let tables = byteTables
+            input.withUnsafeMutableBytes { destination in
+                TensorFill.fill(source, channels: channels, order: order, tables: tables, into: destination)
+            }
+        }
+        return transform
+    }
+
+    /// Resizes `pixels` into `placement` of the scratch buffer and blackens the rest.
+    private func letterbox(_ pixels: PixelBuffer, at placement: PixelRect) throws(ImageError) {
+        var image: PixelBuffer
+        if let reused = placed, reused.size == placement.size {
+            image = reused
+        } else {
+            image = try PixelBuffer(width: placement.width, height: placement.height, format: scratch.format)
+        }
+        placed = nil
+        try resizer.resize(pixels, into: &image)
+        PixelCopy.pad(image, at: placement, into: &scratch)
+        placed = image
+    }
+
+    /// The per-channel lookup tables, in the tensor's channel order.
+    private static func tables(
+        for preprocessing: ImagePreprocessing
+    ) throws(NetRunnerError) -> (bytes: [UInt8], floats: [Float]) {
+        let channels = preprocessing.channels
+        if let normalization = preprocessing.normalization {
+            guard normalization.mean.count == 3, normalization.std.count == 3,
+                !normalization.std.contains(0)
+            else {
+                throw .invalidOption(
+                    name: "normalization", reason: "needs one or three means and non-zero standard deviations")
+            }
+        }
+        // Tensor channel c takes the colour R, G, B (or B, G, R) in that position.
+        let colours = channels == 1 ? [0] : (preprocessing.channelOrder == .rgb ? [0, 1, 2] : [2, 1, 0])
+        var bytes: [UInt8] = []
+        var floats: [Float] = []
+        for colour in colours {
+            for pixel in 0...255 {
+                let value = UInt8(pixel)
+                // Grayscale inputs normalise with the first channel's parameters.
+                let real = preprocessing.normalization?.apply(value, channel: channels == 1 ? 0 : colour)
+                switch preprocessing.tensorType {
+                case .float32:
+                    floats.append(real ?? Float(pixel))
+                case .uInt8, .int8:
+                    guard let real, let quantization = preprocessing.quantization, quantization.scale > 0 else {
+                        bytes.append(value)  // raw bytes (uint8 without normalisation)
+                        continue
+                    }
+                    let quantized = (real / quantization.scale).rounded() + Float(quantization.zeroPoint)
+                    if preprocessing.tensorType == .uInt8 {
+                        bytes.append(UInt8(min(max(quantized, 0), 255)))
+                    } else {
+                        bytes.append(UInt8(bitPattern: Int8(min(max(quantized, -128), 127))))
+                    }
+                default:
+                    bytes.append(value)
+                }
+            }
+        }
+        return (bytes, floats)
+    }
+}

@@ -1,0 +1,95 @@
+import Dispatch
+public import NetRunnerImage
+import Synchronization
+
+/// Decodes image files on a background thread, a few ahead of the caller, so decoding
+/// overlaps inference: while the model runs on one image, the next ones are being decoded
+/// on the other core.
+///
+///     let prefetcher = ImagePrefetcher(paths: files, options: classifier.decodingOptions)
+///     while let item = prefetcher.next() {
+///         let result = try classifier.classify(try item.image.get(), decodeTime: item.decodeTime)
+///     }
+///
+/// Images come back in the order of `paths`. At most `lookahead` decoded images wait in
+/// memory at any time, so memory stays flat however many files there are.
+///
+/// - Note: `next()` is meant for one consumer thread. Releasing the prefetcher stops the
+///   background thread after the image it is decoding.
+public final class ImagePrefetcher: Sendable {
+    /// One decoded file (or why it could not be decoded).
+    public struct Item: Sendable {
+        /// The file's path.
+        public var path: String
+        /// The decoded image, or the decoding error.
+        public var image: Result<DecodedImage, ImageError>
+        /// How long decoding took.
+        public var decodeTime: Duration
+    }
+
+    private struct State {
+        var ready: [Item] = []
+        var cancelled = false
+    }
+
+    /// What the consumer and the background worker share.
+    ///
+    /// The worker holds only this, not the prefetcher, so releasing the prefetcher can stop it.
+    private final class Shared: Sendable {
+        let state = Mutex(State())
+        let available = DispatchSemaphore(value: 0)
+        let slots: DispatchSemaphore
+
+        init(lookahead: Int) {
+            slots = DispatchSemaphore(value: lookahead)
+        }
+    }
+
+    private let paths: [String]
+    private let shared: Shared
+    private let consumed = Atomic<Int>(0)
+
+    /// Starts decoding `paths` in the background.
+    ///
+    /// - Parameters:
+    ///   - paths: The image files, in the order they will be returned.
+    ///   - options: How to decode them (pixel limit, JPEG downscaling).
+    ///   - lookahead: How many decoded images may wait ahead of the consumer (at least 1).
+    public init(paths: [String], options: DecodingOptions = DecodingOptions(), lookahead: Int = 2) {
+        self.paths = paths
+        let shared = Shared(lookahead: max(1, lookahead))
+        self.shared = shared
+        DispatchQueue(label: "netrunner.image-prefetcher", qos: .userInitiated).async {
+            let clock = ContinuousClock()
+            for path in paths {
+                shared.slots.wait()
+                if shared.state.withLock({ $0.cancelled }) { return }
+                let start = clock.now
+                let image = Result { () throws(ImageError) in
+                    try ImageDecoder.decode(contentsOf: path, options: options)
+                }
+                let item = Item(path: path, image: image, decodeTime: clock.now - start)
+                shared.state.withLock { $0.ready.append(item) }
+                shared.available.signal()
+            }
+        }
+    }
+
+    deinit {
+        shared.state.withLock { $0.cancelled = true }
+        shared.slots.signal()  // wake the worker if it waits for room, so it sees the flag and ends
+    }
+
+    /// The next decoded image, waiting for it if needed; `nil` after the last one.
+    ///
+    /// - Returns: The next item in the order of the paths.
+    public func next() -> Item? {
+        let index = consumed.load(ordering: .relaxed)
+        guard index < paths.count else { return nil }
+        shared.available.wait()
+        let item = shared.state.withLock { $0.ready.removeFirst() }
+        consumed.store(index + 1, ordering: .relaxed)
+        shared.slots.signal()
+        return item
+    }
+}

@@ -1,0 +1,140 @@
+// ImageDecoder: format sniffing, the pixel limit, and dispatch to the per-format decoders.
+//
+// Invariants: the decoders receive an UnsafeRawBufferPointer that is valid only inside
+// `withBytes`, and never keep it; the C decoders are opened and closed within one call. The
+// pixel limit is checked from each header before pixel memory is allocated.
+
+internal import CImageCodecs
+public import FoundationEssentials
+
+/// Decodes JPEG, PNG, BMP and PNM files into ``PixelBuffer``s.
+///
+/// The format is recognised from the first bytes, never from the file name. Every problem in
+/// the input is thrown as an ``ImageError`` naming the file; hostile input cannot crash the
+/// process or make it allocate more than ``DecodingOptions/maximumPixelCount`` pixels.
+///
+///     let image = try ImageDecoder.decode(contentsOf: "photo.jpg", options: .init(pixelFormat: .rgb24))
+///     let upright = image.orientation == .up  // the EXIF tag, already applied to image.pixels
+public enum ImageDecoder {
+    /// Reads and decodes the image file at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The file's path.
+    ///   - options: How to decode.
+    /// - Returns: The pixels and what the file said about them.
+    /// - Throws: ``ImageError/unreadableFile(path:reason:)`` if the file cannot be read, and any
+    ///   error of ``decode(data:options:source:)`` with `source` set to `path`.
+    public static func decode(contentsOf path: String, options: DecodingOptions = DecodingOptions()) throws(ImageError)
+        -> DecodedImage
+    {
+        try decode(data: FileIO.contents(of: path), options: options, source: path)
+    }
+
+    /// Decodes an image held in memory.
+    ///
+    /// - Parameters:
+    ///   - data: The encoded image.
+    ///   - options: How to decode.
+    ///   - source: The name errors use for the data, `image data` by default.
+    /// - Returns: The pixels and what the file said about them.
+    /// - Throws: ``ImageError/emptyFile(source:)``, ``ImageError/unsupportedFormat(source:leadingBytes:)``,
+    ///   ``ImageError/unsupportedVariant(source:format:detail:)``, ``ImageError/truncated(source:format:)``,
+    ///   ``ImageError/corrupt(source:format:reason:)``,
+    ///   ``ImageError/tooManyPixels(source:width:height:limit:)`` or ``ImageError/outOfMemory(byteCount:)``.
+    public static func decode(data: Data, options: DecodingOptions = DecodingOptions(), source: String = "image data")
+        throws(ImageError) -> DecodedImage
+    {
+        guard !data.isEmpty else { throw .emptyFile(source: source) }
+        guard let format = ImageFormat.sniff(data.prefix(8)) else {
+            throw .unsupportedFormat(source: source, leadingBytes: describeLeadingBytes(data.prefix(8)))
+        }
+        let context = DecodeContext(source: source, format: format, options: options)
+        var image = try withBytes(data) { (bytes) throws(ImageError) -> DecodedImage in
+            switch format {
+            case .jpeg: try JPEGDecoder.decode(bytes, context)
+            case .png: try PNGDecoder.decode(bytes, context)
+            case .bmp: try BMPDecoder.decode(bytes, context)
+            case .pnm: try PNMDecoder.decode(bytes, context)
+            }
+        }
+        if let wanted = options.pixelFormat, image.pixels.format != wanted {
+            image.pixels = image.pixels.converted(to: wanted)
+        }
+        if options.appliesOrientation {
+            image.pixels = image.pixels.applyingOrientation(image.orientation)
+        }
+        return image
+    }
+
+    /// The first bytes in hex and printable ASCII, with a guess at common formats we do not read.
+    static func describeLeadingBytes(_ bytes: Data) -> String {
+        let digits = Array("0123456789ABCDEF")
+        let hex = bytes.map { String([digits[Int($0 >> 4)], digits[Int($0 & 15)]]) }.joined(separator: " ")
+        let ascii = String(bytes.map { (0x20..<0x7F).contains($0) ? Character(UnicodeScalar($0)) : "." })
+        var text = "\(hex) (\"\(ascii)\")"
+        let array = Array(bytes)
+        if array.starts(with: Array("GIF8".utf8)) {
+            text += ", which looks like GIF"
+        } else if array.starts(with: Array("RIFF".utf8)) {
+            text += ", which looks like RIFF (WebP?)"
+        } else if array.starts(with: [0x49, 0x49, 0x2A, 0x00]) || array.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) {
+            text += ", which looks like TIFF"
+        } else if array.count >= 8, Array(array[4..<8]) == Array("ftyp".utf8) {
+            text += ", which looks like HEIF/AVIF"
+        }
+        return text
+    }
+
+    /// Runs `body` over the bytes of `data` with typed errors.
+    static func withBytes<Result>(
+        _ data: Data, _ body: (UnsafeRawBufferPointer) throws(ImageError) -> Result
+    ) throws(ImageError) -> Result {
+        let outcome: Swift.Result<Result, ImageError> = data.withUnsafeBytes { raw in
+            do throws(ImageError) {
+                return .success(try body(raw))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+}
+
+/// What every format decoder needs to know about the call.
+struct DecodeContext {
+    let source: String
+    let format: ImageFormat
+    let options: DecodingOptions
+
+    /// Throws ``ImageError/tooManyPixels(source:width:height:limit:)`` or
+    /// ``ImageError/corrupt(source:format:reason:)`` for a header size that must not be allocated.
+    func checkSize(width: Int, height: Int) throws(ImageError) {
+        guard width > 0, height > 0 else {
+            throw .corrupt(source: source, format: format, reason: "the header gives a size of \(width)x\(height)")
+        }
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        guard !overflow, pixels <= options.maximumPixelCount else {
+            throw .tooManyPixels(source: source, width: width, height: height, limit: options.maximumPixelCount)
+        }
+    }
+
+    /// The error for a C shim status.
+    func error(status: Int32, message: String, byteCount: Int = 0) -> ImageError {
+        switch Int(status) {
+        case Int(NR_CODEC_TRUNCATED): return .truncated(source: source, format: format)
+        case Int(NR_CODEC_UNSUPPORTED): return .unsupportedVariant(source: source, format: format, detail: message)
+        case Int(NR_CODEC_NO_MEMORY): return .outOfMemory(byteCount: byteCount)
+        default: return .corrupt(source: source, format: format, reason: message.isEmpty ? "undecodable data" : message)
+        }
+    }
+
+    /// The C layout for a pixel format.
+    static func layout(_ format: PixelFormat) -> Int32 {
+        switch format {
+        case .gray8: Int32(NR_LAYOUT_GRAY)
+        case .rgb24: Int32(NR_LAYOUT_RGB)
+        case .rgba32: Int32(NR_LAYOUT_RGBA)
+        case .bgra32: Int32(NR_LAYOUT_BGRA)
+        }
+    }
+}

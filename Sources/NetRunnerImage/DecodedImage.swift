@@ -1,0 +1,32 @@
+/// The result of ``ImageDecoder``: the pixels plus what the file said about them.
+public struct DecodedImage: Sendable, Equatable {
+    /// The decoded pixels, upright when ``DecodingOptions/appliesOrientation`` was on.
+    public var pixels: PixelBuffer
+    /// The file's format.
+    public var format: ImageFormat
+    /// The orientation tag found in the file (``ImageOrientation/up`` when there is none).
+    public var orientation: ImageOrientation
+    /// The size stored in the file's header, before DCT scaling and orientation.
+    public var storedSize: PixelSize
+    /// The JPEG DCT scale used, `n` of `n/8` (8 means full size; always 8 for other formats).
+    public var scaleNumerator: Int
+
+    /// Creates a decoded image (the decoders do this; public for tests and custom decoders).
+    ///
+    /// - Parameters:
+    ///   - pixels: The pixels.
+    ///   - format: The file format.
+    ///   - orientation: The orientation tag.
+    ///   - storedSize: The size in the header.
+    ///   - scaleNumerator: The JPEG scale numerator over 8.
+    public init(
+        pixels: PixelBuffer, format: ImageFormat, orientation: ImageOrientation, storedSize: PixelSize,
+        scaleNumerator: Int = 8
+    ) {
+        self.pixels = pixels
+        self.format = format
+        self.orientation = orientation
+        self.storedSize = storedSize
+        self.scaleNumerator = scaleNumerator
+    }
+}

@@ -1,0 +1,51 @@
+/// How ``ImageDecoder`` decodes a file.
+///
+///     var options = DecodingOptions(pixelFormat: .rgb24)
+///     options.minimumSize = .square(224)  // let libjpeg shrink big JPEGs while decoding
+///     let image = try PixelBuffer(contentsOf: "photo.jpg", options: options)
+public struct DecodingOptions: Sendable, Hashable {
+    /// The default ``maximumPixelCount``: 100 megapixels.
+    public static let defaultMaximumPixelCount = 100_000_000
+
+    /// The format of the decoded pixels, or `nil` for the one closest to the file: ``PixelFormat/gray8``
+    /// for greyscale images, ``PixelFormat/rgba32`` for images with transparency, otherwise
+    /// ``PixelFormat/rgb24``.
+    ///
+    /// JPEG and PNG decode straight into the requested format (libjpeg-turbo's extended colour
+    /// spaces, libpng's transformations). Converting colour to grey uses BT.601 luma.
+    public var pixelFormat: PixelFormat?
+
+    /// Whether to rotate and flip the pixels as the EXIF orientation tag says.
+    ///
+    /// Read from the JPEG APP1 segment or the PNG eXIf chunk. On by default; the orientation is reported in ``DecodedImage/orientation`` either way.
+    public var appliesOrientation: Bool
+
+    /// The most pixels (width x height, as stored in the header) a file may have.
+    ///
+    /// Larger images are refused from the header, before any pixel memory is allocated.
+    public var maximumPixelCount: Int
+
+    /// The smallest size the decoded (upright) image needs, or `nil` for full resolution.
+    ///
+    /// For JPEG the decoder then picks the smallest DCT scale `n/8` (libjpeg-turbo's scaled
+    /// IDCT, n in 1...8) that keeps both dimensions at least this large, which is much faster
+    /// than decoding everything and resizing. Other formats ignore it.
+    public var minimumSize: PixelSize?
+
+    /// Creates options.
+    ///
+    /// - Parameters:
+    ///   - pixelFormat: The decoded format, or `nil` for the file's own.
+    ///   - appliesOrientation: Whether to honour the EXIF orientation.
+    ///   - maximumPixelCount: The largest width x height accepted.
+    ///   - minimumSize: The smallest size JPEG DCT scaling may produce, or `nil`.
+    public init(
+        pixelFormat: PixelFormat? = nil, appliesOrientation: Bool = true,
+        maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount, minimumSize: PixelSize? = nil
+    ) {
+        self.pixelFormat = pixelFormat
+        self.appliesOrientation = appliesOrientation
+        self.maximumPixelCount = maximumPixelCount
+        self.minimumSize = minimumSize
+    }
+}

@@ -1,0 +1,76 @@
+public import FoundationEssentials
+
+/// Errors thrown while decoding, transforming and encoding images.
+///
+/// Decoding errors name their source: the file's path, or `image data` for bytes decoded with
+/// ``ImageDecoder/decode(data:options:source:)``. Decoding never traps on hostile input: every
+/// problem in a file is one of these values.
+public enum ImageError: Error, Equatable, Hashable, Sendable {
+    /// The file could not be read (it does not exist, is a folder, or is not readable).
+    case unreadableFile(path: String, reason: String)
+    /// The file or data holds no bytes.
+    case emptyFile(source: String)
+    /// The first bytes match no format NetRunnerImage reads; `leadingBytes` shows them in hex.
+    case unsupportedFormat(source: String, leadingBytes: String)
+    /// The format is known but this variant of it is not decoded (for example RLE bitmaps).
+    case unsupportedVariant(source: String, format: ImageFormat, detail: String)
+    /// The data ends before the image does.
+    case truncated(source: String, format: ImageFormat)
+    /// The data is not a valid image of its format; `reason` is the decoder's message.
+    case corrupt(source: String, format: ImageFormat, reason: String)
+    /// The header announces more pixels than ``DecodingOptions/maximumPixelCount`` allows.
+    case tooManyPixels(source: String, width: Int, height: Int, limit: Int)
+    /// Memory for the pixels could not be allocated.
+    case outOfMemory(byteCount: Int)
+    /// A width or height is zero, negative or too large to address.
+    case invalidSize(width: Int, height: Int)
+    /// A crop or resize region has no pixel inside the image.
+    case emptyRegion(region: PixelRect, width: Int, height: Int)
+    /// Bytes given to a ``PixelBuffer`` initialiser are too few for its size and row stride.
+    case bufferTooSmall(provided: Int, required: Int)
+    /// The encoder rejected the pixels.
+    case encodingFailed(format: ImageFormat, reason: String)
+    /// Writing a file failed; no partial file was left at `path`.
+    case writeFailed(path: String, reason: String)
+}
+
+extension ImageError: LocalizedError {
+    /// A description of the error that names the file and what to do.
+    public var errorDescription: String? {
+        switch self {
+        case .unreadableFile(let path, let reason):
+            "Cannot read \(path): \(reason)."
+        case .emptyFile(let source):
+            "\(source) is empty (0 bytes); expected a JPEG, PNG, BMP or PNM image."
+        case .unsupportedFormat(let source, let leadingBytes):
+            "\(source) is not a JPEG, PNG, BMP or PNM image: it starts with \(leadingBytes)."
+        case .unsupportedVariant(let source, let format, let detail):
+            "\(source) is a \(format) image NetRunnerImage does not decode: \(detail). "
+                + "Convert it to PNG or baseline JPEG."
+        case .truncated(let source, let format):
+            "\(source) is truncated: the \(format) data ends before the image does. Re-copy or re-export the file."
+        case .corrupt(let source, let format, let reason):
+            "\(source) is not a valid \(format) image: \(reason)."
+        case .tooManyPixels(let source, let width, let height, let limit):
+            "\(source) is \(width)x\(height) (\(width * height) pixels), more than the limit of \(limit) pixels; "
+                + "raise DecodingOptions.maximumPixelCount if the image is trusted."
+        case .outOfMemory(let byteCount):
+            "Cannot allocate \(byteCount) bytes for pixels."
+        case .invalidSize(let width, let height):
+            "Invalid image size \(width)x\(height): width and height must be 1 or more."
+        case .emptyRegion(let region, let width, let height):
+            "The region \(region) has no pixel inside the \(width)x\(height) image."
+        case .bufferTooSmall(let provided, let required):
+            "The pixel bytes are too few: \(provided) given, \(required) required for the size and row stride."
+        case .encodingFailed(let format, let reason):
+            "Cannot encode the pixels as \(format): \(reason)."
+        case .writeFailed(let path, let reason):
+            "Cannot write \(path): \(reason). Nothing was written."
+        }
+    }
+}
+
+extension ImageError: CustomStringConvertible {
+    /// The same text as ``errorDescription``.
+    public var description: String { errorDescription ?? "Image error." }
+}

@@ -1,0 +1,226 @@
+// Fixed-point resampling weights for one axis, and the two separable passes that use them.
+//
+// Invariants: for every output index i, `0 <= starts[i]`, `counts[i] >= 1`,
+// `starts[i] + counts[i] <= origin + length` (inside the source region) and
+// `counts[i] <= taps`; `weights` holds `outputSize * taps` values, row i at `i * taps`. The
+// passes read source rows/columns only at `starts[i] ..< starts[i] + counts[i]`, so they stay
+// inside the region the caller clamped to the image.
+
+/// The weights of one resampling axis, computed once and reused for every frame of the same
+/// geometry.
+struct ResampleCoefficients {
+    /// What the table was computed for.
+    struct Key: Hashable {
+        var method: ResizeMethod
+        var origin: Int
+        var length: Int
+        var outputSize: Int
+    }
+
+    static let precisionBits: Int32 = 22
+    static let half: Int32 = 1 << (precisionBits - 1)
+
+    let key: Key
+    let taps: Int
+    /// First source index (absolute, origin included) of each output sample.
+    let starts: [Int]
+    /// Number of source samples of each output sample.
+    let counts: [Int]
+    /// `outputSize * taps` weights in units of 2^-22.
+    let weights: [Int32]
+
+    init(_ key: Key) {
+        precondition(key.length > 0 && key.outputSize > 0, "Resampling needs a non-empty source and output.")
+        self.key = key
+        let length = key.length
+        let outputSize = key.outputSize
+        let scale = Double(length) / Double(outputSize)
+        var taps: Int
+        var starts = [Int](repeating: 0, count: outputSize)
+        var counts = [Int](repeating: 0, count: outputSize)
+        var real: [Double]
+        switch key.method {
+        case .bilinear:
+            // Pillow's precompute_coeffs with its triangle filter (support 1), reproduced step
+            // by step so the double arithmetic rounds the same way.
+            let filterScale = max(scale, 1)
+            let support = 1.0 * filterScale
+            taps = Int(support.rounded(.up)) * 2 + 1
+            real = [Double](repeating: 0, count: outputSize * taps)
+            let inverse = 1.0 / filterScale
+            for index in 0..<outputSize {
+                let center = 0.0 + (Double(index) + 0.5) * scale
+                let low = min(max(Int(center - support + 0.5), 0), length - 1)
+                let high = min(Int(center + support + 0.5), length)
+                var total = 0.0
+                for tap in 0..<max(high - low, 0) {
+                    var x = (Double(tap + low) - center + 0.5) * inverse
+                    if x < 0 { x = -x }
+                    let weight = x < 1 ? 1 - x : 0
+                    real[index * taps + tap] = weight
+                    total += weight
+                }
+                if total != 0 {
+                    for tap in 0..<max(high - low, 0) { real[index * taps + tap] /= total }
+                }
+                starts[index] = low
+                counts[index] = max(high - low, 1)
+            }
+        case .area:
+            taps = Int(scale.rounded(.up)) + 2
+            real = [Double](repeating: 0, count: outputSize * taps)
+            for index in 0..<outputSize {
+                let from = Double(index) * scale
+                let to = Double(index + 1) * scale
+                let low = min(Int(from.rounded(.down)), length - 1)
+                let high = max(min(Int(to.rounded(.up)), length), low + 1)
+                var total = 0.0
+                for tap in 0..<(high - low) {
+                    let x = Double(low + tap)
+                    let weight = max(min(x + 1, to) - max(x, from), 0)
+                    real[index * taps + tap] = weight
+                    total += weight
+                }
+                if total > 0 {
+                    for tap in 0..<(high - low) { real[index * taps + tap] /= total }
+                } else {
+                    real[index * taps] = 1
+                }
+                starts[index] = low
+                counts[index] = high - low
+            }
+        case .nearest:
+            taps = 1
+            real = [Double](repeating: 1, count: outputSize)
+            for index in 0..<outputSize {
+                starts[index] = min(Int((Double(index) + 0.5) * scale), length - 1)
+                counts[index] = 1
+            }
+        }
+        let unit = Double(1 << Self.precisionBits)
+        self.weights = real.map { $0 < 0 ? Int32(-0.5 + $0 * unit) : Int32(0.5 + $0 * unit) }
+        self.taps = taps
+        self.starts = starts.map { $0 + key.origin }
+        self.counts = counts
+    }
+
+    /// Whether the table maps the source one to one (same length, every weight exactly 1).
+    var isIdentity: Bool {
+        key.length == key.outputSize
+            && (0..<key.outputSize).allSatisfy {
+                counts[$0] >= 1 && starts[$0] == key.origin + $0 && weights[$0 * taps] == 1 << Self.precisionBits
+            }
+    }
+
+    /// The first source index used.
+    var firstSource: Int { starts.first ?? key.origin }
+
+    /// One past the last source index used.
+    var endSource: Int { (0..<key.outputSize).map { starts[$0] + counts[$0] }.max() ?? key.origin }
+
+    @inline(__always)
+    static func clip(_ value: Int32) -> UInt8 {
+        let shifted = value >> precisionBits
+        return shifted < 0 ? 0 : shifted > 255 ? 255 : UInt8(truncatingIfNeeded: shifted)
+    }
+
+    /// Resamples columns: `rowCount` rows starting at source row `firstRow`, each `channels`
+    /// bytes per pixel, into packed rows of `destination`.
+    func horizontalPass(
+        source: UnsafeRawPointer, sourceStride: Int, firstRow: Int, rowCount: Int, channels: Int,
+        destination: UnsafeMutableRawPointer, destinationStride: Int
+    ) {
+        let outputSize = key.outputSize
+        let taps = self.taps
+        starts.withUnsafeBufferPointer { starts in
+            counts.withUnsafeBufferPointer { counts in
+                weights.withUnsafeBufferPointer { weights in
+                    guard let allWeights = weights.baseAddress else { return }
+                    for row in 0..<rowCount {
+                        let input = (source + (firstRow + row) * sourceStride).assumingMemoryBound(to: UInt8.self)
+                        let output = (destination + row * destinationStride).assumingMemoryBound(to: UInt8.self)
+                        for index in 0..<outputSize {
+                            let start = starts[index]
+                            let count = counts[index]
+                            let weight = allWeights + index * taps
+                            switch channels {
+                            case 4:
+                                var sum = SIMD4<Int32>(repeating: Self.half)
+                                var pixel = input + start * 4
+                                for tap in 0..<count {
+                                    let value = SIMD4<Int32>(
+                                        Int32(pixel[0]), Int32(pixel[1]), Int32(pixel[2]), Int32(pixel[3]))
+                                    sum &+= value &* weight[tap]
+                                    pixel += 4
+                                }
+                                let out = output + index * 4
+                                out[0] = Self.clip(sum[0])
+                                out[1] = Self.clip(sum[1])
+                                out[2] = Self.clip(sum[2])
+                                out[3] = Self.clip(sum[3])
+                            case 3:
+                                var sum0 = Self.half
+                                var sum1 = Self.half
+                                var sum2 = Self.half
+                                var pixel = input + start * 3
+                                for tap in 0..<count {
+                                    let w = weight[tap]
+                                    sum0 &+= Int32(pixel[0]) &* w
+                                    sum1 &+= Int32(pixel[1]) &* w
+                                    sum2 &+= Int32(pixel[2]) &* w
+                                    pixel += 3
+                                }
+                                let out = output + index * 3
+                                out[0] = Self.clip(sum0)
+                                out[1] = Self.clip(sum1)
+                                out[2] = Self.clip(sum2)
+                            default:
+                                for channel in 0..<channels {
+                                    var sum = Self.half
+                                    for tap in 0..<count {
+                                        sum &+= Int32(input[(start + tap) * channels + channel]) &* weight[tap]
+                                    }
+                                    output[index * channels + channel] = Self.clip(sum)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Resamples rows, each output row a weighted sum of whole source rows.
+    ///
+    /// Rows are `rowBytes` bytes of any channel layout; `source` points at source row `rowBase`.
+    func verticalPass(
+        source: UnsafeRawPointer, sourceStride: Int, rowBase: Int, rowBytes: Int,
+        destination: UnsafeMutableRawPointer, destinationStride: Int, accumulator: UnsafeMutablePointer<Int32>
+    ) {
+        let taps = self.taps
+        starts.withUnsafeBufferPointer { starts in
+            counts.withUnsafeBufferPointer { counts in
+                weights.withUnsafeBufferPointer { weights in
+                    guard let allWeights = weights.baseAddress else { return }
+                    for index in 0..<key.outputSize {
+                        let start = starts[index] - rowBase
+                        let weight = allWeights + index * taps
+                        accumulator.update(repeating: Self.half, count: rowBytes)
+                        for tap in 0..<counts[index] {
+                            let w = weight[tap]
+                            let input = (source + (start + tap) * sourceStride).assumingMemoryBound(to: UInt8.self)
+                            for byte in 0..<rowBytes {
+                                accumulator[byte] &+= Int32(input[byte]) &* w
+                            }
+                        }
+                        let output = (destination + index * destinationStride).assumingMemoryBound(to: UInt8.self)
+                        for byte in 0..<rowBytes {
+                            let shifted = accumulator[byte] >> Self.precisionBits
+                            output[byte] = UInt8(truncatingIfNeeded: min(max(shifted, 0), 255))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

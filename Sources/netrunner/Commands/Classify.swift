@@ -1,0 +1,105 @@
+import ArgumentParser
+import FoundationEssentials
+import NetRunner
+import NetRunnerImage
+import TensorFlowLite
+
+extension NetRunnerCommand {
+    /// `netrunner classify IMAGE...`: what is in each photo, with scores.
+    struct Classify: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print what is in each image: the top labels and their scores.",
+            discussion: """
+                Without --model, the embedded ImageNet MobileNetV2 (uint8) and its 1000 labels are used. \
+                Images are centre-cropped to a square and resized, as in the TensorFlow Lite iOS example. \
+                Folders are searched recursively; a file that cannot be read is reported and the others \
+                go on; the exit status is 1 if any failed.
+                """)
+
+        @OptionGroup var inputs: ImageArguments
+
+        @Option(name: .shortAndLong, help: "A .tflite image classification model (default: the embedded MobileNetV2).")
+        var model: String?
+
+        @Option(name: .shortAndLong, help: "The model's labels file, one label per line.")
+        var labels: String?
+
+        @Option(name: [.customLong("top"), .customShort("k")], help: "Labels to print per image.")
+        var top = 5
+
+        @Option(help: "Leave out labels scoring below this.")
+        var threshold: Float = 0
+
+        @Option(name: .customLong("allow"), help: "Only report this label (repeatable).")
+        var allow: [String] = []
+
+        @Option(name: .customLong("deny"), help: "Never report this label (repeatable).")
+        var deny: [String] = []
+
+        @Option(help: "How images fit the model input: center (crop the centred square) or stretch.")
+        var crop: CropChoice = .center
+
+        @OptionGroup var runtime: RuntimeOptions
+
+        @Flag(help: "Print one JSON object per image (JSON Lines).")
+        var json = false
+
+        enum CropChoice: String, ExpressibleByArgument, CaseIterable {
+            case center, stretch
+        }
+
+        func validate() throws {
+            guard !inputs.images.isEmpty else { throw ValidationError("Name at least one image file or folder.") }
+            guard top >= 1 else { throw ValidationError("--top must be 1 or more.") }
+            guard allow.isEmpty || deny.isEmpty else {
+                throw ValidationError("--allow and --deny cannot be used together.")
+            }
+            if model != nil && labels == nil {
+                // Allowed: indices are printed instead of labels.
+            }
+        }
+
+        func run() throws {
+            var options = ImageClassifier.Options()
+            options.maxResults = top
+            options.scoreThreshold = threshold
+            options.categoryAllowlist = allow
+            options.categoryDenylist = deny
+            options.threadCount = runtime.threads
+            options.cropping = crop == .center ? .centerSquare : .stretch
+            let classifier: ImageClassifier
+            let modelName: String
+            if let model {
+                classifier = try ImageClassifier(modelPath: model, labelsPath: labels, options: options)
+                modelName = model
+            } else {
+                let labelMap =
+                    try labels.map { try LabelMap(contentsOfFile: $0, classCount: 1000) }
+                    ?? LabelMap(text: EmbeddedModels.classifierLabels, source: "embedded labels", classCount: 1000)
+                classifier = try ImageClassifier(
+                    modelData: EmbeddedModels.classifier, labels: labelMap, options: options,
+                    name: EmbeddedModels.classifierName)
+                modelName = EmbeddedModels.classifierName
+            }
+            let files = inputs.files()
+            guard !files.isEmpty else {
+                throw ValidationError("No image files found in \(inputs.images.joined(separator: ", ")).")
+            }
+            var failures = 0
+            let prefetcher = ImagePrefetcher(paths: files, options: classifier.decodingOptions)
+            while let item = prefetcher.next() {
+                do {
+                    let result = try classifier.classify(try item.image.get(), decodeTime: item.decodeTime)
+                    try ClassificationOutput.print(result, file: item.path, model: modelName, json: json)
+                } catch {
+                    failures += 1
+                    ClassificationOutput.printError(error, file: item.path, json: json)
+                }
+            }
+            if failures > 0 {
+                Console.diagnostic("\(failures) of \(files.count) images failed.")
+                throw ExitCode.failure
+            }
+        }
+    }
+}

@@ -1,11 +1,11 @@
 # NetRunner: the two commands of the README, and the pieces they are made of.
 #
-#   make run     set up, build, and run the main job on the embedded default model
+#   make run     set up, build, and classify real photos with the embedded model (and find faces)
 #   make test    set up, build, and run every test
 #   make bench   the side-by-side benchmarks (ours vs Python ai_edge_litert, one run)
 
 SWIFT ?= swift
-MODEL ?= Models/mobilenet_v2_1.0_224_uint8.tflite
+PHOTOS ?= Tests/Fixtures/Photos/test
 
 .PHONY: run test setup runtime system build bench bench-setup format lint clean
 
@@ -21,8 +21,8 @@ build: setup
 	$(SWIFT) build -c release --product netrunner
 
 run: build
-	.build/release/netrunner inspect $(MODEL)
-	.build/release/netrunner bench $(MODEL) --threads 2 --runs 50
+	.build/release/netrunner classify $(PHOTOS)
+	.build/release/netrunner detect Tests/Fixtures/Photos/faces Tests/Fixtures/Photos/test/grace_hopper.jpg --annotate out/annotated
 
 test: setup
 	$(SWIFT) build --build-tests
@@ -31,9 +31,10 @@ test: setup
 bench-setup: setup
 	Benchmarks/setup.sh
 
-bench: bench-setup
+bench: bench-setup build
 	$(SWIFT) build -c release --package-path Benchmarks
 	Benchmarks/.build/release/InterpreterBenchmark
+	Benchmarks/.build/release/PipelineBenchmark
 
 format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift

@@ -13,6 +13,15 @@ let package = Package(
     ],
     targets: [
         .executableTarget(
+            name: "PipelineBenchmark",
+            dependencies: [
+                .product(name: "NetRunner", package: "NetRunner"),
+                .product(name: "NetRunnerImage", package: "NetRunner"),
+                .product(name: "TensorFlowLite", package: "NetRunner"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
             name: "InterpreterBenchmark",
             dependencies: [
                 .product(name: "TensorFlowLite", package: "NetRunner"),

@@ -166,7 +166,8 @@ struct CommandTests {
         let truncated = folder.appendingPathComponent("truncated.tflite")
         try (try Fixtures.data(Fixtures.MobileNet.int8)).prefix(100_000).write(to: truncated)
 
-        let good = try netrunner("check", Fixtures.path(Fixtures.MobileNet.int8), Fixtures.path(Fixtures.Synthetic.multiIO))
+        let good = try netrunner(
+            "check", Fixtures.path(Fixtures.MobileNet.int8), Fixtures.path(Fixtures.Synthetic.multiIO))
         #expect(good.status == 0, "\(good.stdout)")
         #expect(good.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("accepted") })
 
@@ -176,7 +177,7 @@ struct CommandTests {
         #expect(bad.stdout.contains("rejected  \(truncated.path): Failed to load the given model:"))
     }
 
-    @Test("Every subcommand has help", arguments: ["inspect", "bench", "check"])
+    @Test("Every subcommand has help", arguments: ["classify", "detect", "inspect", "bench", "check"])
     func help(subcommand: String) throws {
         let result = try netrunner(subcommand, "--help")
         #expect(result.status == 0)
@@ -184,8 +185,9 @@ struct CommandTests {
         #expect(!result.stdout.contains("in-process"), "the child's flag stays hidden")
     }
 
-    @Test("Without the runtime, every command says so in one line and names the install command",
-          arguments: ["inspect", "bench", "check"])
+    @Test(
+        "Without the runtime, every command says so in one line and names the install command",
+        arguments: ["classify", "detect", "inspect", "bench", "check"])
     func missingRuntime(subcommand: String) throws {
         let result = try netrunner(
             subcommand, Fixtures.path(Fixtures.MobileNet.int8),
@@ -195,5 +197,134 @@ struct CommandTests {
         #expect(lines.count == 1, "\(lines)")
         #expect(lines.first?.contains("scripts/install-runtime.sh") == true)
         #expect(lines.first?.contains("/nonexistent/libLiteRt.so") == true)
+    }
+}
+
+/// `classify` and `detect`, as a user runs them, on real photos and on bad input.
+@Suite("netrunner classify and detect")
+struct TaskCommandTests {
+    func netrunner(_ arguments: [String]) throws -> ProcessResult {
+        try ProcessResult.run(Fixtures.netrunner, arguments)
+    }
+
+    @Test("classify with the embedded model prints the expected labels for the committed photos")
+    func classifyEmbedded() throws {
+        let result = try netrunner(["classify", Fixtures.path("Tests/Fixtures/Photos/test")])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty)
+        let blocks = result.stdout.components(separatedBy: "\nTests/").count
+        #expect(blocks >= 1)
+        for (file, label) in [
+            ("chelsea.png", "Egyptian cat"), ("coffee.jpg", "espresso"), ("eagle.jpg", "bald eagle"),
+            ("grace_hopper.jpg", "military uniform"),
+        ] {
+            let block = try #require(
+                result.stdout.components(separatedBy: "\n").drop { !$0.hasSuffix(file) && !$0.contains(file + "  ") }
+                    .dropFirst().first)
+            #expect(block.contains(label), "\(file): \(block)")
+        }
+    }
+
+    @Test("classify --json prints one JSON object per image with label, index and score")
+    func classifyJSON() throws {
+        let result = try netrunner([
+            "classify", "--json", "--top", "3", Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg"),
+            "--model", Fixtures.path(Fixtures.MobileNet.float32), "--labels", Fixtures.path(Fixtures.MobileNet.labels),
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        struct Line: Decodable {
+            struct Category: Decodable {
+                var index: Int
+                var score: Float
+                var label: String?
+                var displayName: String?
+            }
+            var file: String
+            var categories: [Category]
+            var inferenceMilliseconds: Double
+        }
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 1)
+        let line = try JSONDecoder().decode(Line.self, from: Data(try #require(lines.first).utf8))
+        #expect(line.categories.count == 3)
+        #expect(line.categories.first?.index == 967)
+        #expect(line.categories.first?.displayName == "espresso")
+        #expect(line.categories.first?.label == "espresso")
+        #expect(line.inferenceMilliseconds > 0)
+    }
+
+    @Test("Bad images are reported per file, the others still run, and the exit status is 1")
+    func badImages() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netrunner-bad-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let jpeg = try Fixtures.data("Tests/Fixtures/Photos/test/coffee.jpg")
+        try Data().write(to: folder.appendingPathComponent("empty.jpg"))
+        try jpeg.prefix(jpeg.count / 3).write(to: folder.appendingPathComponent("truncated.jpg"))
+        try Data("not an image at all".utf8).write(to: folder.appendingPathComponent("text.png"))
+        // A PNG header claiming 100000 x 100000 pixels (and nothing else).
+        var huge = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52])
+        huge += Data([0x00, 0x01, 0x86, 0xA0, 0x00, 0x01, 0x86, 0xA0, 8, 2, 0, 0, 0, 0, 0, 0, 0])
+        try huge.write(to: folder.appendingPathComponent("huge.png"))
+        try jpeg.write(to: folder.appendingPathComponent("good.jpg"))
+
+        let result = try netrunner(["classify", folder.path])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("good.jpg"))
+        #expect(result.stdout.contains("espresso"))
+        let errors = result.stderr.split(separator: "\n")
+        #expect(errors.contains { $0.contains("empty.jpg") })
+        #expect(errors.contains { $0.contains("truncated.jpg") })
+        #expect(errors.contains { $0.contains("text.png") })
+        #expect(errors.contains { $0.contains("huge.png") && $0.contains("100000") })
+        #expect(errors.last == "4 of 5 images failed.")
+    }
+
+    @Test("A labels file of the wrong length and a model whose input is not an image are clear errors")
+    func badModels() throws {
+        let photo = Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")
+        let labels = try netrunner([
+            "classify", "--model", Fixtures.path(Fixtures.MobileNet.uint8), "--labels",
+            Fixtures.path("Models/face_labels.txt"),
+            photo,
+        ])
+        #expect(labels.status == 1)
+        #expect(labels.stderr.contains("face_labels.txt has 1 labels but the model has 1000 classes"))
+        let notImage = try netrunner(["classify", "--model", Fixtures.path(Fixtures.Synthetic.multiIO), photo])
+        #expect(notImage.status == 1)
+        #expect(notImage.stderr.contains("is not an image model"))
+        let notDetector = try netrunner(["detect", "--model", Fixtures.path(Fixtures.MobileNet.uint8), photo])
+        #expect(notDetector.status == 1)
+        #expect(notDetector.stderr.contains("outputs this task cannot read"))
+    }
+
+    @Test("detect finds the two faces and writes the annotated picture")
+    func detect() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netrunner-annotate-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("out.png").path
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let result = try netrunner([
+            "detect", "--json", Fixtures.path("Tests/Fixtures/Photos/faces/two_portraits.jpg"), "--annotate", output,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        struct Line: Decodable {
+            struct Detection: Decodable {
+                struct Box: Decodable {
+                    var minX: Float
+                    var maxX: Float
+                }
+                var boundingBox: Box
+            }
+            var width: Int
+            var height: Int
+            var detections: [Detection]
+        }
+        let line = try JSONDecoder().decode(Line.self, from: Data(result.stdout.utf8))
+        #expect(line.width == 640 && line.height == 400)
+        #expect(line.detections.count == 2)
+        let written = try Data(contentsOf: URL(fileURLWithPath: output))
+        #expect(written.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        #expect(written.count > 10_000)
     }
 }

@@ -131,7 +131,8 @@ struct InterpreterBenchmark: ParsableCommand {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw ValidationError("the reference benchmark failed (status \(process.terminationStatus)); run `make bench-setup`.")
+            throw ValidationError(
+                "the reference benchmark failed (status \(process.terminationStatus)); run `make bench-setup`.")
         }
         struct Output: Decodable { var times_us: [Double] }
         return try JSONDecoder().decode(Output.self, from: data).times_us

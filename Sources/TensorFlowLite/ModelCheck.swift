@@ -102,13 +102,24 @@ public enum ModelCheck {
     /// `NETRUNNER_CHECKER`, else `netrunner` beside the running executable, else `netrunner`
     /// on `PATH`.
     ///
+    /// An explicit choice (the argument or the environment variable) is not second-guessed:
+    /// if it is not an executable file, this throws rather than run another checker.
+    ///
     /// - Parameter explicit: A path chosen by the caller.
     /// - Returns: An executable path.
-    /// - Throws: ``InterpreterError/tensorFlowLiteError(_:)`` when none exists.
+    /// - Throws: ``InterpreterError/tensorFlowLiteError(_:)`` when the explicit choice is not
+    ///   executable, or when no checker is found.
     public static func checkerPath(_ explicit: String? = nil) throws -> String {
+        let named = Runtime.environment(checkerEnvironmentVariable).flatMap { $0.isEmpty ? nil : $0 }
+        if let chosen = explicit ?? named {
+            guard ChildProcess.isExecutable(chosen) else {
+                let source = explicit != nil ? "the checker path given" : checkerEnvironmentVariable
+                throw InterpreterError.tensorFlowLiteError(
+                    "no model checker at \(chosen) (\(source)): it does not exist or is not executable.")
+            }
+            return chosen
+        }
         var candidates: [String] = []
-        if let explicit { candidates.append(explicit) }
-        if let named = Runtime.environment(checkerEnvironmentVariable), !named.isEmpty { candidates.append(named) }
         if let folder = ChildProcess.executableFolder() { candidates.append(folder + "/netrunner") }
         for folder in (Runtime.environment("PATH") ?? "").split(separator: ":") where !folder.isEmpty {
             candidates.append(folder + "/netrunner")

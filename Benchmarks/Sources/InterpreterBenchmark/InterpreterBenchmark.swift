@@ -134,8 +134,11 @@ struct InterpreterBenchmark: ParsableCommand {
             throw ValidationError(
                 "the reference benchmark failed (status \(process.terminationStatus)); run `make bench-setup`.")
         }
-        struct Output: Decodable { var times_us: [Double] }
-        return try JSONDecoder().decode(Output.self, from: data).times_us
+        struct Output: Decodable {
+            var times: [Double]
+            enum CodingKeys: String, CodingKey { case times = "times_us" }
+        }
+        return try JSONDecoder().decode(Output.self, from: data).times
     }
 
     /// The recorded reference input for a MobileNet model (a real photo, chelsea).

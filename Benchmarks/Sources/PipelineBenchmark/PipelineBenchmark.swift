@@ -63,11 +63,15 @@ struct PipelineBenchmark: ParsableCommand {
                     [root + "/Benchmarks/python/classify_folder.py", folder, "--model", modelPath, "--labels", labels]
                         + arguments)
                 struct Report: Decodable {
-                    var wall_s: Double
+                    var wallSeconds: Double
                     var top1: [String: String]
+                    enum CodingKeys: String, CodingKey {
+                        case top1
+                        case wallSeconds = "wall_s"
+                    }
                 }
                 let report = try JSONDecoder().decode(Report.self, from: Data(output.utf8))
-                if report.wall_s < best { best = report.wall_s }
+                if report.wallSeconds < best { best = report.wallSeconds }
                 top1 = report.top1
             }
             return (best, top1)

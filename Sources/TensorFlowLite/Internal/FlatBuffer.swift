@@ -143,3 +143,14 @@ extension FlatBuffer {
         }
     }
 }
+
+extension FlatBuffer.Field where Value == Int {
+    /// The length of a vector field: 0 when absent, `nil` when out of range.
+    var count: Int? {
+        switch self {
+        case .absent: 0
+        case .invalid: nil
+        case .value(let count): count
+        }
+    }
+}

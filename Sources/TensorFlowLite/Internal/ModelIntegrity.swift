@@ -1,6 +1,8 @@
 // Checks of a TFLite flatbuffer that LiteRT's verifier does not make but its runtime
 // relies on: a missing name becomes a `std::string` built from NULL (an abort), an index
-// out of range becomes a wild read. Found by fuzzing (see Tests/TensorFlowLiteTests).
+// out of range becomes a wild read, a negative or non-finite quantization scale trips a
+// CHECK in the kernels (an abort), a per-channel axis past the tensor's rank reads past
+// its shape. Found by fuzzing (see Tests/TensorFlowLiteTests/FuzzTests.swift).
 //
 // Invariants: reads go through `FlatBuffer`, which bounds-checks every access.
 
@@ -9,7 +11,8 @@ enum ModelIntegrity {
     // Field numbers from the TFLite schema (schema.fbs).
     private enum Model { static let subgraphs = 2, buffers = 4, signatureDefs = 7 }
     private enum SubGraph { static let tensors = 0, inputs = 1, outputs = 2, operators = 3 }
-    private enum Tensor { static let shape = 0, buffer = 2, name = 3 }
+    private enum Tensor { static let shape = 0, buffer = 2, name = 3, quantization = 4 }
+    private enum Quantization { static let scale = 2, zeroPoint = 3, quantizedDimension = 6 }
     private enum SignatureDef { static let inputs = 0, outputs = 1, key = 2, subgraphIndex = 4 }
     private enum TensorMap { static let name = 0, tensorIndex = 1 }
 
@@ -22,6 +25,8 @@ enum ModelIntegrity {
         }
         let bufferCount = model.vectorCount(Model.buffers, elementSize: 4).value ?? 0
         var tensorCounts: [Int] = []
+        var subgraphInputs: [Set<Int32>] = []
+        var subgraphOutputs: [Set<Int32>] = []
         for (index, subgraph) in subgraphs.enumerated() {
             guard case .value(let tensors) = subgraph.tables(SubGraph.tensors) else {
                 throw problem("subgraph \(index) has no readable tensor list")
@@ -36,8 +41,12 @@ enum ModelIntegrity {
                 guard let bufferIndex = tensor.u32(Tensor.buffer), Int(bufferIndex) < max(bufferCount, 1) else {
                     throw problem("subgraph \(index) tensor \(tensorIndex) names a buffer that does not exist")
                 }
+                try checkQuantization(of: tensor, "subgraph \(index) tensor \(tensorIndex)")
             }
+            var lists: [Set<Int32>] = []
             for (field, what) in [(SubGraph.inputs, "input"), (SubGraph.outputs, "output")] {
+                var list: Set<Int32> = []
+                defer { lists.append(list) }
                 guard case .value(let count) = subgraph.vectorCount(field, elementSize: 4) else {
                     if case .invalid = subgraph.vectorCount(field, elementSize: 4) {
                         throw problem("subgraph \(index) has an \(what) list out of range")
@@ -47,8 +56,11 @@ enum ModelIntegrity {
                 for element in 0..<count {
                     guard let tensor = subgraph.int32Element(field, element), tensor >= 0, Int(tensor) < tensors.count
                     else { throw problem("subgraph \(index) \(what) \(element) names a tensor that does not exist") }
+                    list.insert(tensor)
                 }
             }
+            subgraphInputs.append(lists[0])
+            subgraphOutputs.append(lists[1])
             if case .invalid = subgraph.tables(SubGraph.operators) {
                 throw problem("subgraph \(index) has an operator list out of range")
             }
@@ -68,7 +80,11 @@ enum ModelIntegrity {
                 else {
                     throw problem("signature \(index) names a subgraph that does not exist")
                 }
-                for (field, what) in [(SignatureDef.inputs, "input"), (SignatureDef.outputs, "output")] {
+                let subgraphIndex = Int(subgraph)
+                for (field, what, listed) in [
+                    (SignatureDef.inputs, "input", subgraphInputs[subgraphIndex]),
+                    (SignatureDef.outputs, "output", subgraphOutputs[subgraphIndex]),
+                ] {
                     guard case .value(let maps) = signature.tables(field) else {
                         if case .invalid = signature.tables(field) {
                             throw problem("signature \(index) has an \(what) list out of range")
@@ -79,13 +95,51 @@ enum ModelIntegrity {
                         guard case .value = map.string(TensorMap.name) else {
                             throw problem("signature \(index) \(what) \(element) has no name")
                         }
-                        guard let tensor = map.u32(TensorMap.tensorIndex), Int(tensor) < tensorCounts[Int(subgraph)]
+                        guard let tensor = map.u32(TensorMap.tensorIndex), Int(tensor) < tensorCounts[subgraphIndex]
                         else {
                             throw problem("signature \(index) \(what) \(element) names a tensor that does not exist")
+                        }
+                        // The runtime names signature tensors by finding them among the
+                        // subgraph's inputs (outputs); one missing there gets a NULL name.
+                        guard listed.contains(Int32(bitPattern: tensor)) else {
+                            throw problem("signature \(index) \(what) \(element) is not an \(what) of its subgraph")
                         }
                     }
                 }
             }
+        }
+    }
+
+    /// Quantization parameters the kernels can use without tripping a CHECK: zero points
+    /// only alongside scales, no scale negative or infinite, and a per-channel axis inside
+    /// the tensor's shape. Zero scales are allowed: converters write them for all-zero
+    /// constants (the runtime still aborts on some, such as an ADD input; see FuzzTests).
+    private static func checkQuantization(of tensor: FlatBuffer.Table, _ what: String) throws(LiteRTCallError) {
+        // The verifier has accepted the table; this reader only refuses vtables too short to
+        // hold a field, which the runtime reads as "no quantization".
+        guard case .value(let quantization) = tensor.table(Tensor.quantization) else { return }
+        guard let scaleCount = quantization.vectorCount(Quantization.scale, elementSize: 4).count,
+            let zeroPointCount = quantization.vectorCount(Quantization.zeroPoint, elementSize: 8).count,
+            let axisBits = quantization.u32(Quantization.quantizedDimension)
+        else {
+            throw problem("\(what) has quantization parameters out of range")
+        }
+        guard scaleCount == zeroPointCount || (scaleCount > 0 && zeroPointCount == 0) else {
+            throw problem("\(what) has \(scaleCount) quantization scales and \(zeroPointCount) zero points")
+        }
+        for element in 0..<scaleCount {
+            guard let bits = quantization.int32Element(Quantization.scale, element) else {
+                throw problem("\(what) has quantization parameters out of range")
+            }
+            let scale = Float(bitPattern: UInt32(bitPattern: bits))
+            guard scale.isFinite, scale >= 0 else {
+                throw problem("\(what) has the quantization scale \(scale); scales must be finite and not negative")
+            }
+        }
+        let rank = tensor.vectorCount(Tensor.shape, elementSize: 4).count ?? 0
+        let axis = Int(Int32(bitPattern: axisBits))
+        guard (axis == 0 && scaleCount <= 1) || (0..<rank).contains(axis) else {
+            throw problem("\(what) is quantized along axis \(axis) but has rank \(rank)")
         }
     }
 

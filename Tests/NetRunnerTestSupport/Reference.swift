@@ -115,7 +115,6 @@ public struct Reference: Decodable, Sendable {
     }
 }
 
-
 extension Reference.Model: CustomTestStringConvertible {
     /// The model's file name, shown by parameterised tests.
     public var testDescription: String { (file as NSString).lastPathComponent }

@@ -89,7 +89,9 @@ struct ReferenceTests {
             for (index, file) in testCase.outputs.ordered.enumerated() {
                 let output = try interpreter.output(at: index)
                 let expected = try Fixtures.data(file)
-                #expect(output.data == expected, "\(model.file) \(testCase.name) threads \(testCase.threads) output \(index)")
+                #expect(
+                    output.data == expected,
+                    "\(model.file) \(testCase.name) threads \(testCase.threads) output \(index)")
             }
             if let top5 = testCase.top5 {
                 let output = try interpreter.output(at: 0)
@@ -100,7 +102,8 @@ struct ReferenceTests {
                 // Quantized scores tie; compare the scores at the reference's indices, and
                 // the top-1 index, rather than an order among equals.
                 for pair in top5 {
-                    #expect(scores[Int(pair[0])] == Float(pair[1]), "\(model.file) \(testCase.name) class \(Int(pair[0]))")
+                    #expect(
+                        scores[Int(pair[0])] == Float(pair[1]), "\(model.file) \(testCase.name) class \(Int(pair[0]))")
                 }
                 #expect(Numerics.topK(scores, 1) == [Int(top5[0][0])])
             }
@@ -139,4 +142,3 @@ struct ReferenceTests {
         }
     }
 }
-

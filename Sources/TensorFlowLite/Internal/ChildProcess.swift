@@ -47,12 +47,25 @@ enum ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, outputFile, STDOUT_FILENO)
         posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
 
+        // The child starts with no blocked signals and default handlers, whatever this
+        // process (a test runner, a server) has set: a crash must end it with its signal.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
         let argv = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
         let spawned = argv.withUnsafeBufferPointer { pointer -> Int32 in
             guard let base = pointer.baseAddress else { return EINVAL }
-            return posix_spawn(&pid, arguments[0], &actions, nil, UnsafeMutablePointer(mutating: base), environ)
+            return posix_spawn(&pid, arguments[0], &actions, &attributes, UnsafeMutablePointer(mutating: base), environ)
         }
         guard spawned == 0 else {
             throw InterpreterError.tensorFlowLiteError("cannot start \(arguments[0]): \(ModelFile.errorText(spawned)).")
@@ -110,7 +123,8 @@ enum ChildProcess {
     }
 
     static func isExecutable(_ path: String) -> Bool {
-        access(path, X_OK) == 0
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
     }
 
     static func executableFolder() -> String? {

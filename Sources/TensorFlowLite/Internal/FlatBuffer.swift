@@ -79,6 +79,12 @@ extension FlatBuffer.Table {
         return buffer.u32(at: field)
     }
 
+    /// A scalar field read as a byte (`default` when absent, `nil` when out of range).
+    func u8(_ index: Int, default value: UInt8 = 0) -> UInt8? {
+        guard let field = fieldPosition(index) else { return value }
+        return buffer.u8(at: field)
+    }
+
     /// A string field: `.absent`, `.invalid` (out of range) or its text.
     func string(_ index: Int) -> FlatBuffer.Field<String> {
         guard has(index) else { return .absent }

@@ -2,7 +2,9 @@
 // relies on: a missing name becomes a `std::string` built from NULL (an abort), an index
 // out of range becomes a wild read, a negative or non-finite quantization scale trips a
 // CHECK in the kernels (an abort), a per-channel axis past the tensor's rank reads past
-// its shape. Found by fuzzing (see Tests/TensorFlowLiteTests/FuzzTests.swift).
+// its shape, an 8- or 16-bit tensor whose quantization was wiped while its neighbours
+// kept theirs makes a kernel's Prepare divide by a zero multiplier (an abort, in Python's
+// interpreter too). Found by fuzzing (see Tests/TensorFlowLiteTests/FuzzTests.swift).
 //
 // Invariants: reads go through `FlatBuffer`, which bounds-checks every access.
 
@@ -11,7 +13,10 @@ enum ModelIntegrity {
     // Field numbers from the TFLite schema (schema.fbs).
     private enum Model { static let subgraphs = 2, buffers = 4, signatureDefs = 7 }
     private enum SubGraph { static let tensors = 0, inputs = 1, outputs = 2, operators = 3 }
-    private enum Tensor { static let shape = 0, buffer = 2, name = 3, quantization = 4 }
+    private enum Tensor { static let shape = 0, type = 1, buffer = 2, name = 3, quantization = 4 }
+    private enum Operator { static let inputs = 1, outputs = 2 }
+    /// TensorType numbers of the integer types kernels quantize: uint8, int16, int8.
+    private static let quantizableTypes: Set<UInt8> = [3, 7, 9]
     private enum Quantization { static let scale = 2, zeroPoint = 3, quantizedDimension = 6 }
     private enum SignatureDef { static let inputs = 0, outputs = 1, key = 2, subgraphIndex = 4 }
     private enum TensorMap { static let name = 0, tensorIndex = 1 }
@@ -43,6 +48,7 @@ enum ModelIntegrity {
                 }
                 try checkQuantization(of: tensor, "subgraph \(index) tensor \(tensorIndex)")
             }
+            try checkQuantizedNeighbours(subgraph, tensors: tensors, index: index)
             var lists: [Set<Int32>] = []
             for (field, what) in [(SubGraph.inputs, "input"), (SubGraph.outputs, "output")] {
                 var list: Set<Int32> = []
@@ -110,10 +116,12 @@ enum ModelIntegrity {
         }
     }
 
-    /// Quantization parameters the kernels can use without tripping a CHECK: zero points
-    /// only alongside scales, no scale negative or infinite, and a per-channel axis inside
-    /// the tensor's shape. Zero scales are allowed: converters write them for all-zero
-    /// constants (the runtime still aborts on some, such as an ADD input; see FuzzTests).
+    /// Checks quantization parameters the kernels rely on without checking them.
+    ///
+    /// Zero points must come only alongside scales, no scale may be negative or infinite,
+    /// and a per-channel axis must lie inside the tensor's shape. Zero scales are allowed:
+    /// converters write them for all-zero constants (the runtime still aborts on some, such
+    /// as an ADD input; see FuzzTests).
     private static func checkQuantization(of tensor: FlatBuffer.Table, _ what: String) throws(LiteRTCallError) {
         // The verifier has accepted the table; this reader only refuses vtables too short to
         // hold a field, which the runtime reads as "no quantization".
@@ -135,11 +143,86 @@ enum ModelIntegrity {
             guard scale.isFinite, scale >= 0 else {
                 throw problem("\(what) has the quantization scale \(scale); scales must be finite and not negative")
             }
+            guard scale == 0 || scale.isNormal else {
+                throw problem("\(what) has the subnormal quantization scale \(scale)")
+            }
         }
         let rank = tensor.vectorCount(Tensor.shape, elementSize: 4).count ?? 0
         let axis = Int(Int32(bitPattern: axisBits))
         guard (axis == 0 && scaleCount <= 1) || (0..<rank).contains(axis) else {
             throw problem("\(what) is quantized along axis \(axis) but has rank \(rank)")
+        }
+    }
+
+    /// What the operator checks need to know of one tensor.
+    private struct TensorSummary {
+        /// Whether the type is one kernels quantize (uint8, int16, int8).
+        var isQuantizable: Bool
+        /// Whether the tensor has at least one quantization scale.
+        var isQuantized: Bool
+        /// Whether every scale it has is zero.
+        var hasOnlyZeroScales: Bool
+    }
+
+    /// Within one operator, 8- and 16-bit tensors are either all quantized or none is, and a
+    /// quantized activation (a subgraph input or an operator output) has a non-zero scale.
+    ///
+    /// Converters write zero scales only for all-zero constants; a tensor computed at run
+    /// time with scale 0, or one unquantized 8-bit tensor among quantized ones, only comes
+    /// from a damaged file, and the kernels' Prepare aborts on both.
+    private static func checkQuantizedNeighbours(
+        _ subgraph: FlatBuffer.Table, tensors: [FlatBuffer.Table], index: Int
+    ) throws(LiteRTCallError) {
+        let summaries = tensors.map { tensor -> TensorSummary in
+            let type = tensor.u8(Tensor.type) ?? 0
+            var scales: [Float] = []
+            if case .value(let quantization) = tensor.table(Tensor.quantization),
+                let count = quantization.vectorCount(Quantization.scale, elementSize: 4).count
+            {
+                scales = (0..<count).compactMap { element in
+                    quantization.int32Element(Quantization.scale, element).map {
+                        Float(bitPattern: UInt32(bitPattern: $0))
+                    }
+                }
+            }
+            return TensorSummary(
+                isQuantizable: quantizableTypes.contains(type), isQuantized: !scales.isEmpty,
+                hasOnlyZeroScales: !scales.isEmpty && scales.allSatisfy { $0 == 0 })
+        }
+        var activations: Set<Int> = []
+        if let count = subgraph.vectorCount(SubGraph.inputs, elementSize: 4).value {
+            for element in 0..<count {
+                if let tensor = subgraph.int32Element(SubGraph.inputs, element) { activations.insert(Int(tensor)) }
+            }
+        }
+        guard case .value(let operators) = subgraph.tables(SubGraph.operators) else { return }
+        for (operatorIndex, op) in operators.enumerated() {
+            var quantized: [Int] = []
+            var plain: [Int] = []
+            for field in [Operator.inputs, Operator.outputs] {
+                guard let count = op.vectorCount(field, elementSize: 4).value else { continue }
+                for element in 0..<count {
+                    guard let raw = op.int32Element(field, element), raw >= 0, Int(raw) < summaries.count else {
+                        continue
+                    }
+                    let tensor = Int(raw)
+                    if field == Operator.outputs { activations.insert(tensor) }
+                    guard summaries[tensor].isQuantizable else { continue }
+                    if summaries[tensor].isQuantized { quantized.append(tensor) } else { plain.append(tensor) }
+                }
+            }
+            if let unquantized = plain.first, !quantized.isEmpty {
+                throw problem(
+                    "subgraph \(index) operator \(operatorIndex): tensor \(unquantized) has no quantization "
+                        + "but tensor \(quantized[0]) beside it has")
+            }
+        }
+        for tensor in activations.sorted() where tensor < summaries.count {
+            let summary = summaries[tensor]
+            if summary.isQuantizable && summary.hasOnlyZeroScales {
+                throw problem(
+                    "subgraph \(index) tensor \(tensor) is computed at run time but has the quantization scale 0")
+            }
         }
     }
 

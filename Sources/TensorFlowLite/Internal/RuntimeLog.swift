@@ -2,9 +2,10 @@
 // models and compiled models.
 //
 // Invariants: captures never nest (a lock in CLiteRT serialises them); stderr is always restored
-// before `capturing` returns. Lines other threads write during a capture window are not
-// lost: every line that is not one of the runtime's `INFO:` lines is returned to the
-// caller, which attaches it to an error or logs it.
+// before `capturing` returns. Every captured line that is not one of the runtime's `INFO:`
+// lines is returned to the caller, which attaches it to an error or, with logging on, logs
+// it. Known limit: a line another thread writes to stderr inside a capture window (the few
+// milliseconds a model takes to load or compile) is taken for runtime output too.
 
 internal import CLiteRT
 import Logging

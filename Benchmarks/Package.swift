@@ -27,6 +27,6 @@ let package = Package(
                 .product(name: "TensorFlowLite", package: "NetRunner"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
-        )
+        ),
     ]
 )

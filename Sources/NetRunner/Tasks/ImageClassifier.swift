@@ -194,6 +194,22 @@ public final class ImageClassifier {
         try run(image.pixels, originalSize: image.orientedSize, decodeTime: decodeTime)
     }
 
+    /// Classifies an image already turned into this model's input (by an ``ImagePrefetcher``
+    /// given this classifier's ``preprocessing``).
+    ///
+    /// - Parameters:
+    ///   - prepared: The prepared input.
+    ///   - decodeTime: How long decoding took, reported in the result.
+    /// - Returns: The best categories and the time each stage took.
+    /// - Throws: ``InterpreterError/invalidTensorDataCount(provided:required:)`` when the
+    ///   input was prepared for another model.
+    public func classify(_ prepared: PreparedImage, decodeTime: Duration = .zero) throws -> ClassificationResult {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try interpreter.copy(prepared.input, toInputAt: preprocessing.inputIndex)
+        return try finish(preprocessingTime: prepared.preprocessingTime + (clock.now - start), decodeTime: decodeTime)
+    }
+
     private func run(_ pixels: PixelBuffer, originalSize: PixelSize, decodeTime: Duration) throws
         -> ClassificationResult
     {
@@ -201,15 +217,20 @@ public final class ImageClassifier {
         let start = clock.now
         try tensorizer.prepare(pixels, originalSize: originalSize)
         try interpreter.copy(tensorizer.input, toInputAt: preprocessing.inputIndex)
+        return try finish(preprocessingTime: clock.now - start, decodeTime: decodeTime)
+    }
+
+    /// Runs the model on the input already copied in and reads the answer.
+    private func finish(preprocessingTime: Duration, decodeTime: Duration) throws -> ClassificationResult {
+        let clock = ContinuousClock()
         let prepared = clock.now
         try interpreter.invoke()
         let output = try interpreter.output(at: 0)
         let ran = clock.now
-        let categories = categories(from: output)
         return ClassificationResult(
-            categories: categories,
+            categories: categories(from: output),
             decodingMilliseconds: Self.milliseconds(decodeTime),
-            preprocessingMilliseconds: Self.milliseconds(prepared - start),
+            preprocessingMilliseconds: Self.milliseconds(preprocessingTime),
             inferenceMilliseconds: Self.milliseconds(ran - prepared))
     }
 

@@ -4,11 +4,12 @@ import Synchronization
 
 /// Decodes image files on a background thread, a few ahead of the caller, so decoding
 /// overlaps inference: while the model runs on one image, the next ones are being decoded
-/// on the other core.
+/// (and, given a model's preprocessing, turned into input tensors) on the other core.
 ///
-///     let prefetcher = ImagePrefetcher(paths: files, options: classifier.decodingOptions)
+///     let prefetcher = ImagePrefetcher(
+///         paths: files, options: classifier.decodingOptions, preprocessing: classifier.preprocessing)
 ///     while let item = prefetcher.next() {
-///         let result = try classifier.classify(try item.image.get(), decodeTime: item.decodeTime)
+///         let result = try classifier.classify(try item.prepared.get(), decodeTime: item.decodeTime)
 ///     }
 ///
 /// Images come back in the order of `paths`. At most `lookahead` decoded images wait in
@@ -25,6 +26,9 @@ public final class ImagePrefetcher: Sendable {
         public var image: Result<DecodedImage, ImageError>
         /// How long decoding took.
         public var decodeTime: Duration
+        /// The input tensor made from the image, when the prefetcher was given a preprocessing
+        /// (otherwise, or when decoding failed, the same error as ``image``).
+        public var prepared: Result<PreparedImage, ImageError>
     }
 
     private struct State {
@@ -54,13 +58,20 @@ public final class ImagePrefetcher: Sendable {
     /// - Parameters:
     ///   - paths: The image files, in the order they will be returned.
     ///   - options: How to decode them (pixel limit, JPEG downscaling).
+    ///   - preprocessing: If given, each image is also turned into this model input on the
+    ///     background thread (``Item/prepared``), so the consumer only runs the model.
     ///   - lookahead: How many decoded images may wait ahead of the consumer (at least 1).
-    public init(paths: [String], options: DecodingOptions = DecodingOptions(), lookahead: Int = 2) {
+    public init(
+        paths: [String], options: DecodingOptions = DecodingOptions(), preprocessing: ImagePreprocessing? = nil,
+        lookahead: Int = 2
+    ) {
         self.paths = paths
         let shared = Shared(lookahead: max(1, lookahead))
         self.shared = shared
         DispatchQueue(label: "netrunner.image-prefetcher", qos: .userInitiated).async {
             let clock = ContinuousClock()
+            // The worker's own tensorizer: tensorizers are not shared between threads.
+            let tensorizer = preprocessing.flatMap { try? ImageTensorizer(preprocessing: $0) }
             for path in paths {
                 shared.slots.wait()
                 if shared.state.withLock({ $0.cancelled }) { return }
@@ -68,7 +79,15 @@ public final class ImagePrefetcher: Sendable {
                 let image = Result { () throws(ImageError) in
                     try ImageDecoder.decode(contentsOf: path, options: options)
                 }
-                let item = Item(path: path, image: image, decodeTime: clock.now - start)
+                let decoded = clock.now
+                let prepared: Result<PreparedImage, ImageError> = image.flatMap { decodedImage in
+                    guard let tensorizer else { return .failure(.emptyFile(source: "no preprocessing was given")) }
+                    return Result { () throws(ImageError) in
+                        let transform = try tensorizer.prepare(decodedImage)
+                        return PreparedImage(input: tensorizer.input, transform: transform, preprocessingTime: clock.now - decoded)
+                    }
+                }
+                let item = Item(path: path, image: image, decodeTime: decoded - start, prepared: prepared)
                 shared.state.withLock { $0.ready.append(item) }
                 shared.available.signal()
             }

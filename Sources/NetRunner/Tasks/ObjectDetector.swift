@@ -220,11 +220,36 @@ public final class ObjectDetector {
         return decoding
     }
 
+    /// Detects objects in an image already turned into this model's input (by an
+    /// ``ImagePrefetcher`` given this detector's ``preprocessing``).
+    ///
+    /// - Parameters:
+    ///   - prepared: The prepared input.
+    ///   - decodeTime: How long decoding took, reported in the result.
+    /// - Returns: The detections, in the original image's coordinates.
+    /// - Throws: ``InterpreterError/invalidTensorDataCount(provided:required:)`` when the
+    ///   input was prepared for another model.
+    public func detect(_ prepared: PreparedImage, decodeTime: Duration = .zero) throws -> DetectionResult {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try interpreter.copy(prepared.input, toInputAt: preprocessing.inputIndex)
+        return try finish(
+            transform: prepared.transform, preprocessingTime: prepared.preprocessingTime + (clock.now - start),
+            decodeTime: decodeTime)
+    }
+
     private func run(_ pixels: PixelBuffer, originalSize: PixelSize, decodeTime: Duration) throws -> DetectionResult {
         let clock = ContinuousClock()
         let start = clock.now
         let transform = try tensorizer.prepare(pixels, originalSize: originalSize)
         try interpreter.copy(tensorizer.input, toInputAt: preprocessing.inputIndex)
+        return try finish(transform: transform, preprocessingTime: clock.now - start, decodeTime: decodeTime)
+    }
+
+    private func finish(
+        transform: ImageTransform, preprocessingTime: Duration, decodeTime: Duration
+    ) throws -> DetectionResult {
+        let clock = ContinuousClock()
         let prepared = clock.now
         try interpreter.invoke()
         let ran = clock.now
@@ -241,9 +266,9 @@ public final class ObjectDetector {
         if let maxResults = options.maxResults { detections = Array(detections.prefix(maxResults)) }
         let done = clock.now
         return DetectionResult(
-            detections: detections, imageSize: originalSize,
+            detections: detections, imageSize: transform.imageSize,
             decodingMilliseconds: ImageClassifier.milliseconds(decodeTime),
-            preprocessingMilliseconds: ImageClassifier.milliseconds(prepared - start),
+            preprocessingMilliseconds: ImageClassifier.milliseconds(preprocessingTime),
             inferenceMilliseconds: ImageClassifier.milliseconds(ran - prepared),
             postprocessingMilliseconds: ImageClassifier.milliseconds(done - ran))
     }

@@ -86,10 +86,12 @@ extension NetRunnerCommand {
                 throw ValidationError("No image files found in \(inputs.images.joined(separator: ", ")).")
             }
             var failures = 0
-            let prefetcher = ImagePrefetcher(paths: files, options: classifier.decodingOptions)
+            // Decoding and preprocessing run on a second thread, ahead of inference.
+            let prefetcher = ImagePrefetcher(
+                paths: files, options: classifier.decodingOptions, preprocessing: classifier.preprocessing, lookahead: 3)
             while let item = prefetcher.next() {
                 do {
-                    let result = try classifier.classify(try item.image.get(), decodeTime: item.decodeTime)
+                    let result = try classifier.classify(try item.prepared.get(), decodeTime: item.decodeTime)
                     try ClassificationOutput.print(result, file: item.path, model: modelName, json: json)
                 } catch {
                     failures += 1

@@ -91,11 +91,11 @@ extension NetRunnerCommand {
             }
             let annotations = try annotate.map { try AnnotationTarget(path: $0, imageCount: files.count) }
             var failures = 0
-            let prefetcher = ImagePrefetcher(paths: files, options: detector.decodingOptions)
+            let prefetcher = ImagePrefetcher(
+                paths: files, options: detector.decodingOptions, preprocessing: detector.preprocessing, lookahead: 3)
             while let item = prefetcher.next() {
                 do {
-                    let image = try item.image.get()
-                    let result = try detector.detect(image, decodeTime: item.decodeTime)
+                    let result = try detector.detect(try item.prepared.get(), decodeTime: item.decodeTime)
                     try DetectionOutput.print(result, file: item.path, model: modelName, json: json)
                     if let annotations {
                         try annotations.write(result, on: item.path, options: detector.options)

@@ -84,7 +84,8 @@ public final class ImagePrefetcher: Sendable {
                     guard let tensorizer else { return .failure(.emptyFile(source: "no preprocessing was given")) }
                     return Result { () throws(ImageError) in
                         let transform = try tensorizer.prepare(decodedImage)
-                        return PreparedImage(input: tensorizer.input, transform: transform, preprocessingTime: clock.now - decoded)
+                        return PreparedImage(
+                            input: tensorizer.input, transform: transform, preprocessingTime: clock.now - decoded)
                     }
                 }
                 let item = Item(path: path, image: image, decodeTime: decoded - start, prepared: prepared)

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import NetRunner
 import NetRunnerImage
+import Synchronization
 import TensorFlowLite
 
 extension NetRunnerCommand {
@@ -12,6 +13,7 @@ extension NetRunnerCommand {
             discussion: """
                 Without --model, the embedded ImageNet MobileNetV2 (uint8) and its 1000 labels are used. \
                 Images are centre-cropped to a square and resized, as in the TensorFlow Lite iOS example. \
+                With --threads N and several images, N single-threaded classifiers work side by side. \
                 Folders are searched recursively; a file that cannot be read is reported and the others \
                 go on; the exit status is 1 if any failed.
                 """)
@@ -67,39 +69,74 @@ extension NetRunnerCommand {
             options.categoryDenylist = deny
             options.threadCount = runtime.threads
             options.cropping = crop == .center ? .centerSquare : .stretch
-            let classifier: ImageClassifier
-            let modelName: String
-            if let model {
-                classifier = try ImageClassifier(modelPath: model, labelsPath: labels, options: options)
-                modelName = model
-            } else {
-                let labelMap =
-                    try labels.map { try LabelMap(contentsOfFile: $0, classCount: 1000) }
+            let baseOptions = options
+            let model = self.model
+            let labels = self.labels
+            let modelName = model ?? EmbeddedModels.classifierName
+            let labelMap = try labels.map { try LabelMap(contentsOfFile: $0, classCount: model == nil ? 1000 : nil) }
+            let makeClassifier = { @Sendable (threads: Int) throws -> ImageClassifier in
+                var workerOptions = baseOptions
+                workerOptions.threadCount = threads
+                if let model {
+                    return try ImageClassifier(modelPath: model, labelsPath: labels, options: workerOptions)
+                }
+                let embeddedLabels =
+                    try labelMap
                     ?? LabelMap(text: EmbeddedModels.classifierLabels, source: "embedded labels", classCount: 1000)
-                classifier = try ImageClassifier(
-                    modelData: EmbeddedModels.classifier, labels: labelMap, options: options,
+                return try ImageClassifier(
+                    modelData: EmbeddedModels.classifier, labels: embeddedLabels, options: workerOptions,
                     name: EmbeddedModels.classifierName)
-                modelName = EmbeddedModels.classifierName
             }
             let files = inputs.files()
             guard !files.isEmpty else {
                 throw ValidationError("No image files found in \(inputs.images.joined(separator: ", ")).")
             }
-            var failures = 0
-            // Decoding and preprocessing run on a second thread, ahead of inference.
-            let prefetcher = ImagePrefetcher(
-                paths: files, options: classifier.decodingOptions, preprocessing: classifier.preprocessing, lookahead: 3)
-            while let item = prefetcher.next() {
-                do {
-                    let result = try classifier.classify(try item.prepared.get(), decodeTime: item.decodeTime)
-                    try ClassificationOutput.print(result, file: item.path, model: modelName, json: json)
-                } catch {
-                    failures += 1
-                    ClassificationOutput.printError(error, file: item.path, json: json)
+            let json = self.json
+            let failures = Atomic<Int>(0)
+            if files.count > 1 && runtime.threads > 1 {
+                // Several images and several cores: one single-threaded classifier per core,
+                // each decoding and classifying its own images; answers printed in order.
+                try ParallelRunner.run(
+                    count: files.count, workers: runtime.threads,
+                    makeWorker: { try makeClassifier(1) },
+                    work: { classifier, index in
+                        Result { () throws(TaskFailure) in
+                            do {
+                                return try classifier.classify(fileAt: files[index])
+                            } catch {
+                                throw TaskFailure(message: "\(error)")
+                            }
+                        }
+                    },
+                    deliver: { index, result in
+                        switch result {
+                        case .success(let answer):
+                            try? ClassificationOutput.print(answer, file: files[index], model: modelName, json: json)
+                        case .failure(let failure):
+                            failures.add(1, ordering: .relaxed)
+                            ClassificationOutput.printError(failure, file: files[index], json: json)
+                        }
+                    })
+            } else {
+                // One image, or one core: decoding and preprocessing run on a second thread,
+                // ahead of inference.
+                let classifier = try makeClassifier(runtime.threads)
+                let prefetcher = ImagePrefetcher(
+                    paths: files, options: classifier.decodingOptions, preprocessing: classifier.preprocessing,
+                    lookahead: 3)
+                while let item = prefetcher.next() {
+                    do {
+                        let result = try classifier.classify(try item.prepared.get(), decodeTime: item.decodeTime)
+                        try ClassificationOutput.print(result, file: item.path, model: modelName, json: json)
+                    } catch {
+                        failures.add(1, ordering: .relaxed)
+                        ClassificationOutput.printError(error, file: item.path, json: json)
+                    }
                 }
             }
-            if failures > 0 {
-                Console.diagnostic("\(failures) of \(files.count) images failed.")
+            let failed = failures.load(ordering: .relaxed)
+            if failed > 0 {
+                Console.diagnostic("\(failed) of \(files.count) images failed.")
                 throw ExitCode.failure
             }
         }

@@ -101,7 +101,7 @@ let package = Package(
         ),
         .testTarget(
             name: "netrunnerTests",
-            dependencies: ["netrunner", "NetRunnerTestSupport"],
+            dependencies: ["netrunner", "NetRunnerImage", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

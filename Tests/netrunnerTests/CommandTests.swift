@@ -1,4 +1,5 @@
 import Foundation
+import NetRunnerImage
 import NetRunnerTestSupport
 import Testing
 
@@ -278,6 +279,32 @@ struct TaskCommandTests {
         #expect(errors.contains { $0.contains("text.png") })
         #expect(errors.contains { $0.contains("huge.png") && $0.contains("100000") })
         #expect(errors.last == "4 of 5 images failed.")
+    }
+
+    @Test("Grayscale, 16-bit, palette and grey+alpha PNGs are classified like any other image")
+    func pngVariants() throws {
+        let variants = ["png_gray8.png", "png_gray16.png", "png_rgb16.png", "png_grayalpha8.png", "png_palette4.png"]
+        let paths = variants.map { Fixtures.path("Tests/Fixtures/ImageReference/\($0)") }
+        let result = try netrunner(["classify", "--json", "--top", "1"] + paths)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").count == variants.count)
+
+        // A real photo turned grayscale is still a cat.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netrunner-gray-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let gray = try PixelBuffer(contentsOf: Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png")).converted(
+            to: .gray8)
+        let path = folder.appendingPathComponent("chelsea-gray.png").path
+        try gray.write(to: path, format: .png)
+        let cat = try netrunner(["classify", "--json", path])
+        #expect(cat.status == 0, "\(cat.stderr)")
+        struct Line: Decodable {
+            struct Category: Decodable { var index: Int }
+            var categories: [Category]
+        }
+        let line = try JSONDecoder().decode(Line.self, from: Data(cat.stdout.utf8))
+        #expect(line.categories.contains { (281...287).contains($0.index) }, "\(cat.stdout)")
     }
 
     @Test("A labels file of the wrong length and a model whose input is not an image are clear errors")

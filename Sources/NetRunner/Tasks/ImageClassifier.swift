@@ -56,8 +56,7 @@ public final class ImageClassifier {
     private let interpreter: Interpreter
     private let tensorizer: ImageTensorizer
     private let modelName: String
-    private let allowed: Set<Int>?
-    private let denied: Set<Int>
+    private let filter: CategoryFilter
 
     /// Creates a classifier.
     ///
@@ -107,7 +106,8 @@ public final class ImageClassifier {
         self.labels = labels
         self.options = options
         self.modelName = model
-        (self.allowed, self.denied) = try Self.filters(options, labels: labels, model: model)
+        self.filter = try CategoryFilter(
+            allowlist: options.categoryAllowlist, denylist: options.categoryDenylist, labels: labels)
     }
 
     private static func validate(_ options: Options) throws(NetRunnerError) {
@@ -116,10 +116,6 @@ public final class ImageClassifier {
         }
         guard options.scoreThreshold.isFinite else {
             throw .invalidOption(name: "scoreThreshold", reason: "must be a number")
-        }
-        guard options.categoryAllowlist.isEmpty || options.categoryDenylist.isEmpty else {
-            throw .invalidOption(
-                name: "categoryAllowlist", reason: "an allowlist and a denylist cannot be used together")
         }
     }
 
@@ -229,9 +225,9 @@ public final class ImageClassifier {
         let ran = clock.now
         return ClassificationResult(
             categories: categories(from: output),
-            decodingMilliseconds: Self.milliseconds(decodeTime),
-            preprocessingMilliseconds: Self.milliseconds(preprocessingTime),
-            inferenceMilliseconds: Self.milliseconds(ran - prepared))
+            decodingMilliseconds: decodeTime.milliseconds,
+            preprocessingMilliseconds: preprocessingTime.milliseconds,
+            inferenceMilliseconds: (ran - prepared).milliseconds)
     }
 
     /// The decoding options for this model: downscale JPEGs no further than the input needs.
@@ -264,41 +260,15 @@ public final class ImageClassifier {
                 ?? (scores.contains { $0 < 0 || $0 > 1 } || abs(scores.reduce(0, +) - 1) > 0.05)
             if logits { scores = Scores.softmax(scores) }
         }
-        let allowed = self.allowed
-        let denied = self.denied
+        let filter = self.filter
         let indices = Scores.topK(scores, k: options.maxResults, threshold: options.scoreThreshold) { index in
-            (allowed?.contains(index) ?? true) && !denied.contains(index)
+            filter.includes(index)
         }
         return indices.map { index in
             Category(index: index, score: scores[index], label: labels?[index], displayName: labels?.displayName(index))
         }
     }
 
-    private static func filters(
-        _ options: Options, labels: LabelMap?, model: String
-    ) throws(NetRunnerError) -> (allowed: Set<Int>?, denied: Set<Int>) {
-        guard !options.categoryAllowlist.isEmpty || !options.categoryDenylist.isEmpty else { return (nil, []) }
-        guard let labels else {
-            throw .invalidOption(name: "categoryAllowlist", reason: "category names need a labels file")
-        }
-        func indices(_ names: [String]) -> Set<Int> {
-            let wanted = Set(names)
-            return Set(
-                labels.labels.indices.filter {
-                    wanted.contains(labels.labels[$0]) || labels.displayName($0).map(wanted.contains) == true
-                })
-        }
-        // Unknown names are ignored, as in the Task Library.
-        return (
-            options.categoryAllowlist.isEmpty ? nil : indices(options.categoryAllowlist),
-            indices(options.categoryDenylist)
-        )
-    }
-
-    static func milliseconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
-    }
 }
 
 /// What a classifier found in one image, and how long each stage took (Net Runner reports

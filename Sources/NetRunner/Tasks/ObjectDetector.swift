@@ -61,8 +61,7 @@ public final class ObjectDetector {
     private let outputs: DetectorOutputs
     private let anchors: [SSDAnchors.Anchor]
     private let labelOffset: Int
-    private let allowed: Set<Int>?
-    private let denied: Set<Int>
+    private let filter: CategoryFilter
 
     /// Creates a detector.
     ///
@@ -96,10 +95,6 @@ public final class ObjectDetector {
     private init(interpreter: Interpreter, labels: LabelMap?, options: Options, model: String) throws {
         if let maxResults = options.maxResults, maxResults < 1 {
             throw NetRunnerError.invalidOption(name: "maxResults", reason: "must be 1 or more, found \(maxResults)")
-        }
-        guard options.categoryAllowlist.isEmpty || options.categoryDenylist.isEmpty else {
-            throw NetRunnerError.invalidOption(
-                name: "categoryAllowlist", reason: "an allowlist and a denylist cannot be used together")
         }
         try interpreter.allocateTensors()
         guard interpreter.inputTensorCount >= 1 else {
@@ -150,7 +145,8 @@ public final class ObjectDetector {
         } else {
             self.labelOffset = 0
         }
-        (self.allowed, self.denied) = Self.filters(options, labels: labels)
+        self.filter = try CategoryFilter(
+            allowlist: options.categoryAllowlist, denylist: options.categoryDenylist, labels: labels)
     }
 
     private static func interpreterOptions(_ options: Options) -> Interpreter.Options {
@@ -267,10 +263,10 @@ public final class ObjectDetector {
         let done = clock.now
         return DetectionResult(
             detections: detections, imageSize: transform.imageSize,
-            decodingMilliseconds: ImageClassifier.milliseconds(decodeTime),
-            preprocessingMilliseconds: ImageClassifier.milliseconds(preprocessingTime),
-            inferenceMilliseconds: ImageClassifier.milliseconds(ran - prepared),
-            postprocessingMilliseconds: ImageClassifier.milliseconds(done - ran))
+            decodingMilliseconds: decodeTime.milliseconds,
+            preprocessingMilliseconds: preprocessingTime.milliseconds,
+            inferenceMilliseconds: (ran - prepared).milliseconds,
+            postprocessingMilliseconds: (done - ran).milliseconds)
     }
 
     private func floats(_ index: Int) throws -> [Float] {
@@ -367,22 +363,7 @@ public final class ObjectDetector {
 
     private func isIncluded(_ classIndex: Int) -> Bool {
         let labelIndex = classIndex + labelOffset
-        return (allowed?.contains(labelIndex) ?? true) && !denied.contains(labelIndex)
-    }
-
-    private static func filters(_ options: Options, labels: LabelMap?) -> (allowed: Set<Int>?, denied: Set<Int>) {
-        guard let labels else { return (nil, []) }
-        func indices(_ names: [String]) -> Set<Int> {
-            let wanted = Set(names)
-            return Set(
-                labels.labels.indices.filter {
-                    wanted.contains(labels.labels[$0]) || labels.displayName($0).map(wanted.contains) == true
-                })
-        }
-        return (
-            options.categoryAllowlist.isEmpty ? nil : indices(options.categoryAllowlist),
-            indices(options.categoryDenylist)
-        )
+        return filter.includes(labelIndex)
     }
 }
 

@@ -97,6 +97,20 @@ enum BMPDecoder {
         let outStride = pixels.bytesPerRow
         let channels = format.bytesPerPixel
         pixels.withUnsafeMutableBytes { output in
+            // The common case, 24-bit BGR, row by row with the channel swap as the only work.
+            if bitsPerPixel == 24, let input = bytes.baseAddress, let target = output.baseAddress {
+                for row in 0..<height {
+                    let source = (input + pixelOffset + (topDown ? row : height - 1 - row) * stride)
+                        .assumingMemoryBound(to: UInt8.self)
+                    let destination = (target + row * outStride).assumingMemoryBound(to: UInt8.self)
+                    for x in 0..<width {
+                        destination[3 * x] = source[3 * x + 2]
+                        destination[3 * x + 1] = source[3 * x + 1]
+                        destination[3 * x + 2] = source[3 * x]
+                    }
+                }
+                return
+            }
             for row in 0..<height {
                 let sourceRow = pixelOffset + (topDown ? row : height - 1 - row) * stride
                 let out = row * outStride

@@ -39,11 +39,3 @@ struct CategoryFilter: Sendable {
         (allowed?.contains(labelIndex) ?? true) && !denied.contains(labelIndex)
     }
 }
-
-extension Duration {
-    /// The duration in milliseconds.
-    var milliseconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
-    }
-}

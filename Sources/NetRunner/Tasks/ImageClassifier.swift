@@ -225,9 +225,9 @@ public final class ImageClassifier {
         let ran = clock.now
         return ClassificationResult(
             categories: categories(from: output),
-            decodingMilliseconds: decodeTime.milliseconds,
-            preprocessingMilliseconds: preprocessingTime.milliseconds,
-            inferenceMilliseconds: (ran - prepared).milliseconds)
+            decodingMilliseconds: decodeTime.inMilliseconds,
+            preprocessingMilliseconds: preprocessingTime.inMilliseconds,
+            inferenceMilliseconds: (ran - prepared).inMilliseconds)
     }
 
     /// The decoding options for this model: downscale JPEGs no further than the input needs.

@@ -263,10 +263,10 @@ public final class ObjectDetector {
         let done = clock.now
         return DetectionResult(
             detections: detections, imageSize: transform.imageSize,
-            decodingMilliseconds: decodeTime.milliseconds,
-            preprocessingMilliseconds: preprocessingTime.milliseconds,
-            inferenceMilliseconds: (ran - prepared).milliseconds,
-            postprocessingMilliseconds: (done - ran).milliseconds)
+            decodingMilliseconds: decodeTime.inMilliseconds,
+            preprocessingMilliseconds: preprocessingTime.inMilliseconds,
+            inferenceMilliseconds: (ran - prepared).inMilliseconds,
+            postprocessingMilliseconds: (done - ran).inMilliseconds)
     }
 
     private func floats(_ index: Int) throws -> [Float] {

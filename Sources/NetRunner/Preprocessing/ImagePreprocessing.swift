@@ -92,6 +92,34 @@ public struct ImagePreprocessing: Equatable, Hashable, Sendable {
     /// The resampling filter.
     public var resizeMethod: ResizeMethod
 
+    /// Creates a preprocessing from each choice (a model description's, for example).
+    ///
+    /// - Parameters:
+    ///   - inputIndex: The model input the image goes to.
+    ///   - size: The input's width and height.
+    ///   - channels: 3 for colour, 1 for grayscale.
+    ///   - tensorType: `uInt8`, `int8` or `float32`.
+    ///   - quantization: The input's quantization, for integer tensors.
+    ///   - normalization: How 0-255 pixels map to real values; `nil` for raw `uInt8` bytes.
+    ///   - channelOrder: The channel order.
+    ///   - cropping: How images are fitted to the input size.
+    ///   - resizeMethod: The resampling filter.
+    public init(
+        inputIndex: Int, size: PixelSize, channels: Int, tensorType: Tensor.DataType,
+        quantization: QuantizationParameters?, normalization: Normalization?, channelOrder: ChannelOrder,
+        cropping: Cropping, resizeMethod: ResizeMethod
+    ) {
+        self.inputIndex = inputIndex
+        self.size = size
+        self.channels = channels
+        self.tensorType = tensorType
+        self.quantization = quantization
+        self.normalization = normalization
+        self.channelOrder = channelOrder
+        self.cropping = cropping
+        self.resizeMethod = resizeMethod
+    }
+
     /// Derives the preprocessing from a model's input tensor, with the seeds' defaults.
     ///
     /// Defaults where the model says nothing: float inputs get `pixel / 255`, `uInt8`

@@ -76,6 +76,47 @@ public final class ImageClassifier {
         try self.init(interpreter: interpreter, labels: labels, options: options, model: modelPath)
     }
 
+    /// Creates a classifier from a TensorIO / Net Runner model bundle: the description gives
+    /// the channel order, the normalisation and the labels, as in Net Runner.
+    ///
+    /// - Parameters:
+    ///   - bundle: The bundle.
+    ///   - options: The options; the description's channel order and normalisation replace
+    ///     theirs, and a labels file in the description is used.
+    /// - Throws: ``ModelBundleError`` when the description does not match the model,
+    ///   ``NetRunnerError/notAnImageModel(model:reason:)`` when its first input is not an image.
+    public convenience init(bundle: ModelBundle, options: Options = Options()) throws {
+        let description = bundle.description
+        guard let input = description.inputs.first, input.kind == .image else {
+            throw NetRunnerError.notAnImageModel(
+                model: bundle.path, reason: "model.json's first input is not an image layer")
+        }
+        var options = options
+        options.channelOrder = input.format == "BGR" ? .bgr : .rgb
+        if let normalize = input.normalize {
+            switch normalize.standard {
+            case "[0,1]": options.normalization = .zeroToOne
+            case "[-1,1]": options.normalization = .minusOneToOne
+            default:
+                // TensorIO: value = pixel * scale + bias[c]  <=>  (pixel - mean[c]) / std.
+                options.normalization = ImagePreprocessing.Normalization(
+                    mean: normalize.bias.map { -$0 / normalize.scale }, std: [1 / normalize.scale])
+            }
+        }
+        let labelsPath = try description.outputs.first?.labels.map { name throws(ModelBundleError) in
+            try bundle.assetPath(name)
+        }
+        let modelPath = try bundle.modelPath
+        try Self.validate(options)
+        let interpreter = try Interpreter(modelPath: modelPath, options: Self.interpreterOptions(options))
+        let classCount = try Self.classCount(interpreter, model: bundle.path)
+        try bundle.check(against: interpreter)
+        let labels = try labelsPath.map { path throws(NetRunnerError) in
+            try LabelMap(contentsOfFile: path, classCount: classCount)
+        }
+        try self.init(interpreter: interpreter, labels: labels, options: options, model: bundle.path)
+    }
+
     /// Creates a classifier from a model held in memory.
     ///
     /// - Parameters:

@@ -20,7 +20,10 @@ extension NetRunnerCommand {
 
         @OptionGroup var inputs: ImageArguments
 
-        @Option(name: .shortAndLong, help: "A .tflite image classification model (default: the embedded MobileNetV2).")
+        @Option(
+            name: .shortAndLong,
+            help:
+                "A .tflite image classification model or a TensorIO bundle folder (default: the embedded MobileNetV2).")
         var model: String?
 
         @Option(name: .shortAndLong, help: "The model's labels file, one label per line.")
@@ -77,6 +80,9 @@ extension NetRunnerCommand {
             let makeClassifier = { @Sendable (threads: Int) throws -> ImageClassifier in
                 var workerOptions = baseOptions
                 workerOptions.threadCount = threads
+                if let model, ModelBundle.isBundle(model) {
+                    return try ImageClassifier(bundle: try ModelBundle(path: model), options: workerOptions)
+                }
                 if let model {
                     return try ImageClassifier(modelPath: model, labelsPath: labels, options: workerOptions)
                 }

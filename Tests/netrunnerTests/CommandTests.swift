@@ -307,6 +307,35 @@ struct TaskCommandTests {
         #expect(line.categories.contains { (281...287).contains($0.index) }, "\(cat.stdout)")
     }
 
+    @Test("classify --model accepts a TensorIO bundle, and bundle validate checks bundles")
+    func bundles() throws {
+        let bundle = Fixtures.path("Tests/Fixtures/Bundles/mobilenet_v2_1.0_224_float32.tiobundle")
+        let result = try netrunner([
+            "classify", "--top", "1", "--model", bundle, Fixtures.path("Tests/Fixtures/Photos/test/eagle.jpg"),
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("bald eagle"))
+
+        let valid = try netrunner(["bundle", "validate", bundle])
+        #expect(valid.status == 0)
+        #expect(valid.stdout.hasPrefix("valid    \(bundle): \"MobileNet V2 1.0 224\""))
+
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("netrunner-bad-\(UUID()).tiobundle")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(#"{"name": "x", "inputs": [], "outputs": [], "model": {"file": "m.tflite", "quantized": 1}}"#.utf8)
+            .write(to: folder.appendingPathComponent("model.json"))
+        let invalid = try netrunner(["bundle", "validate", folder.path])
+        #expect(invalid.status == 1)
+        #expect(invalid.stdout.contains("model.quantized: expected true or false, found 1"))
+        #expect(invalid.stdout.contains("license: expected a string, found missing"))
+        let classify = try netrunner([
+            "classify", "--model", folder.path, Fixtures.path("Tests/Fixtures/Photos/test/eagle.jpg"),
+        ])
+        #expect(classify.status == 1)
+        #expect(classify.stderr.contains("is not a valid model description"))
+    }
+
     @Test("A labels file of the wrong length and a model whose input is not an image are clear errors")
     func badModels() throws {
         let photo = Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")

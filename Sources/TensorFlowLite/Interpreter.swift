@@ -141,6 +141,18 @@ public final class Interpreter {
         }
     }
 
+    /// The model's metadata buffer stored under `name`, or `nil` when it has none.
+    ///
+    /// TFLite models written with the metadata writers keep their description (normalisation,
+    /// labels file names, licence) in a FlatBuffer under `TFLITE_METADATA`; MediaPipe's models
+    /// carry one too. This returns the raw bytes; NetRunner reads them.
+    ///
+    /// - Parameter name: The metadata entry's name.
+    /// - Returns: A copy of the buffer.
+    public func modelMetadata(named name: String = "TFLITE_METADATA") -> Data? {
+        compiled.model.metadata(forKey: name)
+    }
+
     /// Runs the model's main signature on the current input tensors.
     ///
     /// - Throws: ``InterpreterError/allocateTensorsRequired`` before

@@ -441,3 +441,18 @@ struct InterpreterTests {
         #expect(set.count == 3)
     }
 }
+
+@Suite("Model metadata buffers")
+struct ModelMetadataTests {
+    @Test("MediaPipe's BlazeFace carries a TFLITE_METADATA flatbuffer; our converted MobileNet does not")
+    func metadata() throws {
+        let face = try Interpreter(modelPath: Fixtures.path("Models/face_detection_short_range.tflite"))
+        let buffer = try #require(face.modelMetadata())
+        // A FlatBuffer with the metadata schema's file identifier "M001" at offset 4.
+        #expect(buffer.count > 100)
+        #expect(Array(buffer[4..<8]) == Array("M001".utf8))
+        #expect(face.modelMetadata(named: "no such entry") == nil)
+        let mobileNet = try Interpreter(modelPath: Fixtures.path(Fixtures.MobileNet.uint8))
+        #expect(mobileNet.modelMetadata() == nil)
+    }
+}

@@ -29,11 +29,17 @@ let package = Package(
             name: "CLiteRT",
             linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
         ),
+        // A bounds-checked FlatBuffers reader (TFLite models and their metadata).
+        .target(
+            name: "NetRunnerFlatBuffers",
+            swiftSettings: swiftSettings
+        ),
         // The TensorFlowLiteSwift API on top of CLiteRT.
         .target(
             name: "TensorFlowLite",
             dependencies: [
                 "CLiteRT",
+                "NetRunnerFlatBuffers",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -52,7 +58,7 @@ let package = Package(
         // Models as users see them: preprocessing, classification, detection.
         .target(
             name: "NetRunner",
-            dependencies: ["TensorFlowLite", "NetRunnerImage"],
+            dependencies: ["TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers"],
             swiftSettings: swiftSettings
         ),
         // The default models, linked into the executable (.incbin from Models/).

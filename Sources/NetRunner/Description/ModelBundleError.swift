@@ -41,6 +41,8 @@ public enum ModelBundleError: Error, Equatable, Hashable, Sendable {
     case fileOutsideBundle(bundle: String, file: String)
     /// The description does not match the model file (tensor count, shape or type).
     case descriptionMismatch(file: String, problems: [Problem])
+    /// The model's TFLite metadata (or the files packed with it) cannot be read.
+    case invalidMetadata(file: String, reason: String)
 }
 
 extension ModelBundleError: LocalizedError {
@@ -61,6 +63,8 @@ extension ModelBundleError: LocalizedError {
             return "\(bundle): model.json names \(file), which lies outside the bundle; files must be inside it."
         case .descriptionMismatch(let file, let problems):
             return "\(file) does not match its model: " + problems.map(\.description).joined(separator: "; ")
+        case .invalidMetadata(let file, let reason):
+            return "\(file): its TFLite metadata cannot be read: \(reason)."
         }
     }
 }

@@ -8,6 +8,8 @@
 //
 // Invariants: reads go through `FlatBuffer`, which bounds-checks every access.
 
+import NetRunnerFlatBuffers
+
 /// Structural checks of a TFLite model's flatbuffer, run before LiteRT sees the bytes.
 enum ModelIntegrity {
     // Field numbers from the TFLite schema (schema.fbs).

@@ -5,46 +5,69 @@
 // never an out-of-bounds access. The reader never follows an offset backwards into a
 // cycle: callers walk schemas of known, finite depth.
 
-/// A read-only view of a FlatBuffer.
-struct FlatBuffer {
-    let base: UnsafeRawPointer
-    let count: Int
+/// A read-only, bounds-checked view of a FlatBuffer: TFLite models (schema `TFL3`) and their
+/// metadata (schema `M001`) are read through it.
+///
+/// - Note: A view: the bytes must outlive it. Not thread-safe to mutate the bytes under it.
+public struct FlatBuffer {
+    /// The first byte.
+    public let base: UnsafeRawPointer
+    /// The number of bytes.
+    public let count: Int
+
+    /// A view of `count` bytes at `base`.
+    ///
+    /// - Parameters:
+    ///   - base: The first byte.
+    ///   - count: The number of bytes.
+    public init(base: UnsafeRawPointer, count: Int) {
+        self.base = base
+        self.count = count
+    }
 
     /// A table in the buffer, located by its absolute position.
-    struct Table {
-        let buffer: FlatBuffer
-        let position: Int
-        let vtable: Int
-        let vtableSize: Int
+    public struct Table {
+        /// The buffer.
+        public let buffer: FlatBuffer
+        /// The table's position.
+        public let position: Int
+        /// Its vtable's position.
+        public let vtable: Int
+        /// Its vtable's size in bytes.
+        public let vtableSize: Int
     }
 
     /// The root table, or `nil` if the root offset is out of range.
-    var root: Table? {
+    public var root: Table? {
         guard let offset = u32(at: 0) else { return nil }
         return table(at: Int(offset))
     }
 
-    func u8(at position: Int) -> UInt8? {
+    /// The little-endian value at an absolute position, or `nil` past the end.
+    public func u8(at position: Int) -> UInt8? {
         guard position >= 0, position < count else { return nil }
         return base.load(fromByteOffset: position, as: UInt8.self)
     }
 
-    func u16(at position: Int) -> UInt16? {
+    /// The little-endian value at an absolute position, or `nil` past the end.
+    public func u16(at position: Int) -> UInt16? {
         guard position >= 0, position <= count - 2 else { return nil }
         return base.loadUnaligned(fromByteOffset: position, as: UInt16.self).littleEndian
     }
 
-    func u32(at position: Int) -> UInt32? {
+    /// The little-endian value at an absolute position, or `nil` past the end.
+    public func u32(at position: Int) -> UInt32? {
         guard position >= 0, position <= count - 4 else { return nil }
         return base.loadUnaligned(fromByteOffset: position, as: UInt32.self).littleEndian
     }
 
-    func i32(at position: Int) -> Int32? {
+    /// The little-endian value at an absolute position, or `nil` past the end.
+    public func i32(at position: Int) -> Int32? {
         u32(at: position).map { Int32(bitPattern: $0) }
     }
 
     /// The table at an absolute position, with its vtable checked.
-    func table(at position: Int) -> Table? {
+    public func table(at position: Int) -> Table? {
         guard let relative = i32(at: position) else { return nil }
         let vtable = position - Int(relative)
         guard let vtableSize = u16(at: vtable), vtableSize >= 4, vtableSize % 2 == 0,
@@ -56,14 +79,14 @@ struct FlatBuffer {
 
 extension FlatBuffer.Table {
     /// The absolute position of field `index`, or `nil` when the field is absent.
-    func fieldPosition(_ index: Int) -> Int? {
+    public func fieldPosition(_ index: Int) -> Int? {
         let entry = 4 + 2 * index
         guard entry + 2 <= vtableSize, let offset = buffer.u16(at: vtable + entry), offset != 0 else { return nil }
         return position + Int(offset)
     }
 
     /// Whether field `index` is present.
-    func has(_ index: Int) -> Bool { fieldPosition(index) != nil }
+    public func has(_ index: Int) -> Bool { fieldPosition(index) != nil }
 
     /// The absolute position an offset field points to.
     private func target(_ index: Int) -> Int? {
@@ -74,19 +97,19 @@ extension FlatBuffer.Table {
 
     /// A scalar field read as an unsigned 32-bit value (`default` when absent, `nil` when
     /// out of range).
-    func u32(_ index: Int, default value: UInt32 = 0) -> UInt32? {
+    public func u32(_ index: Int, default value: UInt32 = 0) -> UInt32? {
         guard let field = fieldPosition(index) else { return value }
         return buffer.u32(at: field)
     }
 
     /// A scalar field read as a byte (`default` when absent, `nil` when out of range).
-    func u8(_ index: Int, default value: UInt8 = 0) -> UInt8? {
+    public func u8(_ index: Int, default value: UInt8 = 0) -> UInt8? {
         guard let field = fieldPosition(index) else { return value }
         return buffer.u8(at: field)
     }
 
     /// A string field: `.absent`, `.invalid` (out of range) or its text.
-    func string(_ index: Int) -> FlatBuffer.Field<String> {
+    public func string(_ index: Int) -> FlatBuffer.Field<String> {
         guard has(index) else { return .absent }
         guard let start = target(index), let length = buffer.u32(at: start),
             start + 4 + Int(length) <= buffer.count
@@ -96,14 +119,14 @@ extension FlatBuffer.Table {
     }
 
     /// A sub-table field.
-    func table(_ index: Int) -> FlatBuffer.Field<FlatBuffer.Table> {
+    public func table(_ index: Int) -> FlatBuffer.Field<FlatBuffer.Table> {
         guard has(index) else { return .absent }
         guard let start = target(index), let table = buffer.table(at: start) else { return .invalid }
         return .value(table)
     }
 
     /// A vector-of-tables field, as its element tables.
-    func tables(_ index: Int, limit: Int = 1 << 20) -> FlatBuffer.Field<[FlatBuffer.Table]> {
+    public func tables(_ index: Int, limit: Int = 1 << 20) -> FlatBuffer.Field<[FlatBuffer.Table]> {
         guard has(index) else { return .absent }
         guard let start = target(index), let length = buffer.u32(at: start), Int(length) <= limit,
             start + 4 + 4 * Int(length) <= buffer.count
@@ -121,7 +144,7 @@ extension FlatBuffer.Table {
     }
 
     /// The length of a vector field (of any element type).
-    func vectorCount(_ index: Int, elementSize: Int) -> FlatBuffer.Field<Int> {
+    public func vectorCount(_ index: Int, elementSize: Int) -> FlatBuffer.Field<Int> {
         guard has(index) else { return .absent }
         guard let start = target(index), let length = buffer.u32(at: start),
             start + 4 + elementSize * Int(length) <= buffer.count
@@ -130,7 +153,7 @@ extension FlatBuffer.Table {
     }
 
     /// Element `element` of a vector of 32-bit integers.
-    func int32Element(_ index: Int, _ element: Int) -> Int32? {
+    public func int32Element(_ index: Int, _ element: Int) -> Int32? {
         guard let start = target(index) else { return nil }
         return buffer.i32(at: start + 4 + 4 * element)
     }
@@ -138,12 +161,13 @@ extension FlatBuffer.Table {
 
 extension FlatBuffer {
     /// A field that may be absent, present, or present but pointing out of the buffer.
-    enum Field<Value> {
+    public enum Field<Value> {
         case absent
         case invalid
         case value(Value)
 
-        var value: Value? {
+        /// The value, if present and in range.
+        public var value: Value? {
             if case .value(let value) = self { return value }
             return nil
         }
@@ -152,11 +176,76 @@ extension FlatBuffer {
 
 extension FlatBuffer.Field where Value == Int {
     /// The length of a vector field: 0 when absent, `nil` when out of range.
-    var count: Int? {
+    public var count: Int? {
         switch self {
         case .absent: 0
         case .invalid: nil
         case .value(let count): count
+        }
+    }
+}
+
+extension FlatBuffer.Table {
+    /// A 32-bit float scalar field (`default` when absent, `nil` when out of range).
+    ///
+    /// - Parameters:
+    ///   - index: The field number.
+    ///   - value: The schema's default.
+    /// - Returns: The value.
+    public func float(_ index: Int, default value: Float = 0) -> Float? {
+        guard let field = fieldPosition(index) else { return value }
+        return buffer.u32(at: field).map { Float(bitPattern: $0) }
+    }
+
+    /// A vector of 32-bit floats, at most `limit` long.
+    ///
+    /// - Parameters:
+    ///   - index: The field number.
+    ///   - limit: The longest vector accepted (longer ones are `.invalid`).
+    /// - Returns: The values.
+    public func floats(_ index: Int, limit: Int = 1 << 16) -> FlatBuffer.Field<[Float]> {
+        switch vectorCount(index, elementSize: 4) {
+        case .absent: return .absent
+        case .invalid: return .invalid
+        case .value(let count):
+            guard count <= limit else { return .invalid }
+            var values: [Float] = []
+            values.reserveCapacity(count)
+            for element in 0..<count {
+                guard let bits = int32Element(index, element) else { return .invalid }
+                values.append(Float(bitPattern: UInt32(bitPattern: bits)))
+            }
+            return .value(values)
+        }
+    }
+
+    /// A vector of strings, at most `limit` long.
+    ///
+    /// - Parameters:
+    ///   - index: The field number.
+    ///   - limit: The longest vector accepted.
+    /// - Returns: The strings.
+    public func strings(_ index: Int, limit: Int = 1 << 16) -> FlatBuffer.Field<[String]> {
+        switch vectorCount(index, elementSize: 4) {
+        case .absent: return .absent
+        case .invalid: return .invalid
+        case .value(let count):
+            guard count <= limit, let field = fieldPosition(index), let offset = buffer.u32(at: field) else {
+                return .invalid
+            }
+            let start = field + Int(offset)
+            var values: [String] = []
+            for element in 0..<count {
+                let slot = start + 4 + 4 * element
+                guard let relative = buffer.u32(at: slot) else { return .invalid }
+                let position = slot + Int(relative)
+                guard let length = buffer.u32(at: position), position + 4 + Int(length) <= buffer.count else {
+                    return .invalid
+                }
+                let bytes = UnsafeRawBufferPointer(start: buffer.base + position + 4, count: Int(length))
+                values.append(String(decoding: bytes, as: UTF8.self))
+            }
+            return .value(values)
         }
     }
 }

@@ -60,9 +60,14 @@ public final class ImageClassifier {
 
     /// Creates a classifier.
     ///
+    /// A model that carries TFLite metadata (as the Task Library's models do) needs nothing
+    /// else: its input normalisation and its packed labels file are used unless `options`
+    /// and `labelsPath` say otherwise.
+    ///
     /// - Parameters:
     ///   - modelPath: A `.tflite` image classification model.
-    ///   - labelsPath: Its labels file (one label per line), or `nil` for indices only.
+    ///   - labelsPath: Its labels file (one label per line), or `nil` for the labels packed in
+    ///     the model, if any, else indices only.
     ///   - options: The options.
     /// - Throws: ``InterpreterError`` for a bad model, ``NetRunnerError`` for a model whose
     ///   input is not an image or whose labels do not fit.
@@ -70,8 +75,31 @@ public final class ImageClassifier {
         try Self.validate(options)
         let interpreter = try Interpreter(modelPath: modelPath, options: Self.interpreterOptions(options))
         let classCount = try Self.classCount(interpreter, model: modelPath)
-        let labels = try labelsPath.map { path throws(NetRunnerError) in
+        var labels = try labelsPath.map { path throws(NetRunnerError) in
             try LabelMap(contentsOfFile: path, classCount: classCount)
+        }
+        var options = options
+        // A model carrying TFLite metadata needs no flags: its normalisation and packed labels.
+        if let buffer = interpreter.modelMetadata() {
+            let metadata = try TFLiteMetadata(buffer, source: modelPath)
+            if options.normalization == nil, try interpreter.input(at: 0).dataType == .float32,
+                let normalization = metadata.inputs.first?.normalization
+            {
+                options.normalization = ImagePreprocessing.Normalization(
+                    mean: normalization.mean, std: normalization.std)
+            }
+            if labels == nil, let file = metadata.outputs.first?.labelsFile() {
+                let packed = try PackedFiles(
+                    model: try Data(contentsOf: URL(fileURLWithPath: modelPath)), source: modelPath)
+                guard let data = packed.files[file.name] else {
+                    throw ModelBundleError.invalidMetadata(
+                        file: modelPath,
+                        reason: "its metadata names the labels file \(file.name), which is not packed in it")
+                }
+                labels = try LabelMap(
+                    text: String(decoding: data, as: UTF8.self), source: "\(modelPath):\(file.name)",
+                    classCount: classCount)
+            }
         }
         try self.init(interpreter: interpreter, labels: labels, options: options, model: modelPath)
     }

@@ -68,3 +68,63 @@ struct TFLiteMetadataTests {
         }
     }
 }
+
+/// The committed MobileNet with metadata written by tools/metadata (tflite-support's writer),
+/// read by our reader and checked against that tool's own dump.
+@Suite("A model with TFLite metadata and packed labels")
+struct MetadataModelTests {
+    static let model = "Models/mobilenet_v2_1.0_224_uint8_metadata.tflite"
+
+    struct Dump: Decodable {
+        struct Metadata: Decodable {
+            var name: String
+            var version: String
+            var author: String
+            var license: String
+        }
+        struct Wrapper: Decodable { var metadata: Metadata }
+        var tfliteMetadata: Wrapper
+        enum CodingKeys: String, CodingKey { case tfliteMetadata = "tflite_metadata" }
+    }
+
+    @Test("Our reader sees what the writer's dump says: names, normalisation, labels files")
+    func reader() throws {
+        let interpreter = try Interpreter(modelPath: Fixtures.path(Self.model))
+        let metadata = try TFLiteMetadata(try #require(interpreter.modelMetadata()), source: Self.model)
+        let dump = try JSONDecoder().decode(
+            Dump.self, from: try Fixtures.data("Tests/Fixtures/Metadata/mobilenet_v2_1.0_224_uint8_metadata.json"))
+        #expect(metadata.name == dump.tfliteMetadata.metadata.name)
+        #expect(metadata.version == dump.tfliteMetadata.metadata.version)
+        #expect(metadata.author == dump.tfliteMetadata.metadata.author)
+        #expect(metadata.license == dump.tfliteMetadata.metadata.license)
+        let input = try #require(metadata.inputs.first)
+        #expect(input.name == "image")
+        #expect(input.content == .image(colorSpace: "RGB"))
+        #expect(input.normalization == TFLiteMetadata.Normalization(mean: [0], std: [255]))
+        #expect(input.minimum == [0] && input.maximum == [255])
+        let output = try #require(metadata.outputs.first)
+        #expect(output.content == .feature)
+        #expect(output.associatedFiles.map(\.name) == ["labels.txt", "labels_en.txt"])
+        #expect(output.associatedFiles.map(\.type) == [.tensorAxisLabels, .tensorAxisLabels])
+        #expect(output.associatedFiles.map(\.locale) == [nil, "en"])
+        #expect(output.labelsFile()?.name == "labels.txt")
+        #expect(output.labelsFile(locale: "en")?.name == "labels_en.txt")
+
+        let packed = try PackedFiles(model: try Fixtures.data(Self.model), source: Self.model)
+        #expect(packed.files["labels.txt"] == (try Fixtures.data(Fixtures.MobileNet.labels)))
+        #expect(Set(packed.files.keys) == ["labels.txt", "labels_en.txt"])
+    }
+
+    @Test("Zero configuration: the model's own labels, no labels file given")
+    func zeroConfiguration() throws {
+        let classifier = try ImageClassifier(modelPath: Fixtures.path(Self.model))
+        #expect(classifier.labels?.count == 1000)
+        let result = try classifier.classify(fileAt: Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png"))
+        #expect(result.categories.first?.label == "Egyptian cat")
+        // The metadata does not change the outputs: the same as the model without it.
+        let plain = try ImageClassifier(
+            modelPath: Fixtures.path(Fixtures.MobileNet.uint8), labelsPath: Fixtures.path(Fixtures.MobileNet.labels))
+        let expected = try plain.classify(fileAt: Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png"))
+        #expect(result.categories == expected.categories)
+    }
+}

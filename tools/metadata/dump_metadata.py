@@ -382,7 +382,9 @@ def find_zip(data: bytes, flatbuffer_end: int):
         "central_directory_offset_in_file": cd_start,
         "central_directory_size": cd_size,
         "central_directory_offset_field": cd_offset,
-        "offsets_relative_to": ("zip_start" if base == first and base != 0 else "file_start"),
+        # Python's zipfile (used by tflite-support) writes absolute offsets: base 0.
+        "offsets_relative_to": ("file_start" if base == 0 else "zip_start" if base == first
+                                else f"file_offset_{base}"),
         "end_of_central_directory_offset_in_file": eocd,
         "entry_count": n_total,
         "entries": entries,
@@ -500,8 +502,8 @@ def cross_check(path: str, d: dict):
     assert packed == ours_files, (packed, ours_files)
     for e in (d["associated_files_zip"] or {}).get("entries", []):
         assert sha256(displayer.get_associated_file_buffer(e["name"])) == e["sha256"]
-    import tflite_support
-    print(f"cross-check OK ({path}): tflite-support {getattr(tflite_support, '__version__', '?')} "
+    from importlib.metadata import version
+    print(f"cross-check OK ({path}): tflite-support {version('tflite-support')} "
           f"MetadataDisplayer agrees ({len(packed)} packed files)")
 
 

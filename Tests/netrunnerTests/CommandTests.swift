@@ -178,7 +178,7 @@ struct CommandTests {
         #expect(bad.stdout.contains("rejected  \(truncated.path): Failed to load the given model:"))
     }
 
-    @Test("Every subcommand has help", arguments: ["classify", "detect", "inspect", "bench", "check"])
+    @Test("Every subcommand has help", arguments: ["classify", "detect", "run", "inspect", "bench", "check"])
     func help(subcommand: String) throws {
         let result = try netrunner(subcommand, "--help")
         #expect(result.status == 0)
@@ -334,6 +334,25 @@ struct TaskCommandTests {
         ])
         #expect(classify.status == 1)
         #expect(classify.stderr.contains("is not a valid model description"))
+    }
+
+    @Test("run prints a described model's answers, formatted by its type, and a metadata model needs no labels")
+    func runBundle() throws {
+        let bundle = Fixtures.path("Tests/Fixtures/Bundles/mobilenet_v2_1.0_224_float32.tiobundle")
+        let result = try netrunner(["run", bundle, Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png")])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("  0.7954  Egyptian cat"))
+        let json = try netrunner(["run", "--json", bundle, Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")])
+        struct Line: Decodable { var outputs: [String: [String: Double]] }
+        let line = try JSONDecoder().decode(Line.self, from: Data(json.stdout.utf8))
+        #expect((line.outputs["classification"]?["espresso"] ?? 0) > 0.9)
+
+        let metadata = try netrunner([
+            "classify", "--top", "1", "--model", Fixtures.path("Models/mobilenet_v2_1.0_224_uint8_metadata.tflite"),
+            Fixtures.path("Tests/Fixtures/Photos/test/eagle.jpg"),
+        ])
+        #expect(metadata.status == 0, "\(metadata.stderr)")
+        #expect(metadata.stdout.contains("bald eagle"))
     }
 
     @Test("A labels file of the wrong length and a model whose input is not an image are clear errors")

@@ -1,0 +1,261 @@
+import FoundationEssentials
+public import NetRunnerImage
+import TensorFlowLite
+
+/// A model run as TensorIO runs it: inputs by layer name, outputs as a dictionary by layer
+/// name, everything taken from the model's description (`model.json`).
+///
+///     let model = try Model(bundle: try ModelBundle(path: "mobilenet.tiobundle"))
+///     let outputs = try model.run(["image": .image(pixels)])
+///     if case .labelled(let scores) = outputs["classification"] { ... }
+///
+/// Image inputs are centre-cropped to a square, resized, reordered to the layer's `format`
+/// and normalised by its `normalize` (or fed raw to quantized models); array inputs are
+/// quantized by their `quantize`. Outputs are dequantized by their `dequantize` (or the
+/// tensor's own quantization), turned into `label: score` dictionaries when the layer names a
+/// labels file, and into a scalar when they hold one value, as TensorIO packs them.
+///
+/// - Note: Not thread-safe (it owns an ``Interpreter``).
+public final class Model {
+    /// One input value.
+    public enum Input: Sendable {
+        /// An image for an `image` layer.
+        case image(PixelBuffer)
+        /// Numbers for an `array` layer, in row-major order (exact for every 32-bit integer
+        /// and for 64-bit integers up to 2^53).
+        case array([Double])
+        /// One number for a `scalar` layer.
+        case scalar(Double)
+    }
+
+    /// One output value, as TensorIO packs it.
+    ///
+    /// In JSON it is a number, an array of numbers, or an object of `label: score`.
+    public enum Output: Equatable, Hashable, Sendable, Codable {
+        /// The values of an array layer.
+        case array([Double])
+        /// The values of a labelled layer, by label.
+        case labelled([String: Double])
+        /// A single value.
+        case scalar(Double)
+
+        /// Encodes the value as a number, an array or an object.
+        ///
+        /// - Parameter encoder: The encoder.
+        /// - Throws: The encoder's errors.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .array(let values): try container.encode(values)
+            case .labelled(let scores): try container.encode(scores)
+            case .scalar(let value): try container.encode(value)
+            }
+        }
+
+        /// Decodes a number, an array or an object.
+        ///
+        /// - Parameter decoder: The decoder.
+        /// - Throws: `DecodingError` for anything else.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let value = try? container.decode(Double.self) {
+                self = .scalar(value)
+            } else if let values = try? container.decode([Double].self) {
+                self = .array(values)
+            } else {
+                self = .labelled(try container.decode([String: Double].self))
+            }
+        }
+    }
+
+    /// The description the model runs by.
+    public let description: ModelDescription
+
+    private let interpreter: Interpreter
+    private let tensorizers: [Int: ImageTensorizer]
+    private let labels: [Int: LabelMap]
+    private let name: String
+
+    /// Loads the bundle's model and prepares each layer.
+    ///
+    /// - Parameters:
+    ///   - bundle: The bundle.
+    ///   - threadCount: CPU threads for inference.
+    /// - Throws: ``ModelBundleError`` when the description does not fit the model,
+    ///   ``InterpreterError`` for a bad model file, ``NetRunnerError`` for labels that do not fit.
+    public init(bundle: ModelBundle, threadCount: Int = 1) throws {
+        var options = Interpreter.Options()
+        options.threadCount = threadCount
+        let interpreter = try Interpreter(modelPath: try bundle.modelPath, options: options)
+        try interpreter.allocateTensors()
+        try bundle.check(against: interpreter)
+        let description = bundle.description
+        var tensorizers: [Int: ImageTensorizer] = [:]
+        for (index, layer) in description.inputs.enumerated() where layer.kind == .image {
+            tensorizers[index] = try ImageTensorizer(
+                preprocessing: try Self.preprocessing(
+                    for: layer, tensor: try interpreter.input(at: index), index: index, model: bundle.path))
+        }
+        var labels: [Int: LabelMap] = [:]
+        for (index, layer) in description.outputs.enumerated() {
+            guard let file = layer.labels else { continue }
+            let count = try interpreter.output(at: index).shape.elementCount
+            labels[index] = try LabelMap(contentsOfFile: try bundle.assetPath(file), classCount: count)
+        }
+        self.interpreter = interpreter
+        self.description = description
+        self.tensorizers = tensorizers
+        self.labels = labels
+        self.name = bundle.path
+    }
+
+    /// The preprocessing an image layer describes.
+    static func preprocessing(
+        for layer: ModelDescription.Layer, tensor: Tensor, index: Int, model: String
+    ) throws(NetRunnerError) -> ImagePreprocessing {
+        var normalization: ImagePreprocessing.Normalization?
+        if let normalize = layer.normalize {
+            switch normalize.standard {
+            case "[0,1]": normalization = .zeroToOne
+            case "[-1,1]": normalization = .minusOneToOne
+            default:
+                normalization = .init(mean: normalize.bias.map { -$0 / normalize.scale }, std: [1 / normalize.scale])
+            }
+        }
+        if tensor.dataType == .uInt8 && layer.normalize == nil { normalization = nil }
+        return try ImagePreprocessing(
+            input: tensor, inputIndex: index, cropping: .centerSquare, normalization: normalization,
+            channelOrder: layer.format == "BGR" ? .bgr : .rgb, model: model)
+    }
+
+    /// Runs the model.
+    ///
+    /// - Parameter inputs: A value for every input layer, by layer name.
+    /// - Returns: Every output layer's value, by layer name.
+    /// - Throws: ``NetRunnerError/invalidOption(name:reason:)`` for a missing or mistyped
+    ///   input, ``ImageError`` for an unusable image, ``InterpreterError`` from the runtime.
+    public func run(_ inputs: [String: Input]) throws -> [String: Output] {
+        for (index, layer) in description.inputs.enumerated() {
+            guard let value = inputs[layer.name] else {
+                throw NetRunnerError.invalidOption(
+                    name: "inputs", reason: "no value for the input layer \"\(layer.name)\"")
+            }
+            try copy(value, to: index, layer: layer)
+        }
+        try interpreter.invoke()
+        var outputs: [String: Output] = [:]
+        for (index, layer) in description.outputs.enumerated() {
+            outputs[layer.name] = try output(index, layer: layer)
+        }
+        return outputs
+    }
+
+    /// Runs a model whose only input is an image.
+    ///
+    /// - Parameter image: The image.
+    /// - Returns: Every output layer's value, by layer name.
+    /// - Throws: As ``run(_:)``.
+    public func run(image: PixelBuffer) throws -> [String: Output] {
+        guard description.inputs.count == 1, let layer = description.inputs.first, layer.kind == .image else {
+            throw NetRunnerError.notAnImageModel(
+                model: name, reason: "its description does not have exactly one image input")
+        }
+        return try run([layer.name: .image(image)])
+    }
+
+    private func copy(_ value: Input, to index: Int, layer: ModelDescription.Layer) throws {
+        switch (value, layer.kind) {
+        case (.image(let pixels), .image):
+            guard let tensorizer = tensorizers[index] else {
+                throw NetRunnerError.notAnImageModel(model: name, reason: "input \(index)")
+            }
+            try tensorizer.prepare(pixels)
+            try interpreter.copy(tensorizer.input, toInputAt: index)
+        case (.array(let values), .array), (.array(let values), .scalar):
+            try interpreter.copy(try encode(values, index: index, layer: layer), toInputAt: index)
+        case (.scalar(let value), .scalar), (.scalar(let value), .array):
+            try interpreter.copy(try encode([value], index: index, layer: layer), toInputAt: index)
+        default:
+            throw NetRunnerError.invalidOption(
+                name: "inputs", reason: "the input layer \"\(layer.name)\" is of type \(layer.kind.rawValue)")
+        }
+    }
+
+    /// Numbers in the tensor's element type, quantized as the layer says.
+    private func encode(_ values: [Double], index: Int, layer: ModelDescription.Layer) throws -> Data {
+        let tensor = try interpreter.input(at: index)
+        let count = tensor.shape.elementCount
+        guard values.count == count else {
+            throw NetRunnerError.invalidOption(
+                name: "inputs", reason: "the input layer \"\(layer.name)\" takes \(count) values, found \(values.count)"
+            )
+        }
+        var data = Data()
+        switch tensor.dataType {
+        case .float32:
+            data = values.map { Float($0) }.withUnsafeBufferPointer { Data(buffer: $0) }
+        case .uInt8:
+            let bytes = values.map { value -> UInt8 in
+                // TensorIO quantize: (value + bias) * scale.
+                let q = layer.quantize.map { (value + Double($0.bias[0])) * Double($0.scale) } ?? value
+                return q.isNaN ? 0 : UInt8(min(max(q.rounded(), 0), 255))
+            }
+            data = Data(bytes)
+        case .int32:
+            let integers = values.compactMap { Int32(exactly: $0.rounded()) }
+            guard integers.count == values.count else {
+                throw NetRunnerError.invalidOption(
+                    name: "inputs", reason: "the input \"\(layer.name)\" takes 32-bit integers")
+            }
+            data = integers.withUnsafeBufferPointer { Data(buffer: $0) }
+        case .int64:
+            let integers = values.compactMap { Int64(exactly: $0.rounded()) }
+            guard integers.count == values.count else {
+                throw NetRunnerError.invalidOption(
+                    name: "inputs", reason: "the input \"\(layer.name)\" takes 64-bit integers")
+            }
+            data = integers.withUnsafeBufferPointer { Data(buffer: $0) }
+        default:
+            throw NetRunnerError.invalidOption(
+                name: "inputs", reason: "the input \"\(layer.name)\" is \(tensor.dataType)")
+        }
+        return data
+    }
+
+    private func output(_ index: Int, layer: ModelDescription.Layer) throws -> Output {
+        let tensor = try interpreter.output(at: index)
+        var values: [Double]
+        switch tensor.dataType {
+        case .float32:
+            values = tensor.data.withUnsafeBytes { $0.bindMemory(to: Float.self).map { Double($0) } }
+        case .uInt8:
+            if let dequantize = layer.dequantize, tensor.quantizationParameters == nil {
+                values = tensor.data.map { Double(Float($0) * dequantize.scale + dequantize.bias[0]) }
+            } else {
+                let q = tensor.quantizationParameters ?? QuantizationParameters(scale: 1, zeroPoint: 0)
+                values = Scores.dequantize(tensor.data, scale: q.scale, zeroPoint: q.zeroPoint).map { Double($0) }
+            }
+        case .int8:
+            let q = tensor.quantizationParameters ?? QuantizationParameters(scale: 1, zeroPoint: 0)
+            values = Scores.dequantize(
+                tensor.data.lazy.map { Int8(bitPattern: $0) }, scale: q.scale, zeroPoint: q.zeroPoint
+            )
+            .map { Double($0) }
+        case .int32:
+            values = tensor.data.withUnsafeBytes { $0.bindMemory(to: Int32.self).map { Double($0) } }
+        case .int64:
+            values = tensor.data.withUnsafeBytes { $0.bindMemory(to: Int64.self).map { Double($0) } }
+        default:
+            throw NetRunnerError.unsupportedOutputs(
+                model: name, reason: "output \"\(layer.name)\" is \(tensor.dataType)")
+        }
+        if let labels = labels[index] {
+            var scores: [String: Double] = [:]
+            for (position, value) in values.enumerated() {
+                scores[labels.labels[position], default: value] = max(scores[labels.labels[position]] ?? value, value)
+            }
+            return .labelled(scores)
+        }
+        return values.count == 1 ? .scalar(values[0]) : .array(values)
+    }
+}

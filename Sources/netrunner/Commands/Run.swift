@@ -1,0 +1,62 @@
+import ArgumentParser
+import FoundationEssentials
+import NetRunner
+import NetRunnerImage
+
+extension NetRunnerCommand {
+    /// `netrunner run BUNDLE IMAGE...`: any described model, no code, as Net Runner runs it.
+    struct Run: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a model described by a TensorIO / Net Runner bundle on images, with no code.",
+            discussion: """
+                The bundle's model.json says how to prepare the image and read the outputs; the output is \
+                formatted by the model's type (image.classification.*: the top 5 labels above 0.1).
+                """)
+
+        @Argument(help: "A .tiobundle or .tfbundle folder.")
+        var bundle: String
+
+        @OptionGroup var inputs: ImageArguments
+
+        @OptionGroup var runtime: RuntimeOptions
+
+        @Flag(help: "Print one JSON object per image with every output.")
+        var json = false
+
+        func validate() throws {
+            guard !inputs.images.isEmpty else { throw ValidationError("Name at least one image file or folder.") }
+        }
+
+        struct Line: Encodable {
+            var file: String
+            var outputs: [String: Model.Output]
+        }
+
+        func run() throws {
+            let modelBundle = try ModelBundle(path: bundle)
+            let model = try Model(bundle: modelBundle, threadCount: runtime.threads)
+            let formatter = OutputFormatters.formatter(for: model.description)
+            var failures = 0
+            let files = inputs.files()
+            for file in files {
+                do {
+                    let image = try ImageDecoder.decode(contentsOf: file)
+                    let outputs = try model.run(image: image.pixels)
+                    if json {
+                        try ClassificationOutput.printLine(Line(file: file, outputs: outputs))
+                    } else {
+                        Console.print(file)
+                        for line in formatter.format(outputs, description: model.description) { Console.print(line) }
+                    }
+                } catch {
+                    failures += 1
+                    ClassificationOutput.printError(error, file: file, json: json)
+                }
+            }
+            if failures > 0 {
+                Console.diagnostic("\(failures) of \(files.count) images failed.")
+                throw ExitCode.failure
+            }
+        }
+    }
+}

@@ -355,6 +355,28 @@ struct TaskCommandTests {
         #expect(metadata.stdout.contains("bald eagle"))
     }
 
+    @Test("A bare .tflite runs by its metadata, else by a model.json beside it, else with a notice of what is assumed")
+    func modelResolution() throws {
+        let photo = Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png")
+        let sibling = try netrunner([
+            "classify", "--top", "1", "--model",
+            Fixtures.path(
+                "Tests/Fixtures/Bundles/mobilenet_v2_1.0_224_float32.tiobundle/mobilenet_v2_1.0_224_float32.tflite"),
+            photo,
+        ])
+        #expect(sibling.status == 0, "\(sibling.stderr)")
+        #expect(sibling.stdout.contains("Egyptian cat"))
+        #expect(sibling.stderr.isEmpty)
+        let bare = try netrunner(["classify", "--top", "1", "--model", Fixtures.path(Fixtures.MobileNet.uint8), photo])
+        #expect(bare.status == 0)
+        #expect(bare.stdout.contains("class 285"))
+        #expect(
+            bare.stderr.contains("has no metadata and no model.json beside it: assuming RGB, a centre crop, raw bytes"))
+        let inspect = try netrunner(["inspect", Fixtures.path("Models/mobilenet_v2_1.0_224_uint8_metadata.tflite")])
+        #expect(inspect.stdout.contains("Metadata: \"MobileNetV2 1.0 224 ImageNet (uint8 quantized)\" version 1"))
+        #expect(inspect.stdout.contains("files labels.txt (tensorAxisLabels), labels_en.txt (tensorAxisLabels, en)"))
+    }
+
     @Test("A labels file of the wrong length and a model whose input is not an image are clear errors")
     func badModels() throws {
         let photo = Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")

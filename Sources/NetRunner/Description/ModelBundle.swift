@@ -80,7 +80,7 @@ public struct ModelBundle: Equatable, Hashable, Sendable {
         return resolved
     }
 
-    private static func realPath(_ path: String) -> String? {
+    static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
@@ -95,5 +95,21 @@ public struct ModelBundle: Equatable, Hashable, Sendable {
         let folder = path.hasSuffix("/") ? String(path.dropLast()) : path
         guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return false }
         return access(folder + "/model.json", F_OK) == 0
+    }
+}
+
+extension ModelBundle {
+    /// The bundle whose `model.json` sits beside a model file and names it, if any: a bare
+    /// `.tflite` given with its description next to it runs as that bundle.
+    ///
+    /// - Parameter modelPath: A `.tflite` file.
+    /// - Returns: The bundle of its folder, when that folder's `model.json` names this file.
+    public static func sibling(of modelPath: String) -> ModelBundle? {
+        let folder =
+            modelPath.contains("/") ? String(modelPath[..<(modelPath.lastIndex(of: "/") ?? modelPath.endIndex)]) : "."
+        guard access(folder + "/model.json", F_OK) == 0, let bundle = try? ModelBundle(path: folder),
+            let named = try? bundle.modelPath, let given = realPath(modelPath), named == given
+        else { return nil }
+        return bundle
     }
 }

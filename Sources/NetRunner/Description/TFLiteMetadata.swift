@@ -297,3 +297,20 @@ extension TFLiteMetadata {
         }
     }
 }
+
+extension TFLiteMetadata {
+    /// Whether the model file at `path` carries a `TFLITE_METADATA` entry (read from the
+    /// flatbuffer, without loading the model).
+    ///
+    /// - Parameter path: A `.tflite` file.
+    /// - Returns: `true` when the entry is present.
+    public static func isPresent(inModelAt path: String) -> Bool {
+        guard let data = FileManager.default.contents(atPath: path) else { return false }
+        return data.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress, let root = FlatBuffer(base: base, count: bytes.count).root,
+                case .value(let entries) = root.tables(6, limit: 1024)  // Model.metadata: [Metadata]
+            else { return false }
+            return entries.contains { $0.string(0).value == "TFLITE_METADATA" }
+        }
+    }
+}

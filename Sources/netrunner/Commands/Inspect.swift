@@ -1,4 +1,5 @@
 import ArgumentParser
+import NetRunner
 import TensorFlowLite
 
 extension NetRunnerCommand {
@@ -20,6 +21,16 @@ extension NetRunnerCommand {
             var inputs: [TensorReport]
             var outputs: [TensorReport]
             var signatures: [Signature]
+            var metadata: Metadata?
+        }
+
+        struct Metadata: Codable {
+            var name: String?
+            var version: String?
+            var author: String?
+            var license: String?
+            var inputs: [String]
+            var outputs: [String]
         }
 
         struct Signature: Codable {
@@ -54,10 +65,31 @@ extension NetRunnerCommand {
                                 nameInSignature: $0.element)
                         }))
             }
+            let metadata = try interpreter.modelMetadata().map { buffer in
+                let parsed = try TFLiteMetadata(buffer, source: model)
+                func describe(_ tensor: TFLiteMetadata.TensorMetadata) -> String {
+                    var text = "\"\(tensor.name ?? "")\" \(tensor.content)"
+                    if let normalization = tensor.normalization {
+                        text += " normalised (x - \(normalization.mean)) / \(normalization.std)"
+                    }
+                    if !tensor.associatedFiles.isEmpty {
+                        text +=
+                            " files "
+                            + tensor.associatedFiles.map {
+                                "\($0.name) (\($0.type)\($0.locale.map { ", \($0)" } ?? ""))"
+                            }
+                            .joined(separator: ", ")
+                    }
+                    return text
+                }
+                return Metadata(
+                    name: parsed.name, version: parsed.version, author: parsed.author, license: parsed.license,
+                    inputs: parsed.inputs.map(describe), outputs: parsed.outputs.map(describe))
+            }
             let report = Report(
                 model: model, bytes: interpreter.modelSizeInBytes,
                 runtime: "LiteRT \(Runtime.version) (\(Runtime.loadedPath ?? "?"))",
-                inputs: inputs, outputs: outputs, signatures: signatures)
+                inputs: inputs, outputs: outputs, signatures: signatures, metadata: metadata)
             if json {
                 try Console.printJSON(report)
                 return
@@ -68,6 +100,16 @@ extension NetRunnerCommand {
             for tensor in inputs { Console.print("  " + tensor.line) }
             Console.print("Outputs (interpreter order):")
             for tensor in outputs { Console.print("  " + tensor.line) }
+            if let metadata {
+                Console.print(
+                    "Metadata: \"\(metadata.name ?? "")\" version \(metadata.version ?? "-"), author \(metadata.author ?? "-")"
+                )
+                Console.print("  license: \(metadata.license ?? "-")")
+                for input in metadata.inputs { Console.print("  input " + input) }
+                for output in metadata.outputs { Console.print("  output " + output) }
+            } else {
+                Console.print("Metadata: none")
+            }
             Console.print("Signatures: \(signatures.count)")
             for signature in signatures {
                 Console.print("  \"\(signature.key)\"")

@@ -49,6 +49,11 @@ let package = Package(
             name: "CImageCodecs",
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]
         ),
+        // Raw DEFLATE (zlib) for zipped bundles.
+        .target(
+            name: "CArchive",
+            linkerSettings: [.linkedLibrary("z")]
+        ),
         // Pixels: decode/encode, PixelBuffer, orientation, crop, resize. Knows nothing of models.
         .target(
             name: "NetRunnerImage",
@@ -58,7 +63,7 @@ let package = Package(
         // Models as users see them: preprocessing, classification, detection.
         .target(
             name: "NetRunner",
-            dependencies: ["TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers"],
+            dependencies: ["TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "CArchive"],
             swiftSettings: swiftSettings
         ),
         // The default models, linked into the executable (.incbin from Models/).

@@ -18,7 +18,7 @@ extension NetRunnerCommand.Bundle {
             abstract: "Check bundles: model.json against TensorIO's format, its files, and the model itself.",
             discussion: "Prints every problem with its JSON path. Exits 0 when every bundle is valid, 1 otherwise.")
 
-        @Argument(help: "Bundle folders.")
+        @Argument(help: "Bundle folders, or zips of them.")
         var bundles: [String]
 
         func validate() throws {
@@ -29,7 +29,8 @@ extension NetRunnerCommand.Bundle {
             var invalid = 0
             for path in bundles {
                 do {
-                    let bundle = try ModelBundle(path: path)
+                    let zipped = ZippedModelBundle.isZip(path) ? try ZippedModelBundle(zipAt: path) : nil
+                    let bundle = try zipped?.bundle ?? ModelBundle(path: path)
                     let interpreter = try Interpreter(modelPath: try bundle.modelPath)
                     try interpreter.allocateTensors()
                     try bundle.check(against: interpreter)

@@ -85,6 +85,10 @@ extension NetRunnerCommand {
                 if let model, ModelBundle.isBundle(model) {
                     return try ImageClassifier(bundle: try ModelBundle(path: model), options: workerOptions)
                 }
+                if let model, ZippedModelBundle.isZip(model) {
+                    let zipped = try ZippedModelBundle(zipAt: model)  // unpacked until the classifier has read it
+                    return try ImageClassifier(bundle: zipped.bundle, options: workerOptions)
+                }
                 if let model, labels == nil, !TFLiteMetadata.isPresent(inModelAt: model),
                     let sibling = ModelBundle.sibling(of: model)
                 {

@@ -13,7 +13,7 @@ extension NetRunnerCommand {
                 formatted by the model's type (image.classification.*: the top 5 labels above 0.1).
                 """)
 
-        @Argument(help: "A .tiobundle or .tfbundle folder.")
+        @Argument(help: "A .tiobundle or .tfbundle folder, or a zip of one.")
         var bundle: String
 
         @OptionGroup var inputs: ImageArguments
@@ -33,7 +33,8 @@ extension NetRunnerCommand {
         }
 
         func run() throws {
-            let modelBundle = try ModelBundle(path: bundle)
+            let zipped = ZippedModelBundle.isZip(bundle) ? try ZippedModelBundle(zipAt: bundle) : nil
+            let modelBundle = try zipped?.bundle ?? ModelBundle(path: bundle)
             let model = try Model(bundle: modelBundle, threadCount: runtime.threads)
             let formatter = OutputFormatters.formatter(for: model.description)
             var failures = 0

@@ -8,7 +8,7 @@ import Testing
 @Suite("Files packed into models")
 struct PackedFilesTests {
     /// A stored (uncompressed) zip archive holding `files`, as the metadata writers make it.
-    static func zip(_ files: [(String, Data)], method: UInt16 = 0) -> Data {
+    static func zip(_ files: [(String, Data)], method: UInt16 = 0, attributes: Int = 0o100644 << 16) -> Data {
         func le16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
         func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(value >> (8 * $0) & 0xFF) } }
         var archive: [UInt8] = []
@@ -20,7 +20,7 @@ struct PackedFilesTests {
             archive += le32(data.count) + le32(data.count) + le16(nameBytes.count) + le16(0) + nameBytes + [UInt8](data)
             directory += le32(0x0201_4B50) + le16(20) + le16(20) + le16(0) + le16(Int(method)) + le16(0) + le16(0)
             directory += le32(0) + le32(data.count) + le32(data.count) + le16(nameBytes.count) + le16(0) + le16(0)
-            directory += le16(0) + le16(0) + le32(0) + le32(offset) + nameBytes
+            directory += le16(0) + le16(0) + le32(attributes) + le32(offset) + nameBytes
         }
         let directoryOffset = archive.count
         archive += directory

@@ -2,8 +2,8 @@ public import TensorFlowLite
 
 extension ModelBundle {
     /// Checks the description against the model it describes: as many inputs and outputs,
-    /// the same shapes (a -1 or missing batch dimension matches any), and uint8 tensors for a
-    /// model described as quantized.
+    /// the same shapes (a -1 or missing batch dimension matches any), the same element types
+    /// where `dtype` is given, and integer inputs for a model described as quantized.
     ///
     /// - Parameter interpreter: The model, with its tensors allocated.
     /// - Throws: ``ModelBundleError/descriptionMismatch(file:problems:)`` listing every
@@ -22,6 +22,12 @@ extension ModelBundle {
             }
             for (index, layer) in layers.enumerated() {
                 let actual = try tensor(index)
+                if let dtype = layer.dtype, dtype != "string", dtype != actual.dataType.description {
+                    problems.append(
+                        .init(
+                            path: "\(group)[\(index)].dtype", expected: "\"\(actual.dataType)\" (the model's)",
+                            found: "\"\(dtype)\""))
+                }
                 if !Self.shape(layer.shape, matches: actual.shape.dimensions) {
                     problems.append(
                         .init(

@@ -62,6 +62,23 @@ public struct ModelDescription: Equatable, Hashable, Sendable {
         public var bias: [Float]
         /// The standard string it was given as (`[0,1]` or `[-1,1]`), if any.
         public var standard: String? = nil
+
+        /// Creates a transform.
+        ///
+        /// - Parameters:
+        ///   - scale: The factor.
+        ///   - bias: The offset of each channel (one value for arrays).
+        ///   - standard: The standard string it stands for, if any.
+        public init(scale: Float, bias: [Float], standard: String? = nil) {
+            self.scale = scale
+            self.bias = bias
+            self.standard = standard
+        }
+
+        /// TensorIO's `"[0,1]"` normalisation: `pixel / 255`.
+        public static let zeroToOne = Transform(scale: 1 / 255, bias: [0, 0, 0], standard: "[0,1]")
+        /// TensorIO's `"[-1,1]"` normalisation: `pixel * 2 / 255 - 1`.
+        public static let minusOneToOne = Transform(scale: 2 / 255, bias: [-1, -1, -1], standard: "[-1,1]")
     }
 
     /// One input or output layer.

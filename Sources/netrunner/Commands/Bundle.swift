@@ -7,7 +7,7 @@ extension NetRunnerCommand {
     struct Bundle: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Work with TensorIO / Net Runner model bundles (.tiobundle, .tfbundle folders).",
-            subcommands: [Validate.self])
+            subcommands: [Create.self, Validate.self])
     }
 }
 
@@ -58,5 +58,58 @@ extension NetRunnerCommand.Bundle {
             }
             if invalid > 0 { throw ExitCode.failure }
         }
+    }
+}
+
+extension NetRunnerCommand.Bundle {
+    /// `netrunner bundle create MODEL --output DIR`: a TensorIO bundle for a `.tflite` model.
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Write a TensorIO / Net Runner bundle for a .tflite model, filled from its metadata where it has some.",
+            discussion:
+                "The bundle is written beside OUTPUT and renamed into place; an existing OUTPUT is never replaced.")
+
+        @Argument(help: "The .tflite model.")
+        var model: String
+
+        @Option(name: .shortAndLong, help: "The bundle folder to create (name.tiobundle).")
+        var output: String
+
+        @Option(
+            name: .shortAndLong, help: "A labels file for the first output (default: the labels packed in the model).")
+        var labels: String?
+
+        @Option(
+            help: "The image input's normalisation: [0,1], [-1,1] or SCALE,BIAS (default: the metadata's, else [0,1]).")
+        var normalize: String?
+
+        @Option(help: "The model type, such as image.classification.imagenet.")
+        var type: String?
+
+        func run() throws {
+            var transform: ModelDescription.Transform?
+            switch normalize {
+            case nil: transform = nil
+            case "[0,1]": transform = .init(scale: 1 / 255, bias: [0, 0, 0], standard: "[0,1]")
+            case "[-1,1]": transform = .init(scale: 2 / 255, bias: [-1, -1, -1], standard: "[-1,1]")
+            case let text?:
+                let parts = text.split(separator: ",").compactMap { Float($0.trimmingWhitespaceForCLI()) }
+                guard parts.count == 2, parts[0] != 0, parts.allSatisfy(\.isFinite) else {
+                    throw ValidationError("--normalize must be [0,1], [-1,1] or SCALE,BIAS, found \(text).")
+                }
+                transform = .init(scale: parts[0], bias: [parts[1], parts[1], parts[1]])
+            }
+            let bundle = try ModelBundle.create(
+                at: output, modelPath: model, labelsPath: labels, normalization: transform, type: type)
+            Console.print("created  \(bundle.path): \"\(bundle.description.name)\" (id \(bundle.description.id))")
+        }
+    }
+}
+
+extension Substring {
+    /// The text without surrounding spaces.
+    fileprivate func trimmingWhitespaceForCLI() -> String {
+        String(self.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 }

@@ -10,7 +10,17 @@ enum DetectorOutputs: Equatable {
     case anchors(regressors: Int, scores: Int, anchorCount: Int, coordinates: Int)
 
     /// Resolves the outputs of an allocated interpreter.
-    static func resolve(_ outputs: [Tensor], model: String) throws(NetRunnerError) -> DetectorOutputs {
+    ///
+    /// - Parameters:
+    ///   - outputs: The output tensors, in the interpreter's order.
+    ///   - metadataNames: The names the model's TFLite metadata gives the outputs (the Task
+    ///     Library's `location`, `category`, `score`, `number of detections`), if any.
+    ///   - model: The model's name, for errors.
+    /// - Returns: Which output holds what.
+    /// - Throws: ``NetRunnerError/unsupportedOutputs(model:reason:)`` when they cannot be told apart.
+    static func resolve(
+        _ outputs: [Tensor], metadataNames: [String?] = [], model: String
+    ) throws(NetRunnerError) -> DetectorOutputs {
         let shapes = outputs.map(\.shape.dimensions)
         if outputs.count == 2 {
             // Raw anchors: one [1, N, >= 4] regression tensor and one [1, N, 1] score tensor.
@@ -33,11 +43,13 @@ enum DetectorOutputs: Equatable {
             )
         }
         func named(_ words: [String]) -> Int? {
-            let matches = outputs.indices.filter { index in
-                let name = outputs[index].name.lowercased()
-                return words.contains { name.contains($0) }
+            // The metadata's names first, then the tensors' own.
+            for source in [metadataNames.map { $0?.lowercased() ?? "" }, outputs.map { $0.name.lowercased() }] {
+                guard source.count == outputs.count else { continue }
+                let matches = source.indices.filter { index in words.contains { source[index].contains($0) } }
+                if matches.count == 1 { return matches[0] }
             }
-            return matches.count == 1 ? matches[0] : nil
+            return nil
         }
         // TFLite_Detection_PostProcess names its outputs "…", ":1", ":2", ":3".
         func postProcess(_ suffix: String) -> Int? {

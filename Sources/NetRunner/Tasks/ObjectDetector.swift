@@ -65,6 +65,9 @@ public final class ObjectDetector {
 
     /// Creates a detector.
     ///
+    /// A model carrying TFLite metadata gives its input normalisation, its output names and its
+    /// packed class labels; `options` and `labelsPath` override them.
+    ///
     /// - Parameters:
     ///   - modelPath: A `.tflite` detection model.
     ///   - labelsPath: Its labels file, or `nil`.
@@ -73,8 +76,29 @@ public final class ObjectDetector {
     ///   not an image detector.
     public convenience init(modelPath: String, labelsPath: String? = nil, options: Options = Options()) throws {
         let interpreter = try Interpreter(modelPath: modelPath, options: Self.interpreterOptions(options))
-        let labels = try labelsPath.map { path throws(NetRunnerError) in try LabelMap(contentsOfFile: path) }
-        try self.init(interpreter: interpreter, labels: labels, options: options, model: modelPath)
+        var labels = try labelsPath.map { path throws(NetRunnerError) in try LabelMap(contentsOfFile: path) }
+        var options = options
+        var metadataNames: [String?] = []
+        // TFLite metadata, as the Task Library's detectors carry it: normalisation, output
+        // names, and the class labels packed with the model.
+        if let buffer = interpreter.modelMetadata() {
+            let metadata = try TFLiteMetadata(buffer, source: modelPath)
+            metadataNames = metadata.outputs.map(\.name)
+            if options.normalization == nil, let normalization = metadata.inputs.first?.normalization {
+                options.normalization = ImagePreprocessing.Normalization(
+                    mean: normalization.mean, std: normalization.std)
+            }
+            if labels == nil, let file = metadata.outputs.lazy.compactMap({ $0.labelsFile() }).first {
+                let packed = try PackedFiles(
+                    model: try Data(contentsOf: URL(fileURLWithPath: modelPath)), source: modelPath)
+                if let data = packed.files[file.name] {
+                    labels = try LabelMap(
+                        text: String(decoding: data, as: UTF8.self), source: "\(modelPath):\(file.name)")
+                }
+            }
+        }
+        try self.init(
+            interpreter: interpreter, labels: labels, options: options, model: modelPath, metadataNames: metadataNames)
     }
 
     /// Creates a detector from a model held in memory.
@@ -92,7 +116,9 @@ public final class ObjectDetector {
         try self.init(interpreter: interpreter, labels: labels, options: options, model: name)
     }
 
-    private init(interpreter: Interpreter, labels: LabelMap?, options: Options, model: String) throws {
+    private init(
+        interpreter: Interpreter, labels: LabelMap?, options: Options, model: String, metadataNames: [String?] = []
+    ) throws {
         if let maxResults = options.maxResults, maxResults < 1 {
             throw NetRunnerError.invalidOption(name: "maxResults", reason: "must be 1 or more, found \(maxResults)")
         }
@@ -101,7 +127,7 @@ public final class ObjectDetector {
             throw NetRunnerError.notAnImageModel(model: model, reason: "it has no input")
         }
         let outputTensors = try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) }
-        let outputs = try DetectorOutputs.resolve(outputTensors, model: model)
+        let outputs = try DetectorOutputs.resolve(outputTensors, metadataNames: metadataNames, model: model)
         let input = try interpreter.input(at: 0)
         var anchors: [SSDAnchors.Anchor] = []
         if case .anchors(_, _, let anchorCount, _) = outputs {

@@ -372,6 +372,10 @@ struct TaskCommandTests {
         #expect(bare.stdout.contains("class 285"))
         #expect(
             bare.stderr.contains("has no metadata and no model.json beside it: assuming RGB, a centre crop, raw bytes"))
+        let zipped = try netrunner(["inspect", Fixtures.path("Tests/Fixtures/Bundles/multi_io.tiobundle.zip")])
+        #expect(zipped.status == 0, "\(zipped.stderr)")
+        #expect(zipped.stdout.contains("\"multi io\" id multi-io, version 1"))
+        #expect(zipped.stdout.contains("output \"count\" array [1]"))
         let inspect = try netrunner(["inspect", Fixtures.path("Models/mobilenet_v2_1.0_224_uint8_metadata.tflite")])
         #expect(inspect.stdout.contains("Metadata: \"MobileNetV2 1.0 224 ImageNet (uint8 quantized)\" version 1"))
         #expect(inspect.stdout.contains("files labels.txt (tensorAxisLabels), labels_en.txt (tensorAxisLabels, en)"))

@@ -8,7 +8,7 @@ extension NetRunnerCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show a model's signatures, inputs and outputs (names, types, shapes, quantization).")
 
-        @Argument(help: "A .tflite model file.")
+        @Argument(help: "A .tflite model file, a bundle folder, or a zipped bundle.")
         var model: String
 
         @Flag(name: .long, help: "Print JSON instead of text.")
@@ -40,7 +40,30 @@ extension NetRunnerCommand {
         }
 
         func run() throws {
-            let interpreter = try Interpreter(modelPath: model)
+            // A bundle: its description first, then the model file it names.
+            let zipped = ZippedModelBundle.isZip(model) ? try ZippedModelBundle(zipAt: model) : nil
+            let bundle = try zipped?.bundle ?? (ModelBundle.isBundle(model) ? try ModelBundle(path: model) : nil)
+            let modelPath = try bundle?.modelPath ?? model
+            if let bundle, !json {
+                let description = bundle.description
+                Console.print("Bundle: \(model)")
+                Console.print(
+                    "  \"\(description.name)\" id \(description.id), version \(description.version), "
+                        + "type \(description.model.type ?? "-"), quantized \(description.model.quantized)")
+                for (group, layers) in [("input", description.inputs), ("output", description.outputs)] {
+                    for layer in layers {
+                        var text = "  \(group) \"\(layer.name)\" \(layer.kind.rawValue) \(layer.shape)"
+                        if let format = layer.format { text += " \(format)" }
+                        if let normalize = layer.normalize {
+                            text +=
+                                " normalize \(normalize.standard ?? "scale \(normalize.scale) bias \(normalize.bias)")"
+                        }
+                        if let labels = layer.labels { text += " labels \(labels)" }
+                        Console.print(text)
+                    }
+                }
+            }
+            let interpreter = try Interpreter(modelPath: modelPath)
             try interpreter.allocateTensors()
             let inputs = try (0..<interpreter.inputTensorCount).map {
                 TensorReport(index: $0, tensor: try interpreter.input(at: $0))
@@ -66,7 +89,7 @@ extension NetRunnerCommand {
                         }))
             }
             let metadata = try interpreter.modelMetadata().map { buffer in
-                let parsed = try TFLiteMetadata(buffer, source: model)
+                let parsed = try TFLiteMetadata(buffer, source: modelPath)
                 func describe(_ tensor: TFLiteMetadata.TensorMetadata) -> String {
                     var text = "\"\(tensor.name ?? "")\" \(tensor.content)"
                     if let normalization = tensor.normalization {
@@ -94,7 +117,7 @@ extension NetRunnerCommand {
                 try Console.printJSON(report)
                 return
             }
-            Console.print("Model: \(model) (\(Console.megabytes(report.bytes)) MB)")
+            Console.print("Model: \(modelPath) (\(Console.megabytes(report.bytes)) MB)")
             Console.print("Runtime: \(report.runtime)")
             Console.print("Inputs (interpreter order):")
             for tensor in inputs { Console.print("  " + tensor.line) }

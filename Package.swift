@@ -66,10 +66,10 @@ let package = Package(
             dependencies: ["TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "CArchive"],
             swiftSettings: swiftSettings
         ),
-        // The default models, linked into the executable (.incbin from Models/).
+        // The default model bundles, linked into the executable (.incbin from Models/bundles/).
         .target(
             name: "CEmbeddedModels",
-            cSettings: [.headerSearchPath("../../Models")]
+            cSettings: [.headerSearchPath("../../Models/bundles")]
         ),
         // The command-line tool: thin; parses arguments, calls the libraries, prints.
         .executableTarget(

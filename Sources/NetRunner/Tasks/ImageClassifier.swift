@@ -115,9 +115,43 @@ public final class ImageClassifier {
     ///   ``NetRunnerError/notAnImageModel(model:reason:)`` when its first input is not an image.
     public convenience init(bundle: ModelBundle, options: Options = Options()) throws {
         let description = bundle.description
+        let options = try Self.options(options, applying: description, model: bundle.path)
+        let labelsPath = try description.outputs.first?.labels.map { name throws(ModelBundleError) in
+            try bundle.assetPath(name)
+        }
+        let modelPath = try bundle.modelPath
+        try Self.validate(options)
+        let interpreter = try Interpreter(modelPath: modelPath, options: Self.interpreterOptions(options))
+        let classCount = try Self.classCount(interpreter, model: bundle.path)
+        try bundle.check(against: interpreter)
+        let labels = try labelsPath.map { path throws(NetRunnerError) in
+            try LabelMap(contentsOfFile: path, classCount: classCount)
+        }
+        try self.init(interpreter: interpreter, labels: labels, options: options, model: bundle.path)
+    }
+
+    /// Creates a classifier from a model and its description held in memory (an embedded
+    /// bundle): the description gives the channel order and normalisation.
+    ///
+    /// - Parameters:
+    ///   - modelData: The bytes of the `.tflite` model.
+    ///   - description: Its `model.json`.
+    ///   - labels: The labels of its classes, or `nil`.
+    ///   - options: The options; the description's channel order and normalisation replace theirs.
+    /// - Throws: The errors of ``init(bundle:options:)``.
+    public convenience init(
+        modelData: Data, description: ModelDescription, labels: LabelMap?, options: Options = Options()
+    ) throws {
+        let options = try Self.options(options, applying: description, model: description.name)
+        try self.init(modelData: modelData, labels: labels, options: options, name: description.name)
+    }
+
+    /// The options with a description's channel order and normalisation.
+    private static func options(
+        _ options: Options, applying description: ModelDescription, model: String
+    ) throws -> Options {
         guard let input = description.inputs.first, input.kind == .image else {
-            throw NetRunnerError.notAnImageModel(
-                model: bundle.path, reason: "model.json's first input is not an image layer")
+            throw NetRunnerError.notAnImageModel(model: model, reason: "model.json's first input is not an image layer")
         }
         var options = options
         options.channelOrder = input.format == "BGR" ? .bgr : .rgb
@@ -131,18 +165,7 @@ public final class ImageClassifier {
                     mean: normalize.bias.map { -$0 / normalize.scale }, std: [1 / normalize.scale])
             }
         }
-        let labelsPath = try description.outputs.first?.labels.map { name throws(ModelBundleError) in
-            try bundle.assetPath(name)
-        }
-        let modelPath = try bundle.modelPath
-        try Self.validate(options)
-        let interpreter = try Interpreter(modelPath: modelPath, options: Self.interpreterOptions(options))
-        let classCount = try Self.classCount(interpreter, model: bundle.path)
-        try bundle.check(against: interpreter)
-        let labels = try labelsPath.map { path throws(NetRunnerError) in
-            try LabelMap(contentsOfFile: path, classCount: classCount)
-        }
-        try self.init(interpreter: interpreter, labels: labels, options: options, model: bundle.path)
+        return options
     }
 
     /// Creates a classifier from a model held in memory.

@@ -108,9 +108,11 @@ extension NetRunnerCommand {
                 let embeddedLabels =
                     try labelMap
                     ?? LabelMap(text: EmbeddedModels.classifierLabels, source: "embedded labels", classCount: 1000)
+                let description = try ModelDescription.parse(
+                    EmbeddedModels.classifierDescription, source: EmbeddedModels.classifierName + "/model.json")
                 return try ImageClassifier(
-                    modelData: EmbeddedModels.classifier, labels: embeddedLabels, options: workerOptions,
-                    name: EmbeddedModels.classifierName)
+                    modelData: EmbeddedModels.classifier, description: description, labels: embeddedLabels,
+                    options: workerOptions)
             }
             let files = inputs.files()
             guard !files.isEmpty else {

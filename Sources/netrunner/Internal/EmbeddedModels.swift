@@ -17,9 +17,15 @@ enum EmbeddedModels {
     /// The BlazeFace short-range face detector.
     static var detector: Data { bytes(nr_embedded_detector) }
 
+    /// The classifier bundle's model.json.
+    static var classifierDescription: Data { bytes(nr_embedded_classifier_description) }
+
+    /// The detector bundle's model.json.
+    static var detectorDescription: Data { bytes(nr_embedded_detector_description) }
+
     /// The names shown for the embedded models.
-    static let classifierName = "embedded mobilenet_v2_1.0_224_uint8.tflite"
-    static let detectorName = "embedded face_detection_short_range.tflite"
+    static let classifierName = "embedded mobilenet_v2_1.0_224_uint8.tiobundle"
+    static let detectorName = "embedded face_detection_short_range.tiobundle"
 
     private static func bytes(_ accessor: (UnsafeMutablePointer<Int>?) -> UnsafePointer<UInt8>?) -> Data {
         var size = 0

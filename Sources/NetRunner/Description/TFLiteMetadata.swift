@@ -40,6 +40,9 @@ public struct TFLiteMetadata: Equatable, Hashable, Sendable {
         public var normalization: Normalization?
         /// A recommended score threshold, for outputs.
         public var scoreThreshold: Float?
+        /// Score calibration options (`ScoreCalibrationOptions`): the transform and the default
+        /// score; the parameters are in the associated `TENSOR_AXIS_SCORE_CALIBRATION` file.
+        public var scoreCalibration: ScoreCalibrationOptions?
         /// The tensor's value range (stats), per channel.
         public var minimum: [Float]
         /// The tensor's value range (stats), per channel.
@@ -83,6 +86,14 @@ public struct TFLiteMetadata: Equatable, Hashable, Sendable {
             self.maximum = maximum
             self.associatedFiles = associatedFiles
         }
+    }
+
+    /// ScoreCalibrationOptions.
+    public struct ScoreCalibrationOptions: Equatable, Hashable, Sendable {
+        /// The transform before the sigmoid.
+        public var transformation: ScoreCalibration.Transformation
+        /// The score of uncalibrated classes.
+        public var defaultScore: Float
     }
 
     /// NormalizationOptions: `(x - mean) / std`; one value applies to every channel.
@@ -233,6 +244,15 @@ extension TFLiteMetadata {
                                         file: source, reason: "\(path) has unusable normalization options")
                                 }
                                 tensor.normalization = Normalization(mean: mean, std: std)
+                            case 2:  // ScoreCalibrationOptions { score_transformation: byte, default_score: float }
+                                let kinds: [ScoreCalibration.Transformation] = [.identity, .log, .inverseLogistic]
+                                let kind = Int(options.u8(0) ?? 0)
+                                guard kind < kinds.count, let score = options.float(1), score.isFinite else {
+                                    throw .invalidMetadata(
+                                        file: source, reason: "\(path) has unusable score calibration options")
+                                }
+                                tensor.scoreCalibration = ScoreCalibrationOptions(
+                                    transformation: kinds[kind], defaultScore: score)
                             case 3:  // ScoreThresholdingOptions { global_score_threshold: float }
                                 tensor.scoreThreshold = options.float(0)
                             default:

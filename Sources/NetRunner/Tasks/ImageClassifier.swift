@@ -57,12 +57,14 @@ public final class ImageClassifier {
     private let tensorizer: ImageTensorizer
     private let modelName: String
     private let filter: CategoryFilter
+    private var calibration: ScoreCalibration?
 
     /// Creates a classifier.
     ///
     /// A model that carries TFLite metadata (as the Task Library's models do) needs nothing
-    /// else: its input normalisation and its packed labels file are used unless `options`
-    /// and `labelsPath` say otherwise.
+    /// else: its input normalisation, its packed labels file and its score calibration are
+    /// used unless `options` and `labelsPath` say otherwise.
+
     ///
     /// - Parameters:
     ///   - modelPath: A `.tflite` image classification model.
@@ -79,6 +81,7 @@ public final class ImageClassifier {
             try LabelMap(contentsOfFile: path, classCount: classCount)
         }
         var options = options
+        var calibration: ScoreCalibration?
         // A model carrying TFLite metadata needs no flags: its normalisation and packed labels.
         if let buffer = interpreter.modelMetadata() {
             let metadata = try TFLiteMetadata(buffer, source: modelPath)
@@ -100,8 +103,23 @@ public final class ImageClassifier {
                     text: String(decoding: data, as: UTF8.self), source: "\(modelPath):\(file.name)",
                     classCount: classCount)
             }
+            if let output = metadata.outputs.first, let calibrationOptions = output.scoreCalibration,
+                let file = output.associatedFiles.first(where: { $0.type == .tensorAxisScoreCalibration })
+            {
+                let packed = try PackedFiles(
+                    model: try Data(contentsOf: URL(fileURLWithPath: modelPath)), source: modelPath)
+                guard let data = packed.files[file.name] else {
+                    throw ModelBundleError.invalidMetadata(
+                        file: modelPath,
+                        reason: "its metadata names the calibration file \(file.name), which is not packed in it")
+                }
+                calibration = try ScoreCalibration(
+                    text: String(decoding: data, as: UTF8.self), transformation: calibrationOptions.transformation,
+                    defaultScore: calibrationOptions.defaultScore, source: "\(modelPath):\(file.name)")
+            }
         }
         try self.init(interpreter: interpreter, labels: labels, options: options, model: modelPath)
+        self.calibration = calibration
     }
 
     /// Creates a classifier from a TensorIO / Net Runner model bundle: the description gives
@@ -351,6 +369,9 @@ public final class ImageClassifier {
                 options.outputsLogits
                 ?? (scores.contains { $0 < 0 || $0 > 1 } || abs(scores.reduce(0, +) - 1) > 0.05)
             if logits { scores = Scores.softmax(scores) }
+        }
+        if let calibration {
+            scores = scores.enumerated().map { calibration.calibrate($0.element, index: $0.offset) }
         }
         let filter = self.filter
         let indices = Scores.topK(scores, k: options.maxResults, threshold: options.scoreThreshold) { index in

@@ -62,8 +62,9 @@ public final class ImageClassifier {
     /// Creates a classifier.
     ///
     /// A model that carries TFLite metadata (as the Task Library's models do) needs nothing
-    /// else: its input normalisation, its packed labels file and its score calibration are
-    /// used unless `options` and `labelsPath` say otherwise.
+    /// else: its input normalisation, its packed labels file, its score threshold (when
+    /// `options.scoreThreshold` is 0) and its score calibration are used unless `options` and
+    /// `labelsPath` say otherwise.
 
     ///
     /// - Parameters:
@@ -102,6 +103,10 @@ public final class ImageClassifier {
                 labels = try LabelMap(
                     text: String(decoding: data, as: UTF8.self), source: "\(modelPath):\(file.name)",
                     classCount: classCount)
+            }
+            // The metadata's threshold applies unless the options set one (the Task Library's rule).
+            if options.scoreThreshold == 0, let threshold = metadata.outputs.first?.scoreThreshold, threshold.isFinite {
+                options.scoreThreshold = threshold
             }
             if let output = metadata.outputs.first, let calibrationOptions = output.scoreCalibration,
                 let file = output.associatedFiles.first(where: { $0.type == .tensorAxisScoreCalibration })

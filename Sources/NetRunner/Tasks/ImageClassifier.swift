@@ -92,16 +92,10 @@ public final class ImageClassifier {
                 options.normalization = ImagePreprocessing.Normalization(
                     mean: normalization.mean, std: normalization.std)
             }
+            var packed = PackedFiles.Reader(modelPath: modelPath)
             if labels == nil, let file = metadata.outputs.first?.labelsFile() {
-                let packed = try PackedFiles(
-                    model: try Data(contentsOf: URL(fileURLWithPath: modelPath)), source: modelPath)
-                guard let data = packed.files[file.name] else {
-                    throw ModelBundleError.invalidMetadata(
-                        file: modelPath,
-                        reason: "its metadata names the labels file \(file.name), which is not packed in it")
-                }
                 labels = try LabelMap(
-                    text: String(decoding: data, as: UTF8.self), source: "\(modelPath):\(file.name)",
+                    text: try packed.text(of: file, what: "labels file"), source: "\(modelPath):\(file.name)",
                     classCount: classCount)
             }
             // The metadata's threshold applies unless the options set one (the Task Library's rule).
@@ -111,15 +105,9 @@ public final class ImageClassifier {
             if let output = metadata.outputs.first, let calibrationOptions = output.scoreCalibration,
                 let file = output.associatedFiles.first(where: { $0.type == .tensorAxisScoreCalibration })
             {
-                let packed = try PackedFiles(
-                    model: try Data(contentsOf: URL(fileURLWithPath: modelPath)), source: modelPath)
-                guard let data = packed.files[file.name] else {
-                    throw ModelBundleError.invalidMetadata(
-                        file: modelPath,
-                        reason: "its metadata names the calibration file \(file.name), which is not packed in it")
-                }
                 calibration = try ScoreCalibration(
-                    text: String(decoding: data, as: UTF8.self), transformation: calibrationOptions.transformation,
+                    text: try packed.text(of: file, what: "calibration file"),
+                    transformation: calibrationOptions.transformation,
                     defaultScore: calibrationOptions.defaultScore, source: "\(modelPath):\(file.name)")
             }
         }

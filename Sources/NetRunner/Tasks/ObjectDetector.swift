@@ -89,12 +89,9 @@ public final class ObjectDetector {
                     mean: normalization.mean, std: normalization.std)
             }
             if labels == nil, let file = metadata.outputs.lazy.compactMap({ $0.labelsFile() }).first {
-                let packed = try PackedFiles(
-                    model: try Data(contentsOf: URL(fileURLWithPath: modelPath)), source: modelPath)
-                if let data = packed.files[file.name] {
-                    labels = try LabelMap(
-                        text: String(decoding: data, as: UTF8.self), source: "\(modelPath):\(file.name)")
-                }
+                var packed = PackedFiles.Reader(modelPath: modelPath)
+                labels = try LabelMap(
+                    text: try packed.text(of: file, what: "labels file"), source: "\(modelPath):\(file.name)")
             }
         }
         try self.init(

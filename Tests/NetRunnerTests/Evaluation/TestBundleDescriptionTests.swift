@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+@testable import NetRunner
+
+@Suite("Net Runner test.json")
+struct TestBundleDescriptionTests {
+    @Test("A test.json in Net Runner's form, with its trailing commas, parses field by field")
+    func valid() throws {
+        let json = """
+            {
+              "name": "MobileNet V2 on cats",
+              "id": "mobilenet-cats",
+              "version": "1",
+              "models": ["mobilenet-v2-100-224-unquantized", "mobilenet-v2-100-224-quantized",],
+              "options": { "iterations": 3, "metric": "EvaluationMetricAccuracyTop5" },
+              "images": [
+                { "type": "file", "path": "images/chelsea.jpg" },
+                { "type": "url", "url": "https://example.com/coffee.jpg" },
+              ],
+              "labels": [
+                { "path": "images/chelsea.jpg", "inference_results": { "classification": { "Egyptian cat": "" } } },
+                { "path": "https://example.com/coffee.jpg",
+                  "inference_results": { "classification": { "espresso": "", "cup": "" } } },
+              ],
+            }
+            """
+        let test = try TestBundleDescription.parse(Data(json.utf8))
+        #expect(test.name == "MobileNet V2 on cats" && test.id == "mobilenet-cats" && test.version == "1")
+        #expect(test.models == ["mobilenet-v2-100-224-unquantized", "mobilenet-v2-100-224-quantized"])
+        #expect(test.iterations == 3 && test.metric == "EvaluationMetricAccuracyTop5")
+        #expect(test.images == [.file("images/chelsea.jpg"), .url("https://example.com/coffee.jpg")])
+        #expect(test.expectedClassifications["images/chelsea.jpg"] == ["Egyptian cat"])
+        #expect(test.expectedClassifications["https://example.com/coffee.jpg"] == ["espresso", "cup"])
+
+        let minimal = try TestBundleDescription.parse(
+            Data(
+                #"{"name":"n","id":"i","version":2,"models":["m"],"options":{"metric":"top1"},"images":[{"type":"file","path":"a.png"}]}"#
+                    .utf8))
+        #expect(minimal.iterations == 1 && minimal.version == "2" && minimal.expectedClassifications.isEmpty)
+    }
+
+    @Test("Every problem is reported at once with its JSON path")
+    func invalid() throws {
+        let json = """
+            {"name": "", "version": "1", "models": [], "options": {"iterations": 0},
+             "images": [{"type": "file", "path": "../outside.jpg"}, {"type": "album_photo"}, {"type": "url"}, 7,
+                        {"type": "file", "path": "ok.jpg"}],
+             "labels": [{"path": "missing.jpg", "inference_results": {"classification": {"cat": ""}}},
+                        {"path": "ok.jpg", "inference_results": {"classification": ["cat"]}},
+                        {"path": "ok.jpg", "inference_results": {"detection": []}}]}
+            """
+        do {
+            _ = try TestBundleDescription.parse(Data(json.utf8), source: "bad.testbundle/test.json")
+            Issue.record("parsed an invalid test.json")
+        } catch {
+            guard case .invalidDescription(let file, let problems) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(file == "bad.testbundle/test.json")
+            let paths = problems.map(\.path)
+            #expect(
+                paths == [
+                    "$.name", "$.id", "$.models", "$.options.iterations", "$.options.metric", "$.images[0].path",
+                    "$.images[1].type", "$.images[2].url", "$.images[3]", "$.labels[0].path",
+                    "$.labels[1].inference_results.classification", "$.labels[2].path",
+                    "$.labels[2].inference_results.classification",
+                ])
+            #expect(
+                problems[5].description
+                    == "$.images[0].path: expected a path inside the test bundle, found \"../outside.jpg\"")
+            #expect(error.errorDescription?.contains("bad.testbundle/test.json") == true)
+        }
+    }
+
+    @Test("Malformed JSON and a non-object are refused with the file's name")
+    func malformed() {
+        #expect(throws: ModelBundleError.self) { try TestBundleDescription.parse(Data("{\"name\": ".utf8)) }
+        do {
+            _ = try TestBundleDescription.parse(Data("[1]".utf8), source: "t.json")
+        } catch {
+            #expect(
+                error
+                    == .invalidDescription(
+                        file: "t.json", problems: [.init(path: "$", expected: "an object", found: "an array of 1")]))
+        }
+        do {
+            _ = try TestBundleDescription.parse(Data("{".utf8), source: "t.json")
+        } catch {
+            guard case .malformedJSON(let file, _) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(file == "t.json")
+        }
+    }
+}

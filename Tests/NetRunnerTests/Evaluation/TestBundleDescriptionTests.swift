@@ -1,4 +1,5 @@
 import Foundation
+import NetRunnerTestSupport
 import Testing
 
 @testable import NetRunner
@@ -7,25 +8,7 @@ import Testing
 struct TestBundleDescriptionTests {
     @Test("A test.json in Net Runner's form, with its trailing commas, parses field by field")
     func valid() throws {
-        let json = """
-            {
-              "name": "MobileNet V2 on cats",
-              "id": "mobilenet-cats",
-              "version": "1",
-              "models": ["mobilenet-v2-100-224-unquantized", "mobilenet-v2-100-224-quantized",],
-              "options": { "iterations": 3, "metric": "EvaluationMetricAccuracyTop5" },
-              "images": [
-                { "type": "file", "path": "images/chelsea.jpg" },
-                { "type": "url", "url": "https://example.com/coffee.jpg" },
-              ],
-              "labels": [
-                { "path": "images/chelsea.jpg", "inference_results": { "classification": { "Egyptian cat": "" } } },
-                { "path": "https://example.com/coffee.jpg",
-                  "inference_results": { "classification": { "espresso": "", "cup": "" } } },
-              ],
-            }
-            """
-        let test = try TestBundleDescription.parse(Data(json.utf8))
+        let test = try TestBundleDescription.parse(Data(Self.example.utf8))
         #expect(test.name == "MobileNet V2 on cats" && test.id == "mobilenet-cats" && test.version == "1")
         #expect(test.models == ["mobilenet-v2-100-224-unquantized", "mobilenet-v2-100-224-quantized"])
         #expect(test.iterations == 3 && test.metric == "EvaluationMetricAccuracyTop5")
@@ -39,6 +22,25 @@ struct TestBundleDescriptionTests {
                     .utf8))
         #expect(minimal.iterations == 1 && minimal.version == "2" && minimal.expectedClassifications.isEmpty)
     }
+
+    static let example = """
+        {
+          "name": "MobileNet V2 on cats",
+          "id": "mobilenet-cats",
+          "version": "1",
+          "models": ["mobilenet-v2-100-224-unquantized", "mobilenet-v2-100-224-quantized",],
+          "options": { "iterations": 3, "metric": "EvaluationMetricAccuracyTop5" },
+          "images": [
+            { "type": "file", "path": "images/chelsea.jpg" },
+            { "type": "url", "url": "https://example.com/coffee.jpg" },
+          ],
+          "labels": [
+            { "path": "images/chelsea.jpg", "inference_results": { "classification": { "Egyptian cat": "" } } },
+            { "path": "https://example.com/coffee.jpg",
+              "inference_results": { "classification": { "espresso": "", "cup": "" } } },
+          ],
+        }
+        """
 
     @Test("Every problem is reported at once with its JSON path")
     func invalid() throws {
@@ -72,6 +74,45 @@ struct TestBundleDescriptionTests {
                     == "$.images[0].path: expected a path inside the test bundle, found \"../outside.jpg\"")
             #expect(error.errorDescription?.contains("bad.testbundle/test.json") == true)
         }
+    }
+
+    @Test("3000 mutated test.json files parse or throw ModelBundleError; huge numbers are refused")
+    func fuzz() throws {
+        let seed = Array(Self.example.utf8)
+        var generator = SeededGenerator(seed: 0x7465_7374_6A73_6F6E)
+        let alphabet = Array("{}[]\",:0123456789-.eE truefalsenull\\/u\n".utf8)
+        var parsed = 0
+        var rejected = 0
+        for _ in 0..<3000 {
+            var bytes = seed
+            for _ in 0..<Int.random(in: 1...6, using: &generator) {
+                guard !bytes.isEmpty else { break }
+                let position = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0: bytes[position] = alphabet.randomElement(using: &generator) ?? 0
+                case 1: bytes.remove(at: position)
+                case 2: bytes.insert(alphabet.randomElement(using: &generator) ?? 0, at: position)
+                default: bytes = Array(bytes.prefix(position))
+                }
+            }
+            do {
+                _ = try TestBundleDescription.parse(Data(bytes), source: "fuzz.json")
+                parsed += 1
+            } catch {
+                rejected += 1
+            }
+        }
+        print("test.json fuzz: \(parsed) parsed, \(rejected) rejected")
+        #expect(rejected > 500 && parsed > 100)
+
+        for hostile in [
+            Self.example.replacingOccurrences(of: "\"iterations\": 3", with: "\"iterations\": 1e300"),
+            Self.example.replacingOccurrences(of: "\"iterations\": 3", with: "\"iterations\": 2.5"),
+        ] {
+            #expect(throws: ModelBundleError.self) { try TestBundleDescription.parse(Data(hostile.utf8)) }
+        }
+        let bigVersion = Self.example.replacingOccurrences(of: "\"version\": \"1\"", with: "\"version\": 1e300")
+        #expect(try TestBundleDescription.parse(Data(bigVersion.utf8)).version == "1e+300")
     }
 
     @Test("Malformed JSON and a non-object are refused with the file's name")

@@ -10,23 +10,11 @@ import Testing
 struct ModelDescriptionFuzzTests {
     @Test("5000 mutated descriptions parse or throw ModelBundleError")
     func fuzz() throws {
-        let seed = Array(ModelBundleTests.seedJSON.utf8)
         var generator = SeededGenerator(seed: 0x6D6F_6465_6C6A_736F)
-        let alphabet = Array("{}[]\",:0123456789-.eE truefalsenull\\/u\n".utf8)
         var parsed = 0
         var rejected = 0
         for _ in 0..<5000 {
-            var bytes = seed
-            for _ in 0..<Int.random(in: 1...6, using: &generator) {
-                guard !bytes.isEmpty else { break }
-                let position = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0..<4, using: &generator) {
-                case 0: bytes[position] = alphabet.randomElement(using: &generator) ?? 0
-                case 1: bytes.remove(at: position)
-                case 2: bytes.insert(alphabet.randomElement(using: &generator) ?? 0, at: position)
-                default: bytes = Array(bytes.prefix(position))
-                }
-            }
+            let bytes = mutatedJSON(ModelBundleTests.seedJSON, using: &generator)
             do {
                 _ = try ModelDescription.parse(Data(bytes), source: "fuzz.json")
                 parsed += 1

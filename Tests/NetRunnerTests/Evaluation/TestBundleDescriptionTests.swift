@@ -78,23 +78,11 @@ struct TestBundleDescriptionTests {
 
     @Test("3000 mutated test.json files parse or throw ModelBundleError; huge numbers are refused")
     func fuzz() throws {
-        let seed = Array(Self.example.utf8)
         var generator = SeededGenerator(seed: 0x7465_7374_6A73_6F6E)
-        let alphabet = Array("{}[]\",:0123456789-.eE truefalsenull\\/u\n".utf8)
         var parsed = 0
         var rejected = 0
         for _ in 0..<3000 {
-            var bytes = seed
-            for _ in 0..<Int.random(in: 1...6, using: &generator) {
-                guard !bytes.isEmpty else { break }
-                let position = Int.random(in: 0..<bytes.count, using: &generator)
-                switch Int.random(in: 0..<4, using: &generator) {
-                case 0: bytes[position] = alphabet.randomElement(using: &generator) ?? 0
-                case 1: bytes.remove(at: position)
-                case 2: bytes.insert(alphabet.randomElement(using: &generator) ?? 0, at: position)
-                default: bytes = Array(bytes.prefix(position))
-                }
-            }
+            let bytes = mutatedJSON(Self.example, using: &generator)
             do {
                 _ = try TestBundleDescription.parse(Data(bytes), source: "fuzz.json")
                 parsed += 1

@@ -27,13 +27,43 @@ enum JSONValue: Equatable, Sendable, Decodable {
         }
     }
 
+    /// Parses a JSON file into a value, for a reader that validates it field by field.
+    ///
+    /// JSON5 leniency is on: TensorIO's and Net Runner's own documented examples have trailing
+    /// commas.
+    ///
+    /// - Parameters:
+    ///   - data: The file's bytes.
+    ///   - source: The file's name, for errors.
+    /// - Returns: The value.
+    /// - Throws: ``ModelBundleError/malformedJSON(file:reason:)`` naming the file.
+    static func parse(_ data: Data, source: String) throws(ModelBundleError) -> JSONValue {
+        let decoder = JSONDecoder()
+        decoder.allowsJSON5 = true
+        do {
+            return try decoder.decode(JSONValue.self, from: data)
+        } catch let DecodingError.dataCorrupted(context) {
+            throw .malformedJSON(
+                file: source, reason: context.underlyingError.map { "\($0)" } ?? context.debugDescription)
+        } catch {
+            throw .malformedJSON(file: source, reason: "\(error)")
+        }
+    }
+
+    /// A number as written in messages and identifiers: whole numbers without a fraction.
+    ///
+    /// - Parameter value: The number.
+    /// - Returns: `"2"` for 2.0, `"2.5"`, `"1e+300"`.
+    static func text(of value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+
     /// How the value is described in error messages: its JSON text, shortened.
     var shown: String {
         switch self {
         case .null: return "null"
         case .bool(let value): return String(value)
-        case .number(let value):
-            return value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        case .number(let value): return Self.text(of: value)
         case .string(let value): return "\"" + (value.count > 40 ? String(value.prefix(40)) + "..." : value) + "\""
         case .array(let values): return "an array of \(values.count)"
         case .object: return "an object"

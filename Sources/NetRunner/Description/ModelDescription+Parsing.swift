@@ -14,18 +14,7 @@ extension ModelDescription {
     /// - Throws: ``ModelBundleError/malformedJSON(file:reason:)``,
     ///   ``ModelBundleError/invalidDescription(file:problems:)``.
     public static func parse(_ data: Data, source: String = "model.json") throws(ModelBundleError) -> ModelDescription {
-        let json: JSONValue
-        // JSON5 leniency accepts the trailing commas of TensorIO's own documented examples.
-        let decoder = JSONDecoder()
-        decoder.allowsJSON5 = true
-        do {
-            json = try decoder.decode(JSONValue.self, from: data)
-        } catch let DecodingError.dataCorrupted(context) {
-            let reason = (context.underlyingError.map { "\($0)" } ?? context.debugDescription)
-            throw .malformedJSON(file: source, reason: reason)
-        } catch {
-            throw .malformedJSON(file: source, reason: "\(error)")
-        }
+        let json = try JSONValue.parse(data, source: source)
         var reader = DescriptionReader()
         let description = reader.description(json)
         guard reader.problems.isEmpty, let description else {

@@ -104,12 +104,8 @@ public struct TopKAccuracy: EvaluationMetric {
     ///     the model's order).
     /// - Returns: `[key: 1]` for a hit, `[key: 0]` for a miss.
     public func evaluate(y: String, yhat: [Category]) -> [String: Double] {
-        let best = yhat.enumerated()
-            .sorted {
-                $0.element.score != $1.element.score ? $0.element.score > $1.element.score : $0.offset < $1.offset
-            }
-            .prefix(k)
-        return [key: best.contains { categoryMatches($0.element, expected: y) } ? 1 : 0]
+        let best = yhat.sortedByDescendingScore(\.score).prefix(k)
+        return [key: best.contains { categoryMatches($0, expected: y) } ? 1 : 0]
     }
 
     /// The metric a Net Runner test bundle names in `options.metric`, or a short name.

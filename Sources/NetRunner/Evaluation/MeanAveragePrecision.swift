@@ -84,7 +84,6 @@ public struct MeanAveragePrecision: Sendable {
     private struct ClassRecord: Sendable {
         var truthCount = 0
         var scores: [Float] = []
-        var order: [Int] = []  // The arrival index, to break score ties as a stable sort does.
         var matched: [[Bool]] = []  // [detection][threshold]
     }
 
@@ -104,12 +103,8 @@ public struct MeanAveragePrecision: Sendable {
         let labels = Set(truth.map(\.label)).union(detections.map(\.label))
         for label in labels.sorted() {
             let truthBoxes = truth.filter { $0.label == label }.map(\.box)
-            // Best score first; equal scores keep their order (a stable sort, as mergesort).
-            let found = detections.enumerated().filter { $0.element.label == label }
-                .sorted {
-                    $0.element.score != $1.element.score ? $0.element.score > $1.element.score : $0.offset < $1.offset
-                }
-                .prefix(maxDetectionsPerImage).map(\.element)
+            let found = Array(
+                detections.filter { $0.label == label }.sortedByDescendingScore(\.score).prefix(maxDetectionsPerImage))
             var record = classes[label] ?? ClassRecord()
             record.truthCount += truthBoxes.count
             let ious = found.map { detection in truthBoxes.map { Self.iou(detection.box, $0) } }
@@ -132,7 +127,6 @@ public struct MeanAveragePrecision: Sendable {
             }
             for (d, detection) in found.enumerated() {
                 record.scores.append(detection.score)
-                record.order.append(record.order.count)
                 record.matched.append(matches[d])
             }
             classes[label] = record
@@ -146,10 +140,8 @@ public struct MeanAveragePrecision: Sendable {
         var ap50: [String: Double] = [:]
         var ap50to95: [String: Double] = [:]
         for (label, record) in classes where record.truthCount > 0 {
-            let order = record.scores.indices.sorted {
-                record.scores[$0] != record.scores[$1]
-                    ? record.scores[$0] > record.scores[$1] : record.order[$0] < record.order[$1]
-            }
+            // Across images, best first; equal scores keep the order images were added in.
+            let order = record.scores.indices.sortedByDescendingScore { record.scores[$0] }
             let perThreshold = Self.iouThresholds.indices.map { t in
                 Self.averagePrecision(matched: order.map { record.matched[$0][t] }, truthCount: record.truthCount)
             }

@@ -54,17 +54,7 @@ public struct TestBundleDescription: Equatable, Sendable {
     public static func parse(_ data: Data, source: String = "test.json") throws(ModelBundleError)
         -> TestBundleDescription
     {
-        let json: JSONValue
-        let decoder = JSONDecoder()
-        decoder.allowsJSON5 = true
-        do {
-            json = try decoder.decode(JSONValue.self, from: data)
-        } catch let DecodingError.dataCorrupted(context) {
-            throw .malformedJSON(
-                file: source, reason: context.underlyingError.map { "\($0)" } ?? context.debugDescription)
-        } catch {
-            throw .malformedJSON(file: source, reason: "\(error)")
-        }
+        let json = try JSONValue.parse(data, source: source)
         var reader = TestReader()
         let test = reader.test(json)
         guard reader.problems.isEmpty, let test else {
@@ -98,7 +88,7 @@ private struct TestReader {
         // Versions are strings in Net Runner's examples; a number is accepted too.
         var version: String?
         if case .number(let number)? = root["version"] {
-            version = number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number)
+            version = JSONValue.text(of: number)
         } else {
             version = string(root, "version", at: "$.")
         }

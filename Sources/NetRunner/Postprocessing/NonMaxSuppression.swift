@@ -49,10 +49,7 @@ public enum NonMaxSuppression {
         _ candidates: [Candidate], iouThreshold: Float, mode: Mode = .hard, perClass: Bool = true,
         maxResults: Int? = nil
     ) -> [Candidate] {
-        // Stable order: score descending, then the original position.
-        var remaining = candidates.enumerated().sorted {
-            $0.element.score != $1.element.score ? $0.element.score > $1.element.score : $0.offset < $1.offset
-        }.map(\.element)
+        var remaining = candidates.sortedByDescendingScore(\.score)
         var kept: [Candidate] = []
         while let best = remaining.first {
             if let maxResults, kept.count >= maxResults { break }

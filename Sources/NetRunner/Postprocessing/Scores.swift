@@ -66,3 +66,16 @@ public enum Scores {
 #elseif canImport(Darwin)
     import Darwin
 #endif
+
+extension Sequence {
+    /// The elements, best score first; equal scores keep their order (a stable sort, as NumPy's
+    /// mergesort and the Task Library order them).
+    ///
+    /// - Parameter score: An element's score.
+    /// - Returns: The sorted elements.
+    func sortedByDescendingScore(_ score: (Element) -> Float) -> [Element] {
+        enumerated().map { (score: score($0.element), offset: $0.offset, element: $0.element) }
+            .sorted { $0.score != $1.score ? $0.score > $1.score : $0.offset < $1.offset }
+            .map(\.element)
+    }
+}

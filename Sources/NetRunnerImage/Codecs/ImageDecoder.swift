@@ -128,6 +128,34 @@ struct DecodeContext {
         }
     }
 
+    /// Allocates an image and has a codec's shim write its rows into it.
+    ///
+    /// - Parameters:
+    ///   - width: The image width, already checked with ``checkSize(width:height:)``.
+    ///   - height: The image height.
+    ///   - format: The pixel format the shim was configured for.
+    ///   - decode: Calls the shim with the destination, its bytes per row and its capacity;
+    ///     returns the shim's status.
+    ///   - failure: The error for a failing status and the buffer's size.
+    /// - Returns: The decoded pixels.
+    /// - Throws: ``ImageError``, from `failure` or from allocating the buffer.
+    func decodePixels(
+        width: Int, height: Int, format: PixelFormat,
+        _ decode: (_ destination: UnsafeMutablePointer<UInt8>, _ bytesPerRow: Int, _ capacity: Int) -> Int32,
+        failure: (_ status: Int32, _ byteCount: Int) -> ImageError
+    ) throws(ImageError) -> PixelBuffer {
+        var pixels = try PixelBuffer(width: width, height: height, format: format)
+        let bytesPerRow = pixels.bytesPerRow
+        let status = pixels.withUnsafeMutableBytes { buffer in
+            guard let destination = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+                return Int32(NR_CODEC_BAD_ARGUMENT)
+            }
+            return decode(destination, bytesPerRow, buffer.count)
+        }
+        guard status == NR_CODEC_OK else { throw failure(status, bytesPerRow * height) }
+        return pixels
+    }
+
     /// The C layout for a pixel format.
     static func layout(_ format: PixelFormat) -> Int32 {
         switch format {

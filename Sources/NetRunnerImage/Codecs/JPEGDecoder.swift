@@ -49,15 +49,11 @@ enum JPEGDecoder {
         status = nr_jpeg_configure(decoder, DecodeContext.layout(pixelFormat), Int32(numerator), &outWidth, &outHeight)
         guard status == NR_CODEC_OK else { throw failure(status) }
         try context.checkSize(width: Int(outWidth), height: Int(outHeight))
-        var pixels = try PixelBuffer(width: Int(outWidth), height: Int(outHeight), format: pixelFormat)
-        let bytesPerRow = pixels.bytesPerRow
-        status = pixels.withUnsafeMutableBytes { buffer in
-            guard let destination = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-                return Int32(NR_CODEC_BAD_ARGUMENT)
-            }
-            return nr_jpeg_decode(decoder, destination, bytesPerRow, buffer.count)
+        let pixels = try context.decodePixels(width: Int(outWidth), height: Int(outHeight), format: pixelFormat) {
+            nr_jpeg_decode(decoder, $0, $1, $2)
+        } failure: {
+            failure($0, byteCount: $1)
         }
-        guard status == NR_CODEC_OK else { throw failure(status, byteCount: pixels.bytesPerRow * Int(outHeight)) }
         return DecodedImage(
             pixels: pixels, format: .jpeg, orientation: orientation,
             storedSize: PixelSize(width: Int(width), height: Int(height)), scaleNumerator: numerator)

@@ -48,15 +48,11 @@ enum PNGDecoder {
         }
         status = nr_png_configure(decoder, DecodeContext.layout(pixelFormat))
         guard status == NR_CODEC_OK else { throw failure(status) }
-        var pixels = try PixelBuffer(width: Int(width), height: Int(height), format: pixelFormat)
-        let bytesPerRow = pixels.bytesPerRow
-        status = pixels.withUnsafeMutableBytes { buffer in
-            guard let destination = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-                return Int32(NR_CODEC_BAD_ARGUMENT)
-            }
-            return nr_png_decode(decoder, destination, bytesPerRow, buffer.count)
+        let pixels = try context.decodePixels(width: Int(width), height: Int(height), format: pixelFormat) {
+            nr_png_decode(decoder, $0, $1, $2)
+        } failure: {
+            failure($0, byteCount: $1)
         }
-        guard status == NR_CODEC_OK else { throw failure(status, byteCount: pixels.bytesPerRow * Int(height)) }
         return DecodedImage(
             pixels: pixels, format: .png, orientation: orientation,
             storedSize: PixelSize(width: Int(width), height: Int(height)))

@@ -181,6 +181,18 @@ public final class Model {
         }
     }
 
+    /// Whole numbers as a tensor of `T`, refusing values that do not fit.
+    private static func integers<T: FixedWidthInteger>(
+        _ values: [Double], as type: T.Type, layer: ModelDescription.Layer
+    ) throws -> Data {
+        let integers = values.compactMap { T(exactly: $0.rounded()) }
+        guard integers.count == values.count else {
+            throw NetRunnerError.invalidOption(
+                name: "inputs", reason: "the input \"\(layer.name)\" takes \(T.bitWidth)-bit integers")
+        }
+        return integers.withUnsafeBufferPointer { Data(buffer: $0) }
+    }
+
     /// Numbers in the tensor's element type, quantized as the layer says.
     private func encode(_ values: [Double], index: Int, layer: ModelDescription.Layer) throws -> Data {
         let tensor = try interpreter.input(at: index)
@@ -202,19 +214,9 @@ public final class Model {
             }
             data = Data(bytes)
         case .int32:
-            let integers = values.compactMap { Int32(exactly: $0.rounded()) }
-            guard integers.count == values.count else {
-                throw NetRunnerError.invalidOption(
-                    name: "inputs", reason: "the input \"\(layer.name)\" takes 32-bit integers")
-            }
-            data = integers.withUnsafeBufferPointer { Data(buffer: $0) }
+            data = try Self.integers(values, as: Int32.self, layer: layer)
         case .int64:
-            let integers = values.compactMap { Int64(exactly: $0.rounded()) }
-            guard integers.count == values.count else {
-                throw NetRunnerError.invalidOption(
-                    name: "inputs", reason: "the input \"\(layer.name)\" takes 64-bit integers")
-            }
-            data = integers.withUnsafeBufferPointer { Data(buffer: $0) }
+            data = try Self.integers(values, as: Int64.self, layer: layer)
         default:
             throw NetRunnerError.invalidOption(
                 name: "inputs", reason: "the input \"\(layer.name)\" is \(tensor.dataType)")

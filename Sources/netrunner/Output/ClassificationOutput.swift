@@ -27,10 +27,9 @@ enum ClassificationOutput {
                     inferenceMilliseconds: result.inferenceMilliseconds))
             return
         }
-        let timing =
-            "decode \(Console.format(result.decodingMilliseconds, decimals: 1)) ms, "
-            + "preprocess \(Console.format(result.preprocessingMilliseconds, decimals: 1)) ms, "
-            + "inference \(Console.format(result.inferenceMilliseconds, decimals: 1)) ms"
+        let timing = Console.stageTimes(
+            decode: result.decodingMilliseconds, preprocess: result.preprocessingMilliseconds,
+            inference: result.inferenceMilliseconds)
         Console.print("\(file)  (\(timing))")
         if result.categories.isEmpty { Console.print("  (no label above the threshold)") }
         for category in result.categories {

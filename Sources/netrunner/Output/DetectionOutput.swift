@@ -26,10 +26,9 @@ enum DetectionOutput {
                     postprocessingMilliseconds: result.postprocessingMilliseconds))
             return
         }
-        let timing =
-            "decode \(Console.format(result.decodingMilliseconds, decimals: 1)) ms, "
-            + "preprocess \(Console.format(result.preprocessingMilliseconds, decimals: 1)) ms, "
-            + "inference \(Console.format(result.inferenceMilliseconds, decimals: 1)) ms"
+        let timing = Console.stageTimes(
+            decode: result.decodingMilliseconds, preprocess: result.preprocessingMilliseconds,
+            inference: result.inferenceMilliseconds)
         Console.print("\(file)  \(result.imageWidth)x\(result.imageHeight)  (\(timing))")
         if result.detections.isEmpty { Console.print("  (nothing above the threshold)") }
         for detection in result.detections {

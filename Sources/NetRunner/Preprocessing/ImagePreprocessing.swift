@@ -206,3 +206,21 @@ public struct ImagePreprocessing: Equatable, Hashable, Sendable {
         return PixelRect(x: (size.width - width) / 2, y: (size.height - height) / 2, width: width, height: height)
     }
 }
+
+extension ImagePreprocessing {
+    /// The decoding options for this input: JPEGs are downscaled while decoding no further than
+    /// the input needs after ``cropping`` (a centre square needs its side on both axes).
+    ///
+    /// - Parameter maximumPixelCount: The largest image to decode.
+    /// - Returns: The options.
+    public func decodingOptions(maximumPixelCount: Int) -> DecodingOptions {
+        var decoding = DecodingOptions()
+        decoding.maximumPixelCount = maximumPixelCount
+        decoding.minimumSize = size
+        if cropping == .centerSquare {
+            let side = max(size.width, size.height)
+            decoding.minimumSize = PixelSize(width: side, height: side)
+        }
+        return decoding
+    }
+}

@@ -335,14 +335,7 @@ public final class ImageClassifier {
 
     /// The decoding options for this model: downscale JPEGs no further than the input needs.
     public var decodingOptions: DecodingOptions {
-        var decoding = DecodingOptions()
-        decoding.maximumPixelCount = options.maximumPixelCount
-        decoding.minimumSize = preprocessing.size
-        if preprocessing.cropping == .centerSquare {
-            let side = max(preprocessing.size.width, preprocessing.size.height)
-            decoding.minimumSize = PixelSize(width: side, height: side)
-        }
-        return decoding
+        preprocessing.decodingOptions(maximumPixelCount: options.maximumPixelCount)
     }
 
     /// The best categories in an output tensor, after dequantization, softmax and filters.

@@ -233,10 +233,7 @@ public final class ObjectDetector {
 
     /// The decoding options for this model: downscale JPEGs no further than the input needs.
     public var decodingOptions: DecodingOptions {
-        var decoding = DecodingOptions()
-        decoding.maximumPixelCount = options.maximumPixelCount
-        decoding.minimumSize = preprocessing.size
-        return decoding
+        preprocessing.decodingOptions(maximumPixelCount: options.maximumPixelCount)
     }
 
     /// Detects objects in an image already turned into this model's input (by an

@@ -48,6 +48,8 @@ format:
 
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift
+	@# The library and tool link FoundationEssentials only: full Foundation (ICU) costs start-up time.
+	@! grep -rnE '^(public |package |internal )?import Foundation$$' Sources || { echo "Sources must not import Foundation (use FoundationEssentials)"; exit 1; }
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A measure of how well a model answers, computed per example and then reduced over all
 /// examples: Net Runner's `EvaluationMetric` (`evaluate:yhat:` then `reduce:`).
 ///
@@ -71,7 +69,7 @@ public func categoryMatches(_ category: Category, expected: String) -> Bool {
 }
 
 func normalizedClassName(_ name: some StringProtocol) -> String {
-    name.trimmingCharacters(in: .whitespaces).lowercased()
+    String(name).trimmingWhitespace().lowercased()
 }
 
 /// Top-k accuracy: 1 when the expected class is among the model's `k` best answers, else 0;

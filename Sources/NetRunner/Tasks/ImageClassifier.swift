@@ -167,14 +167,7 @@ public final class ImageClassifier {
         var options = options
         options.channelOrder = input.format == "BGR" ? .bgr : .rgb
         if let normalize = input.normalize {
-            switch normalize.standard {
-            case "[0,1]": options.normalization = .zeroToOne
-            case "[-1,1]": options.normalization = .minusOneToOne
-            default:
-                // TensorIO: value = pixel * scale + bias[c]  <=>  (pixel - mean[c]) / std.
-                options.normalization = ImagePreprocessing.Normalization(
-                    mean: normalize.bias.map { -$0 / normalize.scale }, std: [1 / normalize.scale])
-            }
+            options.normalization = ImagePreprocessing.Normalization(normalize)
         }
         return options
     }

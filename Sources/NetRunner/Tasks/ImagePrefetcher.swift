@@ -45,7 +45,11 @@ public final class ImagePrefetcher: Sendable {
         let slots: DispatchSemaphore
 
         init(lookahead: Int) {
-            slots = DispatchSemaphore(value: lookahead)
+            // Created at 0 and raised: libdispatch traps when a semaphore is released with a
+            // value below the one it was created with, which a prefetcher released before
+            // its last image (a cancelled run) would otherwise be.
+            slots = DispatchSemaphore(value: 0)
+            for _ in 0..<lookahead { slots.signal() }
         }
     }
 

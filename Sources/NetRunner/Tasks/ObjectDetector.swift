@@ -113,7 +113,7 @@ public final class ObjectDetector {
         try self.init(interpreter: interpreter, labels: labels, options: options, model: name)
     }
 
-    private init(
+    init(
         interpreter: Interpreter, labels: LabelMap?, options: Options, model: String, metadataNames: [String?] = []
     ) throws {
         if let maxResults = options.maxResults, maxResults < 1 {

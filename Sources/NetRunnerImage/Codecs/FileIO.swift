@@ -5,7 +5,7 @@
 // temporary file with O_EXCL in the destination's folder (so rename(2) is atomic), and on any
 // failure unlinks it, so the destination is either the old file or the complete new one.
 
-internal import FoundationEssentials
+package import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc
@@ -13,13 +13,13 @@ internal import FoundationEssentials
     import Darwin
 #endif
 
-enum FileIO {
+package enum FileIO {
     private static func errorText(_ code: Int32) -> String {
         String(cString: strerror(code))
     }
 
     /// The contents of the file at `path`.
-    static func contents(of path: String) throws(ImageError) -> Data {
+    package static func contents(of path: String) throws(ImageError) -> Data {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .unreadableFile(path: path, reason: errorText(errno)) }
         defer { close(descriptor) }
@@ -49,7 +49,7 @@ enum FileIO {
     }
 
     /// Writes `data` to `path` through a temporary file in the same folder and `rename(2)`.
-    static func writeAtomically(_ data: Data, to path: String) throws(ImageError) {
+    package static func writeAtomically(_ data: Data, to path: String) throws(ImageError) {
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path

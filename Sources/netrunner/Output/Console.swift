@@ -13,9 +13,9 @@ enum Console {
         Swift.print(line)
     }
 
-    /// Writes one line of diagnostics to stderr.
-    static func diagnostic(_ line: String) {
-        var text = line + "\n"
+    /// Writes one line of diagnostics (or, without `newline`, part of one) to stderr.
+    static func diagnostic(_ line: String, newline: Bool = true) {
+        var text = newline ? line + "\n" : line
         text.withUTF8 { bytes in
             var offset = 0
             while offset < bytes.count {
@@ -32,6 +32,11 @@ enum Console {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data = try encoder.encode(value)
         print(String(decoding: data, as: UTF8.self))
+    }
+
+    /// A duration in seconds.
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
     /// A number of bytes as mebibytes with two decimals.

@@ -1,0 +1,79 @@
+/// Runs a model over many image files with every core busy and memory flat: Net Runner's
+/// photo-album evaluation, for folders far larger than an album.
+///
+/// With one thread, one interpreter runs while the next images are decoded and preprocessed
+/// on a second thread (``ImagePrefetcher``). With several, each thread has its own
+/// single-threaded interpreter and decodes its own images (``ParallelRunner``): on a machine
+/// with few cores that beats one interpreter spread over every core, because decoding costs
+/// about as much as inference and no core waits for another. Either way at most a few
+/// decoded images are in memory at once, however many files there are.
+public enum BulkInference {
+    /// Runs the model on every file, handing each outcome to `deliver` in file order.
+    ///
+    /// - Parameters:
+    ///   - files: The image files.
+    ///   - threads: The threads to use (1 or more).
+    ///   - makeTask: Loads the model for one thread, with the runtime thread count given.
+    ///   - isCancelled: Checked before each image; once it returns `true` no new image starts
+    ///     and the images not started are not delivered.
+    ///   - deliver: Receives each file's index and outcome, in order, one call at a time.
+    /// - Throws: The first error `makeTask` throws.
+    public static func run(
+        files: [String], threads: Int,
+        makeTask: @Sendable (_ threadCount: Int) throws -> ImageTask,
+        isCancelled: @Sendable () -> Bool = { false },
+        deliver: @Sendable (_ index: Int, _ outcome: Result<ImageAnswer, BulkFailure>) -> Void
+    ) throws {
+        guard !files.isEmpty else { return }
+        if threads <= 1 || files.count == 1 {
+            let task = try makeTask(max(1, threads))
+            let prefetcher = ImagePrefetcher(
+                paths: files, options: task.decodingOptions, preprocessing: task.preprocessing, lookahead: 3)
+            var index = 0
+            while !isCancelled(), let item = prefetcher.next() {
+                let outcome = Result { () throws(BulkFailure) in
+                    do {
+                        return try task.run(try item.prepared.get(), decodeTime: item.decodeTime)
+                    } catch {
+                        throw BulkFailure(error)
+                    }
+                }
+                deliver(index, outcome)
+                index += 1
+            }
+        } else {
+            try ParallelRunner.run(
+                count: files.count, workers: threads,
+                makeWorker: { try makeTask(1) },
+                work: { task, index -> Result<ImageAnswer, BulkFailure>? in
+                    guard !isCancelled() else { return nil }
+                    return Result { () throws(BulkFailure) in
+                        do {
+                            return try task.run(fileAt: files[index])
+                        } catch {
+                            throw BulkFailure(error)
+                        }
+                    }
+                },
+                deliver: { index, outcome in
+                    if let outcome { deliver(index, outcome) }
+                })
+        }
+    }
+}
+
+/// Why one image of a bulk run failed, in one line.
+public struct BulkFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The message (it names the file).
+    public var message: String
+
+    /// Creates a failure from the error an image raised.
+    ///
+    /// - Parameter error: The error.
+    public init(_ error: any Error) {
+        message = String(describing: error).split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+
+    /// The message.
+    public var description: String { message }
+}

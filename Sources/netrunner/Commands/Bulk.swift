@@ -1,0 +1,243 @@
+import ArgumentParser
+import Dispatch
+import NetRunner
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension NetRunnerCommand {
+    /// `netrunner bulk DIR`: Net Runner's photo-album evaluation over a whole folder tree.
+    struct Bulk: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a model on every image under a folder, one result line per image.",
+            discussion: """
+                Every image under DIR (recursively, in sorted order) is run through the model; each result is \
+                one line: JSON Lines, or CSV when --output ends in .csv or --format csv is given. A line holds \
+                the image, the answer (top labels, or boxes for a detector), the decode, preprocessing and \
+                inference latency in milliseconds, or the error for that image; a file that cannot be read is \
+                reported on its line and the run goes on.
+
+                With --output, an interrupted run resumes: rerunning the same command skips the images already \
+                in the file (an unfinished last line is cut off first); --restart starts the file afresh. \
+                Ctrl-C stops after the images in flight, leaving only whole lines.
+
+                With --threads N (default: every core), N single-threaded interpreters work side by side; \
+                with 1, decoding runs on a second thread ahead of inference. A progress bar with the rate and \
+                the time left is drawn on stderr when it is a terminal. Exit status: 0 when every image gave \
+                an answer, 1 when any failed, 130 when interrupted.
+                """)
+
+        @OptionGroup var inputs: ImageArguments
+
+        @Option(
+            name: .shortAndLong,
+            help: "A model bundle folder, a zipped bundle or a .tflite file (default: the embedded MobileNetV2).")
+        var model: String?
+
+        @Option(name: .shortAndLong, help: "A labels file, for a .tflite model without labels of its own.")
+        var labels: String?
+
+        @Option(name: .shortAndLong, help: "Write the results to this file (resumable) instead of stdout.")
+        var output: String?
+
+        @Option(help: "jsonl or csv (default: csv for a .csv output, else jsonl).")
+        var format: FormatChoice?
+
+        enum FormatChoice: String, ExpressibleByArgument, CaseIterable {
+            case jsonl, csv
+
+            var format: BulkResultsFile.Format { self == .csv ? .csv : .jsonLines }
+        }
+
+        @Flag(help: "Start the output file afresh instead of resuming it.")
+        var restart = false
+
+        @Option(name: [.customLong("top"), .customShort("k")], help: "Labels kept per image (classifiers).")
+        var top = 5
+
+        @Option(help: "Leave out detections scoring below this (detectors).")
+        var threshold: Float = 0.5
+
+        @Option(name: .shortAndLong, help: "Threads: single-threaded interpreters side by side (default: every core).")
+        var threads: Int?
+
+        @Flag(name: .customLong("no-progress"), help: "Never draw the progress bar.")
+        var noProgress = false
+
+        func validate() throws {
+            guard !inputs.images.isEmpty else { throw ValidationError("Name a folder of images (or image files).") }
+            guard top >= 1 else { throw ValidationError("--top must be 1 or more.") }
+            if let threads, threads < 1 { throw ValidationError("--threads must be 1 or more.") }
+            guard threshold.isFinite else { throw ValidationError("--threshold must be a number.") }
+            if restart && output == nil { throw ValidationError("--restart needs --output.") }
+        }
+
+        func run() throws {
+            let files = inputs.files()
+            guard !files.isEmpty else {
+                throw ValidationError("No image files found in \(inputs.images.joined(separator: ", ")).")
+            }
+            var options = ImageTask.Options()
+            options.maxResults = top
+            options.detectionThreshold = threshold
+            options.labelsPath = labels
+            let baseOptions = options
+            let threads = self.threads ?? Self.coreCount
+            let model = self.model
+            // Load once up front, so a bad model is one clear error before anything is written.
+            _ = try TaskLoading.task(model: model, options: options)
+
+            let results = try output.map { path in
+                try BulkResultsFile(
+                    path: path, format: format?.format ?? .implied(by: path), resume: !restart)
+            }
+            let done = results?.completedKeys ?? []
+            let pending = files.filter { !done.contains($0) }
+            if let results, results.resumedCount > 0 {
+                Console.diagnostic(
+                    "Resuming \(results.path): \(results.resumedCount) results already there"
+                        + (results.repairedPartialLine ? " (an unfinished last line was cut off)" : "")
+                        + ", \(pending.count) of \(files.count) images to go.")
+            }
+            if format == .csv && output == nil { Console.print(BulkResultsFile.csvColumns.joined(separator: ",")) }
+            let lineFormat = format?.format ?? .jsonLines
+
+            let interrupted = Interruption()
+            let progress = ProgressBar(total: pending.count, unit: "images", enabled: !noProgress)
+            let tally = Mutex(Tally())
+            let clock = ContinuousClock()
+            let started = clock.now
+            try BulkInference.run(
+                files: pending, threads: threads,
+                makeTask: { threadCount in
+                    var taskOptions = baseOptions
+                    taskOptions.threadCount = threadCount
+                    return try TaskLoading.task(model: model, options: taskOptions)
+                },
+                isCancelled: { interrupted.happened },
+                deliver: { index, outcome in
+                    let record: BulkRecord
+                    switch outcome {
+                    case .success(let answer): record = BulkRecord(image: pending[index], answer: answer)
+                    case .failure(let failure): record = BulkRecord(image: pending[index], error: failure.message)
+                    }
+                    tally.withLock { $0.add(record) }
+                    if let results {
+                        do {
+                            try results.append(record)
+                        } catch {
+                            tally.withLock { $0.writeError = "\(error)" }
+                            interrupted.trigger()
+                        }
+                    } else {
+                        progress.finish()
+                        Console.print(String(lineFormat.line(for: record).dropLast()))
+                    }
+                    progress.advance()
+                })
+            progress.finish()
+            let elapsed = clock.now - started
+            let final = tally.withLock { $0 }
+            if let writeError = final.writeError {
+                throw ValidationError("Stopped: \(writeError)")
+            }
+            Self.summarize(final, elapsed: elapsed, threads: threads, skipped: files.count - pending.count)
+            if interrupted.happened {
+                Console.diagnostic(
+                    "Interrupted after \(final.count) of \(pending.count) images"
+                        + (output.map { "; rerun the same command to resume \($0)." } ?? "."))
+                throw ExitCode(130)
+            }
+            if final.failed > 0 { throw ExitCode.failure }
+        }
+
+        /// The online cores.
+        static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+        private static func summarize(_ tally: Tally, elapsed: Duration, threads: Int, skipped: Int) {
+            let seconds = Console.seconds(elapsed)
+            let rate = seconds > 0 ? Double(tally.count) / seconds : 0
+            var line =
+                "\(tally.count) images in \(Console.format(seconds, decimals: 1)) s "
+                + "(\(Console.format(rate, decimals: 1)) images/s, \(threads) thread\(threads == 1 ? "" : "s"))"
+            if tally.failed > 0 { line += ", \(tally.failed) failed" }
+            if skipped > 0 { line += ", \(skipped) already done" }
+            Console.diagnostic(line + ".")
+            // The first image of each thread pays for the runtime's first-run set-up.
+            let warmUp = min(threads, max(0, tally.inference.count - 1))
+            for (name, values) in [
+                ("decode", tally.decode), ("preprocess", tally.preprocess), ("inference", tally.inference),
+                ("total", tally.total),
+            ] {
+                guard let summary = LatencySummary(milliseconds: values, warmUp: warmUp) else { continue }
+                Console.diagnostic(
+                    "  \(name) ms: mean \(Console.format(summary.mean, decimals: 2)), "
+                        + "median \(Console.format(summary.median, decimals: 2)), "
+                        + "p90 \(Console.format(summary.p90, decimals: 2)), "
+                        + "p99 \(Console.format(summary.p99, decimals: 2)), "
+                        + "max \(Console.format(summary.max, decimals: 2))")
+            }
+            if warmUp > 0 {
+                Console.diagnostic("  (the first \(warmUp) image\(warmUp == 1 ? "" : "s") excluded as warm-up)")
+            }
+        }
+    }
+}
+
+/// Counts and latencies of a bulk run.
+private struct Tally {
+    var count = 0
+    var failed = 0
+    var decode: [Double] = []
+    var preprocess: [Double] = []
+    var inference: [Double] = []
+    var total: [Double] = []
+    var writeError: String?
+
+    mutating func add(_ record: BulkRecord) {
+        count += 1
+        guard let answer = record.answer else {
+            failed += 1
+            return
+        }
+        decode.append(answer.decodingMilliseconds)
+        preprocess.append(answer.preprocessingMilliseconds)
+        inference.append(answer.inferenceMilliseconds)
+        total.append(record.totalMilliseconds ?? 0)
+    }
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM: the run stops taking new images and ends with whole lines.
+private final class Interruption: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    /// Starts listening; the listeners live as long as the process.
+    init() {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                if self.flag.exchange(true, ordering: .relaxed) {
+                    // A second Ctrl-C: stop at once (every line written so far is whole).
+                    _exit(130)
+                }
+                Console.diagnostic("\nStopping after the images in flight (Ctrl-C again to stop at once)...")
+            }
+            source.resume()
+            Self.keepAlive(source)
+        }
+    }
+
+    /// Signal sources stop when released; these must not be.
+    private static func keepAlive(_ source: any DispatchSourceSignal) {
+        Unmanaged.passRetained(source as AnyObject).retain().release()
+    }
+
+    var happened: Bool { flag.load(ordering: .relaxed) }
+
+    func trigger() { flag.store(true, ordering: .relaxed) }
+}

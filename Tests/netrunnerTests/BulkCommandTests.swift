@@ -1,0 +1,153 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `netrunner bulk` as a user runs it: a folder in, result lines out, surviving corrupt files,
+/// Ctrl-C and a hard kill.
+@Suite("netrunner bulk")
+struct BulkCommandTests {
+    struct Line: Decodable {
+        struct Category: Decodable {
+            var label: String?
+            var score: Float
+        }
+        struct Results: Decodable {
+            var classification: [Category]?
+        }
+        var image: String
+        var error: Bool
+        var errorDescription: String?
+        var inferenceLatency: Double?
+        var preprocessorLatency: Double?
+        var inferenceResults: Results?
+
+        enum CodingKeys: String, CodingKey {
+            case image, error
+            case errorDescription = "error_description"
+            case inferenceLatency = "inference_latency"
+            case preprocessorLatency = "preprocessor_latency"
+            case inferenceResults = "inference_results"
+        }
+    }
+
+    static let photoFolder = Fixtures.path("Tests/Fixtures/Photos/test")
+
+    func lines(_ path: String) throws -> [Line] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.isEmpty || text.hasSuffix("\n"), "only whole lines")
+        return try text.split(separator: "\n").map { try JSONDecoder().decode(Line.self, from: Data($0.utf8)) }
+    }
+
+    /// A folder tree of `count` links to the test photos, with a corrupt file among them.
+    func manyPhotos(_ count: Int, in folder: TemporaryFolder) throws -> String {
+        let photos = try FileManager.default.contentsOfDirectory(atPath: Self.photoFolder).sorted()
+        let root = folder.path("photos")
+        for index in 0..<count {
+            let sub = "\(root)/\(index / 50)"
+            try FileManager.default.createDirectory(atPath: sub, withIntermediateDirectories: true)
+            let photo = photos[index % photos.count]
+            try FileManager.default.createSymbolicLink(
+                atPath: "\(sub)/\(index)-\(photo)", withDestinationPath: "\(Self.photoFolder)/\(photo)")
+        }
+        try Data("broken".utf8).write(to: URL(fileURLWithPath: "\(root)/0/broken.jpg"))
+        return root
+    }
+
+    @Test("A folder gives one line per image: answers, latencies, and the error of a corrupt file")
+    func folder() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let root = try manyPhotos(8, in: folder)
+        let output = folder.path("out.jsonl")
+        let result = try ProcessResult.run(Fixtures.netrunner, ["bulk", root, "--output", output])
+        #expect(result.status == 1, "a failed image makes the exit status 1: \(result.stderr)")
+        #expect(result.stderr.contains("9 images in") && result.stderr.contains("1 failed"), "\(result.stderr)")
+        #expect(result.stderr.contains("inference ms: mean"))
+        let lines = try lines(output)
+        #expect(lines.count == 9)
+        #expect(lines.map(\.image) == lines.map(\.image).sorted(), "in sorted file order")
+        let broken = try #require(lines.first { $0.image.hasSuffix("broken.jpg") })
+        #expect(broken.error && broken.errorDescription?.contains("broken.jpg") == true)
+        for line in lines where !line.error {
+            let top = try #require(line.inferenceResults?.classification?.first?.label)
+            let expected = [
+                "chelsea": "Egyptian cat", "coffee": "espresso", "eagle": "bald eagle",
+                "grace_hopper": "military uniform",
+            ].first { line.image.contains($0.key) }?.value
+            #expect(top.hasPrefix(try #require(expected)), "\(line.image): \(top)")
+            #expect((line.inferenceLatency ?? 0) > 0 && (line.preprocessorLatency ?? 0) > 0)
+        }
+        // CSV to stdout: a header and one row per image.
+        let csv = try ProcessResult.run(Fixtures.netrunner, ["bulk", root, "--format", "csv", "--threads", "1"])
+        let rows = csv.stdout.split(separator: "\n")
+        #expect(
+            rows.first
+                == "image,answer,score,results,decode_latency,preprocessor_latency,inference_latency,total_latency,error"
+        )
+        #expect(rows.count == 10)
+    }
+
+    @Test("Ctrl-C stops with whole lines; the rerun finishes the rest, each image once", arguments: ["INT", "KILL"])
+    func interruptAndResume(signalName: String) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let root = try manyPhotos(400, in: folder)
+        let output = folder.path("out.jsonl")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+        process.arguments = ["bulk", root, "--output", output, "--threads", "1"]
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Wait until some results are written, then interrupt.
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+            if size > 2000 { break }
+            usleep(20_000)
+        }
+        kill(process.processIdentifier, signalName == "INT" ? SIGINT : SIGKILL)
+        process.waitUntilExit()
+        if signalName == "INT" {
+            #expect(process.terminationStatus == 130)
+        } else {
+            #expect(process.terminationReason == .uncaughtSignal)
+        }
+        let partial = try lines(output)
+        #expect(partial.count > 0 && partial.count < 401, "interrupted after \(partial.count)")
+
+        let rerun = try ProcessResult.run(Fixtures.netrunner, ["bulk", root, "--output", output])
+        #expect(rerun.status == 1, "the corrupt file still fails: \(rerun.stderr)")
+        #expect(rerun.stderr.contains("Resuming \(output): \(partial.count) results already there"), "\(rerun.stderr)")
+        let all = try lines(output)
+        #expect(all.count == 401)
+        #expect(Set(all.map(\.image)).count == 401, "every image exactly once")
+        #expect(
+            Array(all.prefix(partial.count)).map(\.image) == partial.map(\.image), "earlier lines kept as they were")
+    }
+
+    @Test("Bad arguments and files get one clear line")
+    func badInput() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let empty = folder.path("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let noImages = try ProcessResult.run(Fixtures.netrunner, ["bulk", empty])
+        #expect(noImages.status != 0 && noImages.stderr.contains("No image files found in \(empty)"))
+        let badModel = try folder.write(Data("not a model".utf8), named: "bad.tflite")
+        let model = try ProcessResult.run(Fixtures.netrunner, ["bulk", Self.photoFolder, "--model", badModel])
+        #expect(model.status == 1 && model.stderr.contains(badModel), "\(model.stderr)")
+        let notes = try folder.write(Data("{\"a\": 1}\n".utf8), named: "notes.jsonl")
+        let foreign = try ProcessResult.run(Fixtures.netrunner, ["bulk", Self.photoFolder, "--output", notes])
+        #expect(foreign.status == 1 && foreign.stderr.contains("line 1 is not a results line"), "\(foreign.stderr)")
+        #expect(try String(contentsOfFile: notes, encoding: .utf8) == "{\"a\": 1}\n")
+        let restarted = try ProcessResult.run(
+            Fixtures.netrunner, ["bulk", Self.photoFolder, "--output", notes, "--restart"])
+        #expect(restarted.status == 0, "\(restarted.stderr)")
+        #expect(try lines(notes).count == 4)
+    }
+}

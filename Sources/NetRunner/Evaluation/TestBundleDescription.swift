@@ -7,7 +7,8 @@ public import FoundationEssentials
 /// models folder), `options` (`iterations`, `metric`: an `EvaluationMetric` class name such as
 /// `EvaluationMetricAccuracyTop5`), `images` (`{"type": "file", "path": ...}` relative to the
 /// bundle, or `{"type": "url", "url": ...}`) and `labels` (`{"path": ..., "inference_results":
-/// {"classification": {"<label>": ""}}}`).
+/// {"classification": {"<label>": ""}}}`, or for detectors `{"detection": [{"label": ...,
+/// "box": [x, y, width, height]}]}`).
 public struct TestBundleDescription: Equatable, Sendable {
     /// Where an image comes from.
     public enum ImageSource: Equatable, Hashable, Sendable {
@@ -37,12 +38,16 @@ public struct TestBundleDescription: Equatable, Sendable {
     /// `classification` object; JSON objects have no order, so every key listed counts as a
     /// right answer.
     public var expectedClassifications: [String: Set<String>]
+    /// The expected objects for an image path or URL (NetRunner's extension for detectors:
+    /// `"inference_results": {"detection": [{"label": "face", "box": [x, y, width, height]}]}`,
+    /// COCO's box form in pixels of the image as displayed; an empty list for no object).
+    public var expectedDetections: [String: [MeanAveragePrecision.LabeledBox]] = [:]
 
     /// Parses and validates a `test.json`, reporting every problem at once with its JSON path.
     ///
     /// Checked: required fields and their types, at least one model and image, positive
     /// iterations, image types, image paths inside the bundle (no absolute paths, no `..`),
-    /// labels naming images the test lists, labels in the classification form, each image
+    /// labels naming images the test lists, labels in the classification or detection form, each image
     /// labelled at most once. Whether the metric and models exist is checked when the test runs.
     ///
     /// - Parameters:
@@ -130,6 +135,7 @@ private struct TestReader {
 
         let known = Set(images.map(\.key))
         var expected: [String: Set<String>] = [:]
+        var expectedBoxes: [String: [MeanAveragePrecision.LabeledBox]] = [:]
         var labelled: Set<String> = []
         switch root["labels"] {
         case nil: break
@@ -151,6 +157,12 @@ private struct TestReader {
                     problem(path + ".inference_results", "an object", label["inference_results"])
                     continue
                 }
+                if results["classification"] == nil, let objects = results["detection"] {
+                    if let boxes = detections(objects, at: path + ".inference_results.detection") {
+                        expectedBoxes[image] = boxes
+                    }
+                    continue
+                }
                 guard case .object(let classes)? = results["classification"], !classes.isEmpty else {
                     problem(
                         path + ".inference_results.classification",
@@ -165,7 +177,39 @@ private struct TestReader {
         guard let name, let id, let version, let metric, problems.isEmpty else { return nil }
         return TestBundleDescription(
             name: name, id: id, version: version, models: models, iterations: iterations, metric: metric,
-            images: images, expectedClassifications: expected)
+            images: images, expectedClassifications: expected, expectedDetections: expectedBoxes)
+    }
+
+    /// `[{"label": "face", "box": [x, y, width, height]}, ...]`, pixels of the image as shown.
+    mutating func detections(_ json: JSONValue, at path: String) -> [MeanAveragePrecision.LabeledBox]? {
+        guard case .array(let list) = json else {
+            problem(path, "an array of {label, box}", json)
+            return nil
+        }
+        var boxes: [MeanAveragePrecision.LabeledBox] = []
+        for (i, item) in list.enumerated() {
+            let itemPath = "\(path)[\(i)]"
+            guard case .object(let object) = item else {
+                problem(itemPath, "an object with label and box", item)
+                continue
+            }
+            let label = string(object, "label", at: itemPath + ".")
+            var numbers: [Double] = []
+            if case .array(let values)? = object["box"] {
+                numbers = values.compactMap { if case .number(let n) = $0, n.isFinite, abs(n) < 1e9 { n } else { nil } }
+                if numbers.count != values.count { numbers = [] }
+            }
+            guard numbers.count == 4, numbers[2] >= 0, numbers[3] >= 0 else {
+                problem(
+                    itemPath + ".box", "[x, y, width, height] in pixels, width and height not negative", object["box"])
+                continue
+            }
+            guard let label else { continue }
+            let (x, y, width, height) = (Float(numbers[0]), Float(numbers[1]), Float(numbers[2]), Float(numbers[3]))
+            boxes.append(
+                .init(label: label, box: BoundingBox(minX: x, minY: y, maxX: x + width, maxY: y + height)))
+        }
+        return boxes.count == list.count ? boxes : nil
     }
 
     mutating func image(_ json: JSONValue, at path: String) -> TestBundleDescription.ImageSource? {
@@ -193,7 +237,7 @@ private struct TestReader {
 
 extension TestBundleDescription.ImageSource {
     /// The path or URL, as labels name the image.
-    var key: String {
+    public var key: String {
         switch self {
         case .file(let path): return path
         case .url(let url): return url

@@ -211,11 +211,15 @@ extension ImagePreprocessing {
     /// The decoding options for this input: JPEGs are downscaled while decoding no further than
     /// the input needs after ``cropping`` (a centre square needs its side on both axes).
     ///
-    /// - Parameter maximumPixelCount: The largest image to decode.
+    /// - Parameters:
+    ///   - maximumPixelCount: The largest image to decode.
+    ///   - scalesWhileDecoding: `false` to decode every pixel (the input then equals a full
+    ///     decode followed by the resize, as Pillow without `draft` gives).
     /// - Returns: The options.
-    public func decodingOptions(maximumPixelCount: Int) -> DecodingOptions {
+    public func decodingOptions(maximumPixelCount: Int, scalesWhileDecoding: Bool = true) -> DecodingOptions {
         var decoding = DecodingOptions()
         decoding.maximumPixelCount = maximumPixelCount
+        guard scalesWhileDecoding else { return decoding }
         decoding.minimumSize = size
         if cropping == .centerSquare {
             let side = max(size.width, size.height)

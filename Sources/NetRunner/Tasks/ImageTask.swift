@@ -37,6 +37,9 @@ public enum ImageTask {
         public var detectionThreshold: Float = 0.5
         /// Detections kept per image, or `nil` for all above the threshold.
         public var maxDetections: Int? = nil
+        /// Whether large JPEGs are scaled down while decoding (see
+        /// ``ImageClassifier/Options/scalesWhileDecoding``).
+        public var scalesWhileDecoding: Bool = true
         /// A labels file for a `.tflite` model without its own (ignored for bundles, whose
         /// description names their labels).
         public var labelsPath: String? = nil
@@ -188,6 +191,7 @@ extension ImageTask.Options {
         options.threadCount = threadCount
         options.maxResults = maxResults
         options.scoreThreshold = classificationThreshold
+        options.scalesWhileDecoding = scalesWhileDecoding
         return options
     }
 
@@ -197,6 +201,7 @@ extension ImageTask.Options {
         options.threadCount = threadCount
         options.scoreThreshold = detectionThreshold
         options.maxResults = maxDetections
+        options.scalesWhileDecoding = scalesWhileDecoding
         return options
     }
 }

@@ -65,6 +65,13 @@ extension NetRunnerCommand {
         @Option(name: .shortAndLong, help: "Threads: single-threaded interpreters side by side (default: every core).")
         var threads: Int?
 
+        @Flag(
+            name: .customLong("exact-decoding"),
+            help:
+                "Decode every JPEG pixel instead of scaling large JPEGs while decoding (slower; equal to a full decode and resize)."
+        )
+        var exactDecoding = false
+
         @Flag(name: .customLong("no-progress"), help: "Never draw the progress bar.")
         var noProgress = false
 
@@ -85,6 +92,7 @@ extension NetRunnerCommand {
             options.maxResults = top
             options.detectionThreshold = threshold
             options.labelsPath = labels
+            options.scalesWhileDecoding = !exactDecoding
             let baseOptions = options
             let threads = self.threads ?? Self.coreCount
             let model = self.model
@@ -209,35 +217,4 @@ private struct Tally {
         inference.append(answer.inferenceMilliseconds)
         total.append(record.totalMilliseconds ?? 0)
     }
-}
-
-/// Ctrl-C (SIGINT) and SIGTERM: the run stops taking new images and ends with whole lines.
-private final class Interruption: Sendable {
-    private let flag = Atomic<Bool>(false)
-
-    /// Starts listening; the listeners live as long as the process.
-    init() {
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
-                if self.flag.exchange(true, ordering: .relaxed) {
-                    // A second Ctrl-C: stop at once (every line written so far is whole).
-                    _exit(130)
-                }
-                Console.diagnostic("\nStopping after the images in flight (Ctrl-C again to stop at once)...")
-            }
-            source.resume()
-            Self.keepAlive(source)
-        }
-    }
-
-    /// Signal sources stop when released; these must not be.
-    private static func keepAlive(_ source: any DispatchSourceSignal) {
-        Unmanaged.passRetained(source as AnyObject).retain().release()
-    }
-
-    var happened: Bool { flag.load(ordering: .relaxed) }
-
-    func trigger() { flag.store(true, ordering: .relaxed) }
 }

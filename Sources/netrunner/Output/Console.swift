@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NetRunner
 
 #if canImport(Glibc)
     import Glibc
@@ -52,18 +53,6 @@ enum Console {
 
     /// A number with a fixed count of decimals.
     static func format(_ value: Double, decimals: Int) -> String {
-        guard value.isFinite else { return "\(value)" }
-        var scale = 1.0
-        for _ in 0..<decimals { scale *= 10 }
-        let rounded = (value * scale).rounded() / scale
-        var text = String(rounded)
-        if let dot = text.firstIndex(of: ".") {
-            let have = text.distance(from: dot, to: text.endIndex) - 1
-            if have < decimals { text += String(repeating: "0", count: decimals - have) }
-            if decimals == 0 { text = String(text[..<dot]) }
-        } else if decimals > 0 {
-            text += "." + String(repeating: "0", count: decimals)
-        }
-        return text
+        fixedDecimals(value, decimals)
     }
 }

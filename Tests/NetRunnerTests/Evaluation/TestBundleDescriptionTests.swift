@@ -50,7 +50,7 @@ struct TestBundleDescriptionTests {
                         {"type": "file", "path": "ok.jpg"}],
              "labels": [{"path": "missing.jpg", "inference_results": {"classification": {"cat": ""}}},
                         {"path": "ok.jpg", "inference_results": {"classification": ["cat"]}},
-                        {"path": "ok.jpg", "inference_results": {"detection": []}}]}
+                        {"path": "ok.jpg", "inference_results": {"detection": [{"label": "", "box": [1, 2]}]}}]}
             """
         do {
             _ = try TestBundleDescription.parse(Data(json.utf8), source: "bad.testbundle/test.json")
@@ -67,7 +67,8 @@ struct TestBundleDescriptionTests {
                     "$.name", "$.id", "$.models", "$.options.iterations", "$.options.metric", "$.images[0].path",
                     "$.images[1].type", "$.images[2].url", "$.images[3]", "$.labels[0].path",
                     "$.labels[1].inference_results.classification", "$.labels[2].path",
-                    "$.labels[2].inference_results.classification",
+                    "$.labels[2].inference_results.detection[0].label",
+                    "$.labels[2].inference_results.detection[0].box",
                 ])
             #expect(
                 problems[5].description

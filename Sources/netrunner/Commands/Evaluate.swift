@@ -1,0 +1,214 @@
+import ArgumentParser
+import FoundationEssentials
+import NetRunner
+import NetRunnerImage
+
+extension NetRunnerCommand {
+    /// `netrunner evaluate TESTBUNDLE...`: Net Runner's headless mode.
+    struct Evaluate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run Net Runner test bundles: accuracy and latency per model, as JSON and an HTML report.",
+            discussion: """
+                Each TESTBUNDLE is a .testbundle folder with a test.json (name, id, version, models, \
+                options.iterations, options.metric, images, labels) and its images. The models it names by id are \
+                found in --models (TensorIO bundles by their model.json id, .tflite files by file name). Every \
+                model runs on every image, iterations times, one after another on one thread; each model first \
+                runs once untimed (warm-up).
+
+                Metrics: EvaluationMetricAccuracyTop5 / EvaluationMetricAccuracyTop1 / top1..top10 for \
+                classifiers (labels: inference_results.classification), EvaluationMetricMeanAveragePrecision / mAP \
+                for detectors (labels: inference_results.detection, [{"label", "box": [x, y, width, height]}]).
+
+                Results go to OUTPUT/<test id>/: results.jsonl (one line per run; an interrupted evaluation \
+                resumes from it, --restart starts afresh), report.json and report.html (self-contained: open it \
+                in any browser). --compare runs the given models instead of the test's own, side by side.
+                """)
+
+        @Argument(help: "Test bundle folders (.testbundle).")
+        var testBundles: [String] = []
+
+        @Option(help: "The folder of models the tests name by id.")
+        var models = "Models"
+
+        @Option(
+            name: .customLong("compare"),
+            help: "Run this model (an id in --models, or a path) instead of the test's models; repeat to compare.")
+        var compare: [String] = []
+
+        @Option(name: .shortAndLong, help: "Where results and reports go.")
+        var output = "netrunner-evaluation"
+
+        @Option(name: .shortAndLong, help: "CPU threads for each model's runtime.")
+        var threads = 1
+
+        @Flag(
+            name: .customLong("fast-decoding"),
+            help: "Scale large JPEGs while decoding, as bulk does (faster; inputs differ slightly from a full decode).")
+        var fastDecoding = false
+
+        @Flag(help: "Start the results afresh instead of resuming them.")
+        var restart = false
+
+        @Flag(name: .customLong("no-progress"), help: "Never draw the progress bar.")
+        var noProgress = false
+
+        func validate() throws {
+            guard !testBundles.isEmpty else { throw ValidationError("Name at least one .testbundle folder.") }
+            guard threads >= 1 else { throw ValidationError("--threads must be 1 or more.") }
+        }
+
+        func run() throws {
+            // Everything is checked before anything runs: a bad test or model is one clear error.
+            let tests = try testBundles.map { try TestBundle(path: $0) }
+            let needsDirectory = compare.isEmpty || !compare.allSatisfy { FileManager.default.fileExists(atPath: $0) }
+            let directory = needsDirectory ? try ModelDirectory(path: models) : nil
+            var plans: [(TestBundleRunner, [(TestBundleRunner.Model, ImageTask)])] = []
+            for test in tests {
+                let file = test.descriptionPath
+                let entries = try (compare.isEmpty ? test.description.models : compare).map { name in
+                    try Self.resolve(name, in: directory, file: file)
+                }
+                let runner = try TestBundleRunner(
+                    test: test, models: entries, threadCount: threads, exactDecoding: !fastDecoding)
+                plans.append((runner, try entries.map { ($0, try runner.loadTask($0)) }))
+            }
+            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+            var reports: [EvaluationReport] = []
+            var thumbnails: [String: Thumbnail] = [:]
+            var failedImages = 0
+            for (runner, models) in plans {
+                let report = try evaluate(runner, models: models)
+                reports.append(report)
+                Self.printSummary(report)
+                failedImages += report.models.map(\.failures.count).reduce(0, +)
+                for model in report.models {
+                    for example in model.shownExamples where thumbnails[example.image] == nil {
+                        let source = runner.test.description.images.first { $0.key == example.image }
+                        if let path = source.flatMap(runner.test.localPath(of:)) {
+                            thumbnails[example.image] = Thumbnail.make(path: path)
+                        }
+                    }
+                }
+                let folder = Self.folder(for: runner.test, in: output)
+                try Self.write(
+                    HTMLReport.render([report], thumbnails: thumbnails, title: report.test.name),
+                    to: folder + "/report.html")
+                try Self.writeJSON(report, to: folder + "/report.json")
+                Console.print("  report: \(folder)/report.html, \(folder)/report.json")
+            }
+            if reports.count > 1 {
+                try Self.write(HTMLReport.render(reports, thumbnails: thumbnails), to: output + "/report.html")
+                Console.print("All tests: \(output)/report.html")
+            }
+            if failedImages > 0 {
+                Console.diagnostic("\(failedImages) image(s) could not be evaluated; they are listed in the reports.")
+                throw ExitCode.failure
+            }
+        }
+
+        /// Runs one test (resuming its results file) and builds its report.
+        private func evaluate(
+            _ runner: TestBundleRunner, models: [(TestBundleRunner.Model, ImageTask)]
+        ) throws -> EvaluationReport {
+            let folder = Self.folder(for: runner.test, in: output)
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let resultsPath = folder + "/results.jsonl"
+            let results = try BulkResultsFile(path: resultsPath, format: .jsonLines, resume: !restart)
+            let done = results.completedKeys
+            let pending = models.map { model, _ in
+                runner.runs(of: model).filter {
+                    !done.contains(BulkRecord.key(image: $0.image, model: model.id, iteration: $0.iteration))
+                }.count
+            }.reduce(0, +)
+            let name = runner.test.description.name
+            if results.resumedCount > 0 {
+                Console.diagnostic("\(name): resuming \(resultsPath), \(pending) runs to go.")
+            }
+            let progress = ProgressBar(total: pending, unit: "runs", enabled: !noProgress)
+            let interrupted = Interruption()
+            for (model, task) in models {
+                try runner.run(
+                    model, task: task, skipping: done, isCancelled: { interrupted.happened },
+                    deliver: { record in
+                        try results.append(record)
+                        progress.advance()
+                    })
+            }
+            progress.finish()
+            if interrupted.happened {
+                Console.diagnostic("Interrupted; rerun the same command to resume from \(resultsPath).")
+                throw ExitCode(130)
+            }
+            return EvaluationReport.build(
+                test: runner.test, metric: runner.metric,
+                models: models.map { (id: $0.0.id, path: $0.0.path, kind: $0.1.kind) },
+                records: try BulkResultsFile.records(in: resultsPath),
+                latencyNote: "one run at a time on \(threads) thread\(threads == 1 ? "" : "s"); "
+                    + "each model ran once untimed before timing (warm-up); "
+                    + (fastDecoding ? "JPEGs scaled while decoding" : "every JPEG pixel decoded"))
+        }
+
+        /// A model named by a test or by --compare: a path as given, else an id in the models folder.
+        private static func resolve(
+            _ name: String, in directory: ModelDirectory?, file: String
+        ) throws -> TestBundleRunner.Model {
+            if FileManager.default.fileExists(atPath: name) {
+                let id =
+                    (try? ModelBundle(path: name))?.description.id
+                    ?? String((name.split(separator: "/").last ?? Substring(name)).split(separator: ".").first ?? "")
+                return .init(id: id, path: name)
+            }
+            guard let directory else {
+                throw NetRunnerError.invalidTest(
+                    file: file, reason: "names model \"\(name)\" and no models folder was found")
+            }
+            return .init(id: name, path: try directory.path(forModel: name, in: file))
+        }
+
+        private static func folder(for test: TestBundle, in output: String) -> String {
+            let safe = String(
+                test.description.id.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+            return output + "/" + safe
+        }
+
+        private static func write(_ text: String, to path: String) throws {
+            try FileIO.writeAtomically(Data(text.utf8), to: path)
+        }
+
+        private static func writeJSON(_ report: EvaluationReport, to path: String) throws {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            try write(String(decoding: try encoder.encode(report), as: UTF8.self) + "\n", to: path)
+        }
+
+        private static func printSummary(_ report: EvaluationReport) {
+            let test = report.test
+            Console.print(
+                "\(test.name) (\(test.id) v\(test.version)): \(test.images) images x \(test.iterations) iterations, "
+                    + "metric \(test.metric)")
+            for model in report.models {
+                var line = "  \(model.id): \(model.evaluated)/\(model.images) images"
+                for (key, value) in model.metric.sorted(by: { $0.key < $1.key }) {
+                    line += ", \(key) \(Console.format(value, decimals: 3))"
+                }
+                if let scores = model.classification {
+                    line += ", top-1 \(Console.format(scores.top1 * 100, decimals: 1))%"
+                    line += ", top-5 \(Console.format(scores.top5 * 100, decimals: 1))%"
+                }
+                if let inference = model.latency.inference {
+                    line +=
+                        "; inference ms mean \(Console.format(inference.mean, decimals: 2)), "
+                        + "median \(Console.format(inference.median, decimals: 2)), "
+                        + "p90 \(Console.format(inference.p90, decimals: 2)), "
+                        + "p99 \(Console.format(inference.p99, decimals: 2))"
+                }
+                if let total = model.latency.total {
+                    line += "; total mean \(Console.format(total.mean, decimals: 2))"
+                }
+                if !model.failures.isEmpty { line += "; \(model.failures.count) failed" }
+                Console.print(line)
+            }
+            Console.print("  (\(report.latencyNote))")
+        }
+    }
+}

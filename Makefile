@@ -1,6 +1,6 @@
 # NetRunner: the two commands of the README, and the pieces they are made of.
 #
-#   make run     set up, build, and classify real photos with the embedded model (and find faces)
+#   make run     set up, build, classify real photos with the embedded model, find faces, run the sample test bundles
 #   make test    set up, build, and run every test (CI also runs make test-asan and make lint)
 #   make bench   the side-by-side benchmarks (ours vs Python ai_edge_litert, one run)
 
@@ -23,6 +23,7 @@ build: setup
 run: build
 	.build/release/netrunner classify $(PHOTOS)
 	.build/release/netrunner detect Tests/Fixtures/Photos/faces Tests/Fixtures/Photos/test/grace_hopper.jpg --annotate out/annotated
+	.build/release/netrunner evaluate TestBundles/imagenet-sample.testbundle TestBundles/faces.testbundle --output out/evaluation --restart
 
 test: setup
 	$(SWIFT) build --build-tests

@@ -48,6 +48,23 @@ package enum FileIO {
         return data
     }
 
+    /// Writes every byte to a descriptor, retrying short writes and EINTR.
+    ///
+    /// - Returns: `nil`, or the errno of the write that failed.
+    package static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32? {
+        guard let base = buffer.baseAddress else { return nil }
+        var done = 0
+        while done < buffer.count {
+            let count = write(descriptor, base + done, buffer.count - done)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            done += count
+        }
+        return nil
+    }
+
     /// Writes `data` to `path` through a temporary file in the same folder and `rename(2)`.
     package static func writeAtomically(_ data: Data, to path: String) throws(ImageError) {
         let slash = path.lastIndex(of: "/")
@@ -63,19 +80,7 @@ package enum FileIO {
             if descriptor >= 0 || errno != EEXIST { break }
         }
         guard descriptor >= 0 else { throw .writeFailed(path: path, reason: errorText(errno)) }
-        var failure: Int32? = data.withUnsafeBytes { buffer -> Int32? in
-            guard let base = buffer.baseAddress else { return nil }
-            var done = 0
-            while done < buffer.count {
-                let count = write(descriptor, base + done, buffer.count - done)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                done += count
-            }
-            return nil
-        }
+        var failure: Int32? = data.withUnsafeBytes { writeAll(descriptor, $0) }
         if failure == nil, fsync(descriptor) != 0 { failure = errno }
         if close(descriptor) != 0, failure == nil { failure = errno }
         if failure == nil, rename(temporary, path) != 0 { failure = errno }

@@ -1,3 +1,5 @@
+import NetRunner
+
 /// Summary statistics of a series of timings, as TFLite's benchmark_model reports them.
 struct Statistics: Codable, Equatable {
     var count: Int
@@ -29,11 +31,6 @@ struct Statistics: Codable, Equatable {
 
     /// The `p`-th percentile of sorted values, interpolating linearly between ranks.
     static func percentile(_ sorted: [Double], _ p: Double) -> Double {
-        guard sorted.count > 1 else { return sorted[0] }
-        let rank = p / 100 * Double(sorted.count - 1)
-        let low = Int(rank.rounded(.down))
-        let high = Swift.min(low + 1, sorted.count - 1)
-        let weight = rank - Double(low)
-        return sorted[low] * (1 - weight) + sorted[high] * weight
+        LatencySummary.percentile(p, ofSorted: sorted)
     }
 }

@@ -135,19 +135,7 @@ public final class BulkResultsFile: Sendable {
 
     private func write(_ line: String) throws(NetRunnerError) {
         var line = line
-        let failure: Int32? = line.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return nil }
-            var done = 0
-            while done < bytes.count {
-                let count = writeBytes(descriptor, base + done, bytes.count - done)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                done += count
-            }
-            return nil
-        }
+        let failure = line.withUTF8 { FileIO.writeAll(descriptor, UnsafeRawBufferPointer($0)) }
         if let failure { throw .unreadableResults(file: path, reason: String(cString: strerror(failure))) }
     }
 
@@ -278,11 +266,6 @@ public final class BulkResultsFile: Sendable {
         }
         return nil
     }
-}
-
-/// write(2), named apart from ``BulkResultsFile``'s own `write`.
-private func writeBytes(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, bytes, count)
 }
 
 extension BulkResultsFile.Format {

@@ -60,31 +60,23 @@ public struct TestBundleRunner: Sendable {
                 reason: "$.options.metric \"\(description.metric)\" is not a metric NetRunner knows "
                     + "(known: \(TestMetric.knownNames.joined(separator: ", ")))")
         }
-        switch metric.kind {
-        case .classification:
-            if !description.expectedDetections.isEmpty {
-                throw .invalidTest(
-                    file: file,
-                    reason: "\(description.metric) scores classifications, but "
-                        + "\(description.expectedDetections.count) labels are detection boxes "
-                        + "(give inference_results.classification, or a detection metric such as mAP)")
-            }
-            if description.expectedClassifications.isEmpty {
-                throw .invalidTest(
-                    file: file, reason: "\(description.metric) needs labels with inference_results.classification")
-            }
-        case .detection:
-            if !description.expectedClassifications.isEmpty {
-                throw .invalidTest(
-                    file: file,
-                    reason: "\(description.metric) scores detections, but "
-                        + "\(description.expectedClassifications.count) labels are classifications "
-                        + "(give inference_results.detection boxes, or a classification metric)")
-            }
-            if description.expectedDetections.isEmpty {
-                throw .invalidTest(
-                    file: file, reason: "\(description.metric) needs labels with inference_results.detection")
-            }
+        // The labels must all be in the form the metric scores.
+        let (wanted, other) =
+            metric.kind == .classification
+            ? (description.expectedClassifications.count, description.expectedDetections.count)
+            : (description.expectedDetections.count, description.expectedClassifications.count)
+        let (form, otherForm, otherMetric) =
+            metric.kind == .classification
+            ? ("inference_results.classification", "detection boxes", "a detection metric such as mAP")
+            : ("inference_results.detection boxes", "classifications", "a classification metric")
+        if other > 0 {
+            throw .invalidTest(
+                file: file,
+                reason: "\(description.metric) scores \(metric.kind.rawValue), but \(other) labels are "
+                    + "\(otherForm) (give \(form), or \(otherMetric))")
+        }
+        if wanted == 0 {
+            throw .invalidTest(file: file, reason: "\(description.metric) needs labels with \(form)")
         }
         var options = ImageTask.Options()
         options.kind = metric.kind

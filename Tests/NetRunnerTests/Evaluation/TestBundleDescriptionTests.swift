@@ -82,8 +82,11 @@ struct TestBundleDescriptionTests {
         var generator = SeededGenerator(seed: 0x7465_7374_6A73_6F6E)
         var parsed = 0
         var rejected = 0
-        for _ in 0..<3000 {
-            let bytes = mutatedJSON(Self.example, using: &generator)
+        let faces = try String(
+            contentsOfFile: Fixtures.path("TestBundles/faces.testbundle/test.json"), encoding: .utf8)
+        for round in 0..<3000 {
+            // Half classification labels, half detection boxes.
+            let bytes = mutatedJSON(round % 2 == 0 ? Self.example : faces, using: &generator)
             do {
                 _ = try TestBundleDescription.parse(Data(bytes), source: "fuzz.json")
                 parsed += 1
@@ -93,6 +96,9 @@ struct TestBundleDescriptionTests {
         }
         print("test.json fuzz: \(parsed) parsed, \(rejected) rejected")
         #expect(rejected > 500 && parsed > 100)
+        let boxes = try TestBundleDescription.parse(Data(faces.utf8)).expectedDetections
+        #expect(boxes["images/two_portraits.jpg"]?.count == 2 && boxes["images/coffee.jpg"] == [])
+        #expect(boxes["images/astronaut.jpg"]?.first?.box == BoundingBox(minX: 181, minY: 84, maxX: 274, maxY: 175))
 
         for hostile in [
             Self.example.replacingOccurrences(of: "\"iterations\": 3", with: "\"iterations\": 1e300"),

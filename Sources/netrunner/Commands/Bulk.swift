@@ -28,7 +28,7 @@ extension NetRunnerCommand {
                 With --threads N (default: every core), N single-threaded interpreters work side by side; \
                 with 1, decoding runs on a second thread ahead of inference. A progress bar with the rate and \
                 the time left is drawn on stderr when it is a terminal. Exit status: 0 when every image gave \
-                an answer, 1 when any failed, 130 when interrupted.
+                an answer (this run or the one resumed), 1 when any failed, 130 when interrupted.
                 """)
 
         @OptionGroup var inputs: ImageArguments
@@ -160,7 +160,11 @@ extension NetRunnerCommand {
                         + (output.map { "; rerun the same command to resume \($0)." } ?? "."))
                 throw ExitCode(130)
             }
-            if final.failed > 0 { throw ExitCode.failure }
+            let earlier = results?.resumedFailures ?? 0
+            if earlier > 0 {
+                Console.diagnostic("\(earlier) image(s) had already failed in the earlier run (in \(output ?? "")).")
+            }
+            if final.failed + earlier > 0 { throw ExitCode.failure }
         }
 
         /// The online cores.

@@ -46,6 +46,8 @@ public final class BulkResultsFile: Sendable {
     public let completedKeys: Set<String>
     /// How many records the file held when it was opened.
     public let resumedCount: Int
+    /// How many of those records are failures.
+    public let resumedFailures: Int
     /// Whether an unfinished last line was cut off when the file was opened.
     public let repairedPartialLine: Bool
 
@@ -71,12 +73,14 @@ public final class BulkResultsFile: Sendable {
         self.format = format
         var keys: Set<String> = []
         var count = 0
+        var failures = 0
         var repaired = false
         var keep = 0
         if resume, let existing = try Self.existingContents(path) {
-            let parsed = try Self.scan(existing, format: format, path: path) { record in
+            let parsed = try Self.scan(existing, format: format, path: path) { record, failed in
                 keys.insert(record)
                 count += 1
+                if failed { failures += 1 }
             }
             keep = parsed.wholeLength
             repaired = parsed.wholeLength < existing.count
@@ -94,6 +98,7 @@ public final class BulkResultsFile: Sendable {
         self.descriptor = descriptor
         self.completedKeys = keys
         self.resumedCount = count
+        self.resumedFailures = failures
         self.repairedPartialLine = repaired
         if format == .csv && keep == 0 {
             try write(Self.csvColumns.joined(separator: ",") + "\n")
@@ -167,7 +172,7 @@ public final class BulkResultsFile: Sendable {
 
     /// Reads the keys of every whole line.
     private static func scan(
-        _ data: Data, format: Format, path: String, key: (String) -> Void
+        _ data: Data, format: Format, path: String, key: (String, Bool) -> Void
     ) throws(NetRunnerError) -> (wholeLength: Int, Void) {
         let decoder = JSONDecoder()
         var sawHeader = false
@@ -181,7 +186,7 @@ public final class BulkResultsFile: Sendable {
                             "line \(number) is not a results line (start afresh with --restart, or choose another file)"
                     )
                 }
-                key(BulkRecord.key(image: record.image, model: record.model, iteration: record.iteration))
+                key(BulkRecord.key(image: record.image, model: record.model, iteration: record.iteration), record.error)
             case .csv:
                 let text = String(decoding: line, as: UTF8.self)
                 if !sawHeader {
@@ -197,7 +202,8 @@ public final class BulkResultsFile: Sendable {
                 guard let image = firstCSVField(text) else {
                     throw .unreadableResults(file: path, reason: "line \(number) is not a results line")
                 }
-                key(image)
+                // The error is the last column: a line that does not end with a comma has one.
+                key(image, !text.hasSuffix(","))
             }
         }
         return (length, ())
@@ -206,6 +212,7 @@ public final class BulkResultsFile: Sendable {
     /// The part of a JSON results line that identifies it.
     private struct RecordKey: Decodable {
         var image: String
+        var error: Bool
         var model: String?
         var iteration: Int?
     }

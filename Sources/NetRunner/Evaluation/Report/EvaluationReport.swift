@@ -257,7 +257,11 @@ extension EvaluationReport {
         var metricValues: [[String: Double]] = []
         var top1: [[String: Double]] = []
         var top5: [[String: Double]] = []
-        var confusion = ConfusionMatrix(classes: Set(test.expectedClassifications.values.joined()).sorted())
+        // An image's class is its set of accepted labels ("tabby / tiger cat"), the same for
+        // every model, so per-class rows and the matrix line up across models.
+        let className = { (accepted: [String]) in accepted.joined(separator: " / ") }
+        var confusion = ConfusionMatrix(
+            classes: Set(test.expectedClassifications.values.map { className($0.sorted()) }).sorted())
         for image in images {
             guard let expected = test.expectedClassifications[image]?.sorted(),
                 case .classification(let result)? = answers[image]
@@ -273,7 +277,8 @@ extension EvaluationReport {
             top5.append(best(TopKAccuracy(k: 5)))
             let first = result.categories.sortedByDescendingScore(\.score).first
             let matched = first.flatMap { category in expected.first { categoryMatches(category, expected: $0) } }
-            confusion.add(expected: matched ?? expected[0], answered: matched ?? first.map(name(of:)))
+            confusion.add(
+                expected: className(expected), answered: matched != nil ? className(expected) : first.map(name(of:)))
             report.examples.append(
                 .init(
                     image: image, expected: expected, expectedBoxes: nil,

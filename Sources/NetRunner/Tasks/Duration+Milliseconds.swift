@@ -1,6 +1,6 @@
 extension Duration {
     /// The duration in milliseconds.
-    var inMilliseconds: Double {
+    package var inMilliseconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }

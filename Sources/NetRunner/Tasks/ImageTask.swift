@@ -61,17 +61,11 @@ public enum ImageTask {
     /// - Throws: ``ModelBundleError``, ``InterpreterError`` or ``NetRunnerError`` naming the
     ///   model and what is wrong.
     public init(modelAt path: String, options: Options = Options()) throws {
-        if ModelBundle.isBundle(path) {
-            try self.init(bundle: try ModelBundle(path: path), options: options)
-        } else if ZippedModelBundle.isZip(path) {
-            // Unpacked until the task has read everything it needs.
-            let zipped = try ZippedModelBundle(zipAt: path)
-            try self.init(bundle: zipped.bundle, options: options)
-        } else if options.labelsPath == nil, !TFLiteMetadata.isPresent(inModelAt: path),
-            let sibling = ModelBundle.sibling(of: path)
-        {
-            try self.init(bundle: sibling, options: options)
-        } else {
+        let resolved = try ResolvedModel(path: path, labelsPath: options.labelsPath)
+        switch resolved.source {
+        case .bundle(let bundle):
+            try self.init(bundle: bundle, options: options)
+        case .file(let path):
             let kind = try options.kind ?? Self.kind(outputCount: Self.outputCount(modelAt: path))
             switch kind {
             case .classification:

@@ -1,3 +1,4 @@
+public import FoundationEssentials
 import TensorFlowLite
 
 extension ObjectDetector {
@@ -15,24 +16,49 @@ extension ObjectDetector {
     ///   detector's.
     public convenience init(bundle: ModelBundle, options: Options = Options()) throws {
         let description = bundle.description
-        guard let input = description.inputs.first, input.kind == .image else {
-            throw NetRunnerError.notAnImageModel(
-                model: bundle.path, reason: "model.json's first input is not an image layer")
-        }
-        var options = options
-        if options.normalization == nil, let normalize = input.normalize {
-            options.normalization = ImagePreprocessing.Normalization(normalize)
-        }
+        let options = try Self.options(options, applying: description, model: bundle.path)
         let labelsFile = description.outputs.lazy.compactMap(\.labels).first
         let labels = try labelsFile.map { name in try LabelMap(contentsOfFile: try bundle.assetPath(name)) }
-        var interpreterOptions = Interpreter.Options()
-        interpreterOptions.threadCount = options.threadCount
-        let interpreter = try Interpreter(modelPath: try bundle.modelPath, options: interpreterOptions)
+        let interpreter = try Interpreter(modelPath: try bundle.modelPath, options: Self.interpreterOptions(options))
         try interpreter.allocateTensors()
         try bundle.check(against: interpreter)
         try self.init(
             interpreter: interpreter, labels: labels, options: options, model: bundle.path,
             metadataNames: description.outputs.map(\.name))
+    }
+
+    /// Creates a detector from a model and its description held in memory (an embedded
+    /// bundle): the description gives the input normalisation and the output names.
+    ///
+    /// - Parameters:
+    ///   - modelData: The bytes of the `.tflite` model.
+    ///   - description: Its `model.json`.
+    ///   - labels: The labels of its classes, or `nil`.
+    ///   - options: The options; the description's normalisation is used when
+    ///     `options.normalization` is `nil`.
+    /// - Throws: The errors of ``init(bundle:options:)``.
+    public convenience init(
+        modelData: Data, description: ModelDescription, labels: LabelMap?, options: Options = Options()
+    ) throws {
+        let options = try Self.options(options, applying: description, model: description.name)
+        let interpreter = try Interpreter(modelData: modelData, options: Self.interpreterOptions(options))
+        try self.init(
+            interpreter: interpreter, labels: labels, options: options, model: description.name,
+            metadataNames: description.outputs.map(\.name))
+    }
+
+    /// The options with a description's input normalisation, unless they set their own.
+    private static func options(
+        _ options: Options, applying description: ModelDescription, model: String
+    ) throws(NetRunnerError) -> Options {
+        guard let input = description.inputs.first, input.kind == .image else {
+            throw .notAnImageModel(model: model, reason: "model.json's first input is not an image layer")
+        }
+        var options = options
+        if options.normalization == nil, let normalize = input.normalize {
+            options.normalization = ImagePreprocessing.Normalization(normalize)
+        }
+        return options
     }
 }
 

@@ -178,7 +178,7 @@ public final class ObjectDetector {
             allowlist: options.categoryAllowlist, denylist: options.categoryDenylist, labels: labels)
     }
 
-    private static func interpreterOptions(_ options: Options) -> Interpreter.Options {
+    static func interpreterOptions(_ options: Options) -> Interpreter.Options {
         var interpreterOptions = Interpreter.Options()
         interpreterOptions.threadCount = options.threadCount
         return interpreterOptions

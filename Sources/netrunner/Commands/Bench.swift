@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import NetRunner
 import TensorFlowLite
 
 extension NetRunnerCommand {
@@ -122,8 +123,7 @@ extension NetRunnerCommand {
         }
 
         static func microseconds(_ duration: Duration) -> Double {
-            let (seconds, attoseconds) = duration.components
-            return Double(seconds) * 1e6 + Double(attoseconds) / 1e12
+            duration.inMilliseconds * 1000
         }
 
         /// Bytes for `tensor`: floats in [0, 1), other types random bytes.

@@ -80,30 +80,25 @@ extension NetRunnerCommand {
             let makeClassifier = { @Sendable (threads: Int) throws -> ImageClassifier in
                 var workerOptions = baseOptions
                 workerOptions.threadCount = threads
-                // A bundle folder; else a .tflite: its own metadata, then a model.json beside it,
-                // then the flags and defaults.
-                if let model, ModelBundle.isBundle(model) {
-                    return try ImageClassifier(bundle: try ModelBundle(path: model), options: workerOptions)
-                }
-                if let model, ZippedModelBundle.isZip(model) {
-                    let zipped = try ZippedModelBundle(zipAt: model)  // unpacked until the classifier has read it
-                    return try ImageClassifier(bundle: zipped.bundle, options: workerOptions)
-                }
-                if let model, labels == nil, !TFLiteMetadata.isPresent(inModelAt: model),
-                    let sibling = ModelBundle.sibling(of: model)
-                {
-                    return try ImageClassifier(bundle: sibling, options: workerOptions)
-                }
+                // A bundle (folder, zip, or a model.json beside the .tflite); else the .tflite
+                // with its own metadata, the flags and defaults.
                 if let model {
-                    let classifier = try ImageClassifier(modelPath: model, labelsPath: labels, options: workerOptions)
-                    if labels == nil && classifier.labels == nil && threads == baseOptions.threadCount {
-                        let assumed = classifier.preprocessing
-                        Console.diagnostic(
-                            "note: \(model) has no metadata and no model.json beside it: assuming RGB, a centre crop, "
-                                + (assumed.normalization == nil ? "raw bytes" : "values in [0, 1]")
-                                + ", and no labels (give --labels to name the classes).")
+                    let resolved = try ResolvedModel(path: model, labelsPath: labels)
+                    switch resolved.source {
+                    case .bundle(let bundle):
+                        return try ImageClassifier(bundle: bundle, options: workerOptions)
+                    case .file(let path):
+                        let classifier = try ImageClassifier(
+                            modelPath: path, labelsPath: labels, options: workerOptions)
+                        if labels == nil && classifier.labels == nil && threads == baseOptions.threadCount {
+                            let assumed = classifier.preprocessing
+                            Console.diagnostic(
+                                "note: \(model) has no metadata and no model.json beside it: assuming RGB, a centre crop, "
+                                    + (assumed.normalization == nil ? "raw bytes" : "values in [0, 1]")
+                                    + ", and no labels (give --labels to name the classes).")
+                        }
+                        return classifier
                     }
-                    return classifier
                 }
                 let embeddedLabels =
                     try labelMap

@@ -83,14 +83,8 @@ extension NetRunnerCommand {
                 // The embedded bundle's model.json gives the input normalisation.
                 let description = try ModelDescription.parse(
                     EmbeddedModels.detectorDescription, source: EmbeddedModels.detectorName + "/model.json")
-                if let normalize = description.inputs.first?.normalize, normalize.standard == "[-1,1]" {
-                    options.normalization = .minusOneToOne
-                } else if description.inputs.first?.normalize?.standard == "[0,1]" {
-                    options.normalization = .zeroToOne
-                }
                 detector = try ObjectDetector(
-                    modelData: EmbeddedModels.detector, labels: labelMap, options: options,
-                    name: EmbeddedModels.detectorName)
+                    modelData: EmbeddedModels.detector, description: description, labels: labelMap, options: options)
                 modelName = EmbeddedModels.detectorName
             }
             let files = inputs.files()

@@ -153,10 +153,7 @@ extension NetRunnerCommand {
             _ name: String, in directory: ModelDirectory?, file: String
         ) throws -> TestBundleRunner.Model {
             if FileManager.default.fileExists(atPath: name) {
-                let id =
-                    (try? ModelBundle(path: name))?.description.id
-                    ?? String((name.split(separator: "/").last ?? Substring(name)).split(separator: ".").first ?? "")
-                return .init(id: id, path: name)
+                return .init(id: ModelDirectory.id(ofModelAt: name), path: name)
             }
             guard let directory else {
                 throw NetRunnerError.invalidTest(

@@ -37,7 +37,7 @@ enum Console {
 
     /// A duration in seconds.
     static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        duration.inMilliseconds / 1000
     }
 
     /// A number of bytes as mebibytes with two decimals.

@@ -45,11 +45,26 @@ public struct ModelDirectory: Sendable {
                     unreadable[full] = "\(error)"
                 }
             } else if entry.lowercased().hasSuffix(".tflite") {
-                let name = entry.split(separator: "/").last.map(String.init) ?? entry
-                let id = String(name.dropLast(".tflite".count))
+                let id = Self.id(ofFile: entry)
                 if models[id] == nil { models[id] = full }
             }
         }
+    }
+
+    /// The id of a model given by path: a bundle's `model.json` id, else the file's name
+    /// without its extension (as `.tflite` files in a models folder are found).
+    ///
+    /// - Parameter path: A bundle folder, zipped bundle or `.tflite` file.
+    /// - Returns: The id.
+    public static func id(ofModelAt path: String) -> String {
+        if case .bundle(let bundle)? = (try? ResolvedModel(path: path))?.source { return bundle.description.id }
+        return id(ofFile: path)
+    }
+
+    private static func id(ofFile path: String) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot > name.startIndex else { return name }
+        return String(name[..<dot])
     }
 
     /// The path of the model with an id.

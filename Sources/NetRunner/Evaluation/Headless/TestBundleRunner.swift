@@ -79,7 +79,6 @@ public struct TestBundleRunner: Sendable {
             throw .invalidTest(file: file, reason: "\(description.metric) needs labels with \(form)")
         }
         var options = ImageTask.Options()
-        options.kind = metric.kind
         options.threadCount = threadCount
         options.scalesWhileDecoding = !exactDecoding
         if case .topK(let topK) = metric { options.maxResults = max(5, topK.k) }
@@ -99,9 +98,8 @@ public struct TestBundleRunner: Sendable {
     /// - Throws: The loading errors of ``ImageTask/init(modelAt:options:)``;
     ///   ``NetRunnerError/invalidTest(file:reason:)`` when it is the wrong kind of model.
     public func loadTask(_ model: Model) throws -> ImageTask {
-        var probe = options
-        probe.kind = nil
-        let natural = try ImageTask(modelAt: model.path, options: probe)
+        // Loaded as what it says it is (options.kind is nil), then checked against the metric.
+        let natural = try ImageTask(modelAt: model.path, options: options)
         guard natural.kind == metric.kind else {
             throw NetRunnerError.invalidTest(
                 file: test.descriptionPath,

@@ -63,7 +63,7 @@ public enum HTMLReport {
             "<th>Inference mean</th><th>median</th><th>p90</th><th>p99</th><th>Total mean</th></tr></thead><tbody>")
         let fastest = report.models.compactMap { $0.latency.inference?.mean }.min()
         for model in report.models {
-            page.raw("<tr><td><a href=\"#\(anchor(report, model))\">\(page.escaped(model.id))</a></td>")
+            page.raw("<tr><td><a href=\"#\(anchor(report.test, model))\">\(page.escaped(model.id))</a></td>")
             page.raw("<td>\(model.evaluated)/\(model.images)</td>")
             page.raw("<td class=\"\(model.failures.isEmpty ? "" : "bad")\">\(model.failures.count)</td>")
             for key in metricKeys(report) {
@@ -398,10 +398,6 @@ public enum HTMLReport {
 
     // MARK: Helpers
 
-    private static func anchor(_ report: EvaluationReport, _ model: ModelReport) -> String {
-        anchor(report.test, model)
-    }
-
     private static func anchor(_ test: EvaluationReport.Test, _ model: ModelReport) -> String {
         String((test.id + "-" + model.id).map { $0.isLetter || $0.isNumber ? $0 : "-" })
     }
@@ -475,29 +471,4 @@ struct HTMLWriter {
         }
         return result
     }
-}
-
-/// A number with a fixed count of decimals ("12.30"), the way reports and the tool print them.
-///
-/// - Parameters:
-///   - value: The number.
-///   - decimals: The digits after the point.
-/// - Returns: The text; non-finite values as Swift prints them.
-package func fixedDecimals(_ value: Double, _ decimals: Int) -> String {
-    guard value.isFinite else { return "\(value)" }
-    var scale = 1.0
-    for _ in 0..<decimals { scale *= 10 }
-    let rounded = (value * scale).rounded() / scale
-    var text = String(rounded)
-    if text.contains("e") {
-        return text
-    }
-    if let dot = text.firstIndex(of: ".") {
-        let have = text.distance(from: dot, to: text.endIndex) - 1
-        if have < decimals { text += String(repeating: "0", count: decimals - have) }
-        if decimals == 0 { text = String(text[..<dot]) }
-    } else if decimals > 0 {
-        text += "." + String(repeating: "0", count: decimals)
-    }
-    return text
 }

@@ -152,6 +152,18 @@ extension FlatBuffer.Table {
         return .value(Int(length))
     }
 
+    /// The byte range a vector-of-bytes field occupies in the buffer (its elements, not the
+    /// length prefix).
+    ///
+    /// - Parameter index: The field number.
+    /// - Returns: `.absent`, `.invalid` (out of range) or the range of positions.
+    public func byteRange(_ index: Int) -> FlatBuffer.Field<Range<Int>> {
+        guard has(index) else { return .absent }
+        guard let start = target(index), let length = buffer.u32(at: start), start + 4 + Int(length) <= buffer.count
+        else { return .invalid }
+        return .value((start + 4)..<(start + 4 + Int(length)))
+    }
+
     /// Element `element` of a vector of 32-bit integers.
     public func int32Element(_ index: Int, _ element: Int) -> Int32? {
         guard let start = target(index) else { return nil }

@@ -84,7 +84,7 @@ public final class Interpreter {
         try self.init(bytes: copy, source: "model data", options: options, delegates: delegates)
     }
 
-    private init(bytes: AlignedMemory, source: String, options: Options?, delegates: [any Delegate]?) throws {
+    init(bytes: AlignedMemory, source: String, options: Options?, delegates: [any Delegate]?) throws {
         let verbose = options?.isErrorLoggingEnabled ?? false
         let environment = try EnvironmentHandle.shared()
         let model: ModelHandle
@@ -120,7 +120,7 @@ public final class Interpreter {
         self.delegates = delegates
     }
 
-    private static func checkDelegates(_ delegates: [any Delegate]?) throws {
+    static func checkDelegates(_ delegates: [any Delegate]?) throws {
         if let delegates, !delegates.isEmpty {
             throw InterpreterError.failedToCreateInterpreter(
                 reason: "delegates are not supported: LiteRT runs this model on the CPU with XNNPACK.")

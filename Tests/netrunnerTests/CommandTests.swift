@@ -355,6 +355,20 @@ struct TaskCommandTests {
         #expect(metadata.stdout.contains("bald eagle"))
     }
 
+    @Test("detect --model takes the face detector's own bundle, folder or zip, as classify does")
+    func detectTakesBundles() throws {
+        let portrait = Fixtures.path("Tests/Fixtures/Photos/test/grace_hopper.jpg")
+        let bundle = Fixtures.path("Models/bundles/face_detection_short_range.tiobundle")
+        let result = try netrunner(["detect", "--model", bundle, portrait])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("face  box"))
+        let embedded = try netrunner(["detect", portrait])
+        let lines = { (text: String) in text.split(separator: "\n").dropFirst().map(String.init) }
+        #expect(lines(result.stdout) == lines(embedded.stdout))
+        let inspected = try netrunner(["inspect", bundle])
+        #expect(inspected.stdout.contains("\"Short Range Face Detection\" id face-detection-short-range"))
+    }
+
     @Test("A bare .tflite runs by its metadata, else by a model.json beside it, else with a notice of what is assumed")
     func modelResolution() throws {
         let photo = Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png")
@@ -371,7 +385,7 @@ struct TaskCommandTests {
         #expect(bare.status == 0)
         #expect(bare.stdout.contains("class 285"))
         #expect(
-            bare.stderr.contains("has no metadata and no model.json beside it: assuming RGB, a centre crop, raw bytes"))
+            bare.stderr.contains("has no metadata and no model.json beside it: assuming RGB"))
         let zipped = try netrunner(["inspect", Fixtures.path("Tests/Fixtures/Bundles/multi_io.tiobundle.zip")])
         #expect(zipped.status == 0, "\(zipped.stderr)")
         #expect(zipped.stdout.contains("\"multi io\" id multi-io, version 1"))

@@ -157,7 +157,7 @@ struct PipelineBenchmark: ParsableCommand {
                 paths: files, options: classifier.decodingOptions, preprocessing: classifier.preprocessing, lookahead: 3
             )
             while let item = prefetcher.next() {
-                let result = try classifier.classify(try item.prepared.get(), decodeTime: item.decodeTime)
+                let result = try classifier.run(try item.prepared.get(), decodeTime: item.decodeTime)
                 top1[item.path] = result.categories.first?.displayName ?? ""
             }
             best = min(best, Date().timeIntervalSince(start))

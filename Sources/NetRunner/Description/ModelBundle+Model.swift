@@ -9,10 +9,24 @@ extension ModelBundle {
     /// - Throws: ``ModelBundleError/descriptionMismatch(file:problems:)`` listing every
     ///   difference.
     public func check(against interpreter: Interpreter) throws {
+        try description.check(against: interpreter, file: path + "/model.json")
+    }
+}
+
+extension ModelDescription {
+    /// Checks the description against the model it describes (see
+    /// ``ModelBundle/check(against:)``).
+    ///
+    /// - Parameters:
+    ///   - interpreter: The model, with its tensors allocated.
+    ///   - file: The description's file, for the error.
+    /// - Throws: ``ModelBundleError/descriptionMismatch(file:problems:)`` listing every
+    ///   difference.
+    public func check(against interpreter: Interpreter, file: String) throws {
         var problems: [ModelBundleError.Problem] = []
         let groups: [(String, [ModelDescription.Layer], Int, (Int) throws -> Tensor)] = [
-            ("inputs", description.inputs, interpreter.inputTensorCount, interpreter.input(at:)),
-            ("outputs", description.outputs, interpreter.outputTensorCount, interpreter.output(at:)),
+            ("inputs", inputs, interpreter.inputTensorCount, interpreter.input(at:)),
+            ("outputs", outputs, interpreter.outputTensorCount, interpreter.output(at:)),
         ]
         for (group, layers, count, tensor) in groups {
             guard layers.count == count else {
@@ -36,7 +50,7 @@ extension ModelBundle {
                 }
             }
         }
-        if description.model.quantized, let input = try? interpreter.input(at: 0),
+        if model.quantized, let input = try? interpreter.input(at: 0),
             ![.uInt8, .int8].contains(input.dataType)
         {
             problems.append(
@@ -44,7 +58,7 @@ extension ModelBundle {
             )
         }
         if !problems.isEmpty {
-            throw ModelBundleError.descriptionMismatch(file: path + "/model.json", problems: problems)
+            throw ModelBundleError.descriptionMismatch(file: file, problems: problems)
         }
     }
 

@@ -45,37 +45,3 @@ public struct PackedFiles: Equatable, Sendable {
         }
     }
 }
-
-extension PackedFiles {
-    /// Reads the files packed into a model on first use, once, and hands out their text.
-    struct Reader {
-        let modelPath: String
-        private var packed: PackedFiles?
-
-        init(modelPath: String) {
-            self.modelPath = modelPath
-        }
-
-        /// The text of a packed file the metadata names.
-        ///
-        /// - Throws: ``ModelBundleError/invalidMetadata(file:reason:)`` when the file is not
-        ///   packed in the model or the archive is damaged.
-        mutating func text(of file: TFLiteMetadata.AssociatedFile, what: String) throws -> String {
-            if packed == nil {
-                let data: Data
-                do {
-                    data = try Data(contentsOf: URL(fileURLWithPath: modelPath))
-                } catch {
-                    throw ModelBundleError.invalidMetadata(
-                        file: modelPath, reason: "the model file cannot be read again")
-                }
-                packed = try PackedFiles(model: data, source: modelPath)
-            }
-            guard let bytes = packed?.files[file.name] else {
-                throw ModelBundleError.invalidMetadata(
-                    file: modelPath, reason: "its metadata names the \(what) \(file.name), which is not packed in it")
-            }
-            return String(decoding: bytes, as: UTF8.self)
-        }
-    }
-}

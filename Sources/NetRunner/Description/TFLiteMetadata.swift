@@ -319,18 +319,25 @@ extension TFLiteMetadata {
 }
 
 extension TFLiteMetadata {
-    /// Whether the model file at `path` carries a `TFLITE_METADATA` entry (read from the
-    /// flatbuffer, without loading the model).
+    /// The metadata buffer stored in a model's flatbuffer under `name` (`Model.metadata`
+    /// names a `Model.buffers` entry), read without loading the model; `nil` when there is none
+    /// or the offsets are out of range.
     ///
-    /// - Parameter path: A `.tflite` file.
-    /// - Returns: `true` when the entry is present.
-    public static func isPresent(inModelAt path: String) -> Bool {
-        guard let data = FileManager.default.contents(atPath: path) else { return false }
-        return data.withUnsafeBytes { bytes in
+    /// - Parameters:
+    ///   - model: The bytes of a `.tflite` file.
+    ///   - name: The metadata entry's name.
+    /// - Returns: A copy of the buffer's bytes.
+    public static func buffer(inModel model: Data, named name: String = "TFLITE_METADATA") -> Data? {
+        model.withUnsafeBytes { bytes -> Data? in
             guard let base = bytes.baseAddress, let root = FlatBuffer(base: base, count: bytes.count).root,
-                case .value(let entries) = root.tables(6, limit: 1024)  // Model.metadata: [Metadata]
-            else { return false }
-            return entries.contains { $0.string(0).value == "TFLITE_METADATA" }
+                case .value(let entries) = root.tables(6, limit: 1024),  // Model.metadata: [Metadata]
+                let entry = entries.first(where: { $0.string(0).value == name }),
+                let index = entry.u32(1).map(Int.init),  // Metadata.buffer
+                case .value(let buffers) = root.tables(4, limit: 1 << 20),  // Model.buffers: [Buffer]
+                index < buffers.count, case .value(let range) = buffers[index].byteRange(0),  // Buffer.data
+                !range.isEmpty
+            else { return nil }
+            return Data(bytes[range])
         }
     }
 }

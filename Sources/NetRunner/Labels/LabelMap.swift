@@ -30,6 +30,16 @@ public struct LabelMap: Equatable, Hashable, Sendable {
     /// - Throws: ``NetRunnerError/unreadableLabels(file:reason:)``,
     ///   ``NetRunnerError/labelCountMismatch(file:labels:classes:)``.
     public init(contentsOfFile path: String, classCount: Int? = nil) throws(NetRunnerError) {
+        try self.init(text: try Self.text(contentsOfFile: path), source: path, classCount: classCount)
+    }
+
+    /// The text of a labels file.
+    ///
+    /// - Parameter path: The labels file.
+    /// - Returns: Its text.
+    /// - Throws: ``NetRunnerError/unreadableLabels(file:reason:)`` for a missing file or one
+    ///   that is not UTF-8.
+    static func text(contentsOfFile path: String) throws(NetRunnerError) -> String {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -39,7 +49,7 @@ public struct LabelMap: Equatable, Hashable, Sendable {
         guard let text = String(validating: data, as: UTF8.self) else {
             throw .unreadableLabels(file: path, reason: "the file is not UTF-8 text")
         }
-        try self.init(text: text, source: path, classCount: classCount)
+        return text
     }
 
     /// Parses labels from text, one per line.

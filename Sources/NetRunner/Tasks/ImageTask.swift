@@ -1,20 +1,18 @@
 public import NetRunnerImage
-import TensorFlowLite
 
-/// A vision model ready to run on images, whichever task it does: what bulk inference and
-/// evaluation run, so they take any classifier or detector a user points them at.
+/// A vision model ready to run on images, whichever task it does: what bulk inference,
+/// evaluation, the server and streams run, so they take any classifier or detector a user
+/// points them at.
 ///
 ///     let task = try ImageTask(modelAt: "Models/bundles/mobilenet_v2_1.0_224_uint8.tiobundle")
 ///     let answer = try task.run(fileAt: "photo.jpg")
 ///
+/// A new task (segmentation, embeddings) is a ``VisionTask`` with its result, a ``Kind``, an
+/// ``ImageAnswer`` case and one line in ``init(model:options:)``.
+///
 /// - Note: Like the interpreter under it, a task is used by one thread at a time; give each
 ///   thread its own.
-public enum ImageTask {
-    /// An image classifier.
-    case classifier(ImageClassifier)
-    /// An object detector.
-    case detector(ObjectDetector)
-
+public struct ImageTask {
     /// What a model does.
     public enum Kind: String, Equatable, Hashable, Sendable, Codable, CaseIterable {
         /// It names what the image shows (one output of class scores).
@@ -29,6 +27,8 @@ public enum ImageTask {
         public var kind: Kind? = nil
         /// CPU threads for the runtime.
         public var threadCount: Int = 1
+        /// Whether the runtime's own log lines go to the `TensorFlowLite` logger.
+        public var isErrorLoggingEnabled: Bool = false
         /// Categories kept per image by a classifier.
         public var maxResults: Int = 5
         /// Classifier categories scoring below this are left out.
@@ -40,20 +40,20 @@ public enum ImageTask {
         /// Whether large JPEGs are scaled down while decoding (see
         /// ``ImageClassifier/Options/scalesWhileDecoding``).
         public var scalesWhileDecoding: Bool = true
-        /// A labels file for a `.tflite` model without its own (ignored for bundles, whose
-        /// description names their labels).
+        /// A labels file replacing the model's own labels.
         public var labelsPath: String? = nil
 
         /// Creates the default options.
         public init() {}
     }
 
+    /// What the model does.
+    public let kind: Kind
+    /// The task itself.
+    public let task: any VisionTask
+
     /// Loads a model: a TensorIO bundle folder (`.tiobundle`, `.tfbundle`), a zipped bundle,
     /// or a `.tflite` file (its own metadata, else a `model.json` beside it, else defaults).
-    ///
-    /// The task comes from `options.kind`, else the description's `model.type`
-    /// (`image.classification…`, `…detection…`), else the outputs: one output is a
-    /// classifier, two (raw anchors) or four (boxes, classes, scores, count) a detector.
     ///
     /// - Parameters:
     ///   - path: The model.
@@ -61,42 +61,54 @@ public enum ImageTask {
     /// - Throws: ``ModelBundleError``, ``InterpreterError`` or ``NetRunnerError`` naming the
     ///   model and what is wrong.
     public init(modelAt path: String, options: Options = Options()) throws {
-        let resolved = try ResolvedModel(path: path, labelsPath: options.labelsPath)
-        switch resolved.source {
-        case .bundle(let bundle):
-            try self.init(bundle: bundle, options: options)
-        case .file(let path):
-            let kind = try options.kind ?? Self.kind(outputCount: Self.outputCount(modelAt: path))
-            switch kind {
-            case .classification:
-                self = .classifier(
-                    try ImageClassifier(
-                        modelPath: path, labelsPath: options.labelsPath, options: options.classifierOptions))
-            case .detection:
-                self = .detector(
-                    try ObjectDetector(
-                        modelPath: path, labelsPath: options.labelsPath, options: options.detectorOptions))
-            }
-        }
+        try self.init(model: try LoadedModel(.path(path), labelsPath: options.labelsPath), options: options)
     }
 
-    /// Loads a model bundle (see ``init(modelAt:options:)``).
+    /// Loads a model bundle (see ``init(model:options:)``).
     ///
     /// - Parameters:
     ///   - bundle: The bundle.
     ///   - options: How to load and run it.
-    /// - Throws: The errors of ``init(modelAt:options:)``.
+    /// - Throws: The errors of ``init(model:options:)``.
     public init(bundle: ModelBundle, options: Options = Options()) throws {
-        let description = bundle.description
-        let kind =
-            options.kind ?? Self.kind(type: description.model.type)
-            ?? Self.kind(outputCount: description.outputs.count)
+        try self.init(model: try LoadedModel(bundle: bundle, labelsPath: options.labelsPath), options: options)
+    }
+
+    /// Makes the task a loaded model does.
+    ///
+    /// The task comes from `options.kind`, else the description's `model.type`
+    /// (`image.classification…`, `…detection…`), else the outputs, counted in the flatbuffer
+    /// without compiling the model: one output is a classifier, two (raw anchors) or four
+    /// (boxes, classes, scores, count) a detector.
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - options: How to run it.
+    /// - Throws: The errors of the task's initialiser.
+    public init(model: LoadedModel, options: Options = Options()) throws {
+        let kind = options.kind ?? Self.kind(of: model)
         switch kind {
-        case .classification:
-            self = .classifier(try ImageClassifier(bundle: bundle, options: options.classifierOptions))
-        case .detection:
-            self = .detector(try ObjectDetector(bundle: bundle, options: options.detectorOptions))
+        case .classification: task = try ImageClassifier(model: model, options: options.classifierOptions)
+        case .detection: task = try ObjectDetector(model: model, options: options.detectorOptions)
         }
+        self.kind = kind
+    }
+
+    /// Wraps a task made with its own options (a classifier with an allowlist, say).
+    ///
+    /// - Parameter task: The task.
+    public init(_ task: any VisionTask) {
+        self.task = task
+        self.kind = type(of: task).kind
+    }
+
+    /// The task a model does, from its description's type, else its number of outputs.
+    ///
+    /// - Parameter model: The model.
+    /// - Returns: The task.
+    public static func kind(of model: LoadedModel) -> Kind {
+        kind(type: model.description?.model.type)
+            ?? kind(outputCount: model.description?.outputs.count ?? model.outputCount ?? 1)
     }
 
     /// The task a TensorIO `model.type` names, if it names one.
@@ -111,70 +123,31 @@ public enum ImageTask {
         outputCount == 1 ? .classification : .detection
     }
 
-    private static func outputCount(modelAt path: String) throws -> Int {
-        try Interpreter(modelPath: path).outputTensorCount
-    }
-
-    /// What the model does.
-    public var kind: Kind {
-        switch self {
-        case .classifier: return .classification
-        case .detector: return .detection
-        }
-    }
-
-    /// How images are decoded for this model (JPEGs are scaled down while decoding when the
-    /// model input is much smaller).
-    public var decodingOptions: DecodingOptions {
-        switch self {
-        case .classifier(let classifier): return classifier.decodingOptions
-        case .detector(let detector): return detector.decodingOptions
-        }
-    }
+    /// How images are decoded for this model.
+    public var decodingOptions: DecodingOptions { task.decodingOptions }
 
     /// How an image becomes the model's input.
-    public var preprocessing: ImagePreprocessing {
-        switch self {
-        case .classifier(let classifier): return classifier.preprocessing
-        case .detector(let detector): return detector.preprocessing
-        }
-    }
+    public var preprocessing: ImagePreprocessing { task.preprocessing }
 
     /// The labels of the model's classes, if known.
-    public var labels: LabelMap? {
-        switch self {
-        case .classifier(let classifier): return classifier.labels
-        case .detector(let detector): return detector.labels
-        }
-    }
+    public var labels: LabelMap? { task.labels }
 
-    /// Runs the model on an image file.
+    /// Runs the model on an image in any form.
     ///
-    /// - Parameter path: A JPEG, PNG, BMP or PNM file.
+    /// - Parameter image: The image.
     /// - Returns: The answer and the time each stage took.
     /// - Throws: ``ImageError`` for an unreadable image, ``InterpreterError`` if the runtime fails.
-    public func run(fileAt path: String) throws -> ImageAnswer {
-        switch self {
-        case .classifier(let classifier): return .classification(try classifier.classify(fileAt: path))
-        case .detector(let detector): return .detection(try detector.detect(fileAt: path))
-        }
+    public func run(_ image: ImageInput) throws -> ImageAnswer {
+        try task.run(image).imageAnswer
     }
 
-    /// Runs the model on an image already decoded and made into its input (by an
-    /// ``ImagePrefetcher`` given this task's ``preprocessing``).
-    ///
-    /// - Parameters:
-    ///   - prepared: The input.
-    ///   - decodeTime: How long decoding took, for the answer's timings.
-    /// - Returns: The answer and the time each stage took.
-    /// - Throws: ``InterpreterError`` if the runtime fails.
+    /// Runs the model on an image file; see ``run(_:)``.
+    public func run(fileAt path: String) throws -> ImageAnswer { try run(.file(path)) }
+
+    /// Runs the model on an image an ``ImagePrefetcher`` prepared with this task's
+    /// ``preprocessing``; see ``run(_:)``.
     public func run(_ prepared: PreparedImage, decodeTime: Duration = .zero) throws -> ImageAnswer {
-        switch self {
-        case .classifier(let classifier):
-            return .classification(try classifier.classify(prepared, decodeTime: decodeTime))
-        case .detector(let detector):
-            return .detection(try detector.detect(prepared, decodeTime: decodeTime))
-        }
+        try run(.prepared(prepared, decodeTime: decodeTime))
     }
 }
 
@@ -183,6 +156,7 @@ extension ImageTask.Options {
     public var classifierOptions: ImageClassifier.Options {
         var options = ImageClassifier.Options()
         options.threadCount = threadCount
+        options.isErrorLoggingEnabled = isErrorLoggingEnabled
         options.maxResults = maxResults
         options.scoreThreshold = classificationThreshold
         options.scalesWhileDecoding = scalesWhileDecoding
@@ -193,42 +167,10 @@ extension ImageTask.Options {
     public var detectorOptions: ObjectDetector.Options {
         var options = ObjectDetector.Options()
         options.threadCount = threadCount
+        options.isErrorLoggingEnabled = isErrorLoggingEnabled
         options.scoreThreshold = detectionThreshold
         options.maxResults = maxDetections
         options.scalesWhileDecoding = scalesWhileDecoding
         return options
-    }
-}
-
-/// What a model answered for one image.
-public enum ImageAnswer: Equatable, Hashable, Sendable {
-    /// A classifier's categories.
-    case classification(ClassificationResult)
-    /// A detector's objects.
-    case detection(DetectionResult)
-
-    /// Milliseconds spent decoding the file.
-    public var decodingMilliseconds: Double {
-        switch self {
-        case .classification(let result): return result.decodingMilliseconds
-        case .detection(let result): return result.decodingMilliseconds
-        }
-    }
-
-    /// Milliseconds spent turning the image into the model input.
-    public var preprocessingMilliseconds: Double {
-        switch self {
-        case .classification(let result): return result.preprocessingMilliseconds
-        case .detection(let result): return result.preprocessingMilliseconds
-        }
-    }
-
-    /// Milliseconds spent in the runtime and reading its outputs (a detector's box decoding
-    /// and suppression included).
-    public var inferenceMilliseconds: Double {
-        switch self {
-        case .classification(let result): return result.inferenceMilliseconds
-        case .detection(let result): return result.inferenceMilliseconds + result.postprocessingMilliseconds
-        }
     }
 }

@@ -81,51 +81,48 @@ public final class Model {
     /// - Parameters:
     ///   - bundle: The bundle.
     ///   - threadCount: CPU threads for inference.
-    /// - Throws: ``ModelBundleError`` when the description does not fit the model,
-    ///   ``InterpreterError`` for a bad model file, ``NetRunnerError`` for labels that do not fit.
-    public init(bundle: ModelBundle, threadCount: Int = 1) throws {
+    /// - Throws: The errors of ``init(model:threadCount:)``.
+    public convenience init(bundle: ModelBundle, threadCount: Int = 1) throws {
+        try self.init(model: try LoadedModel(bundle: bundle), threadCount: threadCount)
+    }
+
+    /// Prepares a described model: each image layer's preprocessing (centre square, the
+    /// layer's `format` and `normalize`, under ``ImagePreprocessing``'s one rule) and each
+    /// output layer's labels.
+    ///
+    /// - Parameters:
+    ///   - model: The model; it must have a description (`model.json`).
+    ///   - threadCount: CPU threads for inference.
+    ///   - isErrorLoggingEnabled: Whether the runtime's log lines go to the `TensorFlowLite` logger.
+    /// - Throws: ``ModelBundleError`` when there is no description or it does not fit the
+    ///   model, ``InterpreterError`` for a bad model file, ``NetRunnerError`` for labels that
+    ///   do not fit.
+    public init(model: LoadedModel, threadCount: Int = 1, isErrorLoggingEnabled: Bool = false) throws {
+        guard let description = model.description else {
+            throw ModelBundleError.notABundle(
+                path: model.name, reason: "it has no model.json describing its inputs and outputs")
+        }
         var options = Interpreter.Options()
         options.threadCount = threadCount
-        let interpreter = try Interpreter(modelPath: try bundle.modelPath, options: options)
-        try interpreter.allocateTensors()
-        try bundle.check(against: interpreter)
-        let description = bundle.description
+        options.isErrorLoggingEnabled = isErrorLoggingEnabled
+        let interpreter = try model.makeInterpreter(options: options)
         var tensorizers: [Int: ImageTensorizer] = [:]
         for (index, layer) in description.inputs.enumerated() where layer.kind == .image {
             tensorizers[index] = try ImageTensorizer(
-                preprocessing: try Self.preprocessing(
-                    for: layer, tensor: try interpreter.input(at: index), index: index, model: bundle.path))
+                preprocessing: try ImagePreprocessing(
+                    input: try interpreter.input(at: index), inputIndex: index, model: model, requested: .init(),
+                    taskDefaults: .init(cropping: .centerSquare)))
         }
         var labels: [Int: LabelMap] = [:]
-        for (index, layer) in description.outputs.enumerated() {
-            guard let file = layer.labels else { continue }
+        for (index, layer) in description.outputs.enumerated() where layer.labels != nil {
             let count = try interpreter.output(at: index).shape.elementCount
-            labels[index] = try LabelMap(contentsOfFile: try bundle.assetPath(file), classCount: count)
+            labels[index] = try model.labels(forOutput: index, classCount: count)
         }
         self.interpreter = interpreter
         self.description = description
         self.tensorizers = tensorizers
         self.labels = labels
-        self.name = bundle.path
-    }
-
-    /// The preprocessing an image layer describes.
-    static func preprocessing(
-        for layer: ModelDescription.Layer, tensor: Tensor, index: Int, model: String
-    ) throws(NetRunnerError) -> ImagePreprocessing {
-        var normalization: ImagePreprocessing.Normalization?
-        if let normalize = layer.normalize {
-            switch normalize.standard {
-            case "[0,1]": normalization = .zeroToOne
-            case "[-1,1]": normalization = .minusOneToOne
-            default:
-                normalization = .init(mean: normalize.bias.map { -$0 / normalize.scale }, std: [1 / normalize.scale])
-            }
-        }
-        if tensor.dataType == .uInt8 && layer.normalize == nil { normalization = nil }
-        return try ImagePreprocessing(
-            input: tensor, inputIndex: index, cropping: .centerSquare, normalization: normalization,
-            channelOrder: layer.format == "BGR" ? .bgr : .rgb, model: model)
+        self.name = model.name
     }
 
     /// Runs the model.
@@ -226,27 +223,18 @@ public final class Model {
 
     private func output(_ index: Int, layer: ModelDescription.Layer) throws -> Output {
         let tensor = try interpreter.output(at: index)
-        var values: [Double]
+        let values: [Double]
         switch tensor.dataType {
-        case .float32:
-            values = tensor.data.withUnsafeBytes { $0.bindMemory(to: Float.self).map { Double($0) } }
-        case .uInt8:
-            if let dequantize = layer.dequantize, tensor.quantizationParameters == nil {
-                values = tensor.data.map { Double(Float($0) * dequantize.scale + dequantize.bias[0]) }
-            } else {
-                let q = tensor.quantizationParameters ?? QuantizationParameters(scale: 1, zeroPoint: 0)
-                values = Scores.dequantize(tensor.data, scale: q.scale, zeroPoint: q.zeroPoint).map { Double($0) }
-            }
-        case .int8:
-            let q = tensor.quantizationParameters ?? QuantizationParameters(scale: 1, zeroPoint: 0)
-            values = Scores.dequantize(
-                tensor.data.lazy.map { Int8(bitPattern: $0) }, scale: q.scale, zeroPoint: q.zeroPoint
-            )
-            .map { Double($0) }
         case .int32:
             values = tensor.data.withUnsafeBytes { $0.bindMemory(to: Int32.self).map { Double($0) } }
         case .int64:
             values = tensor.data.withUnsafeBytes { $0.bindMemory(to: Int64.self).map { Double($0) } }
+        case .uInt8 where tensor.quantizationParameters == nil && layer.dequantize != nil:
+            // TensorIO's dequantize: value * scale + bias.
+            let dequantize = layer.dequantize ?? .zeroToOne
+            values = tensor.data.map { Double(Float($0) * dequantize.scale + dequantize.bias[0]) }
+        case .float32, .uInt8, .int8:
+            values = try tensor.dequantizedValues().map { Double($0) }
         default:
             throw NetRunnerError.unsupportedOutputs(
                 model: name, reason: "output \"\(layer.name)\" is \(tensor.dataType)")

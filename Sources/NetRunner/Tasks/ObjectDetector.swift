@@ -14,7 +14,7 @@ import TensorFlowLite
 /// downscaling happened on the way in.
 ///
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
-public final class ObjectDetector {
+public final class ObjectDetector: VisionTask {
     /// Options of a detector; the names are the Task Library's and MediaPipe's.
     public struct Options: Equatable, Hashable, Sendable {
         /// The most detections to return, best first (`nil`: all).
@@ -27,11 +27,16 @@ public final class ObjectDetector {
         public var categoryDenylist: [String] = []
         /// CPU threads for inference.
         public var threadCount: Int = 1
+        /// Whether the runtime's own log lines go to the `TensorFlowLite` logger.
+        public var isErrorLoggingEnabled: Bool = false
+        /// The tensor's channel order; `nil` leaves it to the model's description, else RGB.
+        public var channelOrder: ImagePreprocessing.ChannelOrder? = nil
         /// How images fit the input; `nil` picks the model family's convention (stretch for
         /// SSD, as the TFLite example; letterbox for anchor models, as MediaPipe).
         public var cropping: ImagePreprocessing.Cropping? = nil
-        /// How pixels are normalised for float inputs; `nil` uses `[-1, 1]` (mean and std
-        /// 127.5), the convention of the TFLite SSD example's float models and of MediaPipe.
+        /// How pixels are normalised; `nil` leaves it to the model's description, else float
+        /// inputs get `[-1, 1]` (mean and std 127.5), the convention of the TFLite SSD example's
+        /// float models and of MediaPipe.
         public var normalization: ImagePreprocessing.Normalization? = nil
         /// Added to a class index before looking up its label; `nil` adds 1 when the labels
         /// file starts with `???` or `background` (the COCO SSD labels), else 0.
@@ -55,114 +60,136 @@ public final class ObjectDetector {
         public init() {}
     }
 
+    /// ``ImageTask/Kind/detection``.
+    public static var kind: ImageTask.Kind { .detection }
+
     /// The options the detector was created with.
     public let options: Options
-    /// The labels of the model's classes, if a labels file was given.
+    /// The labels of the model's classes, if known.
     public let labels: LabelMap?
     /// The preprocessing, derived once from the model's input.
-    public let preprocessing: ImagePreprocessing
+    public var preprocessing: ImagePreprocessing { core.preprocessing }
+    /// The decoding options for this model: JPEGs are downscaled no further than the input needs.
+    public var decodingOptions: DecodingOptions { core.decodingOptions }
 
-    private let interpreter: Interpreter
-    private let tensorizer: ImageTensorizer
+    private let core: VisionTaskCore
     private let outputs: DetectorOutputs
     private let anchors: [SSDAnchors.Anchor]
     private let labelOffset: Int
     private let filter: CategoryFilter
 
-    /// Creates a detector.
-    ///
-    /// A model carrying TFLite metadata gives its input normalisation, its output names and its
-    /// packed class labels; `options` and `labelsPath` override them.
+    /// Creates a detector from a model path, read as every command reads `--model`: a
+    /// `.tflite` file (its TFLite metadata, else a `model.json` beside it, else defaults), a
+    /// bundle folder or a zipped bundle.
     ///
     /// - Parameters:
-    ///   - modelPath: A `.tflite` detection model.
-    ///   - labelsPath: Its labels file, or `nil`.
+    ///   - modelPath: The model.
+    ///   - labelsPath: A labels file replacing the model's own, or `nil`.
     ///   - options: The options.
-    /// - Throws: ``InterpreterError`` for a bad model, ``NetRunnerError`` for a model that is
-    ///   not an image detector.
+    /// - Throws: The errors of ``init(model:options:)``.
     public convenience init(modelPath: String, labelsPath: String? = nil, options: Options = Options()) throws {
-        let interpreter = try Interpreter(modelPath: modelPath, options: Self.interpreterOptions(options))
-        var labels = try labelsPath.map { path throws(NetRunnerError) in try LabelMap(contentsOfFile: path) }
-        var options = options
-        var metadataNames: [String?] = []
-        // TFLite metadata, as the Task Library's detectors carry it: normalisation, output
-        // names, and the class labels packed with the model.
-        if let buffer = interpreter.modelMetadata() {
-            let metadata = try TFLiteMetadata(buffer, source: modelPath)
-            metadataNames = metadata.outputs.map(\.name)
-            if options.normalization == nil, let normalization = metadata.inputs.first?.normalization {
-                options.normalization = ImagePreprocessing.Normalization(
-                    mean: normalization.mean, std: normalization.std)
-            }
-            if labels == nil, let file = metadata.outputs.lazy.compactMap({ $0.labelsFile() }).first {
-                var packed = PackedFiles.Reader(modelPath: modelPath)
-                labels = try LabelMap(
-                    text: try packed.text(of: file, what: "labels file"), source: "\(modelPath):\(file.name)")
-            }
-        }
+        try self.init(model: try LoadedModel(.path(modelPath), labelsPath: labelsPath), options: options)
+    }
+
+    /// Creates a detector from a TensorIO / Net Runner model bundle.
+    ///
+    /// - Parameters:
+    ///   - bundle: The bundle.
+    ///   - options: The options.
+    /// - Throws: The errors of ``init(model:options:)``.
+    public convenience init(bundle: ModelBundle, options: Options = Options()) throws {
+        try self.init(model: try LoadedModel(bundle: bundle), options: options)
+    }
+
+    /// Creates a detector from a model and its description held in memory (an embedded bundle).
+    ///
+    /// - Parameters:
+    ///   - modelData: The bytes of the `.tflite` model.
+    ///   - description: Its `model.json`.
+    ///   - labels: The labels of its classes, or `nil`.
+    ///   - options: The options.
+    /// - Throws: The errors of ``init(model:options:)``.
+    public convenience init(
+        modelData: Data, description: ModelDescription, labels: LabelMap?, options: Options = Options()
+    ) throws {
         try self.init(
-            interpreter: interpreter, labels: labels, options: options, model: modelPath, metadataNames: metadataNames)
+            model: try LoadedModel.inMemory(
+                modelData, name: description.name, description: description, labels: labels),
+            options: options)
     }
 
     /// Creates a detector from a model held in memory.
     ///
     /// - Parameters:
     ///   - modelData: The bytes of a `.tflite` detection model.
-    ///   - labels: Its labels, or `nil`.
+    ///   - labels: Its labels, or `nil` for the model's own, if any.
     ///   - options: The options.
     ///   - name: The model's name, used in errors.
-    /// - Throws: The same errors as ``init(modelPath:labelsPath:options:)``.
+    /// - Throws: The errors of ``init(model:options:)``.
     public convenience init(
         modelData: Data, labels: LabelMap?, options: Options = Options(), name: String = "model data"
     ) throws {
-        let interpreter = try Interpreter(modelData: modelData, options: Self.interpreterOptions(options))
-        try self.init(interpreter: interpreter, labels: labels, options: options, model: name)
+        try self.init(
+            model: try LoadedModel.inMemory(modelData, name: name, description: nil, labels: labels), options: options)
     }
 
-    init(
-        interpreter: Interpreter, labels: LabelMap?, options: Options, model: String, metadataNames: [String?] = []
-    ) throws {
+    /// Creates a detector for a loaded model.
+    ///
+    /// What the options leave open comes from the model's description (see ``LoadedModel``):
+    /// channel order, normalisation, the output names (matched against the Task Library's
+    /// `location`, `category`, `score`, `number of detections`) and the class labels (the first
+    /// output that has a labels file).
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - options: The options.
+    /// - Throws: ``InterpreterError`` for a bad model, ``ModelBundleError`` for a description
+    ///   that does not fit it, ``NetRunnerError`` for a model that is not an image detector.
+    public init(model: LoadedModel, options: Options = Options()) throws {
         if let maxResults = options.maxResults, maxResults < 1 {
             throw NetRunnerError.invalidOption(name: "maxResults", reason: "must be 1 or more, found \(maxResults)")
         }
-        try interpreter.allocateTensors()
-        guard interpreter.inputTensorCount >= 1 else {
-            throw NetRunnerError.notAnImageModel(model: model, reason: "it has no input")
+        guard options.scoreThreshold.isFinite else {
+            throw NetRunnerError.invalidOption(name: "scoreThreshold", reason: "must be a number")
         }
+        var runtime = Interpreter.Options()
+        runtime.threadCount = options.threadCount
+        runtime.isErrorLoggingEnabled = options.isErrorLoggingEnabled
+        let interpreter = try model.makeInterpreter(options: runtime)
+        guard interpreter.inputTensorCount >= 1 else {
+            throw NetRunnerError.notAnImageModel(model: model.name, reason: "it has no input")
+        }
+        let outputNames: [String?] = model.description?.outputs.map(\.name) ?? model.metadata?.outputs.map(\.name) ?? []
         let outputTensors = try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) }
-        let outputs = try DetectorOutputs.resolve(outputTensors, metadataNames: metadataNames, model: model)
+        let outputs = try DetectorOutputs.resolve(outputTensors, metadataNames: outputNames, model: model.name)
         let input = try interpreter.input(at: 0)
         var anchors: [SSDAnchors.Anchor] = []
         if case .anchors(_, _, let anchorCount, _) = outputs {
             let anchorOptions = options.anchors ?? Self.knownAnchors(input: input, anchorCount: anchorCount)
             guard let anchorOptions else {
                 throw NetRunnerError.unsupportedOutputs(
-                    model: model,
+                    model: model.name,
                     reason: "it outputs \(anchorCount) raw anchor boxes and its anchor layout is unknown; "
                         + "pass Options.anchors")
             }
             anchors = SSDAnchors(options: anchorOptions).anchors
             guard anchors.count == anchorCount else {
                 throw NetRunnerError.unsupportedOutputs(
-                    model: model,
+                    model: model.name,
                     reason: "the anchor options give \(anchors.count) anchors; the model has \(anchorCount)")
             }
         }
-        let cropping: ImagePreprocessing.Cropping
-        if let chosen = options.cropping {
-            cropping = chosen
-        } else if case .anchors = outputs {
-            cropping = .letterbox
-        } else {
-            cropping = .stretch
-        }
-        self.preprocessing = try ImagePreprocessing(
-            input: input, cropping: cropping,
-            normalization: input.dataType == .float32
-                ? (options.normalization ?? .minusOneToOne) : options.normalization,
-            model: model)
-        self.tensorizer = try ImageTensorizer(preprocessing: preprocessing)
-        self.interpreter = interpreter
+        var defaults = ImagePreprocessing.Choices(cropping: .stretch, normalization: .minusOneToOne)
+        if case .anchors = outputs { defaults.cropping = .letterbox }
+        let preprocessing = try ImagePreprocessing(
+            input: input, model: model,
+            requested: .init(
+                cropping: options.cropping, normalization: options.normalization, channelOrder: options.channelOrder),
+            taskDefaults: defaults)
+        let labels = try model.labels(forOutput: nil)
+        self.core = try VisionTaskCore(
+            interpreter: interpreter, preprocessing: preprocessing, maximumPixelCount: options.maximumPixelCount,
+            scalesWhileDecoding: options.scalesWhileDecoding)
         self.outputs = outputs
         self.anchors = anchors
         self.labels = labels
@@ -178,12 +205,6 @@ public final class ObjectDetector {
             allowlist: options.categoryAllowlist, denylist: options.categoryDenylist, labels: labels)
     }
 
-    static func interpreterOptions(_ options: Options) -> Interpreter.Options {
-        var interpreterOptions = Interpreter.Options()
-        interpreterOptions.threadCount = options.threadCount
-        return interpreterOptions
-    }
-
     /// MediaPipe's anchor layouts, recognised by input size and anchor count.
     private static func knownAnchors(input: Tensor, anchorCount: Int) -> SSDAnchors.Options? {
         let shape = input.shape.dimensions
@@ -193,125 +214,45 @@ public final class ObjectDetector {
         return nil
     }
 
-    /// Detects objects in the image file at `path`.
+    /// Detects objects in an image in any form (file, bytes, pixels, decoded or prepared).
     ///
-    /// - Parameter path: A JPEG, PNG, BMP or PNM file.
-    /// - Returns: The detections and the time each stage took.
-    /// - Throws: ``ImageError`` for a missing, unreadable or corrupt image.
-    public func detect(fileAt path: String) throws -> DetectionResult {
+    /// - Parameter image: The image.
+    /// - Returns: The detections, best first, in the original image's pixels, and the time each
+    ///   stage took.
+    /// - Throws: ``ImageError`` for an unreadable image, ``InterpreterError`` from the runtime.
+    public func run(_ image: ImageInput) throws -> DetectionResult {
+        let run = try core.run(image)
         let clock = ContinuousClock()
         let start = clock.now
-        let image = try ImageDecoder.decode(contentsOf: path, options: decodingOptions)
-        return try detect(image, decodeTime: clock.now - start)
-    }
-
-    /// Detects objects in an encoded image held in memory.
-    ///
-    /// - Parameter data: The bytes of a JPEG, PNG, BMP or PNM file.
-    /// - Returns: The detections and the time each stage took.
-    /// - Throws: ``ImageError`` for corrupt or unsupported data.
-    public func detect(data: Data) throws -> DetectionResult {
-        let clock = ContinuousClock()
-        let start = clock.now
-        let image = try ImageDecoder.decode(data: data, options: decodingOptions)
-        return try detect(image, decodeTime: clock.now - start)
-    }
-
-    /// Detects objects in pixels (a camera frame, for example).
-    ///
-    /// - Parameter pixels: The image, in any pixel format.
-    /// - Returns: The detections, in the pixels' coordinates.
-    /// - Throws: ``ImageError`` for an empty image.
-    public func detect(_ pixels: PixelBuffer) throws -> DetectionResult {
-        try run(pixels, originalSize: pixels.size, decodeTime: .zero)
-    }
-
-    /// Detects objects in an image the decoder returned.
-    ///
-    /// - Parameters:
-    ///   - image: The decoded image.
-    ///   - decodeTime: How long decoding took, reported in the result.
-    /// - Returns: The detections, in the original image's coordinates.
-    /// - Throws: ``ImageError`` for an empty image.
-    public func detect(_ image: DecodedImage, decodeTime: Duration = .zero) throws -> DetectionResult {
-        try run(image.pixels, originalSize: image.orientedSize, decodeTime: decodeTime)
-    }
-
-    /// The decoding options for this model: downscale JPEGs no further than the input needs.
-    public var decodingOptions: DecodingOptions {
-        preprocessing.decodingOptions(
-            maximumPixelCount: options.maximumPixelCount, scalesWhileDecoding: options.scalesWhileDecoding)
-    }
-
-    /// Detects objects in an image already turned into this model's input (by an
-    /// ``ImagePrefetcher`` given this detector's ``preprocessing``).
-    ///
-    /// - Parameters:
-    ///   - prepared: The prepared input.
-    ///   - decodeTime: How long decoding took, reported in the result.
-    /// - Returns: The detections, in the original image's coordinates.
-    /// - Throws: ``InterpreterError/invalidTensorDataCount(provided:required:)`` when the
-    ///   input was prepared for another model.
-    public func detect(_ prepared: PreparedImage, decodeTime: Duration = .zero) throws -> DetectionResult {
-        let clock = ContinuousClock()
-        let start = clock.now
-        try interpreter.copy(prepared.input, toInputAt: preprocessing.inputIndex)
-        return try finish(
-            transform: prepared.transform, preprocessingTime: prepared.preprocessingTime + (clock.now - start),
-            decodeTime: decodeTime)
-    }
-
-    private func run(_ pixels: PixelBuffer, originalSize: PixelSize, decodeTime: Duration) throws -> DetectionResult {
-        let clock = ContinuousClock()
-        let start = clock.now
-        let transform = try tensorizer.prepare(pixels, originalSize: originalSize)
-        try interpreter.copy(tensorizer.input, toInputAt: preprocessing.inputIndex)
-        return try finish(transform: transform, preprocessingTime: clock.now - start, decodeTime: decodeTime)
-    }
-
-    private func finish(
-        transform: ImageTransform, preprocessingTime: Duration, decodeTime: Duration
-    ) throws -> DetectionResult {
-        let clock = ContinuousClock()
-        let prepared = clock.now
-        try interpreter.invoke()
-        let ran = clock.now
         var detections: [Detection]
         switch outputs {
         case .ssd(let boxes, let classes, let scores, let count):
             detections = try ssdDetections(
-                boxes: boxes, classes: classes, scores: scores, count: count, transform: transform)
+                boxes: boxes, classes: classes, scores: scores, count: count, transform: run.transform)
         case .anchors(let regressors, let scores, _, let coordinates):
             detections = try anchorDetections(
-                regressors: regressors, scores: scores, coordinates: coordinates, transform: transform)
+                regressors: regressors, scores: scores, coordinates: coordinates, transform: run.transform)
         }
         detections.sort { $0.score > $1.score }
         if let maxResults = options.maxResults { detections = Array(detections.prefix(maxResults)) }
-        let done = clock.now
         return DetectionResult(
-            detections: detections, imageSize: transform.imageSize,
-            decodingMilliseconds: decodeTime.inMilliseconds,
-            preprocessingMilliseconds: preprocessingTime.inMilliseconds,
-            inferenceMilliseconds: (ran - prepared).inMilliseconds,
-            postprocessingMilliseconds: (done - ran).inMilliseconds)
+            detections: detections, imageSize: run.transform.imageSize, decodingMilliseconds: run.decode.inMilliseconds,
+            preprocessingMilliseconds: run.preprocess.inMilliseconds,
+            inferenceMilliseconds: run.inference.inMilliseconds,
+            postprocessingMilliseconds: (clock.now - start).inMilliseconds)
     }
 
+    /// Detects objects in the image file at `path` (JPEG, PNG, BMP or PNM); see ``run(_:)``.
+    public func detect(fileAt path: String) throws -> DetectionResult { try run(.file(path)) }
+
+    /// Detects objects in an encoded image held in memory; see ``run(_:)``.
+    public func detect(data: Data) throws -> DetectionResult { try run(.data(data)) }
+
+    /// Detects objects in pixels (a camera frame, for example); see ``run(_:)``.
+    public func detect(_ pixels: PixelBuffer) throws -> DetectionResult { try run(.pixels(pixels)) }
+
     private func floats(_ index: Int) throws -> [Float] {
-        let tensor = try interpreter.output(at: index)
-        switch tensor.dataType {
-        case .float32:
-            return tensor.data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        case .uInt8:
-            let q = tensor.quantizationParameters ?? QuantizationParameters(scale: 1, zeroPoint: 0)
-            return Scores.dequantize(tensor.data, scale: q.scale, zeroPoint: q.zeroPoint)
-        case .int8:
-            let q = tensor.quantizationParameters ?? QuantizationParameters(scale: 1, zeroPoint: 0)
-            return Scores.dequantize(
-                tensor.data.lazy.map { Int8(bitPattern: $0) }, scale: q.scale, zeroPoint: q.zeroPoint)
-        default:
-            throw NetRunnerError.unsupportedOutputs(
-                model: "the detector", reason: "output \(index) is \(tensor.dataType)")
-        }
+        try core.interpreter.output(at: index).dequantizedValues()
     }
 
     private func ssdDetections(
@@ -391,45 +332,5 @@ public final class ObjectDetector {
     private func isIncluded(_ classIndex: Int) -> Bool {
         let labelIndex = classIndex + labelOffset
         return filter.includes(labelIndex)
-    }
-}
-
-/// What a detector found in one image, and how long each stage took.
-public struct DetectionResult: Equatable, Hashable, Sendable, Codable {
-    /// The detections, best score first, in the original image's pixels.
-    public var detections: [Detection]
-    /// The original image's width (after EXIF orientation).
-    public var imageWidth: Int
-    /// The original image's height (after EXIF orientation).
-    public var imageHeight: Int
-    /// Milliseconds spent decoding the file.
-    public var decodingMilliseconds: Double
-    /// Milliseconds spent resizing and converting the image to the input tensor.
-    public var preprocessingMilliseconds: Double
-    /// Milliseconds spent in the runtime.
-    public var inferenceMilliseconds: Double
-    /// Milliseconds spent decoding boxes and suppressing overlaps.
-    public var postprocessingMilliseconds: Double
-
-    /// Creates a result.
-    ///
-    /// - Parameters:
-    ///   - detections: The detections.
-    ///   - imageSize: The original image's size.
-    ///   - decodingMilliseconds: Decoding time.
-    ///   - preprocessingMilliseconds: Preprocessing time.
-    ///   - inferenceMilliseconds: Inference time.
-    ///   - postprocessingMilliseconds: Post-processing time.
-    public init(
-        detections: [Detection], imageSize: PixelSize, decodingMilliseconds: Double, preprocessingMilliseconds: Double,
-        inferenceMilliseconds: Double, postprocessingMilliseconds: Double
-    ) {
-        self.detections = detections
-        self.imageWidth = imageSize.width
-        self.imageHeight = imageSize.height
-        self.decodingMilliseconds = decodingMilliseconds
-        self.preprocessingMilliseconds = preprocessingMilliseconds
-        self.inferenceMilliseconds = inferenceMilliseconds
-        self.postprocessingMilliseconds = postprocessingMilliseconds
     }
 }

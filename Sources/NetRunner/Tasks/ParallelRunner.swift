@@ -34,7 +34,9 @@ public enum ParallelRunner {
     ) throws {
         guard count > 0 else { return }
         let threads = max(1, min(workers, count))
-        let state = Mutex(State<Output>())
+        // Outputs are held back until every worker is made: making one (loading a model) briefly
+        // captures the process's stderr, and a delivery printing to stderr then would be lost.
+        let state = Mutex(State<Output>(workersPending: threads))
         let firstError = Mutex<(any Error)?>(nil)
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             var worker: Worker
@@ -42,7 +44,12 @@ public enum ParallelRunner {
                 worker = try makeWorker()
             } catch {
                 firstError.withLock { if $0 == nil { $0 = error } }
+                state.withLock { $0.workersPending -= 1 }
                 return
+            }
+            state.withLock { state in
+                state.workersPending -= 1
+                state.flush(deliver)
             }
             while true {
                 let index = state.withLock { state -> Int? in
@@ -55,10 +62,7 @@ public enum ParallelRunner {
                 // Deliver in order: park the output, then flush every ready one from the front.
                 state.withLock { state in
                     state.done[index] = output
-                    while let ready = state.done.removeValue(forKey: state.delivered) {
-                        deliver(state.delivered, ready)
-                        state.delivered += 1
-                    }
+                    state.flush(deliver)
                 }
             }
         }
@@ -66,8 +70,18 @@ public enum ParallelRunner {
     }
 
     private struct State<Output> {
+        var workersPending: Int
         var next = 0
         var delivered = 0
         var done: [Int: Output] = [:]
+
+        /// Delivers every ready output from the front, once every worker is made.
+        mutating func flush(_ deliver: (Int, Output) -> Void) {
+            guard workersPending == 0 else { return }
+            while let ready = done.removeValue(forKey: delivered) {
+                deliver(delivered, ready)
+                delivered += 1
+            }
+        }
     }
 }

@@ -33,13 +33,7 @@ extension NetRunnerCommand {
 
         @OptionGroup var inputs: ImageArguments
 
-        @Option(
-            name: .shortAndLong,
-            help: "A model bundle folder, a zipped bundle or a .tflite file (default: the embedded MobileNetV2).")
-        var model: String?
-
-        @Option(name: .shortAndLong, help: "A labels file, for a .tflite model without labels of its own.")
-        var labels: String?
+        @OptionGroup var model: ModelOptions
 
         @Option(name: .shortAndLong, help: "Write the results to this file (resumable) instead of stdout.")
         var output: String?
@@ -62,9 +56,6 @@ extension NetRunnerCommand {
         @Option(help: "Leave out detections scoring below this (detectors).")
         var threshold: Float = 0.5
 
-        @Option(name: .shortAndLong, help: "Threads: single-threaded interpreters side by side (default: every core).")
-        var threads: Int?
-
         @Flag(
             name: .customLong("exact-decoding"),
             help:
@@ -78,26 +69,24 @@ extension NetRunnerCommand {
         func validate() throws {
             guard !inputs.images.isEmpty else { throw ValidationError("Name a folder of images (or image files).") }
             guard top >= 1 else { throw ValidationError("--top must be 1 or more.") }
-            if let threads, threads < 1 { throw ValidationError("--threads must be 1 or more.") }
             guard threshold.isFinite else { throw ValidationError("--threshold must be a number.") }
             if restart && output == nil { throw ValidationError("--restart needs --output.") }
         }
 
         func run() throws {
-            let files = inputs.files()
-            guard !files.isEmpty else {
-                throw ValidationError("No image files found in \(inputs.images.joined(separator: ", ")).")
-            }
+            let files = try inputs.requiredFiles()
             var options = ImageTask.Options()
             options.maxResults = top
             options.detectionThreshold = threshold
-            options.labelsPath = labels
             options.scalesWhileDecoding = !exactDecoding
+            options.isErrorLoggingEnabled = model.verbose
+            let threads = model.threadCount
+            // Read once, and made into a task once before anything is written, so a bad model
+            // is one clear error and no results file.
+            let loaded = try model.load(defaultFor: .classification)
+            options.kind = ImageTask.kind(of: loaded)
             let baseOptions = options
-            let threads = self.threads ?? Self.coreCount
-            let model = self.model
-            // Load once up front, so a bad model is one clear error before anything is written.
-            _ = try TaskLoading.task(model: model, options: options)
+            _ = try ImageTask(model: loaded, options: options)
 
             let results = try output.map { path in
                 try BulkResultsFile(
@@ -124,7 +113,7 @@ extension NetRunnerCommand {
                 makeTask: { threadCount in
                     var taskOptions = baseOptions
                     taskOptions.threadCount = threadCount
-                    return try TaskLoading.task(model: model, options: taskOptions)
+                    return try ImageTask(model: loaded, options: taskOptions)
                 },
                 isCancelled: { interrupted.happened },
                 deliver: { index, outcome in
@@ -166,9 +155,6 @@ extension NetRunnerCommand {
             }
             if final.failed + earlier > 0 { throw ExitCode.failure }
         }
-
-        /// The online cores.
-        static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
         private static func summarize(_ tally: Tally, elapsed: Duration, threads: Int, skipped: Int) {
             let seconds = Console.seconds(elapsed)

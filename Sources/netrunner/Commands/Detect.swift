@@ -2,7 +2,6 @@ import ArgumentParser
 import FoundationEssentials
 import NetRunner
 import NetRunnerImage
-import TensorFlowLite
 
 extension NetRunnerCommand {
     /// `netrunner detect IMAGE...`: boxes, labels and scores of the objects in each image.
@@ -10,7 +9,8 @@ extension NetRunnerCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the objects found in each image: boxes (in image pixels), labels and scores.",
             discussion: """
-                Without --model, the embedded BlazeFace short-range face detector is used. Models with the \
+                Without --model, the embedded BlazeFace short-range face detector is used; --model takes a \
+                .tflite file, a bundle folder or a zipped bundle. Several images run on every core. Models with the \
                 TFLite_Detection_PostProcess outputs (boxes, classes, scores, count; resolved by name and shape) \
                 and MediaPipe-style raw anchor models are supported. --annotate writes each image with its boxes \
                 drawn (PNG or JPEG, by the output's extension; with several images, OUT is a folder).
@@ -18,11 +18,7 @@ extension NetRunnerCommand {
 
         @OptionGroup var inputs: ImageArguments
 
-        @Option(name: .shortAndLong, help: "A .tflite detection model (default: the embedded face detector).")
-        var model: String?
-
-        @Option(name: .shortAndLong, help: "The model's labels file, one label per line.")
-        var labels: String?
+        @OptionGroup var model: ModelOptions
 
         @Option(help: "Leave out detections scoring below this.")
         var threshold: Float = 0.5
@@ -50,8 +46,6 @@ extension NetRunnerCommand {
         @Option(help: "Write the images with the boxes drawn: a .png/.jpg file, or a folder for several images.")
         var annotate: String?
 
-        @OptionGroup var runtime: RuntimeOptions
-
         @Flag(help: "Print one JSON object per image (JSON Lines).")
         var json = false
 
@@ -66,51 +60,32 @@ extension NetRunnerCommand {
             options.scoreThreshold = threshold
             options.maxResults = maxResults
             options.labelOffset = labelOffset
-            options.threadCount = runtime.threads
+            options.isErrorLoggingEnabled = model.verbose
             switch crop {
             case .letterbox: options.cropping = .letterbox
             case .stretch: options.cropping = .stretch
             case .center: options.cropping = .centerSquare
             case nil: options.cropping = nil
             }
-            let detector: ObjectDetector
-            let modelName: String
-            if let model {
-                detector = try ObjectDetector(modelPath: model, labelsPath: labels, options: options)
-                modelName = model
-            } else {
-                let labelMap = try labels.map { try LabelMap(contentsOfFile: $0) } ?? LabelMap(labels: ["face"])
-                // The embedded bundle's model.json gives the input normalisation.
-                let description = try ModelDescription.parse(
-                    EmbeddedModels.detectorDescription, source: EmbeddedModels.detectorName + "/model.json")
-                detector = try ObjectDetector(
-                    modelData: EmbeddedModels.detector, description: description, labels: labelMap, options: options)
-                modelName = EmbeddedModels.detectorName
-            }
-            let files = inputs.files()
-            guard !files.isEmpty else {
-                throw ValidationError("No image files found in \(inputs.images.joined(separator: ", ")).")
-            }
+            let loaded = try model.load(defaultFor: .detection)
+            if let notice = model.assumptionNotice(for: loaded) { Console.diagnostic(notice) }
+            let files = try inputs.requiredFiles()
             let annotations = try annotate.map { try AnnotationTarget(path: $0, imageCount: files.count) }
-            var failures = 0
-            let prefetcher = ImagePrefetcher(
-                paths: files, options: detector.decodingOptions, preprocessing: detector.preprocessing, lookahead: 3)
-            while let item = prefetcher.next() {
-                do {
-                    let result = try detector.detect(try item.prepared.get(), decodeTime: item.decodeTime)
-                    try DetectionOutput.print(result, file: item.path, model: modelName, json: json)
-                    if let annotations {
-                        try annotations.write(result, on: item.path, options: detector.options)
-                    }
-                } catch {
-                    failures += 1
-                    ClassificationOutput.printError(error, file: item.path, json: json)
-                }
-            }
-            if failures > 0 {
-                Console.diagnostic("\(failures) of \(files.count) images failed.")
-                throw ExitCode.failure
-            }
+            let json = self.json
+            let name = loaded.name
+            let baseOptions = options
+            try ImageRun.run(
+                files: files, threads: model.threadCount, json: json,
+                makeTask: { threads in
+                    var taskOptions = baseOptions
+                    taskOptions.threadCount = threads
+                    return ImageTask(try ObjectDetector(model: loaded, options: taskOptions))
+                },
+                print: { file, answer in
+                    guard case .detection(let result) = answer else { return }
+                    try DetectionOutput.print(result, file: file, model: name, json: json)
+                    try annotations?.write(result, on: file)
+                })
         }
     }
 }

@@ -40,13 +40,11 @@ extension NetRunnerCommand {
         }
 
         func run() throws {
-            // A bundle: its description first, then the model file it names.
-            let zipped = ZippedModelBundle.isZip(model) ? try ZippedModelBundle(zipAt: model) : nil
-            let bundle = try zipped?.bundle ?? (ModelBundle.isBundle(model) ? try ModelBundle(path: model) : nil)
-            let modelPath = try bundle?.modelPath ?? model
-            if let bundle, !json {
-                let description = bundle.description
-                Console.print("Bundle: \(model)")
+            // Read as every command reads --model: a bundle's description first, then its model.
+            let loaded = try LoadedModel(.path(model))
+            let modelPath = loaded.modelFile
+            if let description = loaded.description, !json {
+                Console.print("Bundle: \(loaded.bundlePath ?? model)")
                 Console.print(
                     "  \"\(description.name)\" id \(description.id), version \(description.version), "
                         + "type \(description.model.type ?? "-"), quantized \(description.model.quantized)")
@@ -63,7 +61,8 @@ extension NetRunnerCommand {
                     }
                 }
             }
-            let interpreter = try Interpreter(modelPath: modelPath)
+            // Not checked against the description: inspect shows a mismatching bundle too.
+            let interpreter = try Interpreter(modelData: loaded.modelData, source: modelPath)
             try interpreter.allocateTensors()
             let inputs = try (0..<interpreter.inputTensorCount).map {
                 TensorReport(index: $0, tensor: try interpreter.input(at: $0))
@@ -88,8 +87,7 @@ extension NetRunnerCommand {
                                 nameInSignature: $0.element)
                         }))
             }
-            let metadata = try interpreter.modelMetadata().map { buffer in
-                let parsed = try TFLiteMetadata(buffer, source: modelPath)
+            let metadata = loaded.metadata.map { parsed in
                 func describe(_ tensor: TFLiteMetadata.TensorMetadata) -> String {
                     var text = "\"\(tensor.name ?? "")\" \(tensor.content)"
                     if let normalization = tensor.normalization {

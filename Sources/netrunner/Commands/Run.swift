@@ -13,7 +13,7 @@ extension NetRunnerCommand {
                 formatted by the model's type (image.classification.*: the top 5 labels above 0.1).
                 """)
 
-        @Argument(help: "A .tiobundle or .tfbundle folder, or a zip of one.")
+        @Argument(help: "A .tiobundle or .tfbundle folder, a zip of one, or a .tflite with a model.json beside it.")
         var bundle: String
 
         @OptionGroup var inputs: ImageArguments
@@ -33,9 +33,9 @@ extension NetRunnerCommand {
         }
 
         func run() throws {
-            let zipped = ZippedModelBundle.isZip(bundle) ? try ZippedModelBundle(zipAt: bundle) : nil
-            let modelBundle = try zipped?.bundle ?? ModelBundle(path: bundle)
-            let model = try Model(bundle: modelBundle, threadCount: runtime.threads)
+            let model = try Model(
+                model: try LoadedModel(.path(bundle)), threadCount: runtime.threads,
+                isErrorLoggingEnabled: runtime.verbose)
             let formatter = OutputFormatters.formatter(for: model.description)
             var failures = 0
             let files = inputs.files()

@@ -5,23 +5,33 @@
 
 internal import CEmbeddedModels
 import FoundationEssentials
+import NetRunner
 
-/// The default models `netrunner` uses when no `--model` is given.
+/// The default models `netrunner` uses when no `--model` is given: the bundles in
+/// `Models/bundles/`, linked in whole (model, `model.json`, labels).
 enum EmbeddedModels {
-    /// The ImageNet MobileNetV2 (uint8) classifier.
-    static var classifier: Data { bytes(nr_embedded_classifier) }
-
-    /// The ImageNet labels of the classifier.
-    static var classifierLabels: String { String(decoding: bytes(nr_embedded_classifier_labels), as: UTF8.self) }
-
-    /// The BlazeFace short-range face detector.
-    static var detector: Data { bytes(nr_embedded_detector) }
-
-    /// The classifier bundle's model.json.
-    static var classifierDescription: Data { bytes(nr_embedded_classifier_description) }
-
-    /// The detector bundle's model.json.
-    static var detectorDescription: Data { bytes(nr_embedded_detector_description) }
+    /// The embedded bundle for a task: MobileNetV2 (uint8, ImageNet) for classification,
+    /// BlazeFace short-range for detection.
+    ///
+    /// - Parameter kind: The task.
+    /// - Returns: The bundle, held in memory.
+    /// - Throws: ``ModelBundleError`` if the linked `model.json` is damaged.
+    static func source(for kind: ImageTask.Kind) throws -> ModelSource {
+        switch kind {
+        case .classification:
+            return .bundleData(
+                name: classifierName, modelData: bytes(nr_embedded_classifier),
+                description: try ModelDescription.parse(
+                    bytes(nr_embedded_classifier_description), source: classifierName + "/model.json"),
+                assets: ["labels.txt": bytes(nr_embedded_classifier_labels)])
+        case .detection:
+            return .bundleData(
+                name: detectorName, modelData: bytes(nr_embedded_detector),
+                description: try ModelDescription.parse(
+                    bytes(nr_embedded_detector_description), source: detectorName + "/model.json"),
+                assets: ["labels.txt": Data("face\n".utf8)])
+        }
+    }
 
     /// The names shown for the embedded models.
     static let classifierName = "embedded mobilenet_v2_1.0_224_uint8.tiobundle"

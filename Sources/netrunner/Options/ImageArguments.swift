@@ -28,6 +28,18 @@ struct ImageArguments: ParsableArguments {
         return files
     }
 
+    /// The image files, or a usage error naming the arguments when there are none.
+    ///
+    /// - Returns: The files.
+    /// - Throws: `ValidationError` when the arguments name no image file.
+    func requiredFiles() throws -> [String] {
+        let files = files()
+        guard !files.isEmpty else {
+            throw ValidationError("No image files found in \(images.joined(separator: ", ")).")
+        }
+        return files
+    }
+
     static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR

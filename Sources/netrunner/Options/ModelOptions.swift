@@ -1,23 +1,63 @@
 import ArgumentParser
-import TensorFlowLite
+import NetRunner
 
-/// The options every command that runs a model shares.
-struct RuntimeOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: "CPU threads for XNNPACK (1 or more).")
-    var threads: Int = 1
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The model flags of every command that runs one model over images (`classify`, `detect`,
+/// `bulk`): which model, its labels, how many threads, and the runtime's log.
+struct ModelOptions: ParsableArguments {
+    @Option(
+        name: .shortAndLong,
+        help: "The model: a .tflite file, a TensorIO bundle folder or a zipped bundle (default: the embedded model).")
+    var model: String?
+
+    @Option(name: .shortAndLong, help: "A labels file, one label per line, replacing the model's own labels.")
+    var labels: String?
+
+    @Option(
+        name: .shortAndLong,
+        help:
+            "Threads (default: every core): several images run on that many single-threaded interpreters side by side; one image on one interpreter with that many threads."
+    )
+    var threads: Int?
 
     @Flag(name: .long, help: "Show the runtime's own log lines on stderr.")
     var verbose = false
 
     func validate() throws {
-        guard threads >= 1 else { throw ValidationError("--threads must be 1 or more.") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be 1 or more.") }
     }
 
-    /// The interpreter options these flags describe.
-    var interpreterOptions: Interpreter.Options {
-        var options = Interpreter.Options()
-        options.threadCount = threads
-        options.isErrorLoggingEnabled = verbose
-        return options
+    /// The threads to use: `--threads`, else every online core.
+    var threadCount: Int { threads ?? Self.coreCount }
+
+    /// The online cores.
+    static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+    /// The model `--model` names, or the embedded model of `kind`, with `--labels` applied;
+    /// read once, so every thread's task is made from the same bytes.
+    ///
+    /// - Parameter kind: Which embedded model to use without `--model`.
+    /// - Returns: The loaded model.
+    /// - Throws: The errors of ``LoadedModel/init(_:labelsPath:)``.
+    func load(defaultFor kind: ImageTask.Kind) throws -> LoadedModel {
+        if let model { return try LoadedModel(.path(model), labelsPath: labels) }
+        return try LoadedModel(EmbeddedModels.source(for: kind), labelsPath: labels)
+    }
+
+    /// A one-line notice when a bare `.tflite` gives nothing to go by (no metadata, no
+    /// `model.json`, no labels), saying what is assumed; `nil` otherwise.
+    ///
+    /// - Parameter model: The loaded model.
+    /// - Returns: The notice.
+    func assumptionNotice(for model: LoadedModel) -> String? {
+        guard self.model != nil, labels == nil, model.description == nil, model.metadata == nil else { return nil }
+        return "note: \(model.name) has no metadata and no model.json beside it: assuming RGB, "
+            + "the input's default scaling (raw bytes for uint8, values in [0, 1] for float), "
+            + "and no labels (give --labels to name the classes)."
     }
 }

@@ -4,7 +4,7 @@ import NetRunner
 import NetRunnerImage
 
 /// Where `detect --annotate` writes annotated images.
-struct AnnotationTarget {
+struct AnnotationTarget: Sendable {
     let path: String
     let isFolder: Bool
 
@@ -25,7 +25,7 @@ struct AnnotationTarget {
     }
 
     /// Draws the detections on the image at `file` (decoded again at full size) and writes it.
-    func write(_ result: DetectionResult, on file: String, options: ObjectDetector.Options) throws {
+    func write(_ result: DetectionResult, on file: String) throws {
         var options = DecodingOptions()
         options.pixelFormat = .rgb24
         let image = try ImageDecoder.decode(contentsOf: file, options: options)

@@ -52,7 +52,7 @@ struct ImageClassifierTests {
         let classifier = try classifier(Fixtures.MobileNet.float32)
         for photo in Self.photos {
             let image = try ImageDecoder.decode(contentsOf: Fixtures.path(photo.file))
-            let result = try classifier.classify(image)
+            let result = try classifier.run(image)
             #expect(
                 result.categories.map(\.index)
                     == (try referenceTop5(model: Fixtures.MobileNet.float32, photo: photo.name)), "\(photo.name)")
@@ -143,7 +143,7 @@ struct ImageClassifierTests {
         let image = try ImageDecoder.decode(contentsOf: Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png"))
         let frame = image.pixels.converted(to: .bgra32)
         let fromFrame = try classifier.classify(frame)
-        let fromFile = try classifier.classify(image)
+        let fromFile = try classifier.run(image)
         #expect(fromFrame.categories.map(\.index) == fromFile.categories.map(\.index))
         #expect(fromFrame.decodingMilliseconds == 0)
     }

@@ -128,5 +128,5 @@ struct ObjectDetectorTests {
 }
 
 extension ObjectDetector {
-    fileprivate func detect(image: DecodedImage) throws -> DetectionResult { try detect(image) }
+    fileprivate func detect(image: DecodedImage) throws -> DetectionResult { try run(image) }
 }

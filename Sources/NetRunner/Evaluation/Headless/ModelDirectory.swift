@@ -57,7 +57,7 @@ public struct ModelDirectory: Sendable {
     /// - Parameter path: A bundle folder, zipped bundle or `.tflite` file.
     /// - Returns: The id.
     public static func id(ofModelAt path: String) -> String {
-        if case .bundle(let bundle)? = (try? ResolvedModel(path: path))?.source { return bundle.description.id }
+        if let description = (try? LoadedModel(.path(path)))?.description { return description.id }
         return id(ofFile: path)
     }
 

@@ -1,0 +1,75 @@
+public import NetRunnerImage
+
+/// A model that answers questions about images.
+///
+/// The classifier, the detector, and any task added beside them. A task owns its interpreter; it shares the decoding, preprocessing and
+/// timing of every task and adds its own post-processing.
+///
+///     func firstAnswer<T: VisionTask>(_ task: T, photo: String) throws -> T.Result {
+///         try task.run(.file(photo))
+///     }
+///
+/// - Note: Not thread-safe (a task owns an interpreter); create one per thread.
+public protocol VisionTask: AnyObject {
+    /// What the task answers for one image.
+    associatedtype Result: VisionTaskResult
+
+    /// Which task this is.
+    static var kind: ImageTask.Kind { get }
+
+    /// How an image becomes the model's input.
+    var preprocessing: ImagePreprocessing { get }
+    /// How image files are decoded for this model.
+    var decodingOptions: DecodingOptions { get }
+    /// The labels of the model's classes, if known.
+    var labels: LabelMap? { get }
+
+    /// Runs the model on an image.
+    ///
+    /// - Parameter image: The image.
+    /// - Returns: The answer and the time each stage took.
+    /// - Throws: ``ImageError`` for an image that cannot be read, ``InterpreterError`` if the
+    ///   runtime fails.
+    func run(_ image: ImageInput) throws -> Result
+}
+
+extension VisionTask {
+    /// Runs the model on an image the decoder returned.
+    ///
+    /// - Parameters:
+    ///   - image: The decoded image.
+    ///   - decodeTime: How long decoding took, reported in the answer.
+    /// - Returns: The answer, in the original image's coordinates.
+    /// - Throws: The errors of ``run(_:)``.
+    public func run(_ image: DecodedImage, decodeTime: Duration = .zero) throws -> Result {
+        try run(.decoded(image, decodeTime: decodeTime))
+    }
+
+    /// Runs the model on an image an ``ImagePrefetcher`` prepared with this task's
+    /// ``preprocessing``.
+    ///
+    /// - Parameters:
+    ///   - prepared: The prepared input.
+    ///   - decodeTime: How long decoding took, reported in the answer.
+    /// - Returns: The answer, in the original image's coordinates.
+    /// - Throws: ``InterpreterError/invalidTensorDataCount(provided:required:)`` when the input
+    ///   was prepared for another model.
+    public func run(_ prepared: PreparedImage, decodeTime: Duration = .zero) throws -> Result {
+        try run(.prepared(prepared, decodeTime: decodeTime))
+    }
+}
+
+/// What a vision task answers for one image, with the time each stage took (Net Runner's
+/// `preprocessor_latency` and `inference_latency`).
+public protocol VisionTaskResult: Sendable {
+    /// Milliseconds spent decoding the file (0 for pixels given directly).
+    var decodingMilliseconds: Double { get }
+    /// Milliseconds spent turning the image into the model's input.
+    var preprocessingMilliseconds: Double { get }
+    /// Milliseconds spent in the runtime.
+    var inferenceMilliseconds: Double { get }
+    /// Milliseconds spent turning the outputs into the answer.
+    var postprocessingMilliseconds: Double { get }
+    /// The answer as one of the answers every task can give.
+    var imageAnswer: ImageAnswer { get }
+}

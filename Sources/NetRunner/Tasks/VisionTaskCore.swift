@@ -1,0 +1,93 @@
+import FoundationEssentials
+import NetRunnerImage
+import TensorFlowLite
+
+/// What every vision task does the same way.
+///
+/// It owns the interpreter, decodes with the model's decoding options, prepares the input,
+/// runs the model and times each stage. A task adds only what it makes of the outputs.
+///
+/// - Note: Not thread-safe (it owns an interpreter).
+final class VisionTaskCore {
+    /// The interpreter, tensors allocated.
+    let interpreter: Interpreter
+    /// The preprocessing of the image input.
+    let preprocessing: ImagePreprocessing
+    /// How image files are decoded.
+    let decodingOptions: DecodingOptions
+    private let tensorizer: ImageTensorizer
+
+    /// One image run through the model, before post-processing.
+    struct Run {
+        /// How the input relates to the original image.
+        var transform: ImageTransform
+        /// The time each stage took.
+        var decode: Duration
+        var preprocess: Duration
+        var inference: Duration
+    }
+
+    /// Creates the core of a task.
+    ///
+    /// - Parameters:
+    ///   - interpreter: The model, tensors allocated.
+    ///   - preprocessing: Its image input's preprocessing.
+    ///   - maximumPixelCount: The largest image decoded.
+    ///   - scalesWhileDecoding: Whether large JPEGs are scaled while decoding.
+    /// - Throws: ``NetRunnerError`` for a preprocessing the tensorizer cannot apply.
+    init(
+        interpreter: Interpreter, preprocessing: ImagePreprocessing, maximumPixelCount: Int, scalesWhileDecoding: Bool
+    ) throws {
+        self.interpreter = interpreter
+        self.preprocessing = preprocessing
+        self.tensorizer = try ImageTensorizer(preprocessing: preprocessing)
+        self.decodingOptions = preprocessing.decodingOptions(
+            maximumPixelCount: maximumPixelCount, scalesWhileDecoding: scalesWhileDecoding)
+    }
+
+    /// Decodes (if needed) and prepares the image, copies it in and runs the model.
+    ///
+    /// - Parameter image: The image.
+    /// - Returns: How the input relates to the image, and the stage times.
+    /// - Throws: ``ImageError`` for an unreadable image, ``InterpreterError`` from the runtime.
+    func run(_ image: ImageInput) throws -> Run {
+        let clock = ContinuousClock()
+        var start = clock.now
+        var decodeTime = Duration.zero
+        var preprocessTime = Duration.zero
+        let transform: ImageTransform
+        switch image {
+        case .file(let path):
+            let decoded = try ImageDecoder.decode(contentsOf: path, options: decodingOptions)
+            decodeTime = clock.now - start
+            start = clock.now
+            transform = try prepare(decoded.pixels, originalSize: decoded.orientedSize)
+        case .data(let data):
+            let decoded = try ImageDecoder.decode(data: data, options: decodingOptions)
+            decodeTime = clock.now - start
+            start = clock.now
+            transform = try prepare(decoded.pixels, originalSize: decoded.orientedSize)
+        case .pixels(let pixels):
+            transform = try prepare(pixels, originalSize: pixels.size)
+        case .decoded(let decoded, let time):
+            decodeTime = time
+            transform = try prepare(decoded.pixels, originalSize: decoded.orientedSize)
+        case .prepared(let prepared, let time):
+            decodeTime = time
+            preprocessTime = prepared.preprocessingTime
+            try interpreter.copy(prepared.input, toInputAt: preprocessing.inputIndex)
+            transform = prepared.transform
+        }
+        let prepared = clock.now
+        preprocessTime += prepared - start
+        try interpreter.invoke()
+        return Run(
+            transform: transform, decode: decodeTime, preprocess: preprocessTime, inference: clock.now - prepared)
+    }
+
+    private func prepare(_ pixels: PixelBuffer, originalSize: PixelSize) throws -> ImageTransform {
+        let transform = try tensorizer.prepare(pixels, originalSize: originalSize)
+        try interpreter.copy(tensorizer.input, toInputAt: preprocessing.inputIndex)
+        return transform
+    }
+}

@@ -21,7 +21,7 @@ import TensorFlowLite
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
 public final class ImageClassifier: VisionTask {
     /// Options of a classifier; the names are the Task Library's and MediaPipe's.
-    public struct Options: Equatable, Hashable, Sendable {
+    public struct Options: VisionTaskOptions {
         /// The most categories to return (the best first); MediaPipe's `maxResults`.
         public var maxResults: Int = 5
         /// Categories scoring below this are left out; MediaPipe's `scoreThreshold`.
@@ -56,6 +56,11 @@ public final class ImageClassifier: VisionTask {
 
         /// Creates options with the defaults: top 5, no threshold, one thread, centre crop.
         public init() {}
+
+        /// The cropping, normalisation and channel order asked for.
+        public var preprocessingChoices: ImagePreprocessing.Choices {
+            .init(cropping: cropping, normalization: normalization, channelOrder: channelOrder)
+        }
     }
 
     /// ``ImageTask/Kind/classification``.
@@ -75,64 +80,6 @@ public final class ImageClassifier: VisionTask {
     private let scoreThreshold: Float
     private let calibration: ScoreCalibration?
 
-    /// Creates a classifier from a model path, read as every command reads `--model`: a
-    /// `.tflite` file (its TFLite metadata, else a `model.json` beside it, else defaults), a
-    /// bundle folder or a zipped bundle.
-    ///
-    /// - Parameters:
-    ///   - modelPath: The model.
-    ///   - labelsPath: A labels file (one label per line) replacing the model's own, or `nil`.
-    ///   - options: The options.
-    /// - Throws: ``InterpreterError`` for a bad model, ``ModelBundleError`` for a bad
-    ///   description, ``NetRunnerError`` for a model whose input is not an image or whose
-    ///   labels do not fit.
-    public convenience init(modelPath: String, labelsPath: String? = nil, options: Options = Options()) throws {
-        try self.init(model: try LoadedModel(.path(modelPath), labelsPath: labelsPath), options: options)
-    }
-
-    /// Creates a classifier from a TensorIO / Net Runner model bundle.
-    ///
-    /// - Parameters:
-    ///   - bundle: The bundle.
-    ///   - options: The options.
-    /// - Throws: The errors of ``init(model:options:)``.
-    public convenience init(bundle: ModelBundle, options: Options = Options()) throws {
-        try self.init(model: try LoadedModel(bundle: bundle), options: options)
-    }
-
-    /// Creates a classifier from a model and its description held in memory (an embedded
-    /// bundle).
-    ///
-    /// - Parameters:
-    ///   - modelData: The bytes of the `.tflite` model.
-    ///   - description: Its `model.json`.
-    ///   - labels: The labels of its classes, or `nil`.
-    ///   - options: The options.
-    /// - Throws: The errors of ``init(model:options:)``.
-    public convenience init(
-        modelData: Data, description: ModelDescription, labels: LabelMap?, options: Options = Options()
-    ) throws {
-        try self.init(
-            model: try LoadedModel.inMemory(
-                modelData, name: description.name, description: description, labels: labels),
-            options: options)
-    }
-
-    /// Creates a classifier from a model held in memory.
-    ///
-    /// - Parameters:
-    ///   - modelData: The bytes of a `.tflite` image classification model.
-    ///   - labels: The labels of its classes, or `nil` for the model's own, if any.
-    ///   - options: The options.
-    ///   - name: The model's name, used in errors.
-    /// - Throws: The errors of ``init(model:options:)``.
-    public convenience init(
-        modelData: Data, labels: LabelMap?, options: Options = Options(), name: String = "model data"
-    ) throws {
-        try self.init(
-            model: try LoadedModel.inMemory(modelData, name: name, description: nil, labels: labels), options: options)
-    }
-
     /// Creates a classifier for a loaded model.
     ///
     /// What the options leave open comes from the model's description (see ``LoadedModel``):
@@ -147,19 +94,13 @@ public final class ImageClassifier: VisionTask {
     ///   whose output is not class scores, or whose labels do not fit.
     public init(model: LoadedModel, options: Options = Options()) throws {
         try Self.validate(options)
-        var runtime = Interpreter.Options()
-        runtime.threadCount = options.threadCount
-        runtime.isErrorLoggingEnabled = options.isErrorLoggingEnabled
-        let interpreter = try model.makeInterpreter(options: runtime)
+        let interpreter = try VisionTaskCore.interpreter(for: model, options: options)
         guard interpreter.inputTensorCount >= 1, interpreter.outputTensorCount >= 1 else {
             throw NetRunnerError.notAnImageModel(model: model.name, reason: "it has no input or no output")
         }
         // The input is checked first: "not an image model" is the more useful message.
-        let preprocessing = try ImagePreprocessing(
-            input: try interpreter.input(at: 0), model: model,
-            requested: .init(
-                cropping: options.cropping, normalization: options.normalization, channelOrder: options.channelOrder),
-            taskDefaults: .init(cropping: .centerSquare))
+        let core = try VisionTaskCore(
+            interpreter: interpreter, model: model, options: options, taskDefaults: .init(cropping: .centerSquare))
         let classCount = try Self.classCount(try interpreter.output(at: 0), model: model.name)
         let labels = try model.labels(forOutput: 0, classCount: classCount)
         let output = model.metadata?.outputs.first
@@ -175,9 +116,7 @@ public final class ImageClassifier: VisionTask {
                 transformation: calibrationOptions.transformation, defaultScore: calibrationOptions.defaultScore,
                 source: "\(model.modelFile):\(file.name)")
         }
-        self.core = try VisionTaskCore(
-            interpreter: interpreter, preprocessing: preprocessing, maximumPixelCount: options.maximumPixelCount,
-            scalesWhileDecoding: options.scalesWhileDecoding)
+        self.core = core
         self.options = options
         self.labels = labels
         self.scoreThreshold = threshold

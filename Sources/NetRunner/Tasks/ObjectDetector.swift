@@ -16,7 +16,7 @@ import TensorFlowLite
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
 public final class ObjectDetector: VisionTask {
     /// Options of a detector; the names are the Task Library's and MediaPipe's.
-    public struct Options: Equatable, Hashable, Sendable {
+    public struct Options: VisionTaskOptions {
         /// The most detections to return, best first (`nil`: all).
         public var maxResults: Int? = nil
         /// Detections scoring below this are dropped (the SSD example's `threshold`).
@@ -58,6 +58,11 @@ public final class ObjectDetector: VisionTask {
 
         /// Creates options with the defaults: threshold 0.5, one thread.
         public init() {}
+
+        /// The cropping, normalisation and channel order asked for.
+        public var preprocessingChoices: ImagePreprocessing.Choices {
+            .init(cropping: cropping, normalization: normalization, channelOrder: channelOrder)
+        }
     }
 
     /// ``ImageTask/Kind/detection``.
@@ -78,61 +83,6 @@ public final class ObjectDetector: VisionTask {
     private let labelOffset: Int
     private let filter: CategoryFilter
 
-    /// Creates a detector from a model path, read as every command reads `--model`: a
-    /// `.tflite` file (its TFLite metadata, else a `model.json` beside it, else defaults), a
-    /// bundle folder or a zipped bundle.
-    ///
-    /// - Parameters:
-    ///   - modelPath: The model.
-    ///   - labelsPath: A labels file replacing the model's own, or `nil`.
-    ///   - options: The options.
-    /// - Throws: The errors of ``init(model:options:)``.
-    public convenience init(modelPath: String, labelsPath: String? = nil, options: Options = Options()) throws {
-        try self.init(model: try LoadedModel(.path(modelPath), labelsPath: labelsPath), options: options)
-    }
-
-    /// Creates a detector from a TensorIO / Net Runner model bundle.
-    ///
-    /// - Parameters:
-    ///   - bundle: The bundle.
-    ///   - options: The options.
-    /// - Throws: The errors of ``init(model:options:)``.
-    public convenience init(bundle: ModelBundle, options: Options = Options()) throws {
-        try self.init(model: try LoadedModel(bundle: bundle), options: options)
-    }
-
-    /// Creates a detector from a model and its description held in memory (an embedded bundle).
-    ///
-    /// - Parameters:
-    ///   - modelData: The bytes of the `.tflite` model.
-    ///   - description: Its `model.json`.
-    ///   - labels: The labels of its classes, or `nil`.
-    ///   - options: The options.
-    /// - Throws: The errors of ``init(model:options:)``.
-    public convenience init(
-        modelData: Data, description: ModelDescription, labels: LabelMap?, options: Options = Options()
-    ) throws {
-        try self.init(
-            model: try LoadedModel.inMemory(
-                modelData, name: description.name, description: description, labels: labels),
-            options: options)
-    }
-
-    /// Creates a detector from a model held in memory.
-    ///
-    /// - Parameters:
-    ///   - modelData: The bytes of a `.tflite` detection model.
-    ///   - labels: Its labels, or `nil` for the model's own, if any.
-    ///   - options: The options.
-    ///   - name: The model's name, used in errors.
-    /// - Throws: The errors of ``init(model:options:)``.
-    public convenience init(
-        modelData: Data, labels: LabelMap?, options: Options = Options(), name: String = "model data"
-    ) throws {
-        try self.init(
-            model: try LoadedModel.inMemory(modelData, name: name, description: nil, labels: labels), options: options)
-    }
-
     /// Creates a detector for a loaded model.
     ///
     /// What the options leave open comes from the model's description (see ``LoadedModel``):
@@ -152,10 +102,7 @@ public final class ObjectDetector: VisionTask {
         guard options.scoreThreshold.isFinite else {
             throw NetRunnerError.invalidOption(name: "scoreThreshold", reason: "must be a number")
         }
-        var runtime = Interpreter.Options()
-        runtime.threadCount = options.threadCount
-        runtime.isErrorLoggingEnabled = options.isErrorLoggingEnabled
-        let interpreter = try model.makeInterpreter(options: runtime)
+        let interpreter = try VisionTaskCore.interpreter(for: model, options: options)
         guard interpreter.inputTensorCount >= 1 else {
             throw NetRunnerError.notAnImageModel(model: model.name, reason: "it has no input")
         }
@@ -181,15 +128,8 @@ public final class ObjectDetector: VisionTask {
         }
         var defaults = ImagePreprocessing.Choices(cropping: .stretch, normalization: .minusOneToOne)
         if case .anchors = outputs { defaults.cropping = .letterbox }
-        let preprocessing = try ImagePreprocessing(
-            input: input, model: model,
-            requested: .init(
-                cropping: options.cropping, normalization: options.normalization, channelOrder: options.channelOrder),
-            taskDefaults: defaults)
+        self.core = try VisionTaskCore(interpreter: interpreter, model: model, options: options, taskDefaults: defaults)
         let labels = try model.labels(forOutput: nil)
-        self.core = try VisionTaskCore(
-            interpreter: interpreter, preprocessing: preprocessing, maximumPixelCount: options.maximumPixelCount,
-            scalesWhileDecoding: options.scalesWhileDecoding)
         self.outputs = outputs
         self.anchors = anchors
         self.labels = labels

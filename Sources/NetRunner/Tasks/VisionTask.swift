@@ -1,3 +1,4 @@
+public import FoundationEssentials
 public import NetRunnerImage
 
 /// A model that answers questions about images.
@@ -13,6 +14,18 @@ public import NetRunnerImage
 public protocol VisionTask: AnyObject {
     /// What the task answers for one image.
     associatedtype Result: VisionTaskResult
+    /// The task's options.
+    associatedtype Options: VisionTaskOptions
+
+    /// Creates the task for a loaded model: what the options leave open comes from the model's
+    /// description (see ``LoadedModel``), then the task's defaults.
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - options: The options.
+    /// - Throws: ``InterpreterError`` for a bad model, ``ModelBundleError`` for a description
+    ///   that does not fit it, ``NetRunnerError`` for a model this task cannot run.
+    init(model: LoadedModel, options: Options) throws
 
     /// Which task this is.
     static var kind: ImageTask.Kind { get }
@@ -34,6 +47,58 @@ public protocol VisionTask: AnyObject {
 }
 
 extension VisionTask {
+    /// Creates the task from a model path, read as every command reads `--model`: a `.tflite`
+    /// file (its TFLite metadata, else a `model.json` beside it, else defaults), a bundle
+    /// folder or a zipped bundle.
+    ///
+    /// - Parameters:
+    ///   - modelPath: The model.
+    ///   - labelsPath: A labels file (one label per line) replacing the model's own, or `nil`.
+    ///   - options: The options.
+    /// - Throws: The errors of ``LoadedModel/init(_:labelsPath:)`` and ``init(model:options:)``.
+    public init(modelPath: String, labelsPath: String? = nil, options: Options = Options()) throws {
+        try self.init(model: try LoadedModel(.path(modelPath), labelsPath: labelsPath), options: options)
+    }
+
+    /// Creates the task from a TensorIO / Net Runner model bundle.
+    ///
+    /// - Parameters:
+    ///   - bundle: The bundle.
+    ///   - options: The options.
+    /// - Throws: The errors of ``init(model:options:)``.
+    public init(bundle: ModelBundle, options: Options = Options()) throws {
+        try self.init(model: try LoadedModel(bundle: bundle), options: options)
+    }
+
+    /// Creates the task from a model and its description held in memory (an embedded bundle).
+    ///
+    /// - Parameters:
+    ///   - modelData: The bytes of the `.tflite` model.
+    ///   - description: Its `model.json`.
+    ///   - labels: The labels of its classes, or `nil`.
+    ///   - options: The options.
+    /// - Throws: The errors of ``init(model:options:)``.
+    public init(
+        modelData: Data, description: ModelDescription, labels: LabelMap?, options: Options = Options()
+    ) throws {
+        let model = try LoadedModel.inMemory(
+            modelData, name: description.name, description: description, labels: labels)
+        try self.init(model: model, options: options)
+    }
+
+    /// Creates the task from a model held in memory.
+    ///
+    /// - Parameters:
+    ///   - modelData: The bytes of a `.tflite` model.
+    ///   - labels: The labels of its classes, or `nil` for the model's own, if any.
+    ///   - options: The options.
+    ///   - name: The model's name, used in errors.
+    /// - Throws: The errors of ``init(model:options:)``.
+    public init(modelData: Data, labels: LabelMap?, options: Options = Options(), name: String = "model data") throws {
+        try self.init(
+            model: try LoadedModel.inMemory(modelData, name: name, description: nil, labels: labels), options: options)
+    }
+
     /// Runs the model on an image the decoder returned.
     ///
     /// - Parameters:

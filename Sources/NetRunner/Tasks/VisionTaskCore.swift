@@ -27,6 +27,42 @@ final class VisionTaskCore {
         var inference: Duration
     }
 
+    /// Creates the interpreter a task's options ask for, tensors allocated and the
+    /// description checked.
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - options: The task's options.
+    /// - Returns: The interpreter.
+    /// - Throws: The errors of ``LoadedModel/makeInterpreter(options:)``.
+    static func interpreter(for model: LoadedModel, options: some VisionTaskOptions) throws -> Interpreter {
+        var runtime = Interpreter.Options()
+        runtime.threadCount = options.threadCount
+        runtime.isErrorLoggingEnabled = options.isErrorLoggingEnabled
+        return try model.makeInterpreter(options: runtime)
+    }
+
+    /// Creates the core of a task for its model's image input 0, its preprocessing decided by
+    /// ``ImagePreprocessing``'s one rule.
+    ///
+    /// - Parameters:
+    ///   - interpreter: The model, tensors allocated.
+    ///   - model: The loaded model.
+    ///   - options: The task's options.
+    ///   - taskDefaults: The task's conventions.
+    /// - Throws: ``NetRunnerError/notAnImageModel(model:reason:)`` for an input that is not an image.
+    convenience init(
+        interpreter: Interpreter, model: LoadedModel, options: some VisionTaskOptions,
+        taskDefaults: ImagePreprocessing.Choices
+    ) throws {
+        let preprocessing = try ImagePreprocessing(
+            input: try interpreter.input(at: 0), model: model, requested: options.preprocessingChoices,
+            taskDefaults: taskDefaults)
+        try self.init(
+            interpreter: interpreter, preprocessing: preprocessing, maximumPixelCount: options.maximumPixelCount,
+            scalesWhileDecoding: options.scalesWhileDecoding)
+    }
+
     /// Creates the core of a task.
     ///
     /// - Parameters:

@@ -59,22 +59,11 @@ extension NetRunnerCommand {
             options.categoryDenylist = deny
             options.isErrorLoggingEnabled = model.verbose
             options.cropping = crop == .center ? .centerSquare : .stretch
-            let loaded = try model.load(defaultFor: .classification)
-            if let notice = model.assumptionNotice(for: loaded) { Console.diagnostic(notice) }
-            let files = try inputs.requiredFiles()
             let json = self.json
-            let name = loaded.name
-            let baseOptions = options
             try ImageRun.run(
-                files: files, threads: model.threadCount, json: json,
-                makeTask: { threads in
-                    var taskOptions = baseOptions
-                    taskOptions.threadCount = threads
-                    return ImageTask(try ImageClassifier(model: loaded, options: taskOptions))
-                },
-                print: { file, answer in
-                    guard case .classification(let result) = answer else { return }
-                    try ClassificationOutput.print(result, file: file, model: name, json: json)
+                ImageClassifier.self, options: options, model: model, inputs: inputs, json: json,
+                print: { file, model, result in
+                    try ClassificationOutput.print(result, file: file, model: model, json: json)
                 })
         }
     }

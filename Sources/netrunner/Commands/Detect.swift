@@ -67,23 +67,14 @@ extension NetRunnerCommand {
             case .center: options.cropping = .centerSquare
             case nil: options.cropping = nil
             }
-            let loaded = try model.load(defaultFor: .detection)
-            if let notice = model.assumptionNotice(for: loaded) { Console.diagnostic(notice) }
-            let files = try inputs.requiredFiles()
-            let annotations = try annotate.map { try AnnotationTarget(path: $0, imageCount: files.count) }
+            let annotations = try annotate.map {
+                try AnnotationTarget(path: $0, imageCount: try inputs.requiredFiles().count)
+            }
             let json = self.json
-            let name = loaded.name
-            let baseOptions = options
             try ImageRun.run(
-                files: files, threads: model.threadCount, json: json,
-                makeTask: { threads in
-                    var taskOptions = baseOptions
-                    taskOptions.threadCount = threads
-                    return ImageTask(try ObjectDetector(model: loaded, options: taskOptions))
-                },
-                print: { file, answer in
-                    guard case .detection(let result) = answer else { return }
-                    try DetectionOutput.print(result, file: file, model: name, json: json)
+                ObjectDetector.self, options: options, model: model, inputs: inputs, json: json,
+                print: { file, model, result in
+                    try DetectionOutput.print(result, file: file, model: model, json: json)
                     try annotations?.write(result, on: file)
                 })
         }

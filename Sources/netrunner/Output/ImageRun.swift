@@ -2,29 +2,39 @@ import ArgumentParser
 import NetRunner
 import Synchronization
 
-/// Runs one task over image files, as `classify` and `detect` do: every core busy
-/// (``BulkInference``), answers printed in file order, failures reported per file.
+/// Runs one task over image files, as `classify` and `detect` do: the model read once, every
+/// core busy (``BulkInference``), answers printed in file order, failures reported per file.
 enum ImageRun {
-    /// Runs the task on every file and prints each outcome.
+    /// Loads the model the flags name, runs the task on every image file and prints each
+    /// outcome.
     ///
     /// - Parameters:
-    ///   - files: The image files.
-    ///   - threads: The threads (see ``ModelOptions/threads``).
+    ///   - task: The task type (``ImageClassifier``, ``ObjectDetector``).
+    ///   - options: The task's options; the thread count is set per thread.
+    ///   - model: The model flags.
+    ///   - inputs: The image arguments.
     ///   - json: Whether errors are printed as JSON lines.
-    ///   - makeTask: Makes the task for one thread, with the runtime thread count given.
-    ///   - print: Prints one image's answer.
-    /// - Throws: The task's loading errors; `ExitCode.failure` when any image failed.
-    static func run(
-        files: [String], threads: Int, json: Bool,
-        makeTask: @Sendable (_ threadCount: Int) throws -> ImageTask,
-        print: @Sendable (_ file: String, _ answer: ImageAnswer) throws -> Void
+    ///   - print: Prints one image's answer, with the model's name.
+    /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed.
+    static func run<Task: VisionTask>(
+        _ task: Task.Type, options: Task.Options, model: ModelOptions, inputs: ImageArguments, json: Bool,
+        print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
     ) throws {
+        let loaded = try model.load(defaultFor: Task.kind)
+        if let notice = model.assumptionNotice(for: loaded) { Console.diagnostic(notice) }
+        let files = try inputs.requiredFiles()
         let failures = Atomic<Int>(0)
         try BulkInference.run(
-            files: files, threads: threads, makeTask: makeTask,
+            files: files, threads: model.threadCount,
+            makeTask: { threads in
+                var taskOptions = options
+                taskOptions.threadCount = threads
+                return ImageTask(try Task(model: loaded, options: taskOptions))
+            },
             deliver: { index, outcome in
                 do {
-                    try print(files[index], try outcome.get())
+                    guard let result = try outcome.get().result as? Task.Result else { return }
+                    try print(files[index], loaded.name, result)
                 } catch {
                     failures.add(1, ordering: .relaxed)
                     ClassificationOutput.printError(error, file: files[index], json: json)

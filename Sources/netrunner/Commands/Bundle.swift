@@ -31,12 +31,12 @@ extension NetRunnerCommand.Bundle {
                 do {
                     let zipped = ZippedModelBundle.isZip(path) ? try ZippedModelBundle(zipAt: path) : nil
                     let bundle = try zipped?.bundle ?? ModelBundle(path: path)
-                    let interpreter = try Interpreter(modelPath: try bundle.modelPath)
-                    try interpreter.allocateTensors()
-                    try bundle.check(against: interpreter)
-                    if let labels = bundle.description.outputs.first?.labels {
+                    // Loaded as every task loads it: the description is checked against the model.
+                    let model = try LoadedModel(bundle: bundle)
+                    let interpreter = try model.makeInterpreter()
+                    if bundle.description.outputs.first?.labels != nil {
                         let classes = try interpreter.output(at: 0).shape.dimensions.last
-                        _ = try LabelMap(contentsOfFile: try bundle.assetPath(labels), classCount: classes)
+                        _ = try model.labels(forOutput: 0, classCount: classes)
                     }
                     let description = bundle.description
                     Console.print(

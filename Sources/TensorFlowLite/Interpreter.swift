@@ -94,12 +94,16 @@ public final class Interpreter {
             try ModelIntegrity.check(bytes)
         } catch let error as LiteRTCallError {
             throw InterpreterError.failedToLoadModel(reason: Self.loadFailure(error, source: source))
+        } catch let error as ModelIntegrityError {
+            throw InterpreterError.failedToLoadModel(reason: Self.integrityFailure(error, source: source))
         }
         let signatures: [SignatureInfo]
         do {
             signatures = try ModelSignatures.read(model)
         } catch let error as LiteRTCallError {
             throw InterpreterError.failedToLoadModel(reason: "\(source): \(error.function).")
+        } catch let error as ModelIntegrityError {
+            throw InterpreterError.failedToLoadModel(reason: Self.integrityFailure(error, source: source))
         }
         guard let mainInfo = signatures.first(where: \.isMain) else {
             throw InterpreterError.failedToLoadModel(
@@ -127,18 +131,19 @@ public final class Interpreter {
         }
     }
 
+    /// The reason for a model the runtime refused to load.
     private static func loadFailure(_ error: LiteRTCallError, source: String) -> String {
         let log = error.runtimeLog.isEmpty ? "" : " Runtime said: \(error.runtimeLog)"
-        switch error.status {
-        case 501 where error.function.hasPrefix("model check: "):
-            return
-                "\(source): not a valid TensorFlow Lite model: \(error.function.dropFirst(13)) (the file is corrupt)."
-        case 501:
+        if error.status.isInvalidFlatbuffer {
             return "\(source): not a valid TensorFlow Lite flatbuffer (truncated or corrupt; "
                 + "the runtime's verifier rejected it).\(log)"
-        default:
-            return "\(source): \(error.function) failed with status \(error.statusName).\(log)"
         }
+        return "\(source): \(error.function) failed with status \(error.statusName).\(log)"
+    }
+
+    /// The reason for a model the runtime's verifier accepted but its runtime would crash on.
+    private static func integrityFailure(_ error: ModelIntegrityError, source: String) -> String {
+        "\(source): not a valid TensorFlow Lite model: \(error.problem) (the file is corrupt)."
     }
 
     /// The model's metadata buffer stored under `name`, or `nil` when it has none.

@@ -1,5 +1,11 @@
 import FoundationEssentials
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Checks a model from an untrusted source in a child process before this process loads it.
 ///
 /// LiteRT verifies a model's flatbuffer, but a crafted or corrupted file can still pass the
@@ -14,8 +20,10 @@ import FoundationEssentials
 ///     case .timedOut: print("refused: the model hangs the runtime")
 ///     }
 ///
-/// The child is the `netrunner` executable (`netrunner check --in-process MODEL`), found
-/// as described in ``checkerPath(_:)``.
+/// Both ends of the conversation between parent and child live here. The child is an
+/// executable that calls ``runChildIfRequested(arguments:)`` first thing in its `main`, before
+/// it parses its own arguments; `netrunner` does, and any other program that does can serve
+/// as the checker too. It is found as described in ``checkerPath(_:)``.
 public enum ModelCheck {
     /// The outcome of checking one model.
     public enum Verdict: Equatable, Hashable, Sendable {
@@ -35,18 +43,51 @@ public enum ModelCheck {
     /// The environment variable naming the checker executable, checked first.
     public static let checkerEnvironmentVariable = "NETRUNNER_CHECKER"
 
+    // MARK: - The child's protocol
+
+    /// The version of the parent-child protocol; a child refuses any other.
+    static let protocolVersion = 1
+
+    /// What every checker request's marker argument starts with, whatever its version.
+    static let childMarkerPrefix = "--netrunner-model-check-child"
+
+    /// The marker argument of this version's requests: `argv[1]` of every checker child.
+    static let childMarker = "\(childMarkerPrefix)=\(protocolVersion)"
+
+    /// The exit statuses of a checker child.
+    ///
+    /// With the text the child writes on stdout, they are all it tells its parent; a crash or
+    /// a hang shows in how the child ends, not in a status. Defined here only.
+    enum ChildStatus {
+        /// The model loaded, compiled and ran once.
+        static let accepted: Int32 = 0
+        /// The model was refused; stdout holds the reason.
+        static let rejected: Int32 = 2
+        /// The child did not understand the request (another protocol version, or a
+        /// malformed argument vector); stdout says why.
+        static let unsupportedRequest: Int32 = 3
+    }
+
+    /// The argument vector of a checker child, `argv[0]` included.
+    ///
+    /// It is `[executable, marker, threads, modelPath]`, the thread count in decimal.
+    static func childArguments(executable: String, modelPath: String, options: Interpreter.Options?) -> [String] {
+        [executable, childMarker, String(options?.threadCount ?? 1), modelPath]
+    }
+
     /// Checks the model at `modelPath` in a child process.
     ///
     /// - Parameters:
     ///   - modelPath: The model file to check.
     ///   - options: The options the model will be run with (thread count matters to XNNPACK).
     ///   - timeout: How long the child may take, in seconds, before it is killed.
-    ///   - checkerPath: The `netrunner` executable to run; `nil` finds it (see
+    ///   - checkerPath: The checker executable to run (`netrunner`, or any program that
+    ///     calls ``runChildIfRequested(arguments:)``); `nil` finds it (see
     ///     ``checkerPath(_:)``).
     /// - Returns: The verdict.
     /// - Throws: ``InterpreterError/tensorFlowLiteError(_:)`` when the runtime is not
-    ///   installed or no checker executable can be found or started. The model itself never
-    ///   makes this method throw.
+    ///   installed, no checker executable can be found or started, or the checker does not
+    ///   understand the request. The model itself never makes this method throw.
     public static func check(
         modelPath: String,
         options: Interpreter.Options? = nil,
@@ -60,21 +101,80 @@ public enum ModelCheck {
             throw InterpreterError.tensorFlowLiteError(error.description)
         }
         let executable = try self.checkerPath(checkerPath)
-        var arguments = [executable, "check", "--in-process"]
-        if let threads = options?.threadCount { arguments += ["--threads", String(threads)] }
-        arguments.append(modelPath)
+        let arguments = childArguments(executable: executable, modelPath: modelPath, options: options)
         let result = try ChildProcess.run(arguments, timeout: timeout)
+        let reason = String(result.output.reversed().drop(while: \.isWhitespace).reversed())
         switch result.termination {
-        case .exited(0):
+        case .exited(ChildStatus.accepted):
             return .accepted
+        case .exited(ChildStatus.unsupportedRequest):
+            throw InterpreterError.tensorFlowLiteError(
+                "the model checker \(executable) cannot run this check: "
+                    + (reason.isEmpty ? "it does not speak model check protocol \(protocolVersion)." : reason))
         case .exited:
-            let reason = String(result.output.reversed().drop(while: \.isWhitespace).reversed())
+            // `rejected`, or a status the runtime exited with on its own: either way the model's doing.
             return .rejected(reason.isEmpty ? "the checker exited with status \(result.termination)" : reason)
         case .signaled(let signal):
             return .crashed(
                 "the runtime crashed on \(modelPath) (signal \(signal), \(ChildProcess.signalName(signal)))")
         case .timedOut:
             return .timedOut(seconds: timeout)
+        }
+    }
+
+    /// Runs the checker's side of ``check(modelPath:options:timeout:checkerPath:)`` when
+    /// `arguments` are a checker request; returns `nil` at once for any other arguments.
+    ///
+    /// Call it first thing in the checker executable's `main`, before parsing arguments, and
+    /// exit with the status it returns:
+    ///
+    ///     if let status = ModelCheck.runChildIfRequested(arguments: CommandLine.arguments) {
+    ///         exit(status)
+    ///     }
+    ///
+    /// A request is an argument vector whose second element is the private marker
+    /// ``check(modelPath:options:timeout:checkerPath:)`` puts there; no command line a
+    /// person types starts that way. For a request, this runs ``runInProcess(modelPath:options:)``
+    /// and writes the reason of a refusal on stdout, where the parent reads it.
+    ///
+    /// - Parameter arguments: The process's arguments, `argv[0]` included.
+    /// - Returns: `nil` when `arguments` are not a checker request; otherwise the exit status
+    ///   the parent expects.
+    public static func runChildIfRequested(arguments: [String]) -> Int32? {
+        runChild(arguments: arguments, report: writeToStandardOutput)
+    }
+
+    /// ``runChildIfRequested(arguments:)`` with the reason handed to `report`.
+    static func runChild(arguments: [String], report: (String) -> Void) -> Int32? {
+        guard arguments.count > 1, arguments[1].hasPrefix(childMarkerPrefix) else { return nil }
+        guard arguments[1] == childMarker, arguments.count == 4, let threads = Int(arguments[2]) else {
+            report(
+                "this checker speaks model check protocol \(protocolVersion) (\(childMarker) THREADS MODEL), "
+                    + "not \(arguments.dropFirst().joined(separator: " ")).")
+            return ChildStatus.unsupportedRequest
+        }
+        var options = Interpreter.Options()
+        options.threadCount = threads
+        do {
+            try runInProcess(modelPath: arguments[3], options: options)
+            return ChildStatus.accepted
+        } catch {
+            report("\(error)")
+            return ChildStatus.rejected
+        }
+    }
+
+    /// Writes `text` and a newline to file descriptor 1, unbuffered (the child exits next).
+    private static func writeToStandardOutput(_ text: String) {
+        var line = text + "\n"
+        line.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(STDOUT_FILENO, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else { return }
+                offset += written
+            }
         }
     }
 

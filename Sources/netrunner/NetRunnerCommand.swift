@@ -1,4 +1,5 @@
 import ArgumentParser
+import TensorFlowLite
 
 /// `netrunner`: run, inspect and measure TensorFlow Lite models on the LiteRT runtime.
 @main
@@ -12,4 +13,13 @@ struct NetRunnerCommand: ParsableCommand {
             Bundle.self,
         ]
     )
+
+    /// Serves `ModelCheck`'s child processes (the library's own protocol, not a command), then
+    /// parses the command line as usual.
+    static func main() {
+        if let status = ModelCheck.runChildIfRequested(arguments: CommandLine.arguments) {
+            exit(withError: ExitCode(status))
+        }
+        main(nil)
+    }
 }

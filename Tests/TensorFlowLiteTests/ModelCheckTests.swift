@@ -1,10 +1,12 @@
 import Foundation
 import NetRunnerTestSupport
-import TensorFlowLite
 import Testing
 
-/// `ModelCheck` runs each model in a `netrunner check --in-process` child: the built
-/// `netrunner` next to the tests, passed explicitly as `checkerPath:`.
+@testable import TensorFlowLite
+
+/// `ModelCheck` runs each model in a child process that serves its own protocol
+/// (`ModelCheck.runChildIfRequested`): the built `netrunner` next to the tests, passed
+/// explicitly as `checkerPath:`.
 @Suite("ModelCheck checks models in a child process")
 struct ModelCheckTests {
     static let checker = Fixtures.netrunner
@@ -128,10 +130,9 @@ struct ModelCheckTests {
         // crash is simulated: a checker that aborts itself, as the runtime would.
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let checker = try folder.write(Data("#!/bin/sh\nkill -ABRT $$\n".utf8), named: "aborting-checker")
-        #expect(chmod(checker, 0o755) == 0)
+        let checker = try Self.script("kill -ABRT $$", named: "aborting-checker", in: folder)
         let path = Fixtures.path(Fixtures.MobileNet.int8)
-        let verdict = try ModelCheck.check(modelPath: path, checkerPath: checker)
+        let verdict = try Self.checkRetryingBusyScript(modelPath: path, checkerPath: checker)
         #expect(verdict == .crashed("the runtime crashed on \(path) (signal 6, SIGABRT)"))
         #expect(!verdict.isAccepted)
     }
@@ -144,6 +145,128 @@ struct ModelCheckTests {
         try ModelCheck.runInProcess(modelPath: Fixtures.path(Fixtures.Synthetic.dynamicBatch), options: options)
         #expect(throws: InterpreterError.invalidTensorDataType) {
             try ModelCheck.runInProcess(modelPath: Fixtures.path(Fixtures.Synthetic.stringIO))
+        }
+    }
+
+    // MARK: - The child's side
+
+    @Test(
+        "Ordinary argument vectors are not checker requests",
+        arguments: [
+            [], ["netrunner"], ["netrunner", "check", "model.tflite"],
+            ["netrunner", "check", "--in-process", "--threads", "2", "model.tflite"],
+            ["netrunner", "check", ModelCheck.childMarker, "1", "model.tflite"],
+            ["netrunner", "--help"], ["netrunner", "--netrunner-model-check", "1", "model.tflite"],
+        ])
+    func ordinaryArguments(arguments: [String]) {
+        #expect(ModelCheck.runChildIfRequested(arguments: arguments) == nil)
+    }
+
+    @Test("The parent's request is the marker, the thread count and the model, and nothing else")
+    func requestArguments() throws {
+        // A checker that echoes its arguments and refuses: the parent reports them as the reason.
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let checker = try Self.script("printf '%s\\n' \"$@\"\nexit 2", named: "echo-checker", in: folder)
+        let model = Fixtures.path(Fixtures.Synthetic.multiIO)
+        var options = Interpreter.Options()
+        options.threadCount = 2
+        let verdict = try Self.checkRetryingBusyScript(modelPath: model, options: options, checkerPath: checker)
+        #expect(verdict == .rejected(["--netrunner-model-check-child=1", "2", model].joined(separator: "\n")))
+        #expect(
+            ModelCheck.childArguments(executable: checker, modelPath: model, options: nil)
+                == [checker, "--netrunner-model-check-child=1", "1", model])
+    }
+
+    @Test("The child runs a request in process and answers with the status the parent reads")
+    func childStatuses() {
+        var reports: [String] = []
+        let good = ModelCheck.childArguments(
+            executable: "checker", modelPath: Fixtures.path(Fixtures.Synthetic.multiIO), options: nil)
+        #expect(ModelCheck.runChild(arguments: good) { reports.append($0) } == ModelCheck.ChildStatus.accepted)
+        #expect(reports.isEmpty)
+
+        let bad = ModelCheck.childArguments(
+            executable: "checker", modelPath: Fixtures.path(Fixtures.Synthetic.stringIO), options: nil)
+        #expect(ModelCheck.runChild(arguments: bad) { reports.append($0) } == ModelCheck.ChildStatus.rejected)
+        #expect(reports == [InterpreterError.invalidTensorDataType.description])
+
+        for request in [
+            ["checker", "--netrunner-model-check-child=2", "1", "model.tflite"],
+            ["checker", ModelCheck.childMarker, "model.tflite"],
+            ["checker", ModelCheck.childMarker, "two", "model.tflite"],
+            ["checker", ModelCheck.childMarker, "1", "model.tflite", "extra"],
+        ] {
+            reports = []
+            #expect(
+                ModelCheck.runChild(arguments: request) { reports.append($0) }
+                    == ModelCheck.ChildStatus.unsupportedRequest, "\(request)")
+            #expect(reports.count == 1 && reports[0].contains("model check protocol 1"), "\(request)")
+        }
+        // Distinct, and not ArgumentParser's usage status (64) nor a signal's 128 + n.
+        let statuses = [
+            ModelCheck.ChildStatus.accepted, ModelCheck.ChildStatus.rejected, ModelCheck.ChildStatus.unsupportedRequest,
+        ]
+        #expect(statuses == [0, 2, 3])
+    }
+
+    @Test("The built netrunner serves requests before it parses its command line")
+    func netrunnerServesRequests() throws {
+        let good = try ProcessResult.run(
+            Self.checker, [ModelCheck.childMarker, "1", Fixtures.path(Fixtures.Synthetic.multiIO)])
+        #expect(good.status == ModelCheck.ChildStatus.accepted, "\(good.stdout)")
+        #expect(good.stdout.isEmpty)
+        let missing = "/nonexistent/model.tflite"
+        let bad = try ProcessResult.run(Self.checker, [ModelCheck.childMarker, "1", missing])
+        #expect(bad.status == ModelCheck.ChildStatus.rejected)
+        #expect(bad.stdout == "Failed to load the given model: \(missing): no such file or directory.\n")
+        let other = try ProcessResult.run(Self.checker, ["--netrunner-model-check-child=9", "1", missing])
+        #expect(other.status == ModelCheck.ChildStatus.unsupportedRequest)
+    }
+
+    @Test("A checker that does not understand the request makes check throw, not reject the model")
+    func unsupportedRequestThrows() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let checker = try Self.script("echo 'protocol 2 only'\nexit 3", named: "new-checker", in: folder)
+        #expect(
+            throws: InterpreterError.tensorFlowLiteError(
+                "the model checker \(checker) cannot run this check: protocol 2 only")
+        ) {
+            try Self.checkRetryingBusyScript(modelPath: Fixtures.path(Fixtures.Synthetic.multiIO), checkerPath: checker)
+        }
+    }
+
+    /// Writes an executable shell script, its descriptor closed on exec.
+    ///
+    /// Other tests start processes in parallel: a child forked while the script is open for
+    /// writing would make starting it fail with ETXTBSY for as long as that child lives.
+    static func script(_ body: String, named name: String, in folder: TemporaryFolder) throws -> String {
+        let path = folder.path(name)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        #expect(descriptor >= 0)
+        var text = "#!/bin/sh\n\(body)\n"
+        let written = text.withUTF8 { write(descriptor, $0.baseAddress, $0.count) }
+        #expect(written == text.utf8.count)
+        close(descriptor)
+        return path
+    }
+
+    /// `ModelCheck.check` with a freshly written checker script, retried while the script is
+    /// still busy (a child forked by another test between `open` and `exec` can hold it).
+    static func checkRetryingBusyScript(
+        modelPath: String, options: Interpreter.Options? = nil, checkerPath: String
+    ) throws -> ModelCheck.Verdict {
+        var attempt = 0
+        while true {
+            do {
+                return try ModelCheck.check(modelPath: modelPath, options: options, checkerPath: checkerPath)
+            } catch InterpreterError.tensorFlowLiteError(let message)
+                where message.hasSuffix("text file busy.") && attempt < 50
+            {
+                attempt += 1
+                usleep(100_000)
+            }
         }
     }
 

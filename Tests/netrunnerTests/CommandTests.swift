@@ -184,6 +184,14 @@ struct CommandTests {
         #expect(result.status == 0)
         #expect(result.stdout.contains("USAGE: netrunner \(subcommand)"))
         #expect(!result.stdout.contains("in-process"), "the child's flag stays hidden")
+        #expect(!result.stdout.contains("model-check-child"), "the checker protocol is not a command")
+    }
+
+    @Test("check's old child flag is gone: the child's side is ModelCheck's own protocol")
+    func checkHasNoChildFlag() throws {
+        let result = try netrunner("check", "--in-process", Fixtures.path(Fixtures.MobileNet.int8))
+        #expect(result.status == 64)
+        #expect(result.stdout.isEmpty)
     }
 
     @Test(

@@ -28,17 +28,32 @@ extern "C" {
 // MARK: - Basic types
 
 typedef int NRLiteRtStatus;  // 0 is success; see NRLiteRtStatus* values.
+// LiteRtStatus (litert/c/litert_common.h). Swift code compares statuses only in
+// Sources/TensorFlowLite/Internal/Status.swift, by these names.
 enum {
   NRLiteRtStatusOk = 0,
+  // Generic errors.
   NRLiteRtStatusInvalidArgument = 1,
   NRLiteRtStatusMemoryAllocationFailure = 2,
   NRLiteRtStatusRuntimeFailure = 3,
   NRLiteRtStatusMissingInputTensor = 4,
   NRLiteRtStatusUnsupported = 5,
   NRLiteRtStatusNotFound = 6,
+  NRLiteRtStatusTimeoutExpired = 7,
+  NRLiteRtStatusWrongVersion = 8,
+  NRLiteRtStatusUnknown = 9,
+  NRLiteRtStatusAlreadyExists = 10,
+  // File and loading errors.
   NRLiteRtStatusFileIO = 500,
   NRLiteRtStatusInvalidFlatbuffer = 501,
+  NRLiteRtStatusDynamicLoading = 502,
+  NRLiteRtStatusSerialization = 503,
+  NRLiteRtStatusCompilation = 504,
+  // IR errors.
   NRLiteRtStatusIndexOOB = 1000,
+  NRLiteRtStatusInvalidIrType = 1001,
+  NRLiteRtStatusInvalidGraphInvariant = 1002,
+  NRLiteRtStatusGraphModification = 1003,
 };
 
 typedef size_t NRLiteRtParamIndex;

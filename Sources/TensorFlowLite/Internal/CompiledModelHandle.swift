@@ -26,7 +26,7 @@ final class CompiledModelHandle {
             throw error
         }
         guard let compiled else {
-            throw LiteRTCallError(function: "LiteRtCreateCompiledModel", status: 3, runtimeLog: log)
+            throw LiteRTCallError(function: "LiteRtCreateCompiledModel", status: .runtimeFailure, runtimeLog: log)
         }
         self.raw = compiled
         self.model = model

@@ -48,7 +48,7 @@ final class EnvironmentHandle: @unchecked Sendable {
             throw error
         }
         guard let environment else {
-            throw LiteRTCallError(function: "LiteRtCreateEnvironment", status: 3, runtimeLog: log)
+            throw LiteRTCallError(function: "LiteRtCreateEnvironment", status: .runtimeFailure, runtimeLog: log)
         }
         self.raw = environment
         self.api = api

@@ -12,7 +12,7 @@ extension ModelHandle {
         var buffer: UnsafeRawPointer?
         var size = 0
         let status = environment.api.pointee.GetModelMetadata(raw, key, &buffer, &size)
-        guard status == 0, let buffer, size > 0 else { return nil }
+        guard succeeded(status), let buffer, size > 0 else { return nil }
         return Data(bytes: buffer, count: size)
     }
 }

@@ -29,7 +29,7 @@ final class ModelHandle {
             throw error
         }
         guard let model else {
-            throw LiteRTCallError(function: "LiteRtCreateModelFromBuffer", status: 3, runtimeLog: log)
+            throw LiteRTCallError(function: "LiteRtCreateModelFromBuffer", status: .runtimeFailure, runtimeLog: log)
         }
         self.raw = model
         self.environment = environment

@@ -10,6 +10,15 @@
 
 import NetRunnerFlatBuffers
 
+/// A model whose flatbuffer the runtime's verifier accepted but whose contents the runtime
+/// would crash on: NetRunner's own finding, not a LiteRT status.
+struct ModelIntegrityError: Error, Equatable, CustomStringConvertible {
+    /// What is wrong, such as "signature 0 has no key".
+    let problem: String
+
+    var description: String { problem }
+}
+
 /// Structural checks of a TFLite model's flatbuffer, run before LiteRT sees the bytes.
 enum ModelIntegrity {
     // Field numbers from the TFLite schema (schema.fbs).
@@ -23,8 +32,8 @@ enum ModelIntegrity {
     private enum SignatureDef { static let inputs = 0, outputs = 1, key = 2, subgraphIndex = 4 }
     private enum TensorMap { static let name = 0, tensorIndex = 1 }
 
-    /// Throws a `LiteRTCallError` (status InvalidFlatbuffer) naming the first problem.
-    static func check(_ bytes: AlignedMemory) throws(LiteRTCallError) {
+    /// Throws a `ModelIntegrityError` naming the first problem.
+    static func check(_ bytes: AlignedMemory) throws(ModelIntegrityError) {
         let buffer = FlatBuffer(base: UnsafeRawPointer(bytes.base), count: bytes.count)
         guard let model = buffer.root else { throw problem("the root table is out of range") }
         guard case .value(let subgraphs) = model.tables(Model.subgraphs), !subgraphs.isEmpty else {
@@ -124,7 +133,7 @@ enum ModelIntegrity {
     /// and a per-channel axis must lie inside the tensor's shape. Zero scales are allowed:
     /// converters write them for all-zero constants (the runtime still aborts on some, such
     /// as an ADD input; see FuzzTests).
-    private static func checkQuantization(of tensor: FlatBuffer.Table, _ what: String) throws(LiteRTCallError) {
+    private static func checkQuantization(of tensor: FlatBuffer.Table, _ what: String) throws(ModelIntegrityError) {
         // The verifier has accepted the table; this reader only refuses vtables too short to
         // hold a field, which the runtime reads as "no quantization".
         guard case .value(let quantization) = tensor.table(Tensor.quantization) else { return }
@@ -174,7 +183,7 @@ enum ModelIntegrity {
     /// from a damaged file, and the kernels' Prepare aborts on both.
     private static func checkQuantizedNeighbours(
         _ subgraph: FlatBuffer.Table, tensors: [FlatBuffer.Table], index: Int
-    ) throws(LiteRTCallError) {
+    ) throws(ModelIntegrityError) {
         let summaries = tensors.map { tensor -> TensorSummary in
             let type = tensor.u8(Tensor.type) ?? 0
             var scales: [Float] = []
@@ -228,7 +237,7 @@ enum ModelIntegrity {
         }
     }
 
-    private static func problem(_ text: String) -> LiteRTCallError {
-        LiteRTCallError(function: "model check: \(text)", status: 501)
+    private static func problem(_ text: String) -> ModelIntegrityError {
+        ModelIntegrityError(problem: text)
     }
 }

@@ -33,6 +33,9 @@ struct SignatureInfo {
 
 enum ModelSignatures {
     /// Reads every signature of `model`.
+    ///
+    /// Throws a `LiteRTCallError` when a call fails, a `ModelIntegrityError` when the model
+    /// leaves out a name the runtime would later dereference.
     static func read(_ model: ModelHandle) throws -> [SignatureInfo] {
         let api = model.environment.api.pointee
         var count = 0
@@ -46,7 +49,7 @@ enum ModelSignatures {
         for index in 0..<count {
             var signature: NRLiteRtSignature?
             try check(api.GetModelSignature(model.raw, index, &signature), "LiteRtGetModelSignature")
-            guard let signature else { throw LiteRTCallError(function: "LiteRtGetModelSignature", status: 6) }
+            guard let signature else { throw LiteRTCallError(function: "LiteRtGetModelSignature", status: .notFound) }
             var key: UnsafePointer<CChar>?
             try check(api.GetSignatureKey(signature, &key), "LiteRtGetSignatureKey")
             _ = try requiredName(key, "signature \(index) key")
@@ -134,7 +137,7 @@ enum ModelSignatures {
     }
 
     private static func info(of tensor: NRLiteRtTensor?, api: NRLiteRtAPI) throws -> TensorInfo {
-        guard let tensor else { throw LiteRTCallError(function: "LiteRtGetSignatureTensor", status: 6) }
+        guard let tensor else { throw LiteRTCallError(function: "LiteRtGetSignatureTensor", status: .notFound) }
         var name: UnsafePointer<CChar>?
         try check(api.GetTensorName(tensor, &name), "LiteRtGetTensorName")
         _ = try requiredName(name, "a signature tensor")
@@ -143,7 +146,7 @@ enum ModelSignatures {
         guard typeId == Int32(NRLiteRtRankedTensorTypeId) else {
             // Unranked I/O tensors cannot be given host buffers of a known size.
             throw LiteRTCallError(
-                function: "LiteRtGetRankedTensorType (unranked tensor \(LiteRT.string(name)))", status: 5)
+                function: "LiteRtGetRankedTensorType (unranked tensor \(LiteRT.string(name)))", status: .unsupported)
         }
         var ranked = NRLiteRtRankedTensorType()
         try check(api.GetRankedTensorType(tensor, &ranked), "LiteRtGetRankedTensorType")
@@ -188,10 +191,7 @@ enum ModelSignatures {
     /// The flatbuffer verifier accepts
     /// missing names, but the runtime later builds `std::string`s from them and aborts.
     private static func requiredName(_ pointer: UnsafePointer<CChar>?, _ what: String) throws -> String {
-        guard let pointer else {
-            throw LiteRTCallError(
-                function: "model check: \(what) has no name (the file is corrupt)", status: 501)
-        }
+        guard let pointer else { throw ModelIntegrityError(problem: "\(what) has no name") }
         return String(cString: pointer)
     }
 

@@ -21,7 +21,7 @@ final class OptionsHandle {
     init(api: UnsafePointer<NRLiteRtAPI>, threads: Int) throws {
         var options: NRLiteRtOptions?
         try check(api.pointee.CreateOptions(&options), "LiteRtCreateOptions")
-        guard let options else { throw LiteRTCallError(function: "LiteRtCreateOptions", status: 3) }
+        guard let options else { throw LiteRTCallError(function: "LiteRtCreateOptions", status: .runtimeFailure) }
         self.raw = options
         self.api = api
         try check(
@@ -31,18 +31,24 @@ final class OptionsHandle {
         // opaque option is a TOML string, read by the CPU accelerator.
         let toml = "num_threads = \(max(1, threads))\nkernel_mode = \"delegate\"\n"
         guard let payload = strdup(toml) else {
-            throw LiteRTCallError(function: "strdup", status: 2)
+            throw LiteRTCallError(function: "strdup", status: .memoryAllocationFailure)
         }
         var opaque: NRLiteRtOpaqueOptions?
-        let status = api.pointee.CreateOpaqueOptions("xnnpack", payload, free, &opaque)
-        guard status == 0, let opaque else {
+        do {
+            try check(api.pointee.CreateOpaqueOptions("xnnpack", payload, free, &opaque), "LiteRtCreateOpaqueOptions")
+        } catch {
             free(payload)
-            throw LiteRTCallError(function: "LiteRtCreateOpaqueOptions", status: status)
+            throw error
         }
-        let added = api.pointee.AddOpaqueOptions(options, opaque)
-        if added != 0 {
+        guard let opaque else {
+            free(payload)
+            throw LiteRTCallError(function: "LiteRtCreateOpaqueOptions", status: .runtimeFailure)
+        }
+        do {
+            try check(api.pointee.AddOpaqueOptions(options, opaque), "LiteRtAddOpaqueOptions")
+        } catch {
             api.pointee.DestroyOpaqueOptions(opaque)
-            throw LiteRTCallError(function: "LiteRtAddOpaqueOptions", status: added)
+            throw error
         }
     }
 

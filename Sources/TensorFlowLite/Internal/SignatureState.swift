@@ -52,10 +52,12 @@ final class SignatureState {
         var inputs: [[Int]] = []
         for index in info.inputs.indices {
             var layout = NRLiteRtLayout()
-            let status = api.GetCompiledModelInputTensorLayout(compiled.raw, info.index, index, &layout)
-            guard status == 0 else {
-                throw .allocationFailed(
-                    LiteRTCallError(function: "LiteRtGetCompiledModelInputTensorLayout", status: status))
+            do {
+                try check(
+                    api.GetCompiledModelInputTensorLayout(compiled.raw, info.index, index, &layout),
+                    "LiteRtGetCompiledModelInputTensorLayout")
+            } catch {
+                throw .allocationFailed(error)
             }
             inputs.append(ModelSignatures.dimensions(of: layout))
         }
@@ -63,11 +65,13 @@ final class SignatureState {
         if !layouts.isEmpty {
             // Only ask the runtime to re-plan memory after a resize: on an untouched model
             // a corrupt shape could make it allocate gigabytes.
-            let status = api.GetCompiledModelOutputTensorLayouts(
-                compiled.raw, info.index, layouts.count, &layouts, wasResized)
-            guard status == 0 else {
-                throw .allocationFailed(
-                    LiteRTCallError(function: "LiteRtGetCompiledModelOutputTensorLayouts", status: status))
+            do {
+                try check(
+                    api.GetCompiledModelOutputTensorLayouts(
+                        compiled.raw, info.index, layouts.count, &layouts, wasResized),
+                    "LiteRtGetCompiledModelOutputTensorLayouts")
+            } catch {
+                throw .allocationFailed(error)
             }
         }
         let outputs = layouts.map(ModelSignatures.dimensions(of:))
@@ -97,7 +101,9 @@ final class SignatureState {
             }
             let (count, overflow) = Tensor.Shape(shape).elementCount.multipliedReportingOverflow(by: size)
             guard !overflow, count < Int(Int32.max) else {
-                throw .allocationFailed(LiteRTCallError(function: "tensor \(tensor.name) of shape \(shape)", status: 2))
+                throw .allocationFailed(
+                    LiteRTCallError(
+                        function: "tensor \(tensor.name) of shape \(shape)", status: .memoryAllocationFailure))
             }
             do {
                 buffers.append(
@@ -106,7 +112,7 @@ final class SignatureState {
             } catch let error as LiteRTCallError {
                 throw .allocationFailed(error)
             } catch {
-                throw .allocationFailed(LiteRTCallError(function: "\(error)", status: 3))
+                throw .allocationFailed(LiteRTCallError(function: "\(error)", status: .runtimeFailure))
             }
         }
         return buffers
@@ -116,16 +122,17 @@ final class SignatureState {
     func resizeInput(_ index: Int, to dimensions: [Int]) throws(SignatureStateError) {
         if isAllocated && inputShapes[index] == dimensions { return }
         guard dimensions.allSatisfy({ $0 >= 0 && $0 <= Int(Int32.max) }) else {
-            throw .resizeFailed(LiteRTCallError(function: "resize to \(dimensions)", status: 1))
+            throw .resizeFailed(LiteRTCallError(function: "resize to \(dimensions)", status: .invalidArgument))
         }
         let dims = dimensions.map { Int32($0) }
         let status = dims.withUnsafeBufferPointer { pointer in
             api.CompiledModelResizeInputTensorNonStrict(
                 compiled.raw, info.index, index, pointer.baseAddress, pointer.count)
         }
-        guard status == 0 else {
-            throw .resizeFailed(
-                LiteRTCallError(function: "LiteRtCompiledModelResizeInputTensorNonStrict", status: status))
+        do {
+            try check(status, "LiteRtCompiledModelResizeInputTensorNonStrict")
+        } catch {
+            throw .resizeFailed(error)
         }
         inputShapes[index] = dimensions
         isAllocated = false
@@ -157,7 +164,11 @@ final class SignatureState {
                 run(compiledModel, signature, inputs.count, inputs.baseAddress, outputs.count, outputs.baseAddress)
             }
         }
-        guard status == 0 else { throw .runFailed(LiteRTCallError(function: "LiteRtRunCompiledModel", status: status)) }
+        do {
+            try check(status, "LiteRtRunCompiledModel")
+        } catch {
+            throw .runFailed(error)
+        }
     }
 
     /// A copy of input `index` (signature order).

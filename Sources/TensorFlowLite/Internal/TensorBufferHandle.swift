@@ -14,7 +14,7 @@ final class TensorBufferHandle {
     /// A buffer of `byteCount` bytes for a tensor of `elementType` and `dimensions`.
     init(compiledModel: CompiledModelHandle, elementType: Int32, dimensions: [Int], byteCount: Int) throws {
         guard let memory = AlignedMemory(count: byteCount) else {
-            throw LiteRTCallError(function: "aligned_alloc(\(byteCount))", status: 2)
+            throw LiteRTCallError(function: "aligned_alloc(\(byteCount))", status: .memoryAllocationFailure)
         }
         var type = NRLiteRtRankedTensorType()
         type.element_type = elementType
@@ -30,7 +30,7 @@ final class TensorBufferHandle {
             compiledModel.api.pointee.CreateTensorBufferFromHostMemory(&type, memory.base, byteCount, nil, &buffer),
             "LiteRtCreateTensorBufferFromHostMemory")
         guard let buffer else {
-            throw LiteRTCallError(function: "LiteRtCreateTensorBufferFromHostMemory", status: 3)
+            throw LiteRTCallError(function: "LiteRtCreateTensorBufferFromHostMemory", status: .runtimeFailure)
         }
         self.raw = buffer
         self.memory = memory

@@ -19,27 +19,14 @@ extension NetRunnerCommand {
         @Option(help: "Seconds a model may take to load and run before it is refused.")
         var timeout: Double = 60
 
-        @Flag(name: .customLong("in-process"), help: .hidden)
-        var inProcess = false
-
         func validate() throws {
             guard !models.isEmpty else { throw ValidationError("Name at least one model file.") }
             guard timeout > 0 else { throw ValidationError("--timeout must be above 0.") }
         }
 
         func run() throws {
-            if inProcess {
-                // The child's side: any thrown error is printed on stdout for the parent.
-                do {
-                    for model in models {
-                        try ModelCheck.runInProcess(modelPath: model, options: runtime.interpreterOptions)
-                    }
-                } catch {
-                    Console.print("\(error)")
-                    throw ExitCode(2)
-                }
-                return
-            }
+            // The child's side is not here: `ModelCheck` runs this executable with its own
+            // arguments, which `NetRunnerCommand.main()` hands to the library before parsing.
             var failures = 0
             for model in models {
                 let verdict = try ModelCheck.check(

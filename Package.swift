@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "TensorFlowLite", targets: ["TensorFlowLite"]),
         .library(name: "NetRunnerImage", targets: ["NetRunnerImage"]),
         .library(name: "NetRunner", targets: ["NetRunner"]),
+        .library(name: "NetRunnerEvaluation", targets: ["NetRunnerEvaluation"]),
         .executable(name: "netrunner", targets: ["netrunner"]),
     ],
     dependencies: [
@@ -54,16 +55,29 @@ let package = Package(
             name: "CArchive",
             linkerSettings: [.linkedLibrary("z")]
         ),
-        // Pixels: decode/encode, PixelBuffer, orientation, crop, resize. Knows nothing of models.
+        // Package-internal helpers several modules share: whole-file I/O (FileIO, FileError),
+        // fixed-decimal text, durations in milliseconds. `package` API only; not a product.
         .target(
-            name: "NetRunnerImage",
-            dependencies: ["CImageCodecs"],
+            name: "NetRunnerSupport",
             swiftSettings: swiftSettings
         ),
-        // Models as users see them: preprocessing, classification, detection.
+        // Pixels: decode/encode, PixelBuffer, orientation, crop, resize, drawing. Knows nothing of models.
+        .target(
+            name: "NetRunnerImage",
+            dependencies: ["CImageCodecs", "NetRunnerSupport"],
+            swiftSettings: swiftSettings
+        ),
+        // Models as users see them: loading and descriptions, preprocessing, the vision tasks,
+        // running many images (prefetcher, parallel workers, latency summaries).
         .target(
             name: "NetRunner",
-            dependencies: ["TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "CArchive"],
+            dependencies: ["TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "NetRunnerSupport", "CArchive"],
+            swiftSettings: swiftSettings
+        ),
+        // Evaluation: metrics, Net Runner test bundles, bulk results files, JSON and HTML reports.
+        .target(
+            name: "NetRunnerEvaluation",
+            dependencies: ["NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"],
             swiftSettings: swiftSettings
         ),
         // The default model bundles, linked into the executable (.incbin from Models/bundles/).
@@ -77,7 +91,9 @@ let package = Package(
             dependencies: [
                 "TensorFlowLite",
                 "NetRunner",
+                "NetRunnerEvaluation",
                 "NetRunnerImage",
+                "NetRunnerSupport",
                 "CEmbeddedModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -108,6 +124,11 @@ let package = Package(
         .testTarget(
             name: "NetRunnerTests",
             dependencies: ["NetRunner", "NetRunnerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NetRunnerEvaluationTests",
+            dependencies: ["NetRunnerEvaluation", "NetRunner", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -164,4 +164,17 @@ char *nr_stderr_capture_end(int token) {
   return text;
 }
 
+void nr_stderr_write(const void *bytes, size_t count) {
+  pthread_mutex_lock(&g_capture_lock);
+  const char *next = bytes;
+  while (count > 0) {
+    ssize_t written = write(STDERR_FILENO, next, count);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) break;
+    next += written;
+    count -= (size_t)written;
+  }
+  pthread_mutex_unlock(&g_capture_lock);
+}
+
 int nr_anonymous_file(const char *name) { return memfd_create(name, MFD_CLOEXEC); }

@@ -13,11 +13,6 @@ public enum NetRunnerError: Error, Equatable, Hashable, Sendable {
     case unsupportedOutputs(model: String, reason: String)
     /// An option has a value outside its range.
     case invalidOption(name: String, reason: String)
-    /// A results file could not be read, resumed or written.
-    case unreadableResults(file: String, reason: String)
-    /// A test bundle cannot run as written: a missing image or model, labels in the wrong
-    /// form for its metric, an unknown metric.
-    case invalidTest(file: String, reason: String)
 }
 
 extension NetRunnerError: LocalizedError {
@@ -35,10 +30,6 @@ extension NetRunnerError: LocalizedError {
             "\(model) has outputs this task cannot read: \(reason)"
         case .invalidOption(let name, let reason):
             "Invalid \(name): \(reason)"
-        case .unreadableResults(let file, let reason):
-            "\(file): cannot use it for results: \(reason)"
-        case .invalidTest(let file, let reason):
-            "\(file): \(reason)"
         }
     }
 }

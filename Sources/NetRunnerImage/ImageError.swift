@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import NetRunnerSupport
 
 /// Errors thrown while decoding, transforming and encoding images.
 ///
@@ -73,4 +74,18 @@ extension ImageError: LocalizedError {
 extension ImageError: CustomStringConvertible {
     /// The same text as ``errorDescription``.
     public var description: String { errorDescription ?? "Image error." }
+}
+
+extension ImageError {
+    /// Runs a file operation, turning its ``FileError`` into the image error that says the same.
+    static func mapping<T>(_ body: () throws(FileError) -> T) throws(ImageError) -> T {
+        do {
+            return try body()
+        } catch {
+            switch error {
+            case .unreadable(let path, let reason): throw .unreadableFile(path: path, reason: reason)
+            case .writeFailed(let path, let reason): throw .writeFailed(path: path, reason: reason)
+            }
+        }
+    }
 }

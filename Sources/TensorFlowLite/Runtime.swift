@@ -129,4 +129,16 @@ public enum Runtime {
     private static func executableFolder() -> String? {
         ChildProcess.executableFolder()
     }
+
+    /// Writes text to the process's standard error without losing it to the runtime's log
+    /// capture.
+    ///
+    /// While a model loads or compiles, file descriptor 2 briefly points at a capture
+    /// file (to keep the runtime's INFO chatter out of the user's terminal), and a line another
+    /// thread wrote then would be taken for runtime output. This waits for such a window to end.
+    ///
+    /// - Parameter text: The text, written as it is (add the newline).
+    public static func writeToStandardError(_ text: String) {
+        RuntimeLog.writeToStandardError(text)
+    }
 }

@@ -289,6 +289,20 @@ struct TaskCommandTests {
         #expect(errors.last == "4 of 5 images failed.")
     }
 
+    @Test("An error printed while another thread loads its model is never lost to the runtime's log capture")
+    func diagnosticsSurviveLogCapture() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let empty = try folder.write(Data(), named: "a-empty.jpg")
+        let good = try folder.write(try Fixtures.data("Tests/Fixtures/Photos/test/coffee.jpg"), named: "b-good.jpg")
+        // Two workers: the first image fails at once while the second worker is still compiling.
+        for _ in 0..<6 {
+            let result = try netrunner(["classify", "--threads", "2", empty, good])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("a-empty.jpg is empty"), "stderr: \(result.stderr)")
+        }
+    }
+
     @Test("Grayscale, 16-bit, palette and grey+alpha PNGs are classified like any other image")
     func pngVariants() throws {
         let variants = ["png_gray8.png", "png_gray16.png", "png_rgb16.png", "png_grayalpha8.png", "png_palette4.png"]
@@ -350,6 +364,8 @@ struct TaskCommandTests {
         let result = try netrunner(["run", bundle, Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png")])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("  0.7954  Egyptian cat"))
+        // Net Runner's classification display: the top 5 above 0.1 (two labels here).
+        #expect(result.stdout.split(separator: "\n").count == 3)
         let json = try netrunner(["run", "--json", bundle, Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")])
         struct Line: Decodable { var outputs: [String: [String: Double]] }
         let line = try JSONDecoder().decode(Line.self, from: Data(json.stdout.utf8))

@@ -221,6 +221,11 @@ const char *nr_litert_loaded_path(void);
 /// one thread must not nest.
 int nr_stderr_capture_begin(void);
 
+/// Writes `count` bytes to file descriptor 2 under the capture lock, so the text never lands in
+/// a capture another thread has open (it waits for that capture to end). Retries short writes
+/// and EINTR; gives up silently on any other error.
+void nr_stderr_write(const void *bytes, size_t count);
+
 /// Restores stderr, releases the capture lock, and returns the captured bytes as
 /// a malloc'ed NUL-terminated string (the caller frees it), or NULL if nothing
 /// was captured.

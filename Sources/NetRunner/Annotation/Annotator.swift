@@ -4,26 +4,7 @@ public import NetRunnerImage
 /// label with the score above it (the seed app's overlay, as a picture file).
 public enum Annotator {
     /// An RGB colour.
-    public struct Color: Equatable, Hashable, Sendable {
-        /// Red.
-        public var red: UInt8
-        /// Green.
-        public var green: UInt8
-        /// Blue.
-        public var blue: UInt8
-
-        /// Creates a colour.
-        ///
-        /// - Parameters:
-        ///   - red: Red.
-        ///   - green: Green.
-        ///   - blue: Blue.
-        public init(red: UInt8, green: UInt8, blue: UInt8) {
-            self.red = red
-            self.green = green
-            self.blue = blue
-        }
-    }
+    public typealias Color = PixelColor
 
     /// Distinct, saturated colours; class `i` always gets `palette[i % count]`.
     public static let palette: [Color] = [
@@ -59,26 +40,25 @@ public enum Annotator {
             let classIndex = detection.categories.first?.index ?? 0
             let color = color(forClass: classIndex)
             let box = detection.boundingBox
-            let rect = (
-                x0: Int(box.minX.rounded()), y0: Int(box.minY.rounded()), x1: Int(box.maxX.rounded()),
-                y1: Int(box.maxY.rounded())
-            )
-            Canvas.strokeRectangle(&canvas, rect, thickness: thickness, color: color)
+            let x0 = Int(box.minX.rounded())
+            let y0 = Int(box.minY.rounded())
+            let rect = PixelRect(
+                x: x0, y: y0, width: Int(box.maxX.rounded()) - x0, height: Int(box.maxY.rounded()) - y0)
+            canvas.strokeRectangle(rect, thickness: thickness, color: color)
             for point in detection.keypoints {
                 let x = Int(point.x.rounded())
                 let y = Int(point.y.rounded())
-                Canvas.fillRectangle(
-                    &canvas, (x - thickness, y - thickness, x + thickness, y + thickness), color: color)
+                canvas.fill(
+                    PixelRect(x: x - thickness, y: y - thickness, width: 2 * thickness, height: 2 * thickness),
+                    color: color)
             }
             let name = detection.categories.first.flatMap { $0.displayName ?? $0.label } ?? "class \(classIndex)"
             let text = "\(name) \(Int((detection.score * 100).rounded()))%"
-            let textHeight = BitmapFont.height * scale + 2 * scale
-            let textWidth = text.count * (BitmapFont.width + 1) * scale + 2 * scale
-            let top = rect.y0 - textHeight >= 0 ? rect.y0 - textHeight : rect.y0
-            Canvas.fillRectangle(&canvas, (rect.x0, top, rect.x0 + textWidth, top + textHeight), color: color)
-            Canvas.drawText(
-                &canvas, text, x: rect.x0 + scale, y: top + scale, scale: scale,
-                color: Color(red: 255, green: 255, blue: 255))
+            let size = PixelBuffer.textSize(text, scale: scale)
+            let label = PixelSize(width: size.width + 2 * scale, height: size.height + 2 * scale)
+            let top = y0 - label.height >= 0 ? y0 - label.height : y0
+            canvas.fill(PixelRect(x: x0, y: top, width: label.width, height: label.height), color: color)
+            canvas.drawText(text, x: x0 + scale, y: top + scale, scale: scale, color: .white)
         }
         return canvas
     }

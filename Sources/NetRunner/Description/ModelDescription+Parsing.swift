@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import NetRunnerSupport
 
 extension ModelDescription {
     /// Parses and validates a `model.json`.
@@ -14,7 +15,12 @@ extension ModelDescription {
     /// - Throws: ``ModelBundleError/malformedJSON(file:reason:)``,
     ///   ``ModelBundleError/invalidDescription(file:problems:)``.
     public static func parse(_ data: Data, source: String = "model.json") throws(ModelBundleError) -> ModelDescription {
-        let json = try JSONValue.parse(data, source: source)
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(data, source: source)
+        } catch {
+            throw .malformedJSON(file: error.file, reason: error.reason)
+        }
         var reader = DescriptionReader()
         let description = reader.description(json)
         guard reader.problems.isEmpty, let description else {

@@ -101,7 +101,7 @@ public struct LabelMap: Equatable, Hashable, Sendable {
 
 extension String {
     /// The string without leading and trailing whitespace.
-    func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         String(self.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 }

@@ -73,7 +73,7 @@ extension Sequence {
     ///
     /// - Parameter score: An element's score.
     /// - Returns: The sorted elements.
-    func sortedByDescendingScore(_ score: (Element) -> Float) -> [Element] {
+    package func sortedByDescendingScore(_ score: (Element) -> Float) -> [Element] {
         enumerated().map { (score: score($0.element), offset: $0.offset, element: $0.element) }
             .sorted { $0.score != $1.score ? $0.score > $1.score : $0.offset < $1.offset }
             .map(\.element)

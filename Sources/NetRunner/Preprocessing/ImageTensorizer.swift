@@ -105,7 +105,7 @@ public final class ImageTensorizer {
         }
         placed = nil
         try resizer.resize(pixels, into: &image)
-        PixelCopy.pad(image, at: placement, into: &scratch)
+        PixelBuffer.pad(image, at: placement, into: &scratch)
         placed = image
     }
 

@@ -1,5 +1,6 @@
 public import FoundationEssentials
 public import NetRunnerImage
+import NetRunnerSupport
 import TensorFlowLite
 
 /// Classifies images with a TensorFlow Lite model: the seed apps' `ModelDataHandler`, with

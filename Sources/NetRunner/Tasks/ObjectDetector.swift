@@ -1,5 +1,6 @@
 public import FoundationEssentials
 public import NetRunnerImage
+import NetRunnerSupport
 import TensorFlowLite
 
 /// Finds objects in images with a TensorFlow Lite detector: the seed's SSD example

@@ -11,7 +11,7 @@ public import NetRunnerImage
 ///     }
 ///
 /// - Note: Not thread-safe (a task owns an interpreter); create one per thread.
-public protocol VisionTask: AnyObject {
+public protocol VisionTask: AnyObject, SendableMetatype {
     /// What the task answers for one image.
     associatedtype Result: VisionTaskResult
     /// The task's options.

@@ -1,4 +1,4 @@
-public import NetRunnerImage
+import NetRunnerImage
 
 /// The options every vision task has, whatever it answers: how the runtime runs, how images
 /// are decoded, and the preprocessing choices the caller makes (each `nil` leaves the choice

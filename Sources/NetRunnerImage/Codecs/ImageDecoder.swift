@@ -6,6 +6,7 @@
 
 internal import CImageCodecs
 public import FoundationEssentials
+import NetRunnerSupport
 
 /// Decodes JPEG, PNG, BMP and PNM files into ``PixelBuffer``s.
 ///
@@ -27,7 +28,9 @@ public enum ImageDecoder {
     public static func decode(contentsOf path: String, options: DecodingOptions = DecodingOptions()) throws(ImageError)
         -> DecodedImage
     {
-        try decode(data: FileIO.contents(of: path), options: options, source: path)
+        try decode(
+            data: ImageError.mapping { () throws(FileError) in try FileIO.contents(of: path) }, options: options,
+            source: path)
     }
 
     /// Decodes an image held in memory.

@@ -6,6 +6,7 @@
 
 internal import CImageCodecs
 public import FoundationEssentials
+import NetRunnerSupport
 
 extension PixelBuffer {
     /// The image encoded as an 8-bit PNG (grey, RGB or RGBA; BGRA is written as RGBA).
@@ -53,7 +54,7 @@ extension PixelBuffer {
         case .jpeg: data = try jpegData(quality: quality)
         case .bmp, .pnm: throw .encodingFailed(format: format, reason: "only PNG and JPEG can be written")
         }
-        try FileIO.writeAtomically(data, to: path)
+        try ImageError.mapping { () throws(FileError) in try FileIO.writeAtomically(data, to: path) }
     }
 
     private typealias Encoder = (

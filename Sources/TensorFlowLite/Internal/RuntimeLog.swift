@@ -42,6 +42,15 @@ enum RuntimeLog {
         return (result, kept)
     }
 
+    /// Writes text to stderr under the capture lock, outside any capture window.
+    static func writeToStandardError(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return }
+            nr_stderr_write(base, bytes.count)
+        }
+    }
+
     /// Sends captured runtime text to the `TensorFlowLite` logger, line by line.
     static func forward(_ text: String) {
         for line in text.split(separator: "\n") {

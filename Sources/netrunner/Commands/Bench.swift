@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import NetRunner
+import NetRunnerSupport
 import TensorFlowLite
 
 extension NetRunnerCommand {
@@ -39,10 +40,37 @@ extension NetRunnerCommand {
             var initMilliseconds: Double
             var firstInferenceMicroseconds: Double
             var warmupMeanMicroseconds: Double?
-            var inferenceMicroseconds: Statistics
+            var inferenceMicroseconds: Timings
             var residentBytesBefore: Int?
             var residentBytesAfterInit: Int?
             var peakResidentBytes: Int?
+        }
+
+        /// benchmark_model's summary of the timed runs, from ``LatencySummary`` (in microseconds).
+        struct Timings: Codable, Equatable {
+            var count: Int
+            var first: Double
+            var min: Double
+            var max: Double
+            var mean: Double
+            var std: Double
+            var median: Double
+            var p5: Double
+            var p95: Double
+
+            init?(_ values: [Double]) {
+                guard let first = values.first, let summary = LatencySummary(milliseconds: values) else { return nil }
+                let sorted = values.sorted()
+                self.count = summary.count
+                self.first = first
+                self.min = summary.min
+                self.max = summary.max
+                self.mean = summary.mean
+                self.std = summary.standardDeviation
+                self.median = summary.median
+                self.p5 = LatencySummary.percentile(5, ofSorted: sorted)
+                self.p95 = LatencySummary.percentile(95, ofSorted: sorted)
+            }
         }
 
         func validate() throws {
@@ -75,13 +103,16 @@ extension NetRunnerCommand {
                 timings.append(try Self.time(clock) { try interpreter.invoke() })
                 if clock.now > deadline { break }
             }
+            guard let timings = Timings(timings) else {
+                throw ValidationError("The model's run times are not finite; nothing to report.")
+            }
             let report = Report(
                 model: model, modelBytes: interpreter.modelSizeInBytes, threads: runtime.threads,
                 runtime: "LiteRT \(Runtime.version)",
                 initMilliseconds: Self.microseconds(initTime) / 1000,
                 firstInferenceMicroseconds: first,
                 warmupMeanMicroseconds: warmups.isEmpty ? nil : warmups.reduce(0, +) / Double(warmups.count),
-                inferenceMicroseconds: Statistics(timings),
+                inferenceMicroseconds: timings,
                 residentBytesBefore: before, residentBytesAfterInit: afterInit,
                 peakResidentBytes: ProcessMemory.peakResidentBytes)
             if json {

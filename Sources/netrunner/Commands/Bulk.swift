@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import NetRunner
+import NetRunnerEvaluation
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,7 +1,9 @@
 import ArgumentParser
 import FoundationEssentials
 import NetRunner
+import NetRunnerEvaluation
 import NetRunnerImage
+import NetRunnerSupport
 
 extension NetRunnerCommand {
     /// `netrunner evaluate TESTBUNDLE...`: Net Runner's headless mode.
@@ -156,7 +158,7 @@ extension NetRunnerCommand {
                 return .init(id: ModelDirectory.id(ofModelAt: name), path: name)
             }
             guard let directory else {
-                throw NetRunnerError.invalidTest(
+                throw EvaluationError.invalidTest(
                     file: file, reason: "names model \"\(name)\" and no models folder was found")
             }
             return .init(id: name, path: try directory.path(forModel: name, in: file))

@@ -36,7 +36,6 @@ extension NetRunnerCommand {
             let model = try Model(
                 model: try LoadedModel(.path(bundle)), threadCount: runtime.threads,
                 isErrorLoggingEnabled: runtime.verbose)
-            let formatter = OutputFormatters.formatter(for: model.description)
             var failures = 0
             let files = inputs.files()
             for file in files {
@@ -47,7 +46,9 @@ extension NetRunnerCommand {
                         try ClassificationOutput.printLine(Line(file: file, outputs: outputs))
                     } else {
                         Console.print(file)
-                        for line in formatter.format(outputs, description: model.description) { Console.print(line) }
+                        for line in ModelOutputText.lines(outputs, description: model.description) {
+                            Console.print(line)
+                        }
                     }
                 } catch {
                     failures += 1

@@ -1,5 +1,7 @@
 import FoundationEssentials
 import NetRunner
+import NetRunnerSupport
+import TensorFlowLite
 
 #if canImport(Glibc)
     import Glibc
@@ -14,17 +16,10 @@ enum Console {
         Swift.print(line)
     }
 
-    /// Writes one line of diagnostics (or, without `newline`, part of one) to stderr.
+    /// Writes one line of diagnostics (or, without `newline`, part of one) to stderr, never
+    /// into a window in which the runtime's own output is being captured.
     static func diagnostic(_ line: String, newline: Bool = true) {
-        var text = newline ? line + "\n" : line
-        text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(STDERR_FILENO, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-                guard written > 0 else { return }
-                offset += written
-            }
-        }
+        Runtime.writeToStandardError(newline ? line + "\n" : line)
     }
 
     /// Writes a value as pretty, key-sorted JSON to stdout.

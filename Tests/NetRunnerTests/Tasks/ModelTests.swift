@@ -24,9 +24,6 @@ struct ModelTests {
         #expect(scores.count == 999)
         // Pillow-exact preprocessing and the same runtime: the reference's score, bit for bit.
         #expect(scores["Egyptian cat"] == Double(Float(0.7953593134880066)))
-        let lines = OutputFormatters.formatter(for: model.description).format(outputs, description: model.description)
-        #expect(lines.first == "  0.7954  Egyptian cat")
-        #expect(lines.count == 2)  // Net Runner's display: top 5 above 0.1
     }
 
     @Test("Array, uint8, int32 and int64 layers in and out, in the model's order, against the reference")
@@ -78,20 +75,5 @@ struct ModelTests {
         #expect(throws: NetRunnerError.self) {
             try model.run(image: try PixelBuffer(width: 2, height: 2, format: .rgb24))
         }
-    }
-
-    struct Shout: OutputFormatter {
-        func format(_ outputs: [String: Model.Output], description: ModelDescription) -> [String] { ["SHOUT"] }
-    }
-
-    @Test("Formatters are chosen by output_format, then model.type, by the longest registered prefix")
-    func formatters() throws {
-        var description = try ModelBundle(path: Fixtures.path(Self.floatBundle)).description
-        #expect(OutputFormatters.formatter(for: description) is ClassificationFormatter)
-        description.model.type = "audio.keyword"
-        #expect(OutputFormatters.formatter(for: description) is PlainFormatter)
-        OutputFormatters.register(Shout(), for: "test.netrunner")
-        description.options.outputFormat = "test.netrunner.shouting"
-        #expect(OutputFormatters.formatter(for: description).format([:], description: description) == ["SHOUT"])
     }
 }

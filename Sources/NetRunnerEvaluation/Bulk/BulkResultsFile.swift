@@ -1,0 +1,297 @@
+// An append-only results file that survives interruption.
+//
+// Invariants: every record is one line written by one write(2) on a descriptor opened with
+// O_APPEND, so a reader never sees two records interleaved; a run killed mid-write can leave
+// at most one line without its newline at the end, and reopening the file cuts that partial
+// line off before anything is appended, so the file only ever holds whole records.
+
+import FoundationEssentials
+import NetRunner
+import NetRunnerImage
+import NetRunnerSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A file of ``BulkRecord`` lines (JSON Lines or CSV) that a run appends to and an
+/// interrupted run resumes from: ``completedKeys`` says which images are already done.
+///
+///     let results = try BulkResultsFile(path: "out.jsonl", format: .jsonLines, resume: true)
+///     for file in files where !results.completedKeys.contains(file) {
+///         try results.append(BulkRecord(image: file, answer: try task.run(fileAt: file)))
+///     }
+public final class BulkResultsFile: Sendable {
+    /// How records are written.
+    public enum Format: String, Equatable, Sendable, CaseIterable {
+        /// One JSON object per line.
+        case jsonLines = "jsonl"
+        /// Comma-separated values with a header line (RFC 4180 quoting).
+        case csv
+
+        /// The format a file name implies: `.csv` is CSV, anything else JSON Lines.
+        ///
+        /// - Parameter path: The file's path.
+        /// - Returns: The format.
+        public static func implied(by path: String) -> Format {
+            path.lowercased().hasSuffix(".csv") ? .csv : .jsonLines
+        }
+    }
+
+    /// The file's path.
+    public let path: String
+    /// The format.
+    public let format: Format
+    /// The keys (``BulkRecord/key``) of the records the file held when it was opened.
+    public let completedKeys: Set<String>
+    /// How many records the file held when it was opened.
+    public let resumedCount: Int
+    /// How many of those records are failures.
+    public let resumedFailures: Int
+    /// Whether an unfinished last line was cut off when the file was opened.
+    public let repairedPartialLine: Bool
+
+    private let descriptor: Int32
+
+    /// The CSV header line (the column names).
+    public static let csvColumns = [
+        "image", "answer", "score", "results", "decode_latency", "preprocessor_latency", "inference_latency",
+        "total_latency", "error",
+    ]
+
+    /// Opens (or creates) a results file.
+    ///
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - format: Its format.
+    ///   - resume: `true` to keep the records already in the file (and cut off an unfinished
+    ///     last line); `false` to start the file afresh.
+    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` when the file cannot be
+    ///   opened or holds something else than results in this format.
+    public init(path: String, format: Format, resume: Bool) throws(EvaluationError) {
+        self.path = path
+        self.format = format
+        var keys: Set<String> = []
+        var count = 0
+        var failures = 0
+        var repaired = false
+        var keep = 0
+        if resume, let existing = try Self.existingContents(path) {
+            let parsed = try Self.scan(existing, format: format, path: path) { record, failed in
+                keys.insert(record)
+                count += 1
+                if failed { failures += 1 }
+            }
+            keep = parsed.wholeLength
+            repaired = parsed.wholeLength < existing.count
+        }
+        let flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (resume ? 0 : O_TRUNC)
+        let descriptor = open(path, flags, 0o644)
+        guard descriptor >= 0 else {
+            throw .unreadableResults(file: path, reason: String(cString: strerror(errno)))
+        }
+        if repaired, ftruncate(descriptor, off_t(keep)) != 0 {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw .unreadableResults(file: path, reason: "cannot cut off its unfinished last line: \(reason)")
+        }
+        self.descriptor = descriptor
+        self.completedKeys = keys
+        self.resumedCount = count
+        self.resumedFailures = failures
+        self.repairedPartialLine = repaired
+        if format == .csv && keep == 0 {
+            try write(Self.csvColumns.joined(separator: ",") + "\n")
+        }
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Appends one record as one whole line.
+    ///
+    /// - Parameter record: The record.
+    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` when the write fails
+    ///   (a full disk, say).
+    public func append(_ record: BulkRecord) throws(EvaluationError) {
+        try write(format.line(for: record))
+    }
+
+    /// Every record in a JSON Lines results file.
+    ///
+    /// - Parameter path: The file.
+    /// - Returns: The records, in file order (an unfinished last line is left out).
+    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` for a line that is not a
+    ///   record.
+    public static func records(in path: String) throws(EvaluationError) -> [BulkRecord] {
+        guard let data = try existingContents(path) else { return [] }
+        var records: [BulkRecord] = []
+        let decoder = JSONDecoder()
+        try forEachWholeLine(data) { (line, number) throws(EvaluationError) in
+            do {
+                records.append(try decoder.decode(BulkRecord.self, from: line))
+            } catch {
+                throw .unreadableResults(file: path, reason: "line \(number) is not a results line")
+            }
+        }
+        return records
+    }
+
+    private func write(_ line: String) throws(EvaluationError) {
+        var line = line
+        let failure = line.withUTF8 { FileIO.writeAll(descriptor, UnsafeRawBufferPointer($0)) }
+        if let failure { throw .unreadableResults(file: path, reason: String(cString: strerror(failure))) }
+    }
+
+    private static func existingContents(_ path: String) throws(EvaluationError) -> Data? {
+        guard access(path, F_OK) == 0 else { return nil }
+        do {
+            return try FileIO.contents(of: path)
+        } catch {
+            throw .unreadableResults(file: path, reason: "\(error)")
+        }
+    }
+
+    /// Calls `body` with each newline-terminated line (without its newline) and its number.
+    ///
+    /// - Returns: The length of the whole lines (where an unfinished last line starts).
+    @discardableResult
+    private static func forEachWholeLine(
+        _ data: Data, _ body: (Data, Int) throws(EvaluationError) -> Void
+    ) throws(EvaluationError) -> Int {
+        var start = data.startIndex
+        var number = 0
+        while let newline = data[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            number += 1
+            if newline > start { try body(data[start..<newline], number) }
+            start = newline + 1
+        }
+        return start - data.startIndex
+    }
+
+    /// Reads the keys of every whole line.
+    private static func scan(
+        _ data: Data, format: Format, path: String, key: (String, Bool) -> Void
+    ) throws(EvaluationError) -> (wholeLength: Int, Void) {
+        let decoder = JSONDecoder()
+        var sawHeader = false
+        let length = try forEachWholeLine(data) { (line, number) throws(EvaluationError) in
+            switch format {
+            case .jsonLines:
+                guard let record = try? decoder.decode(RecordKey.self, from: line) else {
+                    throw .unreadableResults(
+                        file: path,
+                        reason:
+                            "line \(number) is not a results line (start afresh with --restart, or choose another file)"
+                    )
+                }
+                key(BulkRecord.key(image: record.image, model: record.model, iteration: record.iteration), record.error)
+            case .csv:
+                let text = String(decoding: line, as: UTF8.self)
+                if !sawHeader {
+                    guard text == csvColumns.joined(separator: ",") else {
+                        throw .unreadableResults(
+                            file: path,
+                            reason: "it does not start with the results header "
+                                + "(start afresh with --restart, or choose another file)")
+                    }
+                    sawHeader = true
+                    return
+                }
+                guard let image = firstCSVField(text) else {
+                    throw .unreadableResults(file: path, reason: "line \(number) is not a results line")
+                }
+                // The error is the last column: a line that does not end with a comma has one.
+                key(image, !text.hasSuffix(","))
+            }
+        }
+        return (length, ())
+    }
+
+    /// The part of a JSON results line that identifies it.
+    private struct RecordKey: Decodable {
+        var image: String
+        var error: Bool
+        var model: String?
+        var iteration: Int?
+    }
+
+    fileprivate static func csvFields(_ record: BulkRecord) -> [String] {
+        var answer = ""
+        var score = ""
+        var results = ""
+        switch record.answer {
+        case .classification(let result)?:
+            if let best = result.categories.first {
+                answer = best.label ?? String(best.index)
+                score = String(best.score)
+            }
+            results = result.categories.map { "\($0.label ?? String($0.index)):\($0.score)" }
+                .joined(separator: ";")
+        case .detection(let result)?:
+            answer = String(result.detections.count)
+            results = result.detections.map { detection in
+                let box = detection.boundingBox
+                let best = detection.categories.first
+                return "\(best?.label ?? String(best?.index ?? 0)):\(best?.score ?? 0)"
+                    + "@\(box.minX) \(box.minY) \(box.width) \(box.height)"
+            }.joined(separator: ";")
+        case nil:
+            break
+        }
+        let milliseconds = { (value: Double?) in value.map { String(($0 * 1000).rounded() / 1000) } ?? "" }
+        return [
+            record.image, answer, score, results, milliseconds(record.answer?.decodingMilliseconds),
+            milliseconds(record.answer?.preprocessingMilliseconds), milliseconds(record.answer?.inferenceMilliseconds),
+            milliseconds(record.totalMilliseconds), record.error ?? "",
+        ]
+    }
+
+    /// A field quoted as RFC 4180 says (commas and quotes; quotes doubled).
+    ///
+    /// Line breaks become spaces so that every record stays one line.
+    fileprivate static func csvQuoted(_ field: String) -> String {
+        let field = String(field.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
+        guard field.contains(where: { $0 == "," || $0 == "\"" }) else { return field }
+        return "\"" + field.replacing("\"", with: "\"\"") + "\""
+    }
+
+    /// The first field of a CSV line, unquoted.
+    static func firstCSVField(_ line: String) -> String? {
+        guard line.first == "\"" else { return String(line.prefix { $0 != "," }) }
+        var field = ""
+        var index = line.index(after: line.startIndex)
+        while index < line.endIndex {
+            let character = line[index]
+            index = line.index(after: index)
+            if character == "\"" {
+                guard index < line.endIndex, line[index] == "\"" else { return field }
+                index = line.index(after: index)
+            }
+            field.append(character)
+        }
+        return nil
+    }
+}
+
+extension BulkResultsFile.Format {
+    /// The line a record is written as in this format, newline included.
+    ///
+    /// - Parameter record: The record.
+    /// - Returns: The line.
+    public func line(for record: BulkRecord) -> String {
+        switch self {
+        case .jsonLines:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            // Encoding these plain values cannot fail; an empty object would still be a line.
+            let data = (try? encoder.encode(record)) ?? Data("{}".utf8)
+            return String(decoding: data, as: UTF8.self) + "\n"
+        case .csv:
+            return BulkResultsFile.csvFields(record).map(BulkResultsFile.csvQuoted).joined(separator: ",") + "\n"
+        }
+    }
+}

@@ -1,0 +1,41 @@
+public import FoundationEssentials
+public import NetRunner
+
+/// Errors of evaluation: test bundles that cannot run as written, results files that cannot
+/// be read, resumed or written.
+public enum EvaluationError: Error, Equatable, Hashable, Sendable {
+    /// One problem in `test.json`: its JSON path, what was expected and what was found.
+    public typealias Problem = ModelBundleError.Problem
+
+    /// `test.json` is not JSON.
+    case malformedJSON(file: String, reason: String)
+    /// `test.json` is JSON but not a valid Net Runner test description; every problem is listed.
+    case invalidTestDescription(file: String, problems: [Problem])
+    /// A test bundle cannot run as written: a missing `test.json`, image or model, labels in
+    /// the wrong form for its metric, an unknown metric, a model of the wrong kind.
+    case invalidTest(file: String, reason: String)
+    /// A results file could not be read, resumed or written.
+    case unreadableResults(file: String, reason: String)
+}
+
+extension EvaluationError: LocalizedError {
+    /// A description naming the file and what to do.
+    public var errorDescription: String? {
+        switch self {
+        case .malformedJSON(let file, let reason):
+            "\(file) is not valid JSON: \(reason)"
+        case .invalidTestDescription(let file, let problems):
+            "\(file) is not a valid test bundle description (\(problems.count) problem\(problems.count == 1 ? "" : "s")): "
+                + problems.map(\.description).joined(separator: "; ")
+        case .invalidTest(let file, let reason):
+            "\(file): \(reason)"
+        case .unreadableResults(let file, let reason):
+            "\(file): cannot use it for results: \(reason)"
+        }
+    }
+}
+
+extension EvaluationError: CustomStringConvertible {
+    /// The same text as ``errorDescription``.
+    public var description: String { errorDescription ?? "Evaluation error." }
+}

@@ -1,0 +1,87 @@
+import FoundationEssentials
+public import NetRunner
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A folder of models found by id, as Net Runner's models directory: every TensorIO bundle
+/// under it by its `model.json` id, every `.tflite` file outside a bundle by its file name
+/// without the extension.
+///
+///     let models = try ModelDirectory(path: "Models")
+///     let path = try models.path(forModel: "mobilenet-v2-1.0-224-uint8", in: "imagenet.testbundle/test.json")
+public struct ModelDirectory: Sendable {
+    /// The folder.
+    public let path: String
+    /// Model ids and the path of each model.
+    public private(set) var models: [String: String] = [:]
+    /// Bundles under the folder whose `model.json` could not be read, with why.
+    public private(set) var unreadable: [String: String] = [:]
+
+    /// Finds the models under a folder (searched recursively; bundles are not searched inside).
+    ///
+    /// - Parameter path: The folder.
+    /// - Throws: ``NetRunnerError/invalidOption(name:reason:)`` when it is not a folder.
+    public init(path: String) throws(NetRunnerError) {
+        let base = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
+        self.path = base
+        var info = stat()
+        guard stat(base, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw .invalidOption(name: "models folder", reason: "\(base) is not a folder")
+        }
+        let entries = ((try? FileManager.default.subpathsOfDirectory(atPath: base)) ?? []).sorted()
+        var bundles: [String] = []
+        for entry in entries {
+            let full = base + "/" + entry
+            if bundles.contains(where: { entry.hasPrefix($0 + "/") }) { continue }
+            if ModelBundle.isBundle(full) {
+                bundles.append(entry)
+                do {
+                    let bundle = try ModelBundle(path: full)
+                    if models[bundle.description.id] == nil { models[bundle.description.id] = full }
+                } catch {
+                    unreadable[full] = "\(error)"
+                }
+            } else if entry.lowercased().hasSuffix(".tflite") {
+                let id = Self.id(ofFile: entry)
+                if models[id] == nil { models[id] = full }
+            }
+        }
+    }
+
+    /// The id of a model given by path: a bundle's `model.json` id, else the file's name
+    /// without its extension (as `.tflite` files in a models folder are found).
+    ///
+    /// - Parameter path: A bundle folder, zipped bundle or `.tflite` file.
+    /// - Returns: The id.
+    public static func id(ofModelAt path: String) -> String {
+        if let description = (try? LoadedModel(.path(path)))?.description { return description.id }
+        return id(ofFile: path)
+    }
+
+    private static func id(ofFile path: String) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot > name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
+    /// The path of the model with an id.
+    ///
+    /// - Parameters:
+    ///   - id: The model's id.
+    ///   - file: The file that names it, for the error.
+    /// - Returns: The model's path.
+    /// - Throws: ``EvaluationError/invalidTest(file:reason:)`` naming the ids that exist.
+    public func path(forModel id: String, in file: String) throws(EvaluationError) -> String {
+        if let found = models[id] { return found }
+        var reason = "names model \"\(id)\", which is not in \(path)"
+        reason += models.isEmpty ? " (no models there)" : " (found: \(models.keys.sorted().joined(separator: ", ")))"
+        if !unreadable.isEmpty {
+            reason += "; unreadable bundles: " + unreadable.keys.sorted().joined(separator: ", ")
+        }
+        throw .invalidTest(file: file, reason: reason)
+    }
+}

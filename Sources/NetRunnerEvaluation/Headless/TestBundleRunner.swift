@@ -1,0 +1,164 @@
+public import NetRunner
+
+/// Runs a test bundle the way Net Runner's headless mode does: every model on every image,
+/// `iterations` times, one result line per run, checked before anything runs.
+///
+///     let runner = try TestBundleRunner(test: bundle, models: [.init(id: "mobilenet", path: modelPath)])
+///     for model in runner.models {
+///         let task = try runner.loadTask(model)
+///         try runner.run(model, task: task, skipping: []) { record in try results.append(record) }
+///     }
+///
+/// Runs are sequential on one thread (decode, preprocess, infer), as in Net Runner, so the
+/// latency of each stage is measured alone; each model first runs once on the first image
+/// untimed, so the runtime's first-run set-up is not counted.
+public struct TestBundleRunner: Sendable {
+    /// A model to run: its id and where it is.
+    public struct Model: Equatable, Sendable {
+        /// The id results are recorded under.
+        public var id: String
+        /// The model's bundle folder, zip or `.tflite` file.
+        public var path: String
+
+        /// Creates a model entry.
+        ///
+        /// - Parameters:
+        ///   - id: The id results are recorded under.
+        ///   - path: The model's bundle folder, zip or `.tflite` file.
+        public init(id: String, path: String) {
+            self.id = id
+            self.path = path
+        }
+    }
+
+    /// The test.
+    public let test: TestBundle
+    /// Its metric.
+    public let metric: TestMetric
+    /// The models, in order.
+    public let models: [Model]
+    /// How models are loaded (the thread count; the result limits are set from the metric).
+    public let options: ImageTask.Options
+
+    /// Checks that a test can run: its metric is known and its labels have the form the
+    /// metric scores.
+    ///
+    /// - Parameters:
+    ///   - test: The test bundle.
+    ///   - models: The models to run.
+    ///   - threadCount: CPU threads for each model's runtime.
+    ///   - exactDecoding: `true` (the default) to decode every JPEG pixel, so the inputs equal
+    ///     a full decode and resize (the reference's); `false` to scale large JPEGs while
+    ///     decoding, as bulk inference does.
+    /// - Throws: ``EvaluationError/invalidTest(file:reason:)`` naming `test.json` and the problem.
+    public init(
+        test: TestBundle, models: [Model], threadCount: Int = 1, exactDecoding: Bool = true
+    ) throws(EvaluationError) {
+        let file = test.descriptionPath
+        let description = test.description
+        guard let metric = TestMetric.named(description.metric) else {
+            throw .invalidTest(
+                file: file,
+                reason: "$.options.metric \"\(description.metric)\" is not a metric NetRunner knows "
+                    + "(known: \(TestMetric.knownNames.joined(separator: ", ")))")
+        }
+        // The labels must all be in the form the metric scores.
+        let (wanted, other) =
+            metric.kind == .classification
+            ? (description.expectedClassifications.count, description.expectedDetections.count)
+            : (description.expectedDetections.count, description.expectedClassifications.count)
+        let (form, otherForm, otherMetric) =
+            metric.kind == .classification
+            ? ("inference_results.classification", "detection boxes", "a detection metric such as mAP")
+            : ("inference_results.detection boxes", "classifications", "a classification metric")
+        if other > 0 {
+            throw .invalidTest(
+                file: file,
+                reason: "\(description.metric) scores \(metric.kind.rawValue), but \(other) labels are "
+                    + "\(otherForm) (give \(form), or \(otherMetric))")
+        }
+        if wanted == 0 {
+            throw .invalidTest(file: file, reason: "\(description.metric) needs labels with \(form)")
+        }
+        var options = ImageTask.Options()
+        options.threadCount = threadCount
+        options.scalesWhileDecoding = !exactDecoding
+        if case .topK(let topK) = metric { options.maxResults = max(5, topK.k) }
+        // mAP ranks every detection: keep the low-scoring ones too, up to COCO's 100.
+        options.detectionThreshold = 0.05
+        options.maxDetections = 100
+        self.test = test
+        self.metric = metric
+        self.models = models
+        self.options = options
+    }
+
+    /// Loads a model, checking that it does what the metric scores.
+    ///
+    /// - Parameter model: The model.
+    /// - Returns: Its task.
+    /// - Throws: The loading errors of ``ImageTask/init(modelAt:options:)``;
+    ///   ``EvaluationError/invalidTest(file:reason:)`` when it is the wrong kind of model.
+    public func loadTask(_ model: Model) throws -> ImageTask {
+        // Loaded as what it says it is (options.kind is nil), then checked against the metric.
+        let natural = try ImageTask(modelAt: model.path, options: options)
+        guard natural.kind == metric.kind else {
+            throw EvaluationError.invalidTest(
+                file: test.descriptionPath,
+                reason: "model \"\(model.id)\" (\(model.path)) does \(natural.kind.rawValue), "
+                    + "but \(test.description.metric) scores \(metric.kind.rawValue)")
+        }
+        return natural
+    }
+
+    /// Every run of a model: each iteration over every image.
+    ///
+    /// - Parameter model: The model.
+    /// - Returns: The image (as the test names it), its local path (`nil` for a network URL)
+    ///   and the iteration, in run order.
+    public func runs(of model: Model) -> [(image: String, path: String?, iteration: Int)] {
+        (1...test.description.iterations).flatMap { iteration in
+            test.description.images.map { (image: $0.key, path: test.localPath(of: $0), iteration: iteration) }
+        }
+    }
+
+    /// Runs a model on every image and iteration not yet done.
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - task: Its task (from ``loadTask(_:)``).
+    ///   - done: Keys (``BulkRecord/key``) of runs already recorded, skipped.
+    ///   - isCancelled: Checked before each run.
+    ///   - deliver: Receives each run's record; an error it throws stops the run.
+    /// - Throws: What `deliver` throws.
+    public func run(
+        _ model: Model, task: ImageTask, skipping done: Set<String>, isCancelled: () -> Bool = { false },
+        deliver: (BulkRecord) throws -> Void
+    ) throws {
+        let pending = runs(of: model).filter {
+            !done.contains(BulkRecord.key(image: $0.image, model: model.id, iteration: $0.iteration))
+        }
+        guard !pending.isEmpty else { return }
+        // Untimed warm-up: the runtime's first run sets up its kernels and caches.
+        if let first = pending.lazy.compactMap(\.path).first { _ = try? task.run(fileAt: first) }
+        for run in pending {
+            if isCancelled() { return }
+            guard let path = run.path else {
+                try deliver(
+                    BulkRecord(
+                        image: run.image, model: model.id, iteration: run.iteration,
+                        error: "\(run.image): network images are not downloaded; put the file in the test bundle"))
+                continue
+            }
+            let record: BulkRecord
+            do {
+                record = BulkRecord(
+                    image: run.image, model: model.id, iteration: run.iteration, answer: try task.run(fileAt: path))
+            } catch {
+                record = BulkRecord(
+                    image: run.image, model: model.id, iteration: run.iteration, error: BulkFailure(error).message)
+            }
+            try deliver(record)
+        }
+    }
+}

@@ -1,0 +1,332 @@
+public import NetRunner
+
+/// What an evaluation found, per model: the test bundle's metric, accuracy per class and the
+/// confusion matrix (classifiers) or mean average precision (detectors), latency with
+/// percentiles, the images that failed, and every labelled example with the model's answer.
+///
+/// It is built from the run's result lines (``BulkRecord``s), so a run resumed after an
+/// interruption reports exactly what one uninterrupted run would.
+public struct EvaluationReport: Codable, Equatable, Sendable {
+    /// The test that was run.
+    public struct Test: Codable, Equatable, Sendable {
+        /// Its display name.
+        public var name: String
+        /// Its id.
+        public var id: String
+        /// Its version.
+        public var version: String
+        /// The test bundle folder.
+        public var path: String
+        /// The metric's name, as the test names it.
+        public var metric: String
+        /// Runs per image and model.
+        public var iterations: Int
+        /// Images listed.
+        public var images: Int
+    }
+
+    /// The test.
+    public var test: Test
+    /// How latency was measured (the warm-up left out, the thread count).
+    public var latencyNote: String
+    /// One entry per model, in the order they were run.
+    public var models: [ModelReport]
+}
+
+/// One model's results on a test.
+public struct ModelReport: Codable, Equatable, Sendable {
+    /// An image that gave no answer in any iteration.
+    public struct Failure: Codable, Equatable, Sendable {
+        /// The image, as the test names it.
+        public var image: String
+        /// Why it failed.
+        public var error: String
+    }
+
+    /// A classifier's scores.
+    public struct ClassificationScores: Codable, Equatable, Sendable {
+        /// Top-1 accuracy over the labelled images.
+        public var top1: Double
+        /// Top-5 accuracy over the labelled images.
+        public var top5: Double
+        /// Expected class against the top-1 answer.
+        public var confusion: ConfusionMatrix
+        /// Precision, recall and F1 per expected class.
+        public var perClass: [ClassStatistics]
+        /// The unweighted means of precision, recall and F1 over the classes.
+        public var macroPrecision: Double
+        /// See ``macroPrecision``.
+        public var macroRecall: Double
+        /// See ``macroPrecision``.
+        public var macroF1: Double
+    }
+
+    /// Latency per stage, in milliseconds, over every answered run.
+    public struct Latency: Codable, Equatable, Sendable {
+        /// Decoding the file.
+        public var decode: LatencySummary?
+        /// Cropping, resizing and filling the input (Net Runner's `preprocessor_latency`).
+        public var preprocess: LatencySummary?
+        /// The runtime, reading the outputs and post-processing (`inference_latency`).
+        public var inference: LatencySummary?
+        /// All three.
+        public var total: LatencySummary?
+        /// Inference times in bins.
+        public var inferenceHistogram: Histogram?
+        /// Total times in bins.
+        public var totalHistogram: Histogram?
+    }
+
+    /// Counts of values in equal-width bins.
+    public struct Histogram: Codable, Equatable, Sendable {
+        /// The lower edge of the first bin.
+        public var lower: Double
+        /// The width of each bin.
+        public var width: Double
+        /// The count in each bin.
+        public var counts: [Int]
+
+        /// Bins `values` (not empty) into `bins` equal bins from their minimum to maximum.
+        ///
+        /// - Parameters:
+        ///   - values: The values.
+        ///   - bins: The number of bins (at least 1).
+        public init?(_ values: [Double], bins: Int = 24) {
+            guard let low = values.min(), let high = values.max(), bins >= 1 else { return nil }
+            let width = high > low ? (high - low) / Double(bins) : 1
+            var counts = [Int](repeating: 0, count: bins)
+            for value in values {
+                counts[min(bins - 1, max(0, Int((value - low) / width)))] += 1
+            }
+            self.lower = low
+            self.width = width
+            self.counts = counts
+        }
+    }
+
+    /// One labelled image: what was expected and what the model said.
+    public struct Example: Codable, Equatable, Sendable {
+        /// One answer (a class, or a box with its class).
+        public struct Answer: Codable, Equatable, Sendable {
+            /// The class.
+            public var label: String
+            /// Its score.
+            public var score: Float
+            /// COCO's `[x, y, width, height]` in pixels, for detections.
+            public var box: [Float]?
+        }
+
+        /// The image, as the test names it.
+        public var image: String
+        /// The accepted classes (classifiers).
+        public var expected: [String]
+        /// The expected boxes (detectors).
+        public var expectedBoxes: [Answer]?
+        /// The model's answers: its top 5 classes, or its detections.
+        public var answers: [Answer]
+        /// Whether the model got it right: the top-1 class is accepted; or every expected box
+        /// is found (IoU >= 0.5, same class, score >= the display threshold) and nothing else is.
+        public var correct: Bool
+    }
+
+    /// The model's id.
+    public var id: String
+    /// Where it was loaded from.
+    public var path: String
+    /// What it does.
+    public var kind: ImageTask.Kind
+    /// Images the test lists.
+    public var images: Int
+    /// Images with an answer.
+    public var evaluated: Int
+    /// Answered runs (images x iterations).
+    public var runs: Int
+    /// Images without an answer, and why.
+    public var failures: [Failure]
+    /// The test's metric, as its reduction names it (`classification_accuracy`, `mAP50`, ...).
+    public var metric: [String: Double]
+    /// A classifier's scores.
+    public var classification: ClassificationScores?
+    /// A detector's mean average precision.
+    public var detection: MeanAveragePrecision.Result?
+    /// Latency per stage.
+    public var latency: Latency
+    /// Every labelled image that got an answer.
+    public var examples: [Example]
+
+    /// The examples the model got wrong.
+    public var mistakes: [Example] { examples.filter { !$0.correct } }
+
+    /// The examples a report shows: the mistakes, and for a detector also up to 8 right
+    /// answers, so its boxes can be looked at.
+    public var shownExamples: [Example] {
+        mistakes + (kind == .detection ? Array(examples.filter(\.correct).prefix(8)) : [])
+    }
+}
+
+extension EvaluationReport {
+    /// The score a detection needs to count as an answer shown to a user (and in
+    /// ``ModelReport/Example/correct``); mAP itself uses every detection.
+    public static let displayThreshold: Float = 0.5
+
+    /// Builds the report of a test from its result lines.
+    ///
+    /// - Parameters:
+    ///   - test: The test bundle.
+    ///   - metric: Its metric.
+    ///   - models: The models run, in order: id, path, kind.
+    ///   - records: The result lines (records of other models, images or iterations are ignored;
+    ///     for each image the first answered iteration gives the answer, every answered
+    ///     iteration gives latency).
+    ///   - latencyNote: How latency was measured.
+    /// - Returns: The report.
+    public static func build(
+        test: TestBundle, metric: TestMetric, models: [(id: String, path: String, kind: ImageTask.Kind)],
+        records: [BulkRecord], latencyNote: String
+    ) -> EvaluationReport {
+        let description = test.description
+        let images = description.images.map(\.key)
+        let imageSet = Set(images)
+        let reports = models.map { model in
+            let mine = records.filter {
+                $0.model == model.id && imageSet.contains($0.image) && ($0.iteration ?? 1) <= description.iterations
+            }
+            return modelReport(
+                model: model, test: description, metric: metric, images: images,
+                records: mine.sorted { ($0.iteration ?? 1) < ($1.iteration ?? 1) })
+        }
+        return EvaluationReport(
+            test: Test(
+                name: description.name, id: description.id, version: description.version, path: test.path,
+                metric: description.metric, iterations: description.iterations, images: images.count),
+            latencyNote: latencyNote, models: reports)
+    }
+
+    private static func modelReport(
+        model: (id: String, path: String, kind: ImageTask.Kind), test: TestBundleDescription, metric: TestMetric,
+        images: [String], records: [BulkRecord]
+    ) -> ModelReport {
+        var answers: [String: ImageAnswer] = [:]
+        var errors: [String: String] = [:]
+        var decode: [Double] = []
+        var preprocess: [Double] = []
+        var inference: [Double] = []
+        var total: [Double] = []
+        for record in records {
+            guard let answer = record.answer else {
+                if errors[record.image] == nil { errors[record.image] = record.error ?? "failed" }
+                continue
+            }
+            if answers[record.image] == nil { answers[record.image] = answer }
+            decode.append(answer.decodingMilliseconds)
+            preprocess.append(answer.preprocessingMilliseconds)
+            inference.append(answer.inferenceMilliseconds)
+            total.append(record.totalMilliseconds ?? 0)
+        }
+        let failures = images.compactMap { image in
+            answers[image] == nil ? errors[image].map { ModelReport.Failure(image: image, error: $0) } : nil
+        }
+        func summary(_ values: [Double]) -> LatencySummary? {
+            guard var summary = LatencySummary(milliseconds: values) else { return nil }
+            summary.warmUpExcluded = 1  // the untimed run before the timed ones
+            return summary
+        }
+        var report = ModelReport(
+            id: model.id, path: model.path, kind: model.kind, images: images.count, evaluated: answers.count,
+            runs: inference.count, failures: failures, metric: [:], classification: nil, detection: nil,
+            latency: .init(
+                decode: summary(decode), preprocess: summary(preprocess), inference: summary(inference),
+                total: summary(total), inferenceHistogram: ModelReport.Histogram(inference),
+                totalHistogram: ModelReport.Histogram(total)),
+            examples: [])
+        switch metric {
+        case .topK(let topK):
+            scoreClassifications(&report, test: test, topK: topK, images: images, answers: answers)
+        case .meanAveragePrecision:
+            scoreDetections(&report, test: test, images: images, answers: answers)
+        }
+        return report
+    }
+
+    private static func name(of category: Category) -> String {
+        category.displayName ?? category.label ?? String(category.index)
+    }
+
+    private static func scoreClassifications(
+        _ report: inout ModelReport, test: TestBundleDescription, topK: TopKAccuracy, images: [String],
+        answers: [String: ImageAnswer]
+    ) {
+        var metricValues: [[String: Double]] = []
+        var top1: [[String: Double]] = []
+        var top5: [[String: Double]] = []
+        // An image's class is its set of accepted labels ("tabby / tiger cat"), the same for
+        // every model, so per-class rows and the matrix line up across models.
+        let className = { (accepted: [String]) in accepted.joined(separator: " / ") }
+        var confusion = ConfusionMatrix(
+            classes: Set(test.expectedClassifications.values.map { className($0.sorted()) }).sorted())
+        for image in images {
+            guard let expected = test.expectedClassifications[image]?.sorted(),
+                case .classification(let result)? = answers[image]
+            else { continue }
+            // Any accepted class counts: the best value over them.
+            func best(_ metric: TopKAccuracy) -> [String: Double] {
+                expected.map { metric.evaluate(y: $0, yhat: result.categories) }
+                    .reduce(into: [:]) { best, values in best.merge(values, uniquingKeysWith: max) }
+            }
+            metricValues.append(best(topK))
+            let hit1 = best(TopKAccuracy(k: 1))
+            top1.append(hit1)
+            top5.append(best(TopKAccuracy(k: 5)))
+            let first = result.categories.sortedByDescendingScore(\.score).first
+            let matched = first.flatMap { category in expected.first { categoryMatches(category, expected: $0) } }
+            confusion.add(
+                expected: className(expected), answered: matched != nil ? className(expected) : first.map(name(of:)))
+            report.examples.append(
+                .init(
+                    image: image, expected: expected, expectedBoxes: nil,
+                    answers: result.categories.prefix(5).map { .init(label: name(of: $0), score: $0.score, box: nil) },
+                    correct: matched != nil))
+        }
+        report.metric = topK.reduce(metricValues)
+        let macro = confusion.macroAverage
+        report.classification = .init(
+            top1: TopKAccuracy(k: 1).reduce(top1)["top1_accuracy"] ?? 0,
+            top5: TopKAccuracy(k: 5).reduce(top5)["top5_accuracy"] ?? 0, confusion: confusion,
+            perClass: confusion.perClass.filter { $0.support > 0 }, macroPrecision: macro.precision,
+            macroRecall: macro.recall, macroF1: macro.f1)
+    }
+
+    private static func scoreDetections(
+        _ report: inout ModelReport, test: TestBundleDescription, images: [String], answers: [String: ImageAnswer]
+    ) {
+        var map = MeanAveragePrecision()
+        for image in images {
+            guard let truth = test.expectedDetections[image], case .detection(let result)? = answers[image] else {
+                continue
+            }
+            let scored = result.detections.map { detection in
+                MeanAveragePrecision.ScoredBox(
+                    label: detection.categories.first.map(name(of:)) ?? "0", box: detection.boundingBox,
+                    score: detection.categories.first?.score ?? 0)
+            }
+            map.add(truth: truth, detections: scored)
+            let shown = scored.filter { $0.score >= displayThreshold }
+            let found = truth.allSatisfy { box in
+                shown.contains { $0.label == box.label && $0.box.intersectionOverUnion(with: box.box) >= 0.5 }
+            }
+            let noExtra = shown.allSatisfy { answer in
+                truth.contains { $0.label == answer.label && $0.box.intersectionOverUnion(with: answer.box) >= 0.5 }
+            }
+            func coco(_ box: BoundingBox) -> [Float] { [box.minX, box.minY, box.width, box.height] }
+            report.examples.append(
+                .init(
+                    image: image, expected: [],
+                    expectedBoxes: truth.map { .init(label: $0.label, score: 1, box: coco($0.box)) },
+                    answers: shown.map { .init(label: $0.label, score: $0.score, box: coco($0.box)) },
+                    correct: found && noExtra))
+        }
+        let result = map.result()
+        report.detection = result
+        report.metric = ["mAP50": result.mAP50, "mAP50to95": result.mAP50to95]
+    }
+}

@@ -1,0 +1,36 @@
+import FoundationEssentials
+import NetRunner
+public import NetRunnerImage
+
+/// A small JPEG of an image, inlined in a report as a `data:` URI.
+public struct Thumbnail: Equatable, Sendable {
+    /// `data:image/jpeg;base64,...`.
+    public var dataURI: String
+    /// The thumbnail's size.
+    public var size: PixelSize
+    /// The original image's size (as displayed, orientation applied), which boxes refer to.
+    public var originalSize: PixelSize
+
+    /// Makes a thumbnail whose longer side is at most `longerSide` pixels.
+    ///
+    /// - Parameters:
+    ///   - path: The image file.
+    ///   - longerSide: The longest side in pixels.
+    /// - Returns: The thumbnail, or `nil` when the image cannot be decoded.
+    public static func make(path: String, longerSide: Int = 240) -> Thumbnail? {
+        guard
+            let image = try? ImageDecoder.decode(
+                contentsOf: path, options: DecodingOptions(pixelFormat: .rgb24, maximumPixelCount: 100_000_000))
+        else { return nil }
+        let original = image.pixels.size
+        let scale = min(1, Double(longerSide) / Double(max(original.width, original.height)))
+        let size = PixelSize(
+            width: max(1, Int((Double(original.width) * scale).rounded())),
+            height: max(1, Int((Double(original.height) * scale).rounded())))
+        guard let small = try? image.pixels.resized(to: size), let jpeg = try? small.jpegData(quality: 82) else {
+            return nil
+        }
+        return Thumbnail(
+            dataURI: "data:image/jpeg;base64," + jpeg.base64EncodedString(), size: size, originalSize: original)
+    }
+}

@@ -1,0 +1,18 @@
+/// Why a whole-file read or an atomic write failed: the path and the system's reason.
+///
+/// Each module that reads files turns it into its own error (an unreadable image is an
+/// `ImageError`, an unreadable `test.json` an `EvaluationError`).
+package enum FileError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// The file could not be opened or read (missing, not a regular file, I/O error).
+    case unreadable(path: String, reason: String)
+    /// The file could not be written.
+    case writeFailed(path: String, reason: String)
+
+    /// A message naming the file.
+    package var description: String {
+        switch self {
+        case .unreadable(let path, let reason): "\(path): cannot read it: \(reason)."
+        case .writeFailed(let path, let reason): "\(path): cannot write it: \(reason)."
+        }
+    }
+}

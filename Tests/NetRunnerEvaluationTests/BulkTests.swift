@@ -1,0 +1,193 @@
+import Foundation
+import NetRunnerTestSupport
+import Synchronization
+import Testing
+
+@testable import NetRunner
+@testable import NetRunnerEvaluation
+
+/// Bulk inference over a folder: answers in file order equal to one-at-a-time
+/// classification (itself checked against Python), failures per file, resumable files that
+/// only ever hold whole lines.
+@Suite("Bulk inference")
+struct BulkTests {
+    static let photos = [
+        "Tests/Fixtures/Photos/test/chelsea.png", "Tests/Fixtures/Photos/test/coffee.jpg",
+        "Tests/Fixtures/Photos/test/eagle.jpg", "Tests/Fixtures/Photos/test/grace_hopper.jpg",
+    ].map(Fixtures.path)
+    static let expectedTop1 = ["Egyptian cat", "espresso", "bald eagle", "military uniform"]
+    static let uint8Bundle = Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_uint8.tiobundle")
+    static let faceBundle = Fixtures.path("Models/bundles/face_detection_short_range.tiobundle")
+
+    /// The photos with a truncated JPEG and a text file among them.
+    func photosWithBadFiles(in folder: TemporaryFolder) throws -> [String] {
+        let truncated = try folder.write(
+            try Data(contentsOf: URL(fileURLWithPath: Self.photos[1])).prefix(3000), named: "truncated.jpg")
+        let text = try folder.write(Data("not an image\n".utf8), named: "notes.png")
+        return [Self.photos[0], truncated, Self.photos[1], text, Self.photos[2], Self.photos[3]]
+    }
+
+    @Test("Every thread count gives the answers of one-at-a-time classification, in file order", arguments: [1, 2])
+    func answersInOrder(threads: Int) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let files = try photosWithBadFiles(in: folder)
+        let outcomes = Mutex<[(Int, Result<ImageAnswer, BulkFailure>)]>([])
+        try BulkInference.run(
+            files: files, threads: threads,
+            makeTask: { threadCount in
+                var options = ImageTask.Options()
+                options.threadCount = threadCount
+                return try ImageTask(modelAt: Self.uint8Bundle, options: options)
+            },
+            deliver: { index, outcome in outcomes.withLock { $0.append((index, outcome)) } })
+        let delivered = outcomes.withLock { $0 }
+        #expect(delivered.map(\.0) == Array(files.indices))
+        let single = try ImageClassifier(bundle: try ModelBundle(path: Self.uint8Bundle))
+        var top1: [String] = []
+        for (index, outcome) in delivered {
+            switch outcome {
+            case .success(.classification(let result)):
+                let expected = try single.classify(fileAt: files[index])
+                #expect(result.categories == expected.categories)
+                top1.append(result.categories.first?.displayName ?? "")
+            case .success(.detection):
+                Issue.record("a classifier answered with detections")
+            case .failure(let failure):
+                #expect(failure.message.contains(files[index]), "the error names the file: \(failure.message)")
+                #expect(!failure.message.contains("\n"))
+            }
+        }
+        #expect(top1 == Self.expectedTop1)
+        #expect(delivered.filter { if case .failure = $0.1 { true } else { false } }.count == 2)
+    }
+
+    @Test("Cancelling stops new images and delivers no more", arguments: [1, 2])
+    func cancellation(threads: Int) throws {
+        let files = Array(repeating: Self.photos, count: 5).joined().map { $0 }
+        let count = Atomic<Int>(0)
+        try BulkInference.run(
+            files: files, threads: threads,
+            makeTask: { _ in try ImageTask(modelAt: Self.uint8Bundle) },
+            isCancelled: { count.load(ordering: .relaxed) >= 3 },
+            deliver: { _, _ in count.add(1, ordering: .relaxed) })
+        let delivered = count.load(ordering: .relaxed)
+        #expect(delivered >= 3 && delivered <= 3 + threads, "delivered \(delivered)")
+    }
+
+    @Test("A detector bundle is loaded as a detector and finds Grace Hopper's face")
+    func detectorTask() throws {
+        let task = try ImageTask(modelAt: Self.faceBundle)
+        #expect(task.kind == .detection)
+        guard case .detection(let result) = try task.run(fileAt: Self.photos[3]) else {
+            Issue.record("not a detection")
+            return
+        }
+        #expect(result.detections.count == 1)
+        // The face sits in the upper middle of the 512x600 portrait.
+        let box = try #require(result.detections.first?.boundingBox)
+        #expect(box.minX > 120 && box.maxX < 400 && box.minY > 100 && box.maxY < 400, "\(box)")
+        #expect(ImageTask.kind(type: "image.classification.imagenet") == .classification)
+        #expect(ImageTask.kind(type: "image.detection.face") == .detection)
+        #expect(ImageTask.kind(type: "segmentation") == nil)
+    }
+
+    @Test("Records survive a JSON Lines round trip: answers, detections, errors")
+    func recordRoundTrip() throws {
+        let classifier = try ImageTask(modelAt: Self.uint8Bundle)
+        let detector = try ImageTask(modelAt: Self.faceBundle)
+        let records = [
+            BulkRecord(image: "a.jpg", answer: try classifier.run(fileAt: Self.photos[0])),
+            BulkRecord(image: "b.jpg", model: "face", iteration: 2, answer: try detector.run(fileAt: Self.photos[3])),
+            BulkRecord(image: "c, \"quoted\".jpg", error: "c.jpg is truncated"),
+        ]
+        for record in records {
+            let line = BulkResultsFile.Format.jsonLines.line(for: record)
+            #expect(line.hasSuffix("\n") && line.filter { $0 == "\n" }.count == 1)
+            let decoded = try JSONDecoder().decode(BulkRecord.self, from: Data(line.utf8))
+            #expect(decoded.image == record.image && decoded.model == record.model)
+            #expect(decoded.iteration == record.iteration && decoded.error == record.error)
+            switch (decoded.answer, record.answer) {
+            case (.classification(let a)?, .classification(let b)?):
+                #expect(a.categories == b.categories)
+                #expect(abs(a.inferenceMilliseconds - b.inferenceMilliseconds) < 0.001)
+            case (.detection(let a)?, .detection(let b)?):
+                #expect(a.detections.count == b.detections.count)
+                for (x, y) in zip(a.detections, b.detections) {
+                    #expect(abs(x.boundingBox.minX - y.boundingBox.minX) < 0.001)
+                    #expect(abs(x.boundingBox.maxY - y.boundingBox.maxY) < 0.001)
+                    #expect(x.categories.first?.score == y.categories.first?.score)
+                }
+            case (nil, nil): break
+            default: Issue.record("the answer changed kind: \(String(describing: decoded.answer))")
+            }
+            let csv = BulkResultsFile.Format.csv.line(for: record)
+            #expect(csv.filter { $0 == "\n" }.count == 1)
+            #expect(BulkResultsFile.firstCSVField(String(csv.dropLast())) == record.image)
+        }
+    }
+
+    @Test("Reopening a results file cuts off an unfinished last line and lists what is done", arguments: [true, false])
+    func resume(csv: Bool) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path(csv ? "results.csv" : "results.jsonl")
+        let format = BulkResultsFile.Format.implied(by: path)
+        #expect(format == (csv ? .csv : .jsonLines))
+        do {
+            let file = try BulkResultsFile(path: path, format: format, resume: true)
+            #expect(file.completedKeys.isEmpty && !file.repairedPartialLine)
+            for name in ["a.jpg", "b,1.jpg"] {
+                try file.append(BulkRecord(image: name, error: "\(name) failed, badly"))
+            }
+            let answer = ClassificationResult(
+                categories: [Category(index: 967, score: 0.8, label: "espresso")], decodingMilliseconds: 1,
+                preprocessingMilliseconds: 1, inferenceMilliseconds: 4)
+            try file.append(BulkRecord(image: "c.jpg", answer: .classification(answer)))
+        }
+        // A run killed in the middle of a line.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data((csv ? "d.jpg,zzpartial" : "{\"image\":\"d.jpg\",\"zzpartial").utf8))
+        try handle.close()
+        let reopened = try BulkResultsFile(path: path, format: format, resume: true)
+        #expect(reopened.completedKeys == ["a.jpg", "b,1.jpg", "c.jpg"])
+        #expect(reopened.resumedCount == 3 && reopened.repairedPartialLine)
+        #expect(reopened.resumedFailures == 2)
+        try reopened.append(BulkRecord(image: "d.jpg", error: "d.jpg failed"))
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.hasSuffix("\n"))
+        #expect(text.split(separator: "\n").count == (csv ? 5 : 4))
+        #expect(!text.contains("zzpartial"))
+        if !csv {
+            #expect(try BulkResultsFile.records(in: path).map(\.image) == ["a.jpg", "b,1.jpg", "c.jpg", "d.jpg"])
+        }
+        // Starting afresh empties it.
+        let fresh = try BulkResultsFile(path: path, format: format, resume: false)
+        #expect(fresh.completedKeys.isEmpty)
+        let after = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(after == (csv ? BulkResultsFile.csvColumns.joined(separator: ",") + "\n" : ""))
+    }
+
+    @Test("A file that is not results is refused, naming the file and the line")
+    func foreignFile() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let notes = try folder.write(Data("my notes\n".utf8), named: "notes.jsonl")
+        #expect {
+            try BulkResultsFile(path: notes, format: .jsonLines, resume: true)
+        } throws: { error in
+            "\(error)".contains(notes) && "\(error)".contains("line 1")
+        }
+        let table = try folder.write(Data("a,b,c\n1,2,3\n".utf8), named: "table.csv")
+        #expect {
+            try BulkResultsFile(path: table, format: .csv, resume: true)
+        } throws: { error in
+            "\(error)".contains(table) && "\(error)".contains("header")
+        }
+        #expect(try String(contentsOfFile: notes, encoding: .utf8) == "my notes\n", "a refused file is left as it was")
+        #expect(throws: EvaluationError.self) {
+            try BulkResultsFile(path: folder.path("missing/out.jsonl"), format: .jsonLines, resume: true)
+        }
+    }
+}

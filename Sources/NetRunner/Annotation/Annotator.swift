@@ -40,14 +40,14 @@ public enum Annotator {
             let classIndex = detection.categories.first?.index ?? 0
             let color = color(forClass: classIndex)
             let box = detection.boundingBox
-            let x0 = Int(box.minX.rounded())
-            let y0 = Int(box.minY.rounded())
-            let rect = PixelRect(
-                x: x0, y: y0, width: Int(box.maxX.rounded()) - x0, height: Int(box.maxY.rounded()) - y0)
+            // A model's numbers are not trusted: non-finite or far-off coordinates are clamped.
+            let x0 = pixel(box.minX)
+            let y0 = pixel(box.minY)
+            let rect = PixelRect(x: x0, y: y0, width: pixel(box.maxX) - x0, height: pixel(box.maxY) - y0)
             canvas.strokeRectangle(rect, thickness: thickness, color: color)
             for point in detection.keypoints {
-                let x = Int(point.x.rounded())
-                let y = Int(point.y.rounded())
+                let x = pixel(point.x)
+                let y = pixel(point.y)
                 canvas.fill(
                     PixelRect(x: x - thickness, y: y - thickness, width: 2 * thickness, height: 2 * thickness),
                     color: color)
@@ -61,5 +61,11 @@ public enum Annotator {
             canvas.drawText(text, x: x0 + scale, y: top + scale, scale: scale, color: .white)
         }
         return canvas
+    }
+
+    /// A coordinate as a pixel index, clamped to a range drawing can add to without overflow.
+    private static func pixel(_ value: Float) -> Int {
+        guard value.isFinite else { return -1 }
+        return Int(min(max(value, -1_000_000), 1_000_000).rounded())
     }
 }

@@ -26,9 +26,10 @@ public final class ImagePrefetcher: Sendable {
         public var image: Result<DecodedImage, ImageError>
         /// How long decoding took.
         public var decodeTime: Duration
-        /// The input tensor made from the image, when the prefetcher was given a preprocessing
-        /// (otherwise, or when decoding failed, the same error as ``image``).
-        public var prepared: Result<PreparedImage, ImageError>
+        /// The input tensor made from the image: the decoding error when decoding failed, the
+        /// preprocessing's own error when it cannot be applied, and
+        /// ``NetRunnerError/invalidOption(name:reason:)`` when the prefetcher was given none.
+        public var prepared: Result<PreparedImage, any Error>
     }
 
     private struct State {
@@ -75,7 +76,9 @@ public final class ImagePrefetcher: Sendable {
         DispatchQueue(label: "netrunner.image-prefetcher", qos: .userInitiated).async {
             let clock = ContinuousClock()
             // The worker's own tensorizer: tensorizers are not shared between threads.
-            let tensorizer = preprocessing.flatMap { try? ImageTensorizer(preprocessing: $0) }
+            let tensorizer = preprocessing.map { preprocessing in
+                Result { () throws(NetRunnerError) in try ImageTensorizer(preprocessing: preprocessing) }
+            }
             for path in paths {
                 shared.slots.wait()
                 if shared.state.withLock({ $0.cancelled }) { return }
@@ -84,13 +87,16 @@ public final class ImagePrefetcher: Sendable {
                     try ImageDecoder.decode(contentsOf: path, options: options)
                 }
                 let decoded = clock.now
-                let prepared: Result<PreparedImage, ImageError> = image.flatMap { decodedImage in
-                    guard let tensorizer else { return .failure(.emptyFile(source: "no preprocessing was given")) }
-                    return Result { () throws(ImageError) in
-                        let transform = try tensorizer.prepare(decodedImage)
-                        return PreparedImage(
-                            input: tensorizer.input, transform: transform, preprocessingTime: clock.now - decoded)
+                let prepared = Result { () throws -> PreparedImage in
+                    let decodedImage = try image.get()
+                    guard let tensorizer else {
+                        throw NetRunnerError.invalidOption(
+                            name: "preprocessing", reason: "the prefetcher was given none, so it prepares no input")
                     }
+                    let ready = try tensorizer.get()
+                    let transform = try ready.prepare(decodedImage)
+                    return PreparedImage(
+                        input: ready.input, transform: transform, preprocessingTime: clock.now - decoded)
                 }
                 let item = Item(path: path, image: image, decodeTime: decoded - start, prepared: prepared)
                 shared.state.withLock { $0.ready.append(item) }

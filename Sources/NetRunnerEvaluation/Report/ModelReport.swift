@@ -1,0 +1,132 @@
+public import NetRunner
+
+/// One model's results on a test.
+public struct ModelReport: Codable, Equatable, Sendable {
+    /// An image that gave no answer in any iteration.
+    public struct Failure: Codable, Equatable, Sendable {
+        /// The image, as the test names it.
+        public var image: String
+        /// Why it failed.
+        public var error: String
+    }
+
+    /// A classifier's scores.
+    public struct ClassificationScores: Codable, Equatable, Sendable {
+        /// Top-1 accuracy over the labelled images.
+        public var top1: Double
+        /// Top-5 accuracy over the labelled images.
+        public var top5: Double
+        /// Expected class against the top-1 answer.
+        public var confusion: ConfusionMatrix
+        /// Precision, recall and F1 per expected class.
+        public var perClass: [ClassStatistics]
+        /// The unweighted means of precision, recall and F1 over the classes.
+        public var macroPrecision: Double
+        /// See ``macroPrecision``.
+        public var macroRecall: Double
+        /// See ``macroPrecision``.
+        public var macroF1: Double
+    }
+
+    /// Latency per stage, in milliseconds, over every answered run.
+    public struct Latency: Codable, Equatable, Sendable {
+        /// Decoding the file.
+        public var decode: LatencySummary?
+        /// Cropping, resizing and filling the input (Net Runner's `preprocessor_latency`).
+        public var preprocess: LatencySummary?
+        /// The runtime, reading the outputs and post-processing (`inference_latency`).
+        public var inference: LatencySummary?
+        /// All three.
+        public var total: LatencySummary?
+        /// Inference times in bins.
+        public var inferenceHistogram: Histogram?
+        /// Total times in bins.
+        public var totalHistogram: Histogram?
+    }
+
+    /// Counts of values in equal-width bins.
+    public struct Histogram: Codable, Equatable, Sendable {
+        /// The lower edge of the first bin.
+        public var lower: Double
+        /// The width of each bin.
+        public var width: Double
+        /// The count in each bin.
+        public var counts: [Int]
+
+        /// Bins `values` (not empty) into `bins` equal bins from their minimum to maximum.
+        ///
+        /// - Parameters:
+        ///   - values: The values.
+        ///   - bins: The number of bins (at least 1).
+        public init?(_ values: [Double], bins: Int = 24) {
+            guard let low = values.min(), let high = values.max(), bins >= 1 else { return nil }
+            let width = high > low ? (high - low) / Double(bins) : 1
+            var counts = [Int](repeating: 0, count: bins)
+            for value in values {
+                counts[min(bins - 1, max(0, Int((value - low) / width)))] += 1
+            }
+            self.lower = low
+            self.width = width
+            self.counts = counts
+        }
+    }
+
+    /// One labelled image: what was expected and what the model said.
+    public struct Example: Codable, Equatable, Sendable {
+        /// One answer (a class, or a box with its class).
+        public struct Answer: Codable, Equatable, Sendable {
+            /// The class.
+            public var label: String
+            /// Its score.
+            public var score: Float
+            /// COCO's `[x, y, width, height]` in pixels, for detections.
+            public var box: [Float]?
+        }
+
+        /// The image, as the test names it.
+        public var image: String
+        /// The accepted classes (classifiers).
+        public var expected: [String]
+        /// The expected boxes (detectors).
+        public var expectedBoxes: [Answer]?
+        /// The model's answers: its top 5 classes, or its detections.
+        public var answers: [Answer]
+        /// Whether the model got it right: the top-1 class is accepted; or every expected box
+        /// is found (IoU >= 0.5, same class, score >= the display threshold) and nothing else is.
+        public var correct: Bool
+    }
+
+    /// The model's id.
+    public var id: String
+    /// Where it was loaded from.
+    public var path: String
+    /// What it does.
+    public var kind: ImageTask.Kind
+    /// Images the test lists.
+    public var images: Int
+    /// Images with an answer.
+    public var evaluated: Int
+    /// Answered runs (images x iterations).
+    public var runs: Int
+    /// Images without an answer, and why.
+    public var failures: [Failure]
+    /// The test's metric, as its reduction names it (`classification_accuracy`, `mAP50`, ...).
+    public var metric: [String: Double]
+    /// A classifier's scores.
+    public var classification: ClassificationScores?
+    /// A detector's mean average precision.
+    public var detection: MeanAveragePrecision.Result?
+    /// Latency per stage.
+    public var latency: Latency
+    /// Every labelled image that got an answer.
+    public var examples: [Example]
+
+    /// The examples the model got wrong.
+    public var mistakes: [Example] { examples.filter { !$0.correct } }
+
+    /// The examples a report shows: the mistakes, and for a detector also up to 8 right
+    /// answers, so its boxes can be looked at.
+    public var shownExamples: [Example] {
+        mistakes + (kind == .detection ? Array(examples.filter(\.correct).prefix(8)) : [])
+    }
+}

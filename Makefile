@@ -51,6 +51,8 @@ lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift
 	@# The library and tool link FoundationEssentials only: full Foundation (ICU) costs start-up time.
 	@! grep -rnE '^(public |package |internal )?import Foundation$$' Sources || { echo "Sources must not import Foundation (use FoundationEssentials)"; exit 1; }
+	@# The layers of README's Layout: who may import whom, C behind its fences, one public type per file.
+	python3 scripts/check-layers.py
 
 clean:
 	rm -rf .build Benchmarks/.build

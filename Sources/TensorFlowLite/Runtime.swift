@@ -1,5 +1,3 @@
-internal import CLiteRT
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -85,11 +83,11 @@ public enum Runtime {
 
     /// The path the runtime was loaded from, or `nil` if it is not loaded yet.
     public static var loadedPath: String? {
-        nr_litert_loaded_path().map { String(cString: $0) }
+        LiteRT.loadedPath
     }
 
     /// Whether the runtime is loaded in this process.
-    public static var isLoaded: Bool { nr_litert_api() != nil }
+    public static var isLoaded: Bool { LiteRT.isLoaded }
 
     /// Loads the runtime now, if it is not loaded yet.
     ///
@@ -108,9 +106,7 @@ public enum Runtime {
                 if path == explicit { break }  // an explicit choice is not second-guessed
                 continue
             }
-            var message = [CChar](repeating: 0, count: 512)
-            if nr_litert_load(path, &message, message.count) != nil { return }
-            let reason = cString(message)
+            guard let reason = LiteRT.load(path) else { return }
             attempts.append((path, reason.isEmpty ? "could not be opened" : reason))
             if path == explicit { break }
         }

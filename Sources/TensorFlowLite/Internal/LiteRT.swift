@@ -28,4 +28,22 @@ enum LiteRT {
         guard let pointer else { return "" }
         return String(cString: pointer)
     }
+
+    /// The path the library was loaded from, or `nil` before it is loaded.
+    static var loadedPath: String? {
+        nr_litert_loaded_path().map { String(cString: $0) }
+    }
+
+    /// Whether the library is loaded.
+    static var isLoaded: Bool { nr_litert_api() != nil }
+
+    /// Opens the library at `path` (a bare name goes to the system's search path).
+    ///
+    /// - Parameter path: The library.
+    /// - Returns: `nil` on success, else the loader's reason.
+    static func load(_ path: String) -> String? {
+        var message = [CChar](repeating: 0, count: 512)
+        if nr_litert_load(path, &message, message.count) != nil { return nil }
+        return Runtime.cString(message)
+    }
 }

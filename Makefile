@@ -25,16 +25,19 @@ run: build
 	.build/release/netrunner detect Tests/Fixtures/Photos/faces Tests/Fixtures/Photos/test/grace_hopper.jpg --annotate out/annotated
 	.build/release/netrunner evaluate TestBundles/imagenet-sample.testbundle TestBundles/faces.testbundle --output out/evaluation --restart
 
+# Model-check verdicts (ModelGate) of the tests go to a cache inside the build folder, not the user's.
+TEST_ENV = NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache
+
 test: setup
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(TEST_ENV) $(SWIFT) test --skip-build
 
 # Every test again under AddressSanitizer (child processes included). Leak reports are off:
 # the only leaks found are XCTest's and Foundation.Process's; the out-of-memory tests need
 # allocations that fail instead of aborting.
 test-asan: setup
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	$(TEST_ENV) ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 
 bench-setup: setup
 	Benchmarks/setup.sh
@@ -42,7 +45,7 @@ bench-setup: setup
 bench: bench-setup build
 	$(SWIFT) build -c release --package-path Benchmarks
 	Benchmarks/.build/release/InterpreterBenchmark
-	Benchmarks/.build/release/PipelineBenchmark
+	NETRUNNER_CHECKER=$(CURDIR)/.build/release/netrunner Benchmarks/.build/release/PipelineBenchmark
 
 format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift

@@ -55,10 +55,16 @@ let package = Package(
             name: "CArchive",
             linkerSettings: [.linkedLibrary("z")]
         ),
+        // SHA-256 through libcrypto (Debian's libssl-dev).
+        .target(
+            name: "CDigest",
+            linkerSettings: [.linkedLibrary("crypto")]
+        ),
         // Package-internal helpers several modules share: whole-file I/O (FileIO, FileError),
         // fixed-decimal text, durations in milliseconds. `package` API only; not a product.
         .target(
             name: "NetRunnerSupport",
+            dependencies: ["CDigest"],
             swiftSettings: swiftSettings
         ),
         // Pixels: decode/encode, PixelBuffer, orientation, crop, resize, drawing. Knows nothing of models.
@@ -123,7 +129,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NetRunnerTests",
-            dependencies: ["NetRunner", "NetRunnerTestSupport"],
+            dependencies: ["NetRunner", "NetRunnerSupport", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

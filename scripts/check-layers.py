@@ -18,7 +18,7 @@ import sys
 # Module -> the project and package modules it may import (system modules are always allowed).
 MAY_IMPORT = {
     "NetRunnerFlatBuffers": set(),
-    "NetRunnerSupport": set(),
+    "NetRunnerSupport": {"CDigest"},
     "TensorFlowLite": {"CLiteRT", "NetRunnerFlatBuffers", "Logging"},
     "NetRunnerImage": {"CImageCodecs", "NetRunnerSupport"},
     "NetRunner": {"TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "NetRunnerSupport", "CArchive"},
@@ -41,7 +41,7 @@ MAY_IMPORT = {
     },
 }
 SYSTEM = {"FoundationEssentials", "Glibc", "Darwin", "Dispatch", "Synchronization", "Musl", "Android"}
-C_MODULES = {"CLiteRT", "CImageCodecs", "CArchive", "CEmbeddedModels"}
+C_MODULES = {"CLiteRT", "CImageCodecs", "CArchive", "CEmbeddedModels", "CDigest"}
 C_FOLDERS = ("/Internal/", "/Codecs/", "/Storage/")
 IMPORT = re.compile(r"^\s*(?:@\w+\s+)*(?:public |package |internal |private |fileprivate )?import\s+(?:\w+\s+)?(\w+)")
 PUBLIC_TYPE = re.compile(r"^public (?:final )?(?:struct|enum|class|protocol|actor) (\w+)")

@@ -4,12 +4,13 @@
 #   libjpeg62-turbo-dev  2.1.x   JPEG decode/encode (libjpeg-turbo, DCT-domain downscaling)
 #   libpng-dev           1.6.x   PNG decode/encode
 #   zlib1g-dev           1.2.x   DEFLATE for zipped model bundles
+#   libssl-dev           3.0.x   SHA-256 (libcrypto's EVP digest) for model verdicts and digests
 #
 # Pinned by upstream version: the Debian revision may move with security updates (Debian
 # serves only the current one), the upstream version may not. Idempotent.
 set -euo pipefail
 
-packages=("libjpeg62-turbo-dev:2.1." "libpng-dev:1.6." "zlib1g-dev:1.2.")
+packages=("libjpeg62-turbo-dev:2.1." "libpng-dev:1.6." "zlib1g-dev:1.2." "libssl-dev:3.0.")
 
 installed_version() { dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null | awk '$3 == "installed" {print $4}'; }
 
@@ -38,4 +39,4 @@ for entry in "${packages[@]}"; do
     exit 1
   fi
 done
-echo "Debian packages present: libjpeg62-turbo-dev $(installed_version libjpeg62-turbo-dev), libpng-dev $(installed_version libpng-dev), zlib1g-dev $(installed_version zlib1g-dev)"
+echo "Debian packages present: libjpeg62-turbo-dev $(installed_version libjpeg62-turbo-dev), libpng-dev $(installed_version libpng-dev), zlib1g-dev $(installed_version zlib1g-dev), libssl-dev $(installed_version libssl-dev)"

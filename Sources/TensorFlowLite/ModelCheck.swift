@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -31,7 +32,8 @@ public enum ModelCheck {
         case accepted
         /// The model is not usable; the reason says why, as ``InterpreterError`` words it.
         case rejected(String)
-        /// The runtime crashed on the model; the text names the signal.
+        /// The runtime crashed on the model; the text names the signal (or the exit status of a
+        /// child that ended outside the protocol, as a sanitizer's report does).
         case crashed(String)
         /// The model did not finish loading and running within the time limit.
         case timedOut(seconds: Double)
@@ -111,9 +113,17 @@ public enum ModelCheck {
             throw InterpreterError.tensorFlowLiteError(
                 "the model checker \(executable) cannot run this check: "
                     + (reason.isEmpty ? "it does not speak model check protocol \(protocolVersion)." : reason))
-        case .exited:
-            // `rejected`, or a status the runtime exited with on its own: either way the model's doing.
-            return .rejected(reason.isEmpty ? "the checker exited with status \(result.termination)" : reason)
+        case .exited(ChildStatus.rejected):
+            return .rejected(reason.isEmpty ? "the checker refused the model without a reason" : reason)
+        case .exited(64):
+            // EX_USAGE: a checker that does not know the request at all (built before the protocol).
+            throw InterpreterError.tensorFlowLiteError(
+                "the model checker \(executable) cannot run this check: it does not know the request (exit status 64)")
+        case .exited(let status):
+            // Not one of the protocol's statuses: the child died on its own (exit() from inside
+            // the runtime, a sanitizer's report): the model is not safe to load here.
+            return .crashed(
+                "the runtime ended the check of \(modelPath) without a verdict (exit status \(status))")
         case .signaled(let signal):
             return .crashed(
                 "the runtime crashed on \(modelPath) (signal \(signal), \(ChildProcess.signalName(signal)))")
@@ -140,9 +150,20 @@ public enum ModelCheck {
     /// - Parameter arguments: The process's arguments, `argv[0]` included.
     /// - Returns: `nil` when `arguments` are not a checker request; otherwise the exit status
     ///   the parent expects.
+    ///
+    /// A program that calls this first thing with `CommandLine.arguments` is itself a checker:
+    /// when no other is named, the running executable serves its own checks (so a library
+    /// user's program needs no `netrunner` beside it).
     public static func runChildIfRequested(arguments: [String]) -> Int32? {
-        runChild(arguments: arguments, report: writeToStandardOutput)
+        let status = runChild(arguments: arguments, report: writeToStandardOutput)
+        // Called with the process's own arguments (from `main`), the executable is a checker.
+        if status == nil, arguments == CommandLine.arguments { servesItsOwnChecks.store(true, ordering: .relaxed) }
+        return status
     }
+
+    /// Whether this process's executable answers checker requests (it called
+    /// ``runChildIfRequested(arguments:)`` at start).
+    static let servesItsOwnChecks = Atomic<Bool>(false)
 
     /// ``runChildIfRequested(arguments:)`` with the reason handed to `report`.
     static func runChild(arguments: [String], report: (String) -> Void) -> Int32? {
@@ -219,6 +240,9 @@ public enum ModelCheck {
             }
             return chosen
         }
+        if servesItsOwnChecks.load(ordering: .relaxed), let executable = ChildProcess.executablePath() {
+            return executable
+        }
         var candidates: [String] = []
         if let folder = ChildProcess.executableFolder() { candidates.append(folder + "/netrunner") }
         for folder in (Runtime.environment("PATH") ?? "").split(separator: ":") where !folder.isEmpty {
@@ -226,7 +250,8 @@ public enum ModelCheck {
         }
         if let found = candidates.first(where: ChildProcess.isExecutable) { return found }
         throw InterpreterError.tensorFlowLiteError(
-            "no model checker found: build the netrunner executable (swift build) or set \(checkerEnvironmentVariable)."
+            "no model checker found: build the netrunner executable (swift build), set \(checkerEnvironmentVariable), "
+                + "or call ModelCheck.runChildIfRequested(arguments: CommandLine.arguments) first thing in main."
         )
     }
 }

@@ -33,7 +33,11 @@ extension ModelBundle {
         guard access(folder, F_OK) != 0 else {
             throw ModelBundleError.notABundle(path: folder, reason: "it already exists")
         }
-        let interpreter = try Interpreter(modelPath: modelPath)
+        // Through the model gate, as every model loaded in process.
+        let data = try Interpreter.modelData(contentsOf: modelPath)
+        try ModelGate.admit(
+            try LoadedModel(.bundleData(name: modelPath, modelData: data, description: nil, assets: [:])))
+        let interpreter = try Interpreter(modelData: data, source: modelPath)
         try interpreter.allocateTensors()
         let metadata = try interpreter.modelMetadata().map { try TFLiteMetadata($0, source: modelPath) }
         let modelFile = modelPath.split(separator: "/").last.map(String.init) ?? "model.tflite"

@@ -33,6 +33,9 @@ public struct LoadedModel: Sendable {
     public let metadata: TFLiteMetadata?
     /// The bundle folder the model was read from, if it came from one on disk.
     public let bundlePath: String?
+    /// Whether ``ModelGate`` checks the model in a child process before the first interpreter
+    /// (``ModelTrust/checked``, the default) or trusts it.
+    public var trust: ModelTrust = .checked
 
     /// A labels text and the file it came from.
     struct LabelsFile: Sendable {
@@ -158,7 +161,7 @@ public struct LoadedModel: Sendable {
     }
 
     /// Creates an interpreter for the model, allocates its tensors and checks the description
-    /// (if any) against it.
+    /// (if any) against it; the model first passes ``ModelGate`` (once per model).
     ///
     /// - Parameter options: The interpreter's options.
     /// - Returns: A ready interpreter, one per thread.
@@ -166,6 +169,7 @@ public struct LoadedModel: Sendable {
     ///   ``ModelBundleError/descriptionMismatch(file:problems:)`` for a description that does
     ///   not fit it.
     public func makeInterpreter(options: Interpreter.Options = Interpreter.Options()) throws -> Interpreter {
+        try ModelGate.admit(self)
         let interpreter = try Interpreter(modelData: modelData, source: modelFile, options: options)
         try interpreter.allocateTensors()
         if let description {

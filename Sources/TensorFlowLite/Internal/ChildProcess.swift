@@ -128,13 +128,17 @@ enum ChildProcess {
     }
 
     static func executableFolder() -> String? {
+        guard let path = executablePath(), let slash = path.lastIndex(of: "/") else { return nil }
+        return String(path[..<slash])
+    }
+
+    /// The running executable's path.
+    static func executablePath() -> String? {
         #if os(Linux)
             var buffer = [CChar](repeating: 0, count: 4096)
             let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
             guard count > 0 else { return nil }
-            let path = Runtime.cString(Array(buffer[0..<count]))
-            guard let slash = path.lastIndex(of: "/") else { return nil }
-            return String(path[..<slash])
+            return Runtime.cString(Array(buffer[0..<count]))
         #else
             return nil
         #endif

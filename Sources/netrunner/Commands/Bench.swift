@@ -81,11 +81,12 @@ extension NetRunnerCommand {
         func run() throws {
             try Runtime.load()
             let clock = ContinuousClock()
+            // Read as every command reads a model (a bundle's or zip's model file too), and
+            // through the model gate before anything is timed (its child runs once per model).
+            let loaded = try LoadedModel(.path(model))
+            try ModelGate.admit(loaded)
             let before = ProcessMemory.residentBytes
             let start = clock.now
-            // Read as every command reads a model (a bundle's or zip's model file too); timed
-            // from the bytes in memory, as benchmark_model times from the file.
-            let loaded = try LoadedModel(.path(model))
             let interpreter = try Interpreter(
                 modelData: loaded.modelData, source: loaded.modelFile, options: runtime.interpreterOptions)
             try interpreter.allocateTensors()

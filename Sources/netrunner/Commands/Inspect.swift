@@ -62,6 +62,7 @@ extension NetRunnerCommand {
                 }
             }
             // Not checked against the description: inspect shows a mismatching bundle too.
+            try ModelGate.admit(loaded)
             let interpreter = try Interpreter(modelData: loaded.modelData, source: modelPath)
             try interpreter.allocateTensors()
             let inputs = try (0..<interpreter.inputTensorCount).map {

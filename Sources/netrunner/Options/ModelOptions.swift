@@ -46,7 +46,10 @@ struct ModelOptions: ParsableArguments {
     /// - Throws: The errors of ``LoadedModel/init(_:labelsPath:)``.
     func load(defaultFor kind: ImageTask.Kind) throws -> LoadedModel {
         if let model { return try LoadedModel(.path(model), labelsPath: labels) }
-        return try LoadedModel(EmbeddedModels.source(for: kind), labelsPath: labels)
+        // The embedded models are part of this executable: trusted, not checked in a child.
+        var embedded = try LoadedModel(EmbeddedModels.source(for: kind), labelsPath: labels)
+        embedded.trust = .trusted
+        return embedded
     }
 
     /// A one-line notice when a bare `.tflite` gives nothing to go by (no metadata, no

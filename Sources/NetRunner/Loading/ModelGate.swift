@@ -1,0 +1,150 @@
+import FoundationEssentials
+import NetRunnerSupport
+import Synchronization
+import TensorFlowLite
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The one gate every model passes before this process first compiles it: a compile-and-run
+/// in a child process (``ModelCheck``), its verdict remembered by the model's SHA-256 in the
+/// user's cache, so a model that crashes the runtime costs a child process, never the caller.
+///
+/// LiteRT's verifier lets some corrupt models through that then crash it (a bit-flipped
+/// BlazeFace segfaults Python's `ai_edge_litert` too). NetRunner checks what it can in process
+/// (``Interpreter`` refuses what the flatbuffer reader and the runtime's verifier catch); since
+/// no list of checks is complete, every model also runs once in a child first. The cost is
+/// paid once per model per machine: afterwards the verdict is read from
+/// `${NETRUNNER_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/netrunner}/model-checks/<sha256>`.
+///
+/// ``LoadedModel/makeInterpreter(options:)`` goes through it, so every task, command, the
+/// server and the hub do. Trusted code opts out per model (``LoadedModel/trust``) or for the
+/// whole process (`NETRUNNER_MODEL_CHECK=off`).
+public enum ModelGate {
+    /// The environment variable that turns the gate off for the whole process (`off` or `0`).
+    public static let environmentVariable = "NETRUNNER_MODEL_CHECK"
+    /// The environment variable naming the cache folder (`model-checks/` is made inside it).
+    public static let cacheEnvironmentVariable = "NETRUNNER_CACHE_DIR"
+
+    /// What the child found, as remembered.
+    private enum Verdict: Equatable {
+        case accepted
+        case refused(String)
+    }
+
+    /// Verdicts of this process, by digest; the lock also serialises checks.
+    private static let verdicts = Mutex<[String: Verdict]>([:])
+    /// The number of child processes this process ran (for tests and the cost measurement).
+    public static var checksRun: Int { checkCount.load(ordering: .relaxed) }
+    private static let checkCount = Atomic<Int>(0)
+
+    /// The folder verdicts are kept in.
+    public static var cacheFolder: String {
+        let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        let base =
+            environment(cacheEnvironmentVariable)
+            ?? ((environment("XDG_CACHE_HOME") ?? ((environment("HOME") ?? "/tmp") + "/.cache")) + "/netrunner")
+        return base + "/model-checks"
+    }
+
+    /// Whether the gate is turned off for this process by ``environmentVariable``.
+    public static var isDisabled: Bool {
+        guard let value = getenv(environmentVariable).map({ String(cString: $0).lowercased() }) else { return false }
+        return value == "off" || value == "0" || value == "false" || value == "no"
+    }
+
+    /// Lets a model through, or throws when the runtime crashed or hung on it in a child
+    /// process (now, or when it was checked before).
+    ///
+    /// A model the child merely refused (a clean error) is let through: loading it here
+    /// throws that same error without harm.
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - timeout: Seconds the child may take.
+    /// - Throws: ``InterpreterError/failedToLoadModel(reason:)`` naming the model when the
+    ///   runtime crashed or hung on it; ``InterpreterError/tensorFlowLiteError(_:)`` when no
+    ///   checker can run (see ``ModelCheck/checkerPath(_:)``).
+    public static func admit(_ model: LoadedModel, timeout: Double = 60) throws {
+        guard model.trust == .checked, !isDisabled else { return }
+        let digest = SHA256.hexDigest(of: model.modelData)
+        try verdicts.withLock { verdicts in
+            let verdict: Verdict
+            if let known = verdicts[digest] ?? remembered(digest) {
+                verdict = known
+            } else {
+                verdict = try check(model, digest: digest, timeout: timeout)
+                verdicts[digest] = verdict
+            }
+            if case .refused(let reason) = verdict {
+                throw InterpreterError.failedToLoadModel(
+                    reason: "\(model.modelFile): \(reason); it is not loaded in this process (model SHA-256 \(digest))."
+                )
+            }
+        }
+    }
+
+    /// Runs the child on the model's bytes (written to a private file) and remembers a final
+    /// verdict on disk.
+    private static func check(_ model: LoadedModel, digest: String, timeout: Double) throws -> Verdict {
+        let folder = cacheFolder
+        let stored = makeFolder(folder)
+        let temporary = (stored ? folder : "/tmp") + "/.pending-\(digest.prefix(16))-\(getpid()).tflite"
+        do {
+            try FileIO.writeAtomically(model.modelData, to: temporary)
+        } catch {
+            throw InterpreterError.tensorFlowLiteError(
+                "cannot check \(model.modelFile) in a child process: \(error) (set \(environmentVariable)=off to skip the check for trusted models)"
+            )
+        }
+        defer { unlink(temporary) }
+        checkCount.add(1, ordering: .relaxed)
+        let verdict: Verdict
+        switch try ModelCheck.check(modelPath: temporary, timeout: timeout) {
+        case .accepted, .rejected:
+            verdict = .accepted
+        case .crashed(let reason):
+            let signal = reason.firstIndex(of: "(").map { String(reason[$0...]) } ?? ""
+            verdict = .refused("the runtime crashed on this model in a check process \(signal)")
+        case .timedOut(let seconds):
+            verdict = .refused(
+                "the runtime did not finish loading and running it within \(seconds) s in a check process")
+        }
+        if stored {
+            let text: String
+            switch verdict {
+            case .accepted: text = "accepted\n"
+            case .refused(let reason): text = "refused " + reason + "\n"
+            }
+            try? FileIO.writeAtomically(Data(text.utf8), to: folder + "/" + digest)
+        }
+        return verdict
+    }
+
+    /// A verdict remembered on disk, if any (a damaged entry is ignored and checked again).
+    private static func remembered(_ digest: String) -> Verdict? {
+        guard let data = try? FileIO.contents(of: cacheFolder + "/" + digest) else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingWhitespace()
+        if text == "accepted" { return .accepted }
+        if text.hasPrefix("refused ") { return .refused(String(text.dropFirst(8))) }
+        return nil
+    }
+
+    /// Makes the cache folder (and its parents), private to the user; `false` when it cannot be.
+    private static func makeFolder(_ path: String) -> Bool {
+        var components: [Substring] = []
+        var current = ""
+        for part in path.split(separator: "/", omittingEmptySubsequences: false) {
+            components.append(part)
+            current = components.joined(separator: "/")
+            guard !current.isEmpty else { continue }
+            if mkdir(current, 0o700) != 0 && errno != EEXIST { return false }
+        }
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR && access(path, W_OK) == 0
+    }
+}

@@ -32,11 +32,11 @@ public struct PackedFiles: Equatable, Sendable {
         limits.allowsFolders = false
         limits.allowsCompression = false
         do {
-            let archive = try ZipArchive.read([UInt8](model), limits: limits) { reason in
+            let entries = try ZipArchive.read(model, limits: limits) { reason in
                 ModelBundleError.invalidMetadata(file: source, reason: "packed files: \(reason)")
             }
             var files: [String: Data] = [:]
-            for entry in archive?.entries ?? [] { files[entry.name] = entry.data }
+            for entry in entries ?? [] { files[entry.name] = entry.data }
             self.files = files
         } catch let error as ModelBundleError {
             throw error

@@ -33,41 +33,8 @@ public final class ZippedModelBundle: Sendable {
     /// - Throws: ``ModelBundleError/notABundle(path:reason:)`` naming the problem, or the
     ///   errors of ``ModelBundle/init(path:)`` for the unpacked bundle.
     public init(zipAt path: String) throws(ModelBundleError) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .notABundle(path: path, reason: "no such file or not readable")
-        }
-        var limits = ZipArchive.Limits()
-        limits.maximumTotalSize = Self.maximumSize
-        limits.maximumEntrySize = Self.maximumSize
-        let archive: ZipArchive
-        do {
-            guard
-                let read = try ZipArchive.read(
-                    [UInt8](data), limits: limits,
-                    fail: { reason in
-                        ModelBundleError.notABundle(path: path, reason: reason)
-                    })
-            else { throw ModelBundleError.notABundle(path: path, reason: "it is not a zip archive") }
-            archive = read
-        } catch let error as ModelBundleError {
-            throw error
-        } catch {
-            throw .notABundle(path: path, reason: "\(error)")
-        }
-        // The bundle's root: the folder holding model.json (ignoring __MACOSX and hidden files).
-        let descriptions = archive.entries.map(\.name).filter {
-            ($0 == "model.json" || $0.hasSuffix("/model.json")) && !$0.hasPrefix("__MACOSX/")
-        }
-        guard descriptions.count == 1, let description = descriptions.first else {
-            throw .notABundle(
-                path: path, reason: "it holds \(descriptions.count) model.json files; a zipped bundle holds one")
-        }
-        let root = String(description.dropLast("model.json".count))
+        let (archive, root) = try Self.archive(at: path)
         let rootName = root.isEmpty ? "model.tiobundle" : String(root.dropLast())
-        guard !rootName.contains("/") else {
-            throw .notABundle(
-                path: path, reason: "its model.json is nested in \(root); put the bundle folder at the top")
-        }
         var template = Array((Self.temporaryFolder() + "/netrunner-bundle-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw .notABundle(path: path, reason: "cannot make a temporary folder to unpack it")
@@ -84,18 +51,18 @@ public final class ZippedModelBundle: Sendable {
                 guard descriptor >= 0 else {
                     throw ModelBundleError.notABundle(path: path, reason: "cannot unpack \(entry.name)")
                 }
-                let written = entry.data.withUnsafeBytes { bytes -> Bool in
+                defer { close(descriptor) }
+                // Streamed through a bounded buffer: an archive is never held in memory whole.
+                try archive.extract(entry) { bytes in
                     var offset = 0
                     while offset < bytes.count {
                         let count = write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-                        guard count > 0 else { return false }
+                        if count < 0 && errno == EINTR { continue }
+                        guard count > 0 else {
+                            throw ModelBundleError.notABundle(path: path, reason: "cannot unpack \(entry.name)")
+                        }
                         offset += count
                     }
-                    return true
-                }
-                close(descriptor)
-                guard written else {
-                    throw ModelBundleError.notABundle(path: path, reason: "cannot unpack \(entry.name)")
                 }
             }
             self.bundle = try ModelBundle(path: bundleFolder)
@@ -104,6 +71,47 @@ public final class ZippedModelBundle: Sendable {
             Self.remove(folder)
             throw (error as? ModelBundleError) ?? .notABundle(path: path, reason: "\(error)")
         }
+    }
+
+    /// Opens a zipped bundle's archive (reading only its central directory) and finds the
+    /// bundle's root: the folder holding its one `model.json` (`""` when it is at the top).
+    ///
+    /// - Parameter path: The zip file.
+    /// - Returns: The archive and the root, ending in `/` unless empty.
+    /// - Throws: ``ModelBundleError/notABundle(path:reason:)`` naming the problem.
+    static func archive(at path: String) throws(ModelBundleError) -> (archive: ZipArchive, root: String) {
+        guard let source = ZipArchive.Source(path: path) else {
+            throw .notABundle(path: path, reason: "no such file, not readable, or not a regular file")
+        }
+        var limits = ZipArchive.Limits()
+        limits.maximumTotalSize = Self.maximumSize
+        limits.maximumEntrySize = Self.maximumSize
+        let archive: ZipArchive
+        do {
+            guard
+                let opened = try ZipArchive.reading(
+                    source, limits: limits, fail: { reason in ModelBundleError.notABundle(path: path, reason: reason) })
+            else { throw ModelBundleError.notABundle(path: path, reason: "it is not a zip archive") }
+            archive = opened
+        } catch let error as ModelBundleError {
+            throw error
+        } catch {
+            throw .notABundle(path: path, reason: "\(error)")
+        }
+        // The bundle's root: the folder holding model.json (ignoring __MACOSX and hidden files).
+        let descriptions = archive.entries.map(\.name).filter {
+            ($0 == "model.json" || $0.hasSuffix("/model.json")) && !$0.hasPrefix("__MACOSX/")
+        }
+        guard descriptions.count == 1, let description = descriptions.first else {
+            throw .notABundle(
+                path: path, reason: "it holds \(descriptions.count) model.json files; a zipped bundle holds one")
+        }
+        let root = String(description.dropLast("model.json".count))
+        guard !root.dropLast().contains("/") else {
+            throw .notABundle(
+                path: path, reason: "its model.json is nested in \(root); put the bundle folder at the top")
+        }
+        return (archive, root)
     }
 
     deinit { Self.remove(folder) }

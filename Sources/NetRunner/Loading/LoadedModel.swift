@@ -33,6 +33,8 @@ public struct LoadedModel: Sendable {
     public let metadata: TFLiteMetadata?
     /// The bundle folder the model was read from, if it came from one on disk.
     public let bundlePath: String?
+    /// Where the description came from, for errors (`bundle/model.json`, `bundle.zip:model.json`).
+    private let descriptionFile: String
     /// Whether ``ModelGate`` checks the model in a child process before the first interpreter
     /// (``ModelTrust/checked``, the default) or trusts it.
     public var trust: ModelTrust = .checked
@@ -72,9 +74,7 @@ public struct LoadedModel: Sendable {
             if ModelBundle.isBundle(path) {
                 try self.init(bundle: try ModelBundle(path: path), name: path)
             } else if ZippedModelBundle.isZip(path) {
-                // Everything is read now, so the unpacked folder goes when `zipped` does.
-                let zipped = try ZippedModelBundle(zipAt: path)
-                try self.init(bundle: zipped.bundle, name: path, bundlePath: .some(nil))
+                try self.init(zippedBundleAt: path)
             } else {
                 let data = try Interpreter.modelData(contentsOf: path)
                 let metadataBuffer = TFLiteMetadata.buffer(inModel: data)
@@ -116,7 +116,37 @@ public struct LoadedModel: Sendable {
         }
     }
 
-    private init(bundle: ModelBundle, name: String, bundlePath: String?? = .none, modelData: Data? = nil) throws {
+    /// Reads a zipped bundle's description, model and labels straight from the archive (each
+    /// entry streamed and checked against its CRC-32), unpacking nothing to disk.
+    private init(zippedBundleAt path: String) throws {
+        let (archive, root) = try ZippedModelBundle.archive(at: path)
+        func entry(_ relative: String) throws -> Data {
+            guard !relative.hasPrefix("/"), !relative.split(separator: "/").contains("..") else {
+                throw ModelBundleError.fileOutsideBundle(bundle: path, file: relative)
+            }
+            guard let entry = archive.entries.first(where: { $0.name == root + relative }) else {
+                throw ModelBundleError.missingFile(bundle: path, file: relative)
+            }
+            return try archive.data(of: entry)
+        }
+        let description = try ModelDescription.parse(try entry("model.json"), source: path + ":model.json")
+        var labels: [String: LabelsFile] = [:]
+        for layer in description.outputs {
+            guard let file = layer.labels, labels[file] == nil else { continue }
+            let source = path + ":assets/" + file
+            guard let text = String(validating: try entry("assets/" + file), as: UTF8.self) else {
+                throw NetRunnerError.unreadableLabels(file: source, reason: "the file is not UTF-8 text")
+            }
+            labels[file] = LabelsFile(text: text, source: source)
+        }
+        let data = try entry(description.model.file)
+        try self.init(
+            name: path, modelFile: path + ":" + description.model.file, modelData: data, description: description,
+            bundlePath: nil, describedLabels: labels, metadataBuffer: TFLiteMetadata.buffer(inModel: data),
+            descriptionFile: path + ":model.json")
+    }
+
+    private init(bundle: ModelBundle, name: String, modelData: Data? = nil) throws {
         let modelPath = try bundle.modelPath
         let data = try modelData ?? Interpreter.modelData(contentsOf: modelPath)
         var labels: [String: LabelsFile] = [:]
@@ -127,14 +157,15 @@ public struct LoadedModel: Sendable {
         }
         try self.init(
             name: name, modelFile: modelPath, modelData: data, description: bundle.description,
-            bundlePath: bundlePath ?? bundle.path, describedLabels: labels,
+            bundlePath: bundle.path, describedLabels: labels,
             metadataBuffer: TFLiteMetadata.buffer(inModel: data))
     }
 
     private init(
         name: String, modelFile: String, modelData: Data, description: ModelDescription?, bundlePath: String?,
-        describedLabels: [String: LabelsFile], metadataBuffer: Data?
+        describedLabels: [String: LabelsFile], metadataBuffer: Data?, descriptionFile: String? = nil
     ) throws {
+        self.descriptionFile = descriptionFile ?? (bundlePath ?? name) + "/model.json"
         self.name = name
         self.modelFile = modelFile
         self.modelData = modelData
@@ -173,7 +204,7 @@ public struct LoadedModel: Sendable {
         let interpreter = try Interpreter(modelData: modelData, source: modelFile, options: options)
         try interpreter.allocateTensors()
         if let description {
-            try description.check(against: interpreter, file: (bundlePath ?? name) + "/model.json")
+            try description.check(against: interpreter, file: descriptionFile)
         }
         return interpreter
     }

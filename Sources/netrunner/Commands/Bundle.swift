@@ -29,16 +29,19 @@ extension NetRunnerCommand.Bundle {
             var invalid = 0
             for path in bundles {
                 do {
-                    let zipped = ZippedModelBundle.isZip(path) ? try ZippedModelBundle(zipAt: path) : nil
-                    let bundle = try zipped?.bundle ?? ModelBundle(path: path)
-                    // Loaded as every task loads it: the description is checked against the model.
-                    let model = try LoadedModel(bundle: bundle)
+                    // Loaded as every task loads it (a zip read in place): the description is
+                    // checked against the model.
+                    let model =
+                        ZippedModelBundle.isZip(path)
+                        ? try LoadedModel(.path(path)) : try LoadedModel(bundle: try ModelBundle(path: path))
+                    guard let description = model.description else {
+                        throw ModelBundleError.notABundle(path: path, reason: "it has no model.json")
+                    }
                     let interpreter = try model.makeInterpreter()
-                    if bundle.description.outputs.first?.labels != nil {
+                    if description.outputs.first?.labels != nil {
                         let classes = try interpreter.output(at: 0).shape.dimensions.last
                         _ = try model.labels(forOutput: 0, classCount: classes)
                     }
-                    let description = bundle.description
                     Console.print(
                         "valid    \(path): \"\(description.name)\" (id \(description.id), version \(description.version)), "
                             + "\(description.inputs.count) input(s), \(description.outputs.count) output(s)")

@@ -8,7 +8,9 @@ import Testing
 @Suite("Files packed into models")
 struct PackedFilesTests {
     /// A stored (uncompressed) zip archive holding `files`, as the metadata writers make it.
-    static func zip(_ files: [(String, Data)], method: UInt16 = 0, attributes: Int = 0o100644 << 16) -> Data {
+    static func zip(
+        _ files: [(String, Data)], method: UInt16 = 0, attributes: Int = 0o100644 << 16, corruptCRC: Bool = false
+    ) -> Data {
         func le16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
         func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(value >> (8 * $0) & 0xFF) } }
         var archive: [UInt8] = []
@@ -16,10 +18,11 @@ struct PackedFilesTests {
         for (name, data) in files {
             let offset = archive.count
             let nameBytes = Array(name.utf8)
-            archive += le32(0x0403_4B50) + le16(20) + le16(0) + le16(Int(method)) + le16(0) + le16(0) + le32(0)
+            let crc = Int(crc32(data)) ^ (corruptCRC ? 1 : 0)
+            archive += le32(0x0403_4B50) + le16(20) + le16(0) + le16(Int(method)) + le16(0) + le16(0) + le32(crc)
             archive += le32(data.count) + le32(data.count) + le16(nameBytes.count) + le16(0) + nameBytes + [UInt8](data)
             directory += le32(0x0201_4B50) + le16(20) + le16(20) + le16(0) + le16(Int(method)) + le16(0) + le16(0)
-            directory += le32(0) + le32(data.count) + le32(data.count) + le16(nameBytes.count) + le16(0) + le16(0)
+            directory += le32(crc) + le32(data.count) + le32(data.count) + le16(nameBytes.count) + le16(0) + le16(0)
             directory += le16(0) + le16(0) + le32(attributes) + le32(offset) + nameBytes
         }
         let directoryOffset = archive.count
@@ -29,7 +32,28 @@ struct PackedFilesTests {
         return Data(archive)
     }
 
+    /// The zip CRC-32 (reflected polynomial 0xEDB88320), computed bit by bit: independent of zlib.
+    static func crc32(_ data: Data) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in data {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+
     static let model = Data(repeating: 7, count: 4096)
+
+    @Test("A packed file whose bytes do not match its CRC-32 is refused, naming the file")
+    func checksum() {
+        #expect(Self.crc32(Data("123456789".utf8)) == 0xCBF4_3926)  // the standard check value
+        let damaged = Self.model + Self.zip([("labels.txt", Data("cat\ndog\n".utf8))], corruptCRC: true)
+        #expect {
+            try PackedFiles(model: damaged, source: "m.tflite")
+        } throws: { error in
+            "\(error)".contains("labels.txt is corrupt: its CRC-32 is")
+        }
+    }
 
     @Test("Labels appended to a model are read back by name")
     func labels() throws {

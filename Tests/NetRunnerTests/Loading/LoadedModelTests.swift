@@ -1,8 +1,9 @@
 import Foundation
-import NetRunner
 import NetRunnerImage
 import NetRunnerTestSupport
 import Testing
+
+@testable import NetRunner
 
 @Suite("One way to load a model: LoadedModel and the preprocessing rule")
 struct LoadedModelTests {
@@ -123,6 +124,50 @@ struct LoadedModelTests {
             try LoadedModel(
                 .bundleData(
                     name: "in memory", modelData: model.modelData, description: bundle.description, assets: [:]))
+        }
+    }
+}
+
+@Suite("Zipped bundles are read in place")
+struct ZippedLoadingTests {
+    static func zippedFaceBundle(modelJSON: Data? = nil, corruptModel: Bool = false) throws -> Data {
+        let bundle = Fixtures.path("Models/bundles/face_detection_short_range.tiobundle")
+        let json = try modelJSON ?? Data(contentsOf: URL(fileURLWithPath: bundle + "/model.json"))
+        let model = try Data(contentsOf: URL(fileURLWithPath: bundle + "/face_detection_short_range.tflite"))
+        let labels = try Data(contentsOf: URL(fileURLWithPath: bundle + "/assets/labels.txt"))
+        return PackedFilesTests.zip(
+            [
+                ("face.tiobundle/model.json", json), ("face.tiobundle/assets/labels.txt", labels),
+                ("face.tiobundle/face_detection_short_range.tflite", model),
+            ], corruptCRC: corruptModel)
+    }
+
+    @Test("A zipped bundle loads without unpacking, and its errors name the zip, not a temporary folder")
+    func inPlace() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let good = try folder.write(try Self.zippedFaceBundle(), named: "face.zip")
+        let detector = try ObjectDetector(modelPath: good)
+        let photo = Fixtures.path("Tests/Fixtures/Photos/test/grace_hopper.jpg")
+        #expect(try detector.detect(fileAt: photo).detections.first?.categories.first?.label == "face")
+        let broken = try folder.write(
+            try Self.zippedFaceBundle(modelJSON: Data("{\"name\": 3}".utf8)), named: "broken.zip")
+        #expect {
+            try LoadedModel(.path(broken))
+        } throws: { error in
+            "\(error)".contains("broken.zip:model.json") && !"\(error)".contains("netrunner-bundle-")
+        }
+    }
+
+    @Test("A zipped bundle whose model does not match its CRC-32 is refused")
+    func checksum() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let damaged = try folder.write(try Self.zippedFaceBundle(corruptModel: true), named: "damaged.zip")
+        #expect {
+            try LoadedModel(.path(damaged))
+        } throws: { error in
+            "\(error)".contains("damaged.zip") && "\(error)".contains("CRC-32")
         }
     }
 }

@@ -10,6 +10,8 @@ internal import CLiteRT
 final class CompiledModelHandle {
     let raw: NRLiteRtCompiledModel
     let model: ModelHandle
+    /// Whether the runtime's log lines go to the logger (`isErrorLoggingEnabled`).
+    let verbose: Bool
 
     init(model: ModelHandle, threads: Int, verbose: Bool) throws {
         let api = model.environment.api
@@ -30,6 +32,7 @@ final class CompiledModelHandle {
         }
         self.raw = compiled
         self.model = model
+        self.verbose = verbose
     }
 
     var api: UnsafePointer<NRLiteRtAPI> { model.environment.api }

@@ -19,6 +19,21 @@ enum SignatureStateError: Error {
     case resizeFailed(LiteRTCallError)
     case allocationFailed(LiteRTCallError)
     case runFailed(LiteRTCallError)
+
+    /// The same error with the runtime's captured log attached to its call error, if it has one.
+    func withRuntimeLog(_ log: String) -> SignatureStateError {
+        guard !log.isEmpty else { return self }
+        switch self {
+        case .allocationFailed(var call):
+            if call.runtimeLog.isEmpty { call.runtimeLog = log }
+            return .allocationFailed(call)
+        case .runFailed(var call):
+            if call.runtimeLog.isEmpty { call.runtimeLog = log }
+            return .runFailed(call)
+        default:
+            return self
+        }
+    }
 }
 
 /// Buffers, shapes and flags of one signature, shared by the ``Interpreter`` and every
@@ -34,6 +49,8 @@ final class SignatureState {
     private var inputRaw: ContiguousArray<NRLiteRtTensorBuffer?> = []
     private var outputRaw: ContiguousArray<NRLiteRtTensorBuffer?> = []
     private(set) var isAllocated = false
+    /// Whether a run has succeeded (kernels prepared); until then runs capture the runtime's log.
+    private var hasRun = false
     /// Whether an input was resized since the compiled model last allocated.
     private var wasResized = true
 
@@ -49,6 +66,24 @@ final class SignatureState {
     /// Creates buffers for the current shapes; does nothing when they already exist.
     func allocate() throws(SignatureStateError) {
         if isAllocated { return }
+        // Preparing kernels happens here: the runtime's complaints go into the error (and to the
+        // logger when logging is on), not onto the user's terminal.
+        let captured = RuntimeLog.capturing(verbose: compiled.verbose) { () throws -> Bool in
+            try self.allocateBuffers()
+            return true
+        }
+        if compiled.verbose { RuntimeLog.forward(captured.log) }
+        switch captured.result {
+        case .success: return
+        case .failure(let error as SignatureStateError):
+            throw error.withRuntimeLog(captured.log)
+        case .failure(let error):
+            throw .allocationFailed(
+                LiteRTCallError(function: "allocate: \(error)", status: .runtimeFailure, runtimeLog: captured.log))
+        }
+    }
+
+    private func allocateBuffers() throws(SignatureStateError) {
         var inputs: [[Int]] = []
         for index in info.inputs.indices {
             var layout = NRLiteRtLayout()
@@ -137,6 +172,7 @@ final class SignatureState {
         inputShapes[index] = dimensions
         isAllocated = false
         wasResized = true
+        hasRun = false
     }
 
     /// Copies `data` into input `index` (signature order).
@@ -154,20 +190,46 @@ final class SignatureState {
     }
 
     /// Runs the signature on the current inputs.
+    ///
+    /// Until a run succeeds (the first one prepares the kernels, where a bad model fails), the
+    /// runtime's stderr is captured and attached to the error, as while loading and compiling;
+    /// after that, runs touch no file descriptor (the hot path stays lock-free).
     func invoke() throws(SignatureStateError) {
         guard isAllocated else { throw .allocateTensorsRequired }
-        let compiledModel = compiled.raw
-        let signature = info.index
-        let run = api.RunCompiledModel
-        let status = inputRaw.withUnsafeMutableBufferPointer { inputs in
-            outputRaw.withUnsafeMutableBufferPointer { outputs in
-                run(compiledModel, signature, inputs.count, inputs.baseAddress, outputs.count, outputs.baseAddress)
+        var status: NRLiteRtStatus
+        var log = ""
+        if hasRun {
+            status = runCompiledModel()
+        } else {
+            let captured = RuntimeLog.capturing(verbose: compiled.verbose) { self.runCompiledModel() }
+            log = captured.log
+            if compiled.verbose { RuntimeLog.forward(log) }
+            guard case .success(let result) = captured.result else {
+                throw .runFailed(
+                    LiteRTCallError(
+                        function: "LiteRtRunCompiledModel", status: .runtimeFailure, runtimeLog: log))
             }
+            status = result
         }
         do {
             try check(status, "LiteRtRunCompiledModel")
         } catch {
+            var error = error
+            error.runtimeLog = log
             throw .runFailed(error)
+        }
+        hasRun = true
+    }
+
+    /// One call of `LiteRtRunCompiledModel` on the buffers; allocates nothing.
+    private func runCompiledModel() -> NRLiteRtStatus {
+        let compiledModel = compiled.raw
+        let signature = info.index
+        let run = api.RunCompiledModel
+        return inputRaw.withUnsafeMutableBufferPointer { inputs in
+            outputRaw.withUnsafeMutableBufferPointer { outputs in
+                run(compiledModel, signature, inputs.count, inputs.baseAddress, outputs.count, outputs.baseAddress)
+            }
         }
     }
 

@@ -379,6 +379,28 @@ struct TaskCommandTests {
         #expect(metadata.stdout.contains("bald eagle"))
     }
 
+    @Test("run takes a detector's bundle as a detector, and bundle validate makes the same checks as run")
+    func runDetectorBundle() throws {
+        let bundle = Fixtures.path("Models/bundles/face_detection_short_range.tiobundle")
+        let result = try netrunner(["run", bundle, Fixtures.path("Tests/Fixtures/Photos/test/grace_hopper.jpg")])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("face  box"))
+        let validate = try netrunner(["bundle", "validate", bundle])
+        #expect(validate.status == 0 && validate.stdout.hasPrefix("valid"))
+        // A classifier bundle whose labels do not fit its classes: invalid, as running it fails.
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let copy = folder.path("short-labels.tiobundle")
+        try FileManager.default.copyItem(
+            atPath: Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_uint8.tiobundle"), toPath: copy)
+        try Data("one\ntwo\n".utf8).write(to: URL(fileURLWithPath: copy + "/assets/labels.txt"))
+        let invalid = try netrunner(["bundle", "validate", copy])
+        #expect(invalid.status == 1)
+        #expect(invalid.stdout.contains("2 labels but the model has 1000 classes"))
+        let run = try netrunner(["run", copy, Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")])
+        #expect(run.status == 1)
+    }
+
     @Test("detect --model takes the face detector's own bundle, folder or zip, as classify does")
     func detectTakesBundles() throws {
         let portrait = Fixtures.path("Tests/Fixtures/Photos/test/grace_hopper.jpg")

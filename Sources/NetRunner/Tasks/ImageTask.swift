@@ -111,8 +111,12 @@ public struct ImageTask {
             ?? kind(outputCount: model.description?.outputs.count ?? model.outputCount ?? 1)
     }
 
-    /// The task a TensorIO `model.type` names, if it names one.
-    static func kind(type: String?) -> Kind? {
+    /// The task a TensorIO `model.type` names, if it names one (`image.classification…`,
+    /// `…detection…`).
+    ///
+    /// - Parameter type: The description's `model.type`.
+    /// - Returns: The task, or `nil` for other types.
+    public static func kind(type: String?) -> Kind? {
         guard let type = type?.lowercased() else { return nil }
         if type.hasPrefix("image.classification") { return .classification }
         if type.contains("detection") { return .detection }

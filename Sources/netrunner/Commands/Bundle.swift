@@ -37,10 +37,11 @@ extension NetRunnerCommand.Bundle {
                     guard let description = model.description else {
                         throw ModelBundleError.notABundle(path: path, reason: "it has no model.json")
                     }
-                    let interpreter = try model.makeInterpreter()
-                    if description.outputs.first?.labels != nil {
-                        let classes = try interpreter.output(at: 0).shape.dimensions.last
-                        _ = try model.labels(forOutput: 0, classCount: classes)
+                    // The same checks as running it: what `netrunner run` would make of it.
+                    if NetRunnerCommand.Run.isDetector(model) {
+                        _ = try ObjectDetector(model: model)
+                    } else {
+                        _ = try Model(model: model)
                     }
                     Console.print(
                         "valid    \(path): \"\(description.name)\" (id \(description.id), version \(description.version)), "

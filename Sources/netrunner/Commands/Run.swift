@@ -27,15 +27,33 @@ extension NetRunnerCommand {
             guard !inputs.images.isEmpty else { throw ValidationError("Name at least one image file or folder.") }
         }
 
+        /// Whether a model runs as a detector: its description's type names detection.
+        static func isDetector(_ model: LoadedModel) -> Bool {
+            ImageTask.kind(type: model.description?.model.type) == .detection
+        }
+
         struct Line: Encodable {
             var file: String
             var outputs: [String: Model.Output]
         }
 
         func run() throws {
-            let model = try Model(
-                model: try LoadedModel(.path(bundle)), threadCount: runtime.threads,
-                isErrorLoggingEnabled: runtime.verbose)
+            let loaded = try LoadedModel(.path(bundle))
+            if Self.isDetector(loaded) {
+                // A detector's description (type image.detection…) runs as the detector: its
+                // outputs are boxes, not TensorIO arrays.
+                var options = ObjectDetector.Options()
+                options.threadCount = runtime.threads
+                options.isErrorLoggingEnabled = runtime.verbose
+                let json = self.json
+                try ImageRun.run(
+                    ObjectDetector.self, options: options, model: loaded, inputs: inputs, threads: 1, json: json,
+                    print: { file, model, result in
+                        try DetectionOutput.print(result, file: file, model: model, json: json)
+                    })
+                return
+            }
+            let model = try Model(model: loaded, threadCount: runtime.threads, isErrorLoggingEnabled: runtime.verbose)
             var failures = 0
             let files = inputs.files()
             for file in files {

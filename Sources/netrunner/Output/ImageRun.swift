@@ -22,10 +22,29 @@ enum ImageRun {
     ) throws {
         let loaded = try model.load(defaultFor: Task.kind)
         if let notice = model.assumptionNotice(for: loaded) { Console.diagnostic(notice) }
+        try run(
+            task, options: options, model: loaded, inputs: inputs, threads: model.threadCount, json: json, print: print)
+    }
+
+    /// Runs the task of a loaded model on every image file and prints each outcome.
+    ///
+    /// - Parameters:
+    ///   - task: The task type.
+    ///   - options: The task's options; the thread count is set per thread.
+    ///   - loaded: The model.
+    ///   - inputs: The image arguments.
+    ///   - threads: The threads (see ``ModelOptions/threads``).
+    ///   - json: Whether errors are printed as JSON lines.
+    ///   - print: Prints one image's answer, with the model's name.
+    /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed.
+    static func run<Task: VisionTask>(
+        _ task: Task.Type, options: Task.Options, model loaded: LoadedModel, inputs: ImageArguments, threads: Int,
+        json: Bool, print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
+    ) throws {
         let files = try inputs.requiredFiles()
         let failures = Atomic<Int>(0)
         try BulkInference.run(
-            files: files, threads: model.threadCount,
+            files: files, threads: threads,
             makeTask: { threads in
                 var taskOptions = options
                 taskOptions.threadCount = threads

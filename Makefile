@@ -56,6 +56,8 @@ lint:
 	@! grep -rnE '^(public |package |internal )?import Foundation$$' Sources || { echo "Sources must not import Foundation (use FoundationEssentials)"; exit 1; }
 	@# The layers of README's Layout: who may import whom, C behind its fences, one public type per file.
 	python3 scripts/check-layers.py
+	@# README.md's swift blocks, compiled by the ReadmeSnippetsTests target, must be current.
+	python3 scripts/check-readme.py --check
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -137,6 +137,12 @@ let package = Package(
             dependencies: ["NetRunnerEvaluation", "NetRunner", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
+        // README.md's swift blocks, extracted by scripts/check-readme.py: compiled, so they cannot rot.
+        .testTarget(
+            name: "ReadmeSnippetsTests",
+            dependencies: ["NetRunner", "TensorFlowLite"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "netrunnerTests",
             dependencies: ["netrunner", "NetRunnerImage", "NetRunnerTestSupport"],

@@ -133,6 +133,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "NetRunnerSupportTests",
+            dependencies: ["NetRunnerSupport", "NetRunnerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "NetRunnerEvaluationTests",
             dependencies: ["NetRunnerEvaluation", "NetRunner", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings

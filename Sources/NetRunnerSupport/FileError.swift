@@ -11,8 +11,10 @@ package enum FileError: Error, Equatable, Hashable, Sendable, CustomStringConver
     /// A message naming the file.
     package var description: String {
         switch self {
-        case .unreadable(let path, let reason): "\(path): cannot read it: \(reason)."
-        case .writeFailed(let path, let reason): "\(path): cannot write it: \(reason)."
+        case .unreadable(let path, let reason):
+            "Cannot read \(path): \(reason). Check that the file exists and is readable."
+        case .writeFailed(let path, let reason):
+            "Cannot write \(path): \(reason). Nothing was written; check the folder exists and has room."
         }
     }
 }

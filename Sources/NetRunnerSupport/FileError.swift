@@ -7,12 +7,16 @@ package enum FileError: Error, Equatable, Hashable, Sendable, CustomStringConver
     case unreadable(path: String, reason: String)
     /// The file could not be written.
     case writeFailed(path: String, reason: String)
+    /// The file is larger than the reader's limit (checked with `fstat` before reading).
+    case tooLarge(path: String, byteCount: Int, limit: Int)
 
     /// A message naming the file.
     package var description: String {
         switch self {
         case .unreadable(let path, let reason): "\(path): cannot read it: \(reason)."
         case .writeFailed(let path, let reason): "\(path): cannot write it: \(reason)."
+        case .tooLarge(let path, let byteCount, let limit):
+            "\(path): cannot read it: it is \(byteCount) bytes, more than the limit of \(limit) bytes."
         }
     }
 }

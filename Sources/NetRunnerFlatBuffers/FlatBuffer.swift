@@ -184,11 +184,11 @@ extension FlatBuffer.Table {
         return .value((start + 4)..<(start + 4 + Int(length)))
     }
 
-    /// Element `element` of a vector of 32-bit integers.
+    /// Element `element` of a vector of 32-bit integers, or `nil` outside the vector.
     public func int32Element(_ index: Int, _ element: Int) -> Int32? {
-        guard let start = target(index), let position = FlatBuffer.offset(start, element, times: 4, plus: 4) else {
-            return nil
-        }
+        guard element >= 0, let start = target(index), let length = buffer.u32(at: start), element < Int(length),
+            let position = FlatBuffer.offset(start, element, times: 4, plus: 4)
+        else { return nil }
         return buffer.i32(at: position)
     }
 }

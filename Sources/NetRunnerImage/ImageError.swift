@@ -13,7 +13,7 @@ public enum ImageError: Error, Equatable, Hashable, Sendable {
     case emptyFile(source: String)
     /// The first bytes match no format NetRunnerImage reads; `leadingBytes` shows them in hex.
     case unsupportedFormat(source: String, leadingBytes: String)
-    /// The format is known but this variant of it is not decoded (for example RLE bitmaps).
+    /// The format is known but this variant of it is not decoded (for example BMPs with embedded JPEG data).
     case unsupportedVariant(source: String, format: ImageFormat, detail: String)
     /// The data ends before the image does.
     case truncated(source: String, format: ImageFormat)

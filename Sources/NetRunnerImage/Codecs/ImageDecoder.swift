@@ -12,7 +12,10 @@ import NetRunnerSupport
 ///
 /// The format is recognised from the first bytes, never from the file name. Every problem in
 /// the input is thrown as an ``ImageError`` naming the file; hostile input cannot crash the
-/// process or make it allocate more than ``DecodingOptions/maximumPixelCount`` pixels.
+/// process or make it allocate more than ``DecodingOptions/maximumPixelCount`` pixels or read
+/// a file larger than ``DecodingOptions/maximumFileSize``. Size computations on header values
+/// are checked arithmetic; libpng skips ancillary chunks unread, and libjpeg stops after 100
+/// scans (a progressive "scan bomb" is otherwise hundreds of passes over the image).
 ///
 ///     let image = try ImageDecoder.decode(contentsOf: "photo.jpg", options: .init(pixelFormat: .rgb24))
 ///     let upright = image.orientation == .up  // the EXIF tag, already applied to image.pixels

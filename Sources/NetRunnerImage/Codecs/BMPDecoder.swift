@@ -100,15 +100,23 @@ enum BMPDecoder {
             }
         }
         if isRLE {
-            let indices = try decodeRLE(
-                bytes, from: pixelOffset, width: width, height: height, nibbles: compression == 2, source: source)
+            // The indices go to a grey buffer first: allocation failures are errors, not traps.
+            var indices = try PixelBuffer(width: width, height: height, format: .gray8)
+            try indices.withUnsafeMutableBytes { (output) throws(ImageError) in
+                try decodeRLE(
+                    bytes, from: pixelOffset, into: output, width: width, height: height, nibbles: compression == 2,
+                    source: source)
+            }
             var pixels = try PixelBuffer(width: width, height: height, format: .rgb24)
-            pixels.withUnsafeMutableBytes { output in
-                for (at, index) in indices.enumerated() {
-                    let color = Int(index) < palette.count ? palette[Int(index)] : (0, 0, 0)
-                    output[3 * at] = color.0
-                    output[3 * at + 1] = color.1
-                    output[3 * at + 2] = color.2
+            indices.withUnsafeBytes { input in
+                pixels.withUnsafeMutableBytes { output in
+                    for at in 0..<(width * height) {
+                        let index = Int(input[at])
+                        let color = index < palette.count ? palette[index] : (0, 0, 0)
+                        output[3 * at] = color.0
+                        output[3 * at + 1] = color.1
+                        output[3 * at + 2] = color.2
+                    }
                 }
             }
             return DecodedImage(
@@ -177,16 +185,17 @@ enum BMPDecoder {
             pixels: pixels, format: .bmp, orientation: .up, storedSize: PixelSize(width: width, height: height))
     }
 
-    /// Decodes RLE8 or RLE4 data into palette indices, top row first.
+    /// Decodes RLE8 or RLE4 data into palette indices, top row first, written to `indices`.
     ///
     /// RLE4 when `nibbles`, RLE8 otherwise, from byte `start`. Pixels the data skips (end of
     /// line, delta) keep index 0, as Pillow does.
     ///
     /// - Throws: ``ImageError/truncated(source:format:)`` when the data ends before the image.
     static func decodeRLE(
-        _ bytes: UnsafeRawBufferPointer, from start: Int, width: Int, height: Int, nibbles: Bool, source: String
-    ) throws(ImageError) -> [UInt8] {
-        var indices = [UInt8](repeating: 0, count: width * height)  // checked by checkSize
+        _ bytes: UnsafeRawBufferPointer, from start: Int, into indices: UnsafeMutableRawBufferPointer, width: Int,
+        height: Int, nibbles: Bool, source: String
+    ) throws(ImageError) {
+        // `indices` holds width x height zeroed bytes (a packed gray8 PixelBuffer).
         var position = start
         var x = 0
         var y = 0  // counted from the bottom row
@@ -213,7 +222,7 @@ enum BMPDecoder {
                 x = 0
                 y += 1
             case 1:
-                return indices
+                return
             case 2:
                 guard position <= bytes.count - 2 else { throw .truncated(source: source, format: .bmp) }
                 x = min(x + Int(bytes[position]), width)
@@ -232,7 +241,6 @@ enum BMPDecoder {
                 position += padded
             }
         }
-        return indices
     }
 
     /// One channel of a BI_BITFIELDS mask, scaled to 8 bits.

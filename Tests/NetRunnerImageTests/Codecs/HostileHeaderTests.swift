@@ -76,6 +76,15 @@ struct HostileHeaderTests {
         #expect(
             throws: ImageError.corrupt(source: "image data", format: .bmp, reason: "the header gives a size of -5x4")
         ) { try ImageDecoder.decode(data: bmp(-5, 4)) }
+        // An RLE bitmap needs no bytes per pixel: with no pixel limit, a huge one is an
+        // allocation failure, not a trap.
+        let rle = Data(
+            SyntheticImages.bmpHeader(
+                width: 0x7FFF_FFFF, height: 0x7FFF_FFFF, bitsPerPixel: 8, compression: 1, paletteCount: 0,
+                dataSize: 2) + [0, 1])
+        #expect(throws: ImageError.self) {
+            try ImageDecoder.decode(data: rle, options: DecodingOptions(maximumPixelCount: .max))
+        }
         // With no pixel limit, the row size of a 2^31-wide 32-bit bitmap is computed, not trapped on.
         let unlimited = DecodingOptions(maximumPixelCount: .max)
         for (width, height) in [(0x7FFF_FFFF, -0x7FFF_FFFF), (0x7FFF_FFFF, 1), (1, 0x7FFF_FFFF)] {

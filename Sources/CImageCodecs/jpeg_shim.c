@@ -16,9 +16,12 @@
 #include <jerror.h>
 #include <jpeglib.h>
 
-/// Progressive files may not have more scans than this (a hostile file can otherwise make
-/// libjpeg spin over thousands of tiny scans).
-#define NR_JPEG_MAX_SCANS 1000
+/// Files may not have more scans than this. Each scan of a progressive JPEG is one more pass
+/// over the whole image's coefficients, and an empty scan takes a few bytes, so a small
+/// hostile file with hundreds of scans ("scan bomb") costs hundreds of full passes. Encoders
+/// write far fewer: libjpeg's and Pillow's progressive scripts 10 (6 for grey), mozjpeg's
+/// optimised ones a few dozen at most; libjpeg-turbo's own tools consider 500 unreasonable.
+#define NR_JPEG_MAX_SCANS 100
 /// libjpeg may not use more working memory than this.
 #define NR_JPEG_MAX_MEMORY (1536L * 1024L * 1024L)
 
@@ -83,7 +86,9 @@ static void nr_jpeg_progress(j_common_ptr cinfo) {
     if (dinfo->input_scan_number > NR_JPEG_MAX_SCANS) {
         struct nr_jpeg_error *error = (struct nr_jpeg_error *)cinfo->err;
         error->status = NR_CODEC_CORRUPT;
-        snprintf(error->message, sizeof error->message, "more than %d progressive scans", NR_JPEG_MAX_SCANS);
+        snprintf(error->message, sizeof error->message,
+            "more than %d scans (each scan is another pass over the image; encoders write at most a few dozen)",
+            NR_JPEG_MAX_SCANS);
         longjmp(error->jump, 1);
     }
 }

@@ -50,7 +50,24 @@ static void nr_png_read(png_structp png, png_bytep out, size_t length) {
     decoder->position += length;
 }
 
-nr_png_decoder *nr_png_open(const uint8_t *data, size_t size, int *status) {
+/// The most bytes libpng may allocate for one ancillary chunk (tEXt, zTXt, iTXt, iCCP, eXIf...),
+/// decompressed size included. Real metadata is far smaller (ICC profiles are rarely over
+/// 1 MB); without a limit a 141-byte file declaring a 2 GiB tEXt chunk makes libpng allocate
+/// and zero 2 GiB.
+#define NR_PNG_CHUNK_MALLOC_MAX (8u * 1024u * 1024u)
+/// The most ancillary chunks libpng keeps (text, sPLT, unknown chunks), against files made of
+/// millions of tiny chunks.
+#define NR_PNG_CHUNK_CACHE_MAX 1000u
+
+/// The ancillary chunks libpng is told to skip unread: nothing here uses them (no gamma or
+/// colour management, no text; NetRunnerImage reads eXIf itself, bounds-checked). libpng 1.6
+/// treats "chunk data is too large" (over the chunk malloc limit) as a benign error, that is a
+/// warning, and then allocates and zeroes the declared length anyway; a skipped chunk is only
+/// read through, in 1 KB pieces, from the memory block.
+static const png_byte nr_png_skipped_chunks[] = "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0"
+                                                "sBIT\0sCAL\0sPLT\0sRGB\0tEXt\0tIME\0zTXt";
+
+nr_png_decoder *nr_png_open(const uint8_t *data, size_t size, size_t max_pixels, int *status) {
     nr_png_decoder *decoder = calloc(1, sizeof *decoder);
     if (!decoder) {
         *status = NR_CODEC_NO_MEMORY;
@@ -73,6 +90,15 @@ nr_png_decoder *nr_png_open(const uint8_t *data, size_t size, int *status) {
         return decoder;
     }
     png_set_read_fn(decoder->png, decoder, nr_png_read);
+    // Each side is at most the pixel limit (the caller checks width x height itself); libpng
+    // then refuses larger headers before allocating rows.
+    png_uint_32 side = max_pixels < 0x7fffffffu ? (png_uint_32)max_pixels : 0x7fffffffu;
+    png_set_user_limits(decoder->png, side ? side : 1, side ? side : 1);
+    png_set_chunk_malloc_max(decoder->png, NR_PNG_CHUNK_MALLOC_MAX);
+    png_set_chunk_cache_max(decoder->png, NR_PNG_CHUNK_CACHE_MAX);
+    png_set_keep_unknown_chunks(decoder->png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
+    png_set_keep_unknown_chunks(decoder->png, PNG_HANDLE_CHUNK_NEVER, nr_png_skipped_chunks,
+        (int)(sizeof nr_png_skipped_chunks / 5));
     png_read_info(decoder->png, decoder->info);
     *status = NR_CODEC_OK;
     return decoder;
@@ -102,19 +128,6 @@ void nr_png_header(
     *color_type = png_get_color_type(png, info);
     *interlaced = png_get_interlace_type(png, info) != PNG_INTERLACE_NONE;
     *has_alpha = (*color_type & PNG_COLOR_MASK_ALPHA) || png_get_valid(png, info, PNG_INFO_tRNS);
-}
-
-const uint8_t *nr_png_exif(const nr_png_decoder *decoder, size_t *size) {
-    *size = 0;
-#ifdef PNG_eXIf_SUPPORTED
-    png_bytep exif = NULL;
-    png_uint_32 count = 0;
-    if (png_get_eXIf_1(decoder->png, decoder->info, &count, &exif) && exif) {
-        *size = count;
-        return exif;
-    }
-#endif
-    return NULL;
 }
 
 static int nr_png_layout_bytes(int layout) {

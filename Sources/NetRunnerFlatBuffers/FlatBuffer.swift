@@ -2,7 +2,9 @@
 //
 // Invariants: every read checks its offset against the buffer first, so hostile input
 // (offsets out of range, negative vtable offsets, lengths past the end) yields `nil`,
-// never an out-of-bounds access. The reader never follows an offset backwards into a
+// never an out-of-bounds access. Positions are computed with `FlatBuffer.offset` (checked
+// arithmetic: `nil` on overflow, never a trap), whatever the file's values or the caller's
+// indices. The reader never follows an offset backwards into a
 // cycle: callers walk schemas of known, finite depth.
 
 /// A read-only, bounds-checked view of a FlatBuffer: TFLite models (schema `TFL3`) and their
@@ -37,6 +39,21 @@ public struct FlatBuffer {
         public let vtableSize: Int
     }
 
+    /// `base + count * size + extra`, or `nil` if it overflows `Int` (positions come from the file).
+    static func offset(_ base: Int, _ count: Int, times size: Int, plus extra: Int = 0) -> Int? {
+        let (scaled, overflow1) = count.multipliedReportingOverflow(by: size)
+        let (sum, overflow2) = base.addingReportingOverflow(scaled)
+        let (total, overflow3) = sum.addingReportingOverflow(extra)
+        return overflow1 || overflow2 || overflow3 ? nil : total
+    }
+
+    /// Whether `length` elements of `size` bytes after a 4-byte length prefix at `start` lie
+    /// inside the buffer.
+    func holds(vectorAt start: Int, length: Int, elementSize: Int) -> Bool {
+        guard let end = Self.offset(start, length, times: elementSize, plus: 4) else { return false }
+        return end <= count
+    }
+
     /// The root table, or `nil` if the root offset is out of range.
     public var root: Table? {
         guard let offset = u32(at: 0) else { return nil }
@@ -51,13 +68,13 @@ public struct FlatBuffer {
 
     /// The little-endian value at an absolute position, or `nil` past the end.
     public func u16(at position: Int) -> UInt16? {
-        guard position >= 0, position <= count - 2 else { return nil }
+        guard position >= 0, count >= 2, position <= count - 2 else { return nil }
         return base.loadUnaligned(fromByteOffset: position, as: UInt16.self).littleEndian
     }
 
     /// The little-endian value at an absolute position, or `nil` past the end.
     public func u32(at position: Int) -> UInt32? {
-        guard position >= 0, position <= count - 4 else { return nil }
+        guard position >= 0, count >= 4, position <= count - 4 else { return nil }
         return base.loadUnaligned(fromByteOffset: position, as: UInt32.self).littleEndian
     }
 
@@ -69,9 +86,9 @@ public struct FlatBuffer {
     /// The table at an absolute position, with its vtable checked.
     public func table(at position: Int) -> Table? {
         guard let relative = i32(at: position) else { return nil }
-        let vtable = position - Int(relative)
+        let vtable = position - Int(relative)  // position < count, |relative| < 2^31
         guard let vtableSize = u16(at: vtable), vtableSize >= 4, vtableSize % 2 == 0,
-            vtable + Int(vtableSize) <= count
+            Int(vtableSize) <= count - vtable
         else { return nil }
         return Table(buffer: self, position: position, vtable: vtable, vtableSize: Int(vtableSize))
     }
@@ -80,8 +97,9 @@ public struct FlatBuffer {
 extension FlatBuffer.Table {
     /// The absolute position of field `index`, or `nil` when the field is absent.
     public func fieldPosition(_ index: Int) -> Int? {
-        let entry = 4 + 2 * index
-        guard entry + 2 <= vtableSize, let offset = buffer.u16(at: vtable + entry), offset != 0 else { return nil }
+        guard index >= 0, let entry = FlatBuffer.offset(4, index, times: 2), entry <= vtableSize - 2,
+            let offset = buffer.u16(at: vtable + entry), offset != 0
+        else { return nil }
         return position + Int(offset)
     }
 
@@ -90,9 +108,10 @@ extension FlatBuffer.Table {
 
     /// The absolute position an offset field points to.
     private func target(_ index: Int) -> Int? {
-        guard let field = fieldPosition(index), let offset = buffer.u32(at: field) else { return nil }
-        let target = field + Int(offset)
-        return target < buffer.count ? target : nil
+        guard let field = fieldPosition(index), let offset = buffer.u32(at: field),
+            let target = FlatBuffer.offset(field, Int(offset), times: 1), target < buffer.count
+        else { return nil }
+        return target
     }
 
     /// A scalar field read as an unsigned 32-bit value (`default` when absent, `nil` when
@@ -112,7 +131,7 @@ extension FlatBuffer.Table {
     public func string(_ index: Int) -> FlatBuffer.Field<String> {
         guard has(index) else { return .absent }
         guard let start = target(index), let length = buffer.u32(at: start),
-            start + 4 + Int(length) <= buffer.count
+            buffer.holds(vectorAt: start, length: Int(length), elementSize: 1)
         else { return .invalid }
         let bytes = UnsafeRawBufferPointer(start: buffer.base + start + 4, count: Int(length))
         return .value(String(decoding: bytes, as: UTF8.self))
@@ -129,12 +148,12 @@ extension FlatBuffer.Table {
     public func tables(_ index: Int, limit: Int = 1 << 20) -> FlatBuffer.Field<[FlatBuffer.Table]> {
         guard has(index) else { return .absent }
         guard let start = target(index), let length = buffer.u32(at: start), Int(length) <= limit,
-            start + 4 + 4 * Int(length) <= buffer.count
+            buffer.holds(vectorAt: start, length: Int(length), elementSize: 4)
         else { return .invalid }
         var tables: [FlatBuffer.Table] = []
         tables.reserveCapacity(Int(length))
         for element in 0..<Int(length) {
-            let slot = start + 4 + 4 * element
+            let slot = start + 4 + 4 * element  // inside the checked vector
             guard let offset = buffer.u32(at: slot), let table = buffer.table(at: slot + Int(offset)) else {
                 return .invalid
             }
@@ -146,8 +165,8 @@ extension FlatBuffer.Table {
     /// The length of a vector field (of any element type).
     public func vectorCount(_ index: Int, elementSize: Int) -> FlatBuffer.Field<Int> {
         guard has(index) else { return .absent }
-        guard let start = target(index), let length = buffer.u32(at: start),
-            start + 4 + elementSize * Int(length) <= buffer.count
+        guard elementSize >= 0, let start = target(index), let length = buffer.u32(at: start),
+            buffer.holds(vectorAt: start, length: Int(length), elementSize: elementSize)
         else { return .invalid }
         return .value(Int(length))
     }
@@ -159,15 +178,18 @@ extension FlatBuffer.Table {
     /// - Returns: `.absent`, `.invalid` (out of range) or the range of positions.
     public func byteRange(_ index: Int) -> FlatBuffer.Field<Range<Int>> {
         guard has(index) else { return .absent }
-        guard let start = target(index), let length = buffer.u32(at: start), start + 4 + Int(length) <= buffer.count
+        guard let start = target(index), let length = buffer.u32(at: start),
+            buffer.holds(vectorAt: start, length: Int(length), elementSize: 1)
         else { return .invalid }
         return .value((start + 4)..<(start + 4 + Int(length)))
     }
 
-    /// Element `element` of a vector of 32-bit integers.
+    /// Element `element` of a vector of 32-bit integers, or `nil` outside the vector.
     public func int32Element(_ index: Int, _ element: Int) -> Int32? {
-        guard let start = target(index) else { return nil }
-        return buffer.i32(at: start + 4 + 4 * element)
+        guard element >= 0, let start = target(index), let length = buffer.u32(at: start), element < Int(length),
+            let position = FlatBuffer.offset(start, element, times: 4, plus: 4)
+        else { return nil }
+        return buffer.i32(at: position)
     }
 }
 
@@ -245,13 +267,15 @@ extension FlatBuffer.Table {
             guard count <= limit, let field = fieldPosition(index), let offset = buffer.u32(at: field) else {
                 return .invalid
             }
-            let start = field + Int(offset)
+            let start = field + Int(offset)  // field < count, offset < 2^32
             var values: [String] = []
             for element in 0..<count {
-                let slot = start + 4 + 4 * element
+                let slot = start + 4 + 4 * element  // inside the vector vectorCount checked
                 guard let relative = buffer.u32(at: slot) else { return .invalid }
                 let position = slot + Int(relative)
-                guard let length = buffer.u32(at: position), position + 4 + Int(length) <= buffer.count else {
+                guard let length = buffer.u32(at: position),
+                    buffer.holds(vectorAt: position, length: Int(length), elementSize: 1)
+                else {
                     return .invalid
                 }
                 let bytes = UnsafeRawBufferPointer(start: buffer.base + position + 4, count: Int(length))

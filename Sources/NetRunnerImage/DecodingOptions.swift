@@ -7,6 +7,14 @@ public struct DecodingOptions: Sendable, Hashable {
     /// The default ``maximumPixelCount``: 100 megapixels.
     public static let defaultMaximumPixelCount = 100_000_000
 
+    /// The default ``maximumFileSize``: 256 MiB.
+    ///
+    /// A file is read whole into memory before it is decoded, so this bounds that memory. Every
+    /// JPEG and PNG within ``defaultMaximumPixelCount`` fits (a 100-megapixel photo is some
+    /// 20-60 MB as JPEG and rarely over 200 MB as 8-bit PNG); uncompressed BMP and PNM files
+    /// fit up to about 89 megapixels of RGB. Larger trusted files need the limit raised.
+    public static let defaultMaximumFileSize = 256 << 20
+
     /// The format of the decoded pixels, or `nil` for the one closest to the file: ``PixelFormat/gray8``
     /// for greyscale images, ``PixelFormat/rgba32`` for images with transparency, otherwise
     /// ``PixelFormat/rgb24``.
@@ -25,6 +33,12 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Larger images are refused from the header, before any pixel memory is allocated.
     public var maximumPixelCount: Int
 
+    /// The largest file, in bytes, that ``ImageDecoder`` reads (or accepts in memory).
+    ///
+    /// Checked with `fstat` before reading, so a huge or sparse file is refused without
+    /// allocating anything.
+    public var maximumFileSize: Int
+
     /// The smallest size the decoded (upright) image needs, or `nil` for full resolution.
     ///
     /// For JPEG the decoder then picks the smallest DCT scale `n/8` (libjpeg-turbo's scaled
@@ -39,13 +53,16 @@ public struct DecodingOptions: Sendable, Hashable {
     ///   - appliesOrientation: Whether to honour the EXIF orientation.
     ///   - maximumPixelCount: The largest width x height accepted.
     ///   - minimumSize: The smallest size JPEG DCT scaling may produce, or `nil`.
+    ///   - maximumFileSize: The largest file accepted, in bytes.
     public init(
         pixelFormat: PixelFormat? = nil, appliesOrientation: Bool = true,
-        maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount, minimumSize: PixelSize? = nil
+        maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount, minimumSize: PixelSize? = nil,
+        maximumFileSize: Int = DecodingOptions.defaultMaximumFileSize
     ) {
         self.pixelFormat = pixelFormat
         self.appliesOrientation = appliesOrientation
         self.maximumPixelCount = maximumPixelCount
+        self.maximumFileSize = maximumFileSize
         self.minimumSize = minimumSize
     }
 }

@@ -13,7 +13,7 @@ public enum ImageError: Error, Equatable, Hashable, Sendable {
     case emptyFile(source: String)
     /// The first bytes match no format NetRunnerImage reads; `leadingBytes` shows them in hex.
     case unsupportedFormat(source: String, leadingBytes: String)
-    /// The format is known but this variant of it is not decoded (for example RLE bitmaps).
+    /// The format is known but this variant of it is not decoded (for example BMPs with embedded JPEG data).
     case unsupportedVariant(source: String, format: ImageFormat, detail: String)
     /// The data ends before the image does.
     case truncated(source: String, format: ImageFormat)
@@ -21,6 +21,8 @@ public enum ImageError: Error, Equatable, Hashable, Sendable {
     case corrupt(source: String, format: ImageFormat, reason: String)
     /// The header announces more pixels than ``DecodingOptions/maximumPixelCount`` allows.
     case tooManyPixels(source: String, width: Int, height: Int, limit: Int)
+    /// The file is larger than ``DecodingOptions/maximumFileSize`` allows; nothing was read.
+    case fileTooLarge(source: String, byteCount: Int, limit: Int)
     /// Memory for the pixels could not be allocated.
     case outOfMemory(byteCount: Int)
     /// A width or height is zero, negative or too large to address.
@@ -53,8 +55,11 @@ extension ImageError: LocalizedError {
         case .corrupt(let source, let format, let reason):
             "\(source) is not a valid \(format) image: \(reason)."
         case .tooManyPixels(let source, let width, let height, let limit):
-            "\(source) is \(width)x\(height) (\(width * height) pixels), more than the limit of \(limit) pixels; "
-                + "raise DecodingOptions.maximumPixelCount if the image is trusted."
+            "\(source) is \(width)x\(height) (\(Self.pixelCountText(width, height)) pixels), more than the limit of "
+                + "\(limit) pixels; raise DecodingOptions.maximumPixelCount if the image is trusted."
+        case .fileTooLarge(let source, let byteCount, let limit):
+            "\(source) is \(byteCount) bytes, more than the limit of \(limit) bytes for an image file; "
+                + "raise DecodingOptions.maximumFileSize if the file is trusted."
         case .outOfMemory(let byteCount):
             "Cannot allocate \(byteCount) bytes for pixels."
         case .invalidSize(let width, let height):
@@ -77,6 +82,17 @@ extension ImageError: CustomStringConvertible {
 }
 
 extension ImageError {
+    /// `width x height` in decimal, exact for any two `Int`s (header sizes can overflow `Int`).
+    static func pixelCountText(_ width: Int, _ height: Int) -> String {
+        let (product, overflow) = width.multipliedReportingOverflow(by: height)
+        if !overflow { return String(product) }
+        let (high, low) = width.magnitude.multipliedFullWidth(by: height.magnitude)
+        let sign = (width < 0) != (height < 0) ? "-" : ""
+        // high * 2^64 + low, printed through Double when it does not fit 64 bits.
+        if high == 0 { return sign + String(low) }
+        return sign + "about " + String(Double(high) * 18_446_744_073_709_551_616.0 + Double(low))
+    }
+
     /// Runs a file operation, turning its ``FileError`` into the image error that says the same.
     static func mapping<T>(_ body: () throws(FileError) -> T) throws(ImageError) -> T {
         do {
@@ -85,6 +101,8 @@ extension ImageError {
             switch error {
             case .unreadable(let path, let reason): throw .unreadableFile(path: path, reason: reason)
             case .writeFailed(let path, let reason): throw .writeFailed(path: path, reason: reason)
+            case .tooLarge(let path, let byteCount, let limit):
+                throw .fileTooLarge(source: path, byteCount: byteCount, limit: limit)
             }
         }
     }

@@ -7,6 +7,8 @@ package enum FileError: Error, Equatable, Hashable, Sendable, CustomStringConver
     case unreadable(path: String, reason: String)
     /// The file could not be written.
     case writeFailed(path: String, reason: String)
+    /// The file is larger than the reader's limit (checked with `fstat` before reading).
+    case tooLarge(path: String, byteCount: Int, limit: Int)
 
     /// A message naming the file.
     package var description: String {
@@ -15,6 +17,8 @@ package enum FileError: Error, Equatable, Hashable, Sendable, CustomStringConver
             "Cannot read \(path): \(reason). Check that the file exists and is readable."
         case .writeFailed(let path, let reason):
             "Cannot write \(path): \(reason). Nothing was written; check the folder exists and has room."
+        case .tooLarge(let path, let byteCount, let limit):
+            "Cannot read \(path): it is \(byteCount) bytes, more than the limit of \(limit) bytes."
         }
     }
 }

@@ -18,8 +18,11 @@ package enum FileIO {
         String(cString: strerror(code))
     }
 
-    /// The contents of the file at `path`, a regular file.
-    package static func contents(of path: String) throws(FileError) -> Data {
+    /// The contents of the file at `path`, a regular file of at most `maximumSize` bytes.
+    ///
+    /// The size is checked with `fstat` before anything is allocated or read, so a huge (or
+    /// sparse) file costs nothing.
+    package static func contents(of path: String, maximumSize: Int = Int.max) throws(FileError) -> Data {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .unreadable(path: path, reason: errorText(errno)) }
         defer { close(descriptor) }
@@ -29,6 +32,7 @@ package enum FileIO {
             throw .unreadable(path: path, reason: "not a regular file")
         }
         let size = Int(status.st_size)
+        guard size <= maximumSize else { throw .tooLarge(path: path, byteCount: size, limit: maximumSize) }
         var data = Data(count: size)
         let failure: Int32? = data.withUnsafeMutableBytes { buffer -> Int32? in
             guard let base = buffer.baseAddress else { return nil }

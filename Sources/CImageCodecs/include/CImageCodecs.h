@@ -83,8 +83,11 @@ int nr_jpeg_decode(nr_jpeg_decoder *decoder, uint8_t *pixels, size_t bytes_per_r
 typedef struct nr_png_decoder nr_png_decoder;
 
 /// Creates a decoder and reads the PNG header chunks from `data` (which must stay valid until
-/// `nr_png_close`).
-nr_png_decoder *nr_png_open(const uint8_t *data, size_t size, int *status);
+/// `nr_png_close`). Width and height are each limited to `max_pixels`, ancillary chunks to
+/// 8 MB each (decompressed) and 1000 in all, and the ancillary chunks the decoder has no use
+/// for (text, ICC profiles, gamma, eXIf...) are skipped unread, so a huge declared chunk costs
+/// nothing.
+nr_png_decoder *nr_png_open(const uint8_t *data, size_t size, size_t max_pixels, int *status);
 
 /// The message of the last failure, or "".
 const char *nr_png_message(const nr_png_decoder *decoder);
@@ -97,9 +100,6 @@ void nr_png_close(nr_png_decoder *decoder);
 void nr_png_header(
     const nr_png_decoder *decoder, int *width, int *height, int *bit_depth, int *color_type, int *interlaced,
     int *has_alpha);
-
-/// The payload of the eXIf chunk seen before the image data, if any (valid until close).
-const uint8_t *nr_png_exif(const nr_png_decoder *decoder, size_t *size);
 
 /// Sets up the transformations to 8-bit `layout`. Returns NR_CODEC_UNSUPPORTED for a colour
 /// PNG asked for NR_LAYOUT_GRAY (the caller converts instead).

@@ -12,7 +12,10 @@ import NetRunnerSupport
 ///
 /// The format is recognised from the first bytes, never from the file name. Every problem in
 /// the input is thrown as an ``ImageError`` naming the file; hostile input cannot crash the
-/// process or make it allocate more than ``DecodingOptions/maximumPixelCount`` pixels.
+/// process or make it allocate more than ``DecodingOptions/maximumPixelCount`` pixels or read
+/// a file larger than ``DecodingOptions/maximumFileSize``. Size computations on header values
+/// are checked arithmetic; libpng skips ancillary chunks unread, and libjpeg stops after 100
+/// scans (a progressive "scan bomb" is otherwise hundreds of passes over the image).
 ///
 ///     let image = try ImageDecoder.decode(contentsOf: "photo.jpg", options: .init(pixelFormat: .rgb24))
 ///     let upright = image.orientation == .up  // the EXIF tag, already applied to image.pixels
@@ -23,14 +26,17 @@ public enum ImageDecoder {
     ///   - path: The file's path.
     ///   - options: How to decode.
     /// - Returns: The pixels and what the file said about them.
-    /// - Throws: ``ImageError/unreadableFile(path:reason:)`` if the file cannot be read, and any
-    ///   error of ``decode(data:options:source:)`` with `source` set to `path`.
+    /// - Throws: ``ImageError/unreadableFile(path:reason:)`` if the file cannot be read,
+    ///   ``ImageError/fileTooLarge(source:byteCount:limit:)`` if it is larger than
+    ///   ``DecodingOptions/maximumFileSize`` (nothing is read then), and any error of
+    ///   ``decode(data:options:source:)`` with `source` set to `path`.
     public static func decode(contentsOf path: String, options: DecodingOptions = DecodingOptions()) throws(ImageError)
         -> DecodedImage
     {
-        try decode(
-            data: ImageError.mapping { () throws(FileError) in try FileIO.contents(of: path) }, options: options,
-            source: path)
+        let data = try ImageError.mapping { () throws(FileError) in
+            try FileIO.contents(of: path, maximumSize: options.maximumFileSize)
+        }
+        return try decode(data: data, options: options, source: path)
     }
 
     /// Decodes an image held in memory.
@@ -43,11 +49,15 @@ public enum ImageDecoder {
     /// - Throws: ``ImageError/emptyFile(source:)``, ``ImageError/unsupportedFormat(source:leadingBytes:)``,
     ///   ``ImageError/unsupportedVariant(source:format:detail:)``, ``ImageError/truncated(source:format:)``,
     ///   ``ImageError/corrupt(source:format:reason:)``,
-    ///   ``ImageError/tooManyPixels(source:width:height:limit:)`` or ``ImageError/outOfMemory(byteCount:)``.
+    ///   ``ImageError/tooManyPixels(source:width:height:limit:)``,
+    ///   ``ImageError/fileTooLarge(source:byteCount:limit:)`` or ``ImageError/outOfMemory(byteCount:)``.
     public static func decode(data: Data, options: DecodingOptions = DecodingOptions(), source: String = "image data")
         throws(ImageError) -> DecodedImage
     {
         guard !data.isEmpty else { throw .emptyFile(source: source) }
+        guard data.count <= options.maximumFileSize else {
+            throw .fileTooLarge(source: source, byteCount: data.count, limit: options.maximumFileSize)
+        }
         guard let format = ImageFormat.sniff(data.prefix(8)) else {
             throw .unsupportedFormat(source: source, leadingBytes: describeLeadingBytes(data.prefix(8)))
         }
@@ -121,6 +131,26 @@ struct DecodeContext {
         }
     }
 
+    /// `a * b` for sizes computed from header values, or a ``ImageError/corrupt(source:format:reason:)``
+    /// naming the file when the product does not fit an `Int` (never a trap).
+    func product(_ a: Int, _ b: Int, _ what: String) throws(ImageError) -> Int {
+        let (value, overflow) = a.multipliedReportingOverflow(by: b)
+        guard !overflow else {
+            throw .corrupt(source: source, format: format, reason: "the \(what) (\(a) x \(b)) is too large")
+        }
+        return value
+    }
+
+    /// `a + b` for offsets computed from header values, or a ``ImageError/corrupt(source:format:reason:)``
+    /// naming the file when the sum does not fit an `Int` (never a trap).
+    func sum(_ a: Int, _ b: Int, _ what: String) throws(ImageError) -> Int {
+        let (value, overflow) = a.addingReportingOverflow(b)
+        guard !overflow else {
+            throw .corrupt(source: source, format: format, reason: "the \(what) (\(a) + \(b)) is too large")
+        }
+        return value
+    }
+
     /// The error for a C shim status.
     func error(status: Int32, message: String, byteCount: Int = 0) -> ImageError {
         switch Int(status) {
@@ -155,7 +185,9 @@ struct DecodeContext {
             }
             return decode(destination, bytesPerRow, buffer.count)
         }
-        guard status == NR_CODEC_OK else { throw failure(status, bytesPerRow * height) }
+        guard status == NR_CODEC_OK else {
+            throw failure(status, bytesPerRow.multipliedReportingOverflow(by: height).partialValue)
+        }
         return pixels
     }
 

@@ -1,7 +1,7 @@
 // PNG decoding through the CImageCodecs libpng shim.
 //
 // Invariants: the nr_png_decoder handle is closed on every path (defer) and never outlives the
-// byte buffer it reads; the eXIf payload pointer is only read before close; the destination
+// byte buffer it reads; the eXIf chunk is found by EXIFReader (libpng skips it); the destination
 // is a freshly allocated PixelBuffer of exactly the header's size in the configured layout,
 // and its capacity is passed so the shim can check its writes.
 
@@ -21,7 +21,9 @@ enum PNGDecoder {
             try context.checkSize(width: width, height: height)
         }
         var status: Int32 = 0
-        guard let decoder = nr_png_open(base, bytes.count, &status) else { throw .outOfMemory(byteCount: 0) }
+        guard let decoder = nr_png_open(base, bytes.count, max(context.options.maximumPixelCount, 1), &status) else {
+            throw .outOfMemory(byteCount: 0)
+        }
         defer { nr_png_close(decoder) }
         func failure(_ status: Int32, byteCount: Int = 0) -> ImageError {
             context.error(status: status, message: String(cString: nr_png_message(decoder)), byteCount: byteCount)
@@ -35,11 +37,7 @@ enum PNGDecoder {
         var hasAlpha: Int32 = 0
         nr_png_header(decoder, &width, &height, &bitDepth, &colorType, &interlaced, &hasAlpha)
         try context.checkSize(width: Int(width), height: Int(height))
-        var orientation = ImageOrientation.up
-        var exifSize = 0
-        if let exif = nr_png_exif(decoder, &exifSize), exifSize > 0 {
-            orientation = EXIFReader.orientation(tiff: UnsafeRawBufferPointer(start: exif, count: exifSize)) ?? .up
-        }
+        let orientation = EXIFReader.pngOrientation(bytes) ?? .up
         let isColor = colorType & 2 != 0 || colorType & 1 != 0
         let natural: PixelFormat = hasAlpha != 0 ? .rgba32 : isColor ? .rgb24 : .gray8
         var pixelFormat = context.options.pixelFormat ?? natural

@@ -1,7 +1,8 @@
 // Netpbm decoding, written by hand: P2/P5 graymaps and P3/P6 pixmaps, maxval 1...65535.
 //
 // Invariants: every byte is read through bounds-checked indices (`position < bytes.count`);
-// numbers are limited to 9 digits so they cannot overflow; before the pixel buffer is
+// numbers are limited to 9 digits so they cannot overflow, and the sample count is checked
+// arithmetic (a `.corrupt` error, never a trap, whatever the pixel limit); before the pixel buffer is
 // allocated the size passes the pixel limit and the file is checked to be long enough for
 // every sample (binary: exactly; ASCII: at least two bytes per sample but the last), so a
 // tiny file cannot make us allocate a huge image.
@@ -35,7 +36,7 @@ enum PNMDecoder {
         }
         scanner.position += 1
         try context.checkSize(width: width, height: height)
-        let samples = width * height * channels
+        let samples = try context.product(context.product(width, height, "pixel count"), channels, "sample count")
         let sampleBytes = maximum > 255 ? 2 : 1
         let remaining = bytes.count - scanner.position
         if ascii {

@@ -18,17 +18,62 @@ package enum FileIO {
         String(cString: strerror(code))
     }
 
-    /// The contents of the file at `path`, a regular file.
-    package static func contents(of path: String) throws(FileError) -> Data {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    /// Opens `path` for reading only if it is a regular file: opened with `O_NONBLOCK` (so a
+    /// FIFO, a device or a socket cannot block the open), checked with `fstat`, then switched
+    /// back to blocking reads.
+    ///
+    /// - Parameter path: The file.
+    /// - Returns: The descriptor and the file's size; the caller closes the descriptor.
+    /// - Throws: ``FileError/unreadable(path:reason:)`` when it cannot be opened or is not a
+    ///   regular file (a folder, a named pipe, a device...).
+    package static func openRegularFile(_ path: String) throws(FileError) -> (descriptor: Int32, size: Int) {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { throw .unreadable(path: path, reason: errorText(errno)) }
-        defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw .unreadable(path: path, reason: errorText(errno)) }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            throw .unreadable(path: path, reason: "not a regular file")
+        guard fstat(descriptor, &status) == 0 else {
+            let reason = errorText(errno)
+            close(descriptor)
+            throw .unreadable(path: path, reason: reason)
         }
-        let size = Int(status.st_size)
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            throw .unreadable(path: path, reason: "not a regular file (\(fileKind(Int(status.st_mode))))")
+        }
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+            let reason = errorText(errno)
+            close(descriptor)
+            throw .unreadable(path: path, reason: reason)
+        }
+        return (descriptor, Int(status.st_size))
+    }
+
+    /// What kind of file a mode describes, for messages: "a folder", "a named pipe"...
+    ///
+    /// - Parameter mode: A `st_mode`.
+    /// - Returns: The kind, with its article.
+    package static func fileKind(_ mode: Int) -> String {
+        switch mode & Int(S_IFMT) {
+        case Int(S_IFREG): "a regular file"
+        case Int(S_IFDIR): "a folder"
+        case Int(S_IFIFO): "a named pipe"
+        case Int(S_IFCHR): "a character device"
+        case Int(S_IFBLK): "a block device"
+        case Int(S_IFSOCK): "a socket"
+        case Int(S_IFLNK): "a symbolic link"
+        default: "an unknown kind of file"
+        }
+    }
+
+    /// The contents of the file at `path`, a regular file (see ``openRegularFile(_:)``): the
+    /// one reader of whole files, so that no path blocks or reads without end.
+    ///
+    /// - Parameter path: The file.
+    /// - Returns: Its bytes.
+    /// - Throws: ``FileError/unreadable(path:reason:)``.
+    package static func contents(of path: String) throws(FileError) -> Data {
+        let (descriptor, size) = try openRegularFile(path)
+        defer { close(descriptor) }
         var data = Data(count: size)
         let failure: Int32? = data.withUnsafeMutableBytes { buffer -> Int32? in
             guard let base = buffer.baseAddress else { return nil }

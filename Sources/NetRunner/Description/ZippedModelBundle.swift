@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NetRunnerSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -33,8 +34,12 @@ public final class ZippedModelBundle: Sendable {
     /// - Throws: ``ModelBundleError/notABundle(path:reason:)`` naming the problem, or the
     ///   errors of ``ModelBundle/init(path:)`` for the unpacked bundle.
     public init(zipAt path: String) throws(ModelBundleError) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .notABundle(path: path, reason: "no such file or not readable")
+        let data: Data
+        do {
+            data = try FileIO.contents(of: path)
+        } catch {
+            guard case .unreadable(_, let reason) = error else { throw .notABundle(path: path, reason: "\(error)") }
+            throw .notABundle(path: path, reason: reason)
         }
         var limits = ZipArchive.Limits()
         limits.maximumTotalSize = Self.maximumSize
@@ -113,8 +118,7 @@ public final class ZippedModelBundle: Sendable {
     /// - Parameter path: A file.
     /// - Returns: `true` for a zip file.
     public static func isZip(_ path: String) -> Bool {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
+        guard let descriptor = try? FileIO.openRegularFile(path).descriptor else { return false }
         defer { close(descriptor) }
         var magic = [UInt8](repeating: 0, count: 4)
         return read(descriptor, &magic, 4) == 4 && magic == [0x50, 0x4B, 0x03, 0x04]

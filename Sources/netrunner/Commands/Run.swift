@@ -36,8 +36,8 @@ extension NetRunnerCommand {
             let model = try Model(
                 model: try LoadedModel(.path(bundle)), threadCount: runtime.threads,
                 isErrorLoggingEnabled: runtime.verbose)
-            var failures = 0
-            let files = inputs.files()
+            let (files, unreadable) = try inputs.requiredFiles()
+            var failures = unreadable
             for file in files {
                 do {
                     let image = try ImageDecoder.decode(contentsOf: file)
@@ -56,7 +56,9 @@ extension NetRunnerCommand {
                 }
             }
             if failures > 0 {
-                Console.diagnostic("\(failures) of \(files.count) images failed.")
+                Console.diagnostic(
+                    "\(failures - unreadable) of \(files.count) images failed"
+                        + (unreadable > 0 ? "; \(unreadable) entries could not be searched." : "."))
                 throw ExitCode.failure
             }
         }

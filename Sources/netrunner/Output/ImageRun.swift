@@ -13,16 +13,20 @@ enum ImageRun {
     ///   - options: The task's options; the thread count is set per thread.
     ///   - model: The model flags.
     ///   - inputs: The image arguments.
+    ///   - listed: The files and the count of unreadable entries, if already listed
+    ///     (``ImageArguments/requiredFiles()``); else they are listed here.
     ///   - json: Whether errors are printed as JSON lines.
     ///   - print: Prints one image's answer, with the model's name.
-    /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed.
+    /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed or any
+    ///   entry could not be searched.
     static func run<Task: VisionTask>(
-        _ task: Task.Type, options: Task.Options, model: ModelOptions, inputs: ImageArguments, json: Bool,
+        _ task: Task.Type, options: Task.Options, model: ModelOptions, inputs: ImageArguments,
+        listed: (files: [String], unreadable: Int)? = nil, json: Bool,
         print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
     ) throws {
         let loaded = try model.load(defaultFor: Task.kind)
         if let notice = model.assumptionNotice(for: loaded) { Console.diagnostic(notice) }
-        let files = try inputs.requiredFiles()
+        let (files, unreadable) = try listed ?? inputs.requiredFiles()
         let failures = Atomic<Int>(0)
         try BulkInference.run(
             files: files, threads: model.threadCount,
@@ -41,8 +45,10 @@ enum ImageRun {
                 }
             })
         let failed = failures.load(ordering: .relaxed)
-        if failed > 0 {
-            Console.diagnostic("\(failed) of \(files.count) images failed.")
+        if failed > 0 || unreadable > 0 {
+            Console.diagnostic(
+                "\(failed) of \(files.count) images failed"
+                    + (unreadable > 0 ? "; \(unreadable) entries could not be searched." : "."))
             throw ExitCode.failure
         }
     }

@@ -107,6 +107,14 @@ struct HostileInputTests {
         let result = try run(["detect", "--label-offset", "-1", "--threshold", "0.5", Self.portrait], deadline: 60)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("box ("), "\(result.stdout)")
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let bundle = try run(
+            [
+                "bundle", "create", Fixtures.path(Fixtures.MobileNet.float32), "-o", folder.path("m.tiobundle"),
+                "--normalize", "-0.5,1",
+            ], deadline: 60)
+        #expect(bundle.status == 0, "\(bundle.stderr)")
     }
 
     /// A folder with a named pipe named `name`.

@@ -55,6 +55,7 @@ extension NetRunnerCommand {
             try OptionLimits.check(Double(threshold), "--threshold", in: 0...1)
             if let maxResults { try OptionLimits.check(maxResults, "--max-results", in: 1...10_000) }
             if let labelOffset { try OptionLimits.check(labelOffset, "--label-offset", in: -1000...1000) }
+            if let annotate { _ = try AnnotationTarget.namesFile(annotate) }
         }
 
         func run() throws {

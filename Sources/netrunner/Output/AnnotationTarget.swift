@@ -26,15 +26,7 @@ struct AnnotationTarget: Sendable {
     ///   extension; the file system's error when the folder cannot be created.
     init(path: String, files: [String]) throws {
         self.path = path
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
-        let fileExtension = dot.map { name[name.index(after: $0)...].lowercased() }
-        let isFile = fileExtension.map(Self.fileExtensions.contains) ?? false
-        if let fileExtension, !isFile, !path.hasSuffix("/"), !ImageArguments.isDirectory(path) {
-            throw ValidationError(
-                "--annotate \(path): .\(fileExtension) is not an image type written here; name a .png, .jpg or "
-                    + ".jpeg file, or a folder (an existing one, or a name without an extension).")
-        }
+        let isFile = try Self.namesFile(path)
         if files.count > 1 || !isFile {
             guard !isFile else {
                 throw ValidationError(
@@ -47,6 +39,25 @@ struct AnnotationTarget: Sendable {
             isFolder = false
             names = [:]
         }
+    }
+
+    /// Whether `path` names one image file (`.png`, `.jpg`, `.jpeg`) rather than a folder.
+    ///
+    /// - Parameter path: The `--annotate` value.
+    /// - Returns: `true` for a file target.
+    /// - Throws: `ValidationError` for another extension, unless `path` is an existing folder
+    ///   or ends with `/` (`out.gif` would otherwise silently become a folder).
+    static func namesFile(_ path: String) throws -> Bool {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+        guard let fileExtension = dot.map({ name[name.index(after: $0)...].lowercased() }) else { return false }
+        if fileExtensions.contains(fileExtension) { return true }
+        guard path.hasSuffix("/") || ImageArguments.isDirectory(path) else {
+            throw ValidationError(
+                "--annotate \(path): .\(fileExtension) is not an image type written here; name a .png, .jpg or "
+                    + ".jpeg file, or a folder (an existing one, or a name without an extension).")
+        }
+        return false
     }
 
     /// One output name per image, unique and stable.

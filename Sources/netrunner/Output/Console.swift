@@ -20,10 +20,11 @@ enum Console {
         Swift.print(escaped(line))
     }
 
-    /// Writes one line of diagnostics to stderr, control characters escaped, never into a
-    /// window in which the runtime's own output is being captured.
-    static func diagnostic(_ line: String) {
-        Runtime.writeToStandardError(escaped(line) + "\n")
+    /// Writes one line of diagnostics (or, without `newline`, part of one) to stderr, control
+    /// characters escaped, never into a window in which the runtime's own output is being
+    /// captured.
+    static func diagnostic(_ line: String, newline: Bool = true) {
+        Runtime.writeToStandardError(escaped(line) + (newline ? "\n" : ""))
     }
 
     /// Writes terminal control text (the progress bar's own carriage returns and erasures)

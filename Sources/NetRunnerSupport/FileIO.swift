@@ -18,21 +18,71 @@ package enum FileIO {
         String(cString: strerror(code))
     }
 
+    /// Opens `path` for reading only if it is a regular file: opened with `O_NONBLOCK` (so a
+    /// FIFO, a device or a socket cannot block the open), checked with `fstat`, then switched
+    /// back to blocking reads.
+    ///
+    /// - Parameter path: The file.
+    /// - Returns: The descriptor and the file's size; the caller closes the descriptor.
+    /// - Throws: ``FileError/unreadable(path:reason:)`` when it cannot be opened or is not a
+    ///   regular file (a folder, a named pipe, a device...).
+    package static func openRegularFile(_ path: String) throws(FileError) -> (descriptor: Int32, size: Int) {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .unreadable(path: path, reason: errorText(errno)) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let reason = errorText(errno)
+            close(descriptor)
+            throw .unreadable(path: path, reason: reason)
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            throw .unreadable(path: path, reason: "not a regular file (\(fileKind(Int(status.st_mode))))")
+        }
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+            let reason = errorText(errno)
+            close(descriptor)
+            throw .unreadable(path: path, reason: reason)
+        }
+        return (descriptor, Int(status.st_size))
+    }
+
+    /// What kind of file a mode describes, for messages: "a folder", "a named pipe"...
+    ///
+    /// - Parameter mode: A `st_mode`.
+    /// - Returns: The kind, with its article.
+    package static func fileKind(_ mode: Int) -> String {
+        switch mode & Int(S_IFMT) {
+        case Int(S_IFREG): "a regular file"
+        case Int(S_IFDIR): "a folder"
+        case Int(S_IFIFO): "a named pipe"
+        case Int(S_IFCHR): "a character device"
+        case Int(S_IFBLK): "a block device"
+        case Int(S_IFSOCK): "a socket"
+        case Int(S_IFLNK): "a symbolic link"
+        default: "an unknown kind of file"
+        }
+    }
+
     /// The contents of the file at `path`, a regular file of at most `maximumSize` bytes.
     ///
-    /// The size is checked with `fstat` before anything is allocated or read, so a huge (or
-    /// sparse) file costs nothing.
+    /// The one reader of whole files (see ``openRegularFile(_:)``), so that no path blocks or
+    /// reads without end. The size is checked with `fstat` before anything is allocated or read, so a
+    /// huge (or sparse) file costs nothing.
+    ///
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - maximumSize: The largest file read.
+    /// - Returns: Its bytes.
+    /// - Throws: ``FileError/unreadable(path:reason:)``, ``FileError/tooLarge(path:byteCount:limit:)``.
     package static func contents(of path: String, maximumSize: Int = Int.max) throws(FileError) -> Data {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw .unreadable(path: path, reason: errorText(errno)) }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw .unreadable(path: path, reason: errorText(errno)) }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            throw .unreadable(path: path, reason: "not a regular file")
+        let (descriptor, size) = try openRegularFile(path)
+        guard size <= maximumSize else {
+            close(descriptor)
+            throw .tooLarge(path: path, byteCount: size, limit: maximumSize)
         }
-        let size = Int(status.st_size)
-        guard size <= maximumSize else { throw .tooLarge(path: path, byteCount: size, limit: maximumSize) }
+        defer { close(descriptor) }
         var data = Data(count: size)
         let failure: Int32? = data.withUnsafeMutableBytes { buffer -> Int32? in
             guard let base = buffer.baseAddress else { return nil }

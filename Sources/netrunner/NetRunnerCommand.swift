@@ -1,6 +1,12 @@
 import ArgumentParser
 import TensorFlowLite
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `netrunner`: run, inspect and measure TensorFlow Lite models on the LiteRT runtime.
 @main
 struct NetRunnerCommand: ParsableCommand {
@@ -15,11 +21,31 @@ struct NetRunnerCommand: ParsableCommand {
     )
 
     /// Serves `ModelCheck`'s child processes (the library's own protocol, not a command), then
-    /// parses the command line as usual.
+    /// parses the command line and runs the command as ArgumentParser does, except that an
+    /// error's message (which may quote file names and file contents) is written with its
+    /// control characters escaped.
     static func main() {
         if let status = ModelCheck.runChildIfRequested(arguments: CommandLine.arguments) {
             exit(withError: ExitCode(status))
         }
-        main(nil)
+        // A file size limit (ulimit -f) makes a write fail with EFBIG, reported as an error,
+        // instead of killing the process with SIGXFSZ.
+        signal(SIGXFSZ, SIG_IGN)
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                // --help and --version: the tool's own text.
+                if !message.isEmpty { Swift.print(message) }
+            } else {
+                for line in message.split(separator: "\n", omittingEmptySubsequences: false) {
+                    Console.diagnostic(String(line))
+                }
+            }
+            exit(withError: code)
+        }
     }
 }

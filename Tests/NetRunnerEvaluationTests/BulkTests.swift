@@ -150,17 +150,19 @@ struct BulkTests {
         try handle.seekToEnd()
         try handle.write(contentsOf: Data((csv ? "d.jpg,zzpartial" : "{\"image\":\"d.jpg\",\"zzpartial").utf8))
         try handle.close()
-        let reopened = try BulkResultsFile(path: path, format: format, resume: true)
-        #expect(reopened.completedKeys == ["a.jpg", "b,1.jpg", "c.jpg"])
-        #expect(reopened.resumedCount == 3 && reopened.repairedPartialLine)
-        #expect(reopened.resumedFailures == 2)
-        try reopened.append(BulkRecord(image: "d.jpg", error: "d.jpg failed"))
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(text.hasSuffix("\n"))
-        #expect(text.split(separator: "\n").count == (csv ? 5 : 4))
-        #expect(!text.contains("zzpartial"))
-        if !csv {
-            #expect(try BulkResultsFile.records(in: path).map(\.image) == ["a.jpg", "b,1.jpg", "c.jpg", "d.jpg"])
+        do {  // one writer at a time: the file is locked while open
+            let reopened = try BulkResultsFile(path: path, format: format, resume: true)
+            #expect(reopened.completedKeys == ["a.jpg", "b,1.jpg", "c.jpg"])
+            #expect(reopened.resumedCount == 3 && reopened.repairedPartialLine)
+            #expect(reopened.resumedFailures == 2)
+            try reopened.append(BulkRecord(image: "d.jpg", error: "d.jpg failed"))
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(text.hasSuffix("\n"))
+            #expect(text.split(separator: "\n").count == (csv ? 5 : 4))
+            #expect(!text.contains("zzpartial"))
+            if !csv {
+                #expect(try BulkResultsFile.records(in: path).map(\.image) == ["a.jpg", "b,1.jpg", "c.jpg", "d.jpg"])
+            }
         }
         // Starting afresh empties it.
         let fresh = try BulkResultsFile(path: path, format: format, resume: false)

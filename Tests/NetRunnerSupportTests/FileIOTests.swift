@@ -17,7 +17,7 @@ struct FileIOTests {
         #expect(throws: FileError.unreadable(path: missing, reason: "No such file or directory")) {
             try FileIO.contents(of: missing)
         }
-        #expect(throws: FileError.unreadable(path: folder.url.path, reason: "not a regular file")) {
+        #expect(throws: FileError.unreadable(path: folder.url.path, reason: "not a regular file (a folder)")) {
             try FileIO.contents(of: folder.url.path)
         }
         let nowhere = folder.path("no/such/folder/report.html")

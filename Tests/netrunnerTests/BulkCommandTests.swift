@@ -91,7 +91,9 @@ struct BulkCommandTests {
         #expect(rows.count == 10)
     }
 
-    @Test("Ctrl-C stops with whole lines; the rerun finishes the rest, each image once", arguments: ["INT", "KILL"])
+    @Test(
+        "Ctrl-C and SIGTERM stop with whole lines; the rerun finishes the rest, each image once",
+        arguments: ["INT", "TERM", "KILL"])
     func interruptAndResume(signalName: String) throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -110,10 +112,15 @@ struct BulkCommandTests {
             if size > 2000 { break }
             usleep(20_000)
         }
-        kill(process.processIdentifier, signalName == "INT" ? SIGINT : SIGKILL)
+        let signalled = Date()
+        kill(process.processIdentifier, ["INT": SIGINT, "TERM": SIGTERM][signalName] ?? SIGKILL)
         process.waitUntilExit()
         if signalName == "INT" {
             #expect(process.terminationStatus == 130)
+        } else if signalName == "TERM" {
+            // SIGTERM stops taking images at once: exit 143 within 2 s, whatever is in flight.
+            #expect(process.terminationStatus == 143)
+            #expect(Date().timeIntervalSince(signalled) < 3, "stopped within 2 s")
         } else {
             #expect(process.terminationReason == .uncaughtSignal)
         }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NetRunnerSupport
 import TensorFlowLite
 
 #if canImport(Glibc)
@@ -67,13 +68,13 @@ extension ModelBundle {
         }
         var labels: (name: String, data: Data)?
         if let labelsPath {
-            guard let data = FileManager.default.contents(atPath: labelsPath) else {
+            guard let data = try? FileIO.contents(of: labelsPath) else {
                 throw NetRunnerError.unreadableLabels(file: labelsPath, reason: "no such file or not readable")
             }
             labels = ("labels.txt", data)
         } else if let file = metadata?.outputs.first?.labelsFile() {
             let packed = try PackedFiles(
-                model: try Data(contentsOf: URL(fileURLWithPath: modelPath)), source: modelPath)
+                model: try FileIO.contents(of: modelPath), source: modelPath)
             if let data = packed.files[file.name] { labels = ("labels.txt", data) }
         }
         var outputs: [[String: Any]] = []

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NetRunnerSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -36,8 +37,8 @@ public struct ModelBundle: Equatable, Hashable, Sendable {
             throw .notABundle(path: folder, reason: "not a folder (a bundle is a folder with a model.json)")
         }
         let jsonPath = folder + "/model.json"
-        guard let data = FileManager.default.contents(atPath: jsonPath) else {
-            throw .notABundle(path: folder, reason: "it has no readable model.json")
+        guard let data = try? FileIO.contents(of: jsonPath) else {
+            throw .notABundle(path: folder, reason: "it has no readable model.json (a regular file)")
         }
         let description = try ModelDescription.parse(data, source: jsonPath)
         self.path = folder

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NetRunnerSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -121,8 +122,7 @@ public final class ZippedModelBundle: Sendable {
     /// - Parameter path: A file.
     /// - Returns: `true` for a zip file.
     public static func isZip(_ path: String) -> Bool {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
+        guard let descriptor = try? FileIO.openRegularFile(path).descriptor else { return false }
         defer { close(descriptor) }
         var magic = [UInt8](repeating: 0, count: 4)
         return read(descriptor, &magic, 4) == 4 && magic == [0x50, 0x4B, 0x03, 0x04]

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NetRunnerSupport
 
 /// The names of a model's classes, one per output index.
 ///
@@ -42,9 +43,12 @@ public struct LabelMap: Equatable, Hashable, Sendable {
     static func text(contentsOfFile path: String) throws(NetRunnerError) -> String {
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            data = try FileIO.contents(of: path)
         } catch {
-            throw .unreadableLabels(file: path, reason: "no such file or not readable")
+            guard case .unreadable(_, let reason) = error else {
+                throw .unreadableLabels(file: path, reason: "\(error)")
+            }
+            throw .unreadableLabels(file: path, reason: reason)
         }
         guard let text = String(validating: data, as: UTF8.self) else {
             throw .unreadableLabels(file: path, reason: "the file is not UTF-8 text")

@@ -78,19 +78,26 @@ public final class BulkResultsFile: Sendable {
         var failures = 0
         var repaired = false
         var keep = 0
-        if resume, let existing = try Self.existingContents(path) {
-            let parsed = try Self.scan(existing, format: format, path: path) { record, failed in
-                keys.insert(record)
-                count += 1
-                if failed { failures += 1 }
+        // Opened (never truncated) and locked before anything is read or cut.
+        let descriptor = try Self.openLocked(path)
+        do {
+            if resume, let existing = try Self.existingContents(path) {
+                let parsed = try Self.scan(existing, format: format, path: path) { record, failed in
+                    keys.insert(record)
+                    count += 1
+                    if failed { failures += 1 }
+                }
+                keep = parsed.wholeLength
+                repaired = parsed.wholeLength < existing.count
             }
-            keep = parsed.wholeLength
-            repaired = parsed.wholeLength < existing.count
+        } catch {
+            close(descriptor)
+            throw error
         }
-        let flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (resume ? 0 : O_TRUNC)
-        let descriptor = open(path, flags, 0o644)
-        guard descriptor >= 0 else {
-            throw .unreadableResults(file: path, reason: String(cString: strerror(errno)))
+        if !resume, ftruncate(descriptor, 0) != 0 {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw .unreadableResults(file: path, reason: "cannot start it afresh: \(reason)")
         }
         if repaired, ftruncate(descriptor, off_t(keep)) != 0 {
             let reason = String(cString: strerror(errno))
@@ -144,6 +151,39 @@ public final class BulkResultsFile: Sendable {
         var line = line
         let failure = line.withUTF8 { FileIO.writeAll(descriptor, UnsafeRawBufferPointer($0)) }
         if let failure { throw .unreadableResults(file: path, reason: String(cString: strerror(failure))) }
+    }
+
+    /// Opens the file for appending (created if missing), refusing anything but a regular
+    /// file without blocking on it (a named pipe), and takes an exclusive lock on it that
+    /// lasts as long as the descriptor, so two runs never write one file.
+    private static func openLocked(_ path: String) throws(EvaluationError) -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            let reason = errno == ENXIO ? "not a regular file" : String(cString: strerror(errno))
+            throw .unreadableResults(file: path, reason: reason)
+        }
+        var status = stat()
+        var reason: String?
+        if fstat(descriptor, &status) != 0 {
+            reason = String(cString: strerror(errno))
+        } else if status.st_mode & S_IFMT != S_IFREG {
+            reason = "not a regular file (\(FileIO.fileKind(Int(status.st_mode))))"
+        } else if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            reason =
+                errno == EWOULDBLOCK
+                ? "another run is writing it (wait for that run to end, or choose another file)"
+                : "cannot lock it: \(String(cString: strerror(errno)))"
+        } else {
+            let flags = fcntl(descriptor, F_GETFL)
+            if flags < 0 || fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) != 0 {
+                reason = String(cString: strerror(errno))
+            }
+        }
+        if let reason {
+            close(descriptor)
+            throw .unreadableResults(file: path, reason: reason)
+        }
+        return descriptor
     }
 
     private static func existingContents(_ path: String) throws(EvaluationError) -> Data? {

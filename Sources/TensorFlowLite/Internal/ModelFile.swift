@@ -16,7 +16,9 @@ enum ModelFile {
 
     /// Reads the whole file at `path` into aligned memory.
     static func read(_ path: String) throws(InterpreterError) -> AlignedMemory {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: a named pipe (or a device) must not block the open; it is refused below
+        // and the flag cleared for the reads of a regular file.
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw .failedToLoadModel(reason: "\(path): \(errorText(errno)).")
         }
@@ -26,7 +28,12 @@ enum ModelFile {
             throw .failedToLoadModel(reason: "\(path): \(errorText(errno)).")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw .failedToLoadModel(reason: "\(path): not a regular file.")
+            let kind = (info.st_mode & S_IFMT) == S_IFIFO ? " (a named pipe)" : ""
+            throw .failedToLoadModel(reason: "\(path): not a regular file\(kind).")
+        }
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+            throw .failedToLoadModel(reason: "\(path): \(errorText(errno)).")
         }
         let size = Int(info.st_size)
         guard size <= maximumSize else {

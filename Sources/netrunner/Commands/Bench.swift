@@ -20,13 +20,15 @@ extension NetRunnerCommand {
 
         @OptionGroup var runtime: RuntimeOptions
 
-        @Option(help: "Timed runs.")
+        @Option(parsing: .unconditional, help: "Timed runs.")
         var runs = 50
 
-        @Option(help: "Warm-up runs after the first inference, not timed into the statistics.")
+        @Option(parsing: .unconditional, help: "Warm-up runs after the first inference, not timed into the statistics.")
         var warmup = 1
 
-        @Option(name: .customLong("max-seconds"), help: "Stop the timed runs after this many seconds.")
+        @Option(
+            name: .customLong("max-seconds"), parsing: .unconditional,
+            help: "Stop the timed runs after this many seconds.")
         var maxSeconds: Double = 150
 
         @Flag(help: "Print JSON instead of text.")
@@ -74,8 +76,9 @@ extension NetRunnerCommand {
         }
 
         func validate() throws {
-            guard runs >= 1 else { throw ValidationError("--runs must be 1 or more.") }
-            guard warmup >= 0 else { throw ValidationError("--warmup must be 0 or more.") }
+            try OptionLimits.check(runs, "--runs", in: 1...1_000_000)
+            try OptionLimits.check(warmup, "--warmup", in: 0...1_000_000)
+            try OptionLimits.checkSeconds(maxSeconds, "--max-seconds")
         }
 
         func run() throws {

@@ -24,7 +24,9 @@ extension NetRunnerCommand {
 
                 With --output, an interrupted run resumes: rerunning the same command skips the images already \
                 in the file (an unfinished last line is cut off first); --restart starts the file afresh. \
-                Ctrl-C stops after the images in flight, leaving only whole lines.
+                Ctrl-C stops after the images in flight, leaving only whole lines (exit 130); SIGTERM stops \
+                taking images at once and exits 143 within 2 seconds, leaving only whole lines. Two runs cannot \
+                write one output file: the second is refused at once.
 
                 With --threads N (default: every core), N single-threaded interpreters work side by side; \
                 with 1, decoding runs on a second thread ahead of inference. A progress bar with the rate and \
@@ -51,10 +53,12 @@ extension NetRunnerCommand {
         @Flag(help: "Start the output file afresh instead of resuming it.")
         var restart = false
 
-        @Option(name: [.customLong("top"), .customShort("k")], help: "Labels kept per image (classifiers).")
+        @Option(
+            name: [.customLong("top"), .customShort("k")], parsing: .unconditional,
+            help: "Labels kept per image (classifiers).")
         var top = 5
 
-        @Option(help: "Leave out detections scoring below this (detectors).")
+        @Option(parsing: .unconditional, help: "Leave out detections scoring below this (detectors; 0 to 1).")
         var threshold: Float = 0.5
 
         @Flag(
@@ -69,13 +73,13 @@ extension NetRunnerCommand {
 
         func validate() throws {
             guard !inputs.images.isEmpty else { throw ValidationError("Name a folder of images (or image files).") }
-            guard top >= 1 else { throw ValidationError("--top must be 1 or more.") }
-            guard threshold.isFinite else { throw ValidationError("--threshold must be a number.") }
+            try OptionLimits.check(top, "--top", in: 1...10_000)
+            try OptionLimits.check(Double(threshold), "--threshold", in: 0...1)
             if restart && output == nil { throw ValidationError("--restart needs --output.") }
         }
 
         func run() throws {
-            let files = try inputs.requiredFiles()
+            let (files, unreadable) = try inputs.requiredFiles()
             var options = ImageTask.Options()
             options.maxResults = top
             options.detectionThreshold = threshold
@@ -141,20 +145,26 @@ extension NetRunnerCommand {
             let elapsed = clock.now - started
             let final = tally.withLock { $0 }
             if let writeError = final.writeError {
-                throw ValidationError("Stopped: \(writeError)")
+                // A write error (a full disk, an I/O error) is a failure, not a usage error.
+                Console.diagnostic("Stopped: \(writeError)")
+                throw ExitCode.failure
             }
             Self.summarize(final, elapsed: elapsed, threads: threads, skipped: files.count - pending.count)
+            if unreadable > 0 {
+                Console.diagnostic(
+                    "\(unreadable) entries under \(inputs.images.joined(separator: ", ")) could not be searched.")
+            }
             if interrupted.happened {
                 Console.diagnostic(
                     "Interrupted after \(final.count) of \(pending.count) images"
                         + (output.map { "; rerun the same command to resume \($0)." } ?? "."))
-                throw ExitCode(130)
+                throw ExitCode(interrupted.exitCode)
             }
             let earlier = results?.resumedFailures ?? 0
             if earlier > 0 {
                 Console.diagnostic("\(earlier) image(s) had already failed in the earlier run (in \(output ?? "")).")
             }
-            if final.failed + earlier > 0 { throw ExitCode.failure }
+            if final.failed + earlier + unreadable > 0 { throw ExitCode.failure }
         }
 
         private static func summarize(_ tally: Tally, elapsed: Duration, threads: Int, skipped: Int) {

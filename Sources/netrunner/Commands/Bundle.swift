@@ -85,6 +85,7 @@ extension NetRunnerCommand.Bundle {
         var labels: String?
 
         @Option(
+            parsing: .unconditional,
             help: "The image input's normalisation: [0,1], [-1,1] or SCALE,BIAS (default: the metadata's, else [0,1]).")
         var normalize: String?
 

@@ -16,12 +16,12 @@ extension NetRunnerCommand {
 
         @OptionGroup var runtime: RuntimeOptions
 
-        @Option(help: "Seconds a model may take to load and run before it is refused.")
+        @Option(parsing: .unconditional, help: "Seconds a model may take to load and run before it is refused.")
         var timeout: Double = 60
 
         func validate() throws {
             guard !models.isEmpty else { throw ValidationError("Name at least one model file.") }
-            guard timeout > 0 else { throw ValidationError("--timeout must be above 0.") }
+            try OptionLimits.checkSeconds(timeout, "--timeout")
         }
 
         func run() throws {

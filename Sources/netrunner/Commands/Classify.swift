@@ -20,10 +20,11 @@ extension NetRunnerCommand {
 
         @OptionGroup var model: ModelOptions
 
-        @Option(name: [.customLong("top"), .customShort("k")], help: "Labels to print per image.")
+        @Option(
+            name: [.customLong("top"), .customShort("k")], parsing: .unconditional, help: "Labels to print per image.")
         var top = 5
 
-        @Option(help: "Leave out labels scoring below this.")
+        @Option(parsing: .unconditional, help: "Leave out labels scoring below this (0 to 1).")
         var threshold: Float = 0
 
         @Option(name: .customLong("allow"), help: "Only report this label (repeatable).")
@@ -44,8 +45,8 @@ extension NetRunnerCommand {
 
         func validate() throws {
             guard !inputs.images.isEmpty else { throw ValidationError("Name at least one image file or folder.") }
-            guard top >= 1 else { throw ValidationError("--top must be 1 or more.") }
-            guard threshold.isFinite else { throw ValidationError("--threshold must be a number.") }
+            try OptionLimits.check(top, "--top", in: 1...10_000)
+            try OptionLimits.check(Double(threshold), "--threshold", in: 0...1)
             guard allow.isEmpty || deny.isEmpty else {
                 throw ValidationError("--allow and --deny cannot be used together.")
             }

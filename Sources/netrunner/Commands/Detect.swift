@@ -20,14 +20,15 @@ extension NetRunnerCommand {
 
         @OptionGroup var model: ModelOptions
 
-        @Option(help: "Leave out detections scoring below this.")
+        @Option(parsing: .unconditional, help: "Leave out detections scoring below this (0 to 1).")
         var threshold: Float = 0.5
 
-        @Option(name: .customLong("max-results"), help: "The most detections to report per image.")
+        @Option(
+            name: .customLong("max-results"), parsing: .unconditional, help: "The most detections to report per image.")
         var maxResults: Int?
 
         @Option(
-            name: .customLong("label-offset"),
+            name: .customLong("label-offset"), parsing: .unconditional,
             help:
                 "Added to class indices before the label lookup (default: 1 when the labels start with ??? or background)."
         )
@@ -51,8 +52,10 @@ extension NetRunnerCommand {
 
         func validate() throws {
             guard !inputs.images.isEmpty else { throw ValidationError("Name at least one image file or folder.") }
-            guard threshold.isFinite else { throw ValidationError("--threshold must be a number.") }
-            if let maxResults, maxResults < 1 { throw ValidationError("--max-results must be 1 or more.") }
+            try OptionLimits.check(Double(threshold), "--threshold", in: 0...1)
+            if let maxResults { try OptionLimits.check(maxResults, "--max-results", in: 1...10_000) }
+            if let labelOffset { try OptionLimits.check(labelOffset, "--label-offset", in: -1000...1000) }
+            if let annotate { _ = try AnnotationTarget.namesFile(annotate) }
         }
 
         func run() throws {
@@ -67,12 +70,11 @@ extension NetRunnerCommand {
             case .center: options.cropping = .centerSquare
             case nil: options.cropping = nil
             }
-            let annotations = try annotate.map {
-                try AnnotationTarget(path: $0, imageCount: try inputs.requiredFiles().count)
-            }
+            let listed = try inputs.requiredFiles()
+            let annotations = try annotate.map { try AnnotationTarget(path: $0, files: listed.files) }
             let json = self.json
             try ImageRun.run(
-                ObjectDetector.self, options: options, model: model, inputs: inputs, json: json,
+                ObjectDetector.self, options: options, model: model, inputs: inputs, listed: listed, json: json,
                 print: { file, model, result in
                     try DetectionOutput.print(result, file: file, model: model, json: json)
                     try annotations?.write(result, on: file)

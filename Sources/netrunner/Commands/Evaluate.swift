@@ -40,7 +40,7 @@ extension NetRunnerCommand {
         @Option(name: .shortAndLong, help: "Where results and reports go.")
         var output = "netrunner-evaluation"
 
-        @Option(name: .shortAndLong, help: "CPU threads for each model's runtime.")
+        @Option(name: .shortAndLong, parsing: .unconditional, help: "CPU threads for each model's runtime.")
         var threads = 1
 
         @Flag(
@@ -56,7 +56,7 @@ extension NetRunnerCommand {
 
         func validate() throws {
             guard !testBundles.isEmpty else { throw ValidationError("Name at least one .testbundle folder.") }
-            guard threads >= 1 else { throw ValidationError("--threads must be 1 or more.") }
+            try OptionLimits.checkThreads(threads)
         }
 
         func run() throws {
@@ -139,7 +139,7 @@ extension NetRunnerCommand {
             progress.finish()
             if interrupted.happened {
                 Console.diagnostic("Interrupted; rerun the same command to resume from \(resultsPath).")
-                throw ExitCode(130)
+                throw ExitCode(interrupted.exitCode)
             }
             return EvaluationReport.build(
                 test: runner.test, metric: runner.metric,

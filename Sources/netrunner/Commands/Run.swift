@@ -54,8 +54,8 @@ extension NetRunnerCommand {
                 return
             }
             let model = try Model(model: loaded, threadCount: runtime.threads, isErrorLoggingEnabled: runtime.verbose)
-            var failures = 0
-            let files = inputs.files()
+            let (files, unreadable) = try inputs.requiredFiles()
+            var failures = unreadable
             for file in files {
                 do {
                     let image = try ImageDecoder.decode(contentsOf: file)
@@ -74,7 +74,9 @@ extension NetRunnerCommand {
                 }
             }
             if failures > 0 {
-                Console.diagnostic("\(failures) of \(files.count) images failed.")
+                Console.diagnostic(
+                    "\(failures - unreadable) of \(files.count) images failed"
+                        + (unreadable > 0 ? "; \(unreadable) entries could not be searched." : "."))
                 throw ExitCode.failure
             }
         }

@@ -15,29 +15,45 @@ struct ImageArguments: ParsableArguments {
     /// File extensions picked up when a folder is named (a named file is tried whatever its name).
     static let extensions: Set<String> = ["jpg", "jpeg", "png", "bmp", "ppm", "pgm", "pnm", "pbm"]
 
-    /// The image files: named files as given, folders expanded (sorted, recursively).
-    func files() -> [String] {
+    /// The image files found, and the folders (or entries) that could not be listed.
+    struct Listing {
+        /// The image files: named files as given, folders expanded (sorted, recursively).
         var files: [String] = []
-        for path in images {
-            if Self.isDirectory(path) {
-                files += Self.imagesUnder(path)
-            } else {
-                files.append(path)
-            }
-        }
-        return files
+        /// Each entry that could not be read while searching, with the reason.
+        var unreadable: [(path: String, reason: String)] = []
     }
 
-    /// The image files, or a usage error naming the arguments when there are none.
-    ///
-    /// - Returns: The files.
-    /// - Throws: `ValidationError` when the arguments name no image file.
-    func requiredFiles() throws -> [String] {
-        let files = files()
-        guard !files.isEmpty else {
-            throw ValidationError("No image files found in \(images.joined(separator: ", ")).")
+    /// The image files: named files as given, folders expanded (sorted, recursively); an
+    /// entry that cannot be read is listed apart and the search goes on.
+    func listing() -> Listing {
+        var listing = Listing()
+        for path in images {
+            if Self.isDirectory(path) {
+                Self.collectImages(under: path, into: &listing)
+            } else {
+                listing.files.append(path)
+            }
         }
-        return files
+        return listing
+    }
+
+    /// The image files, each entry that could not be searched reported on stderr (the run
+    /// goes on with the others and counts them as failures), or a usage error naming the
+    /// arguments when there are none.
+    ///
+    /// - Returns: The files, and how many entries could not be read.
+    /// - Throws: `ValidationError` when the arguments name no image file.
+    func requiredFiles() throws -> (files: [String], unreadable: Int) {
+        let listing = listing()
+        for entry in listing.unreadable {
+            Console.diagnostic("\(entry.path): cannot search it: \(entry.reason); skipped.")
+        }
+        guard !listing.files.isEmpty else {
+            throw ValidationError(
+                "No image files found in \(images.joined(separator: ", "))"
+                    + (listing.unreadable.isEmpty ? "." : " (\(listing.unreadable.count) unreadable entries)."))
+        }
+        return (listing.files, listing.unreadable.count)
     }
 
     static func isDirectory(_ path: String) -> Bool {
@@ -45,15 +61,49 @@ struct ImageArguments: ParsableArguments {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
-    static func imagesUnder(_ folder: String) -> [String] {
-        let base = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
-        guard let entries = try? FileManager.default.subpathsOfDirectory(atPath: base) else { return [] }
-        return entries.sorted().compactMap { entry in
-            let name = entry.split(separator: "/").last.map(String.init) ?? entry
-            guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { return nil }
-            guard extensions.contains(name[name.index(after: dot)...].lowercased()) else { return nil }
-            let path = base + "/" + entry
-            return isDirectory(path) ? nil : path
+    /// Walks `folder` with opendir/readdir (symbolic links to folders are not followed, so
+    /// there are no loops): image files by extension, sorted by their path under `folder`; a
+    /// folder that cannot be opened (no permission, a path over PATH_MAX) is noted in
+    /// `listing.unreadable` and the walk goes on.
+    static func collectImages(under folder: String, into listing: inout Listing) {
+        let base = folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+        var found: [String] = []
+        var pending = [""]
+        while let relative = pending.popLast() {
+            let directory = relative.isEmpty ? base : base + "/" + relative
+            guard let stream = opendir(directory) else {
+                listing.unreadable.append((directory, String(cString: strerror(errno))))
+                continue
+            }
+            defer { closedir(stream) }
+            while true {
+                errno = 0
+                guard let entry = readdir(stream) else {
+                    if errno != 0 { listing.unreadable.append((directory, String(cString: strerror(errno)))) }
+                    break
+                }
+                let name = withUnsafePointer(to: entry.pointee.d_name) {
+                    $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+                }
+                guard name != ".", name != ".." else { continue }
+                let child = relative.isEmpty ? name : relative + "/" + name
+                let path = base + "/" + child
+                var info = stat()
+                if lstat(path, &info) != 0 {
+                    listing.unreadable.append((path, String(cString: strerror(errno))))
+                    continue
+                }
+                if (info.st_mode & S_IFMT) == S_IFDIR {
+                    pending.append(child)
+                    continue
+                }
+                guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { continue }
+                guard extensions.contains(name[name.index(after: dot)...].lowercased()) else { continue }
+                // A symbolic link to a folder is neither walked nor taken for an image.
+                guard (info.st_mode & S_IFMT) != S_IFLNK || !isDirectory(path) else { continue }
+                found.append(child)
+            }
         }
+        listing.files += found.sorted().map { base + "/" + $0 }
     }
 }

@@ -19,7 +19,7 @@ struct ModelOptions: ParsableArguments {
     var labels: String?
 
     @Option(
-        name: .shortAndLong,
+        name: .shortAndLong, parsing: .unconditional,
         help:
             "Threads (default: every core): several images run on that many single-threaded interpreters side by side; one image on one interpreter with that many threads."
     )
@@ -29,7 +29,7 @@ struct ModelOptions: ParsableArguments {
     var verbose = false
 
     func validate() throws {
-        if let threads, threads < 1 { throw ValidationError("--threads must be 1 or more.") }
+        if let threads { try OptionLimits.checkThreads(threads) }
     }
 
     /// The threads to use: `--threads`, else every online core.

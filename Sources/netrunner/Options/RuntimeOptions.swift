@@ -3,14 +3,14 @@ import TensorFlowLite
 
 /// The options every command that runs a model shares.
 struct RuntimeOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: "CPU threads for XNNPACK (1 or more).")
+    @Option(name: .shortAndLong, parsing: .unconditional, help: "CPU threads for XNNPACK (1 or more).")
     var threads: Int = 1
 
     @Flag(name: .long, help: "Show the runtime's own log lines on stderr.")
     var verbose = false
 
     func validate() throws {
-        guard threads >= 1 else { throw ValidationError("--threads must be 1 or more.") }
+        try OptionLimits.checkThreads(threads)
     }
 
     /// The interpreter options these flags describe.

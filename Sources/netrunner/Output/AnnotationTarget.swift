@@ -4,24 +4,86 @@ import NetRunner
 import NetRunnerImage
 
 /// Where `detect --annotate` writes annotated images.
+///
+/// One `.png`/`.jpg`/`.jpeg` file for one image, else a folder with one `<name>.annotated.png` per image; images sharing a base name
+/// (`a/x.jpg`, `b/x.jpg`) get `x.annotated.png`, `x-2.annotated.png`... in the order the images
+/// are listed, so the names are unique and the same on every run of the same command.
 struct AnnotationTarget: Sendable {
     let path: String
     let isFolder: Bool
+    /// The output file of each image, in folder mode.
+    private let names: [String: String]
 
-    init(path: String, imageCount: Int) throws {
+    /// The image extensions a file target may have.
+    static let fileExtensions = ["png", "jpg", "jpeg"]
+
+    /// Checks `path` and prepares it (a folder is created).
+    ///
+    /// - Parameters:
+    ///   - path: The `--annotate` value.
+    ///   - files: The images that will be annotated, in order.
+    /// - Throws: `ValidationError` for a file target with several images or an unknown
+    ///   extension; the file system's error when the folder cannot be created.
+    init(path: String, files: [String]) throws {
         self.path = path
-        let lower = path.lowercased()
-        let isFile = [".png", ".jpg", ".jpeg"].contains { lower.hasSuffix($0) }
-        if imageCount > 1 || !isFile {
+        let isFile = try Self.namesFile(path)
+        if files.count > 1 || !isFile {
             guard !isFile else {
                 throw ValidationError(
-                    "--annotate \(path) names one file, but there are \(imageCount) images; name a folder.")
+                    "--annotate \(path) names one file, but there are \(files.count) images; name a folder.")
             }
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             isFolder = true
+            names = Self.uniqueNames(for: files)
         } else {
             isFolder = false
+            names = [:]
         }
+    }
+
+    /// Whether `path` names one image file (`.png`, `.jpg`, `.jpeg`) rather than a folder.
+    ///
+    /// - Parameter path: The `--annotate` value.
+    /// - Returns: `true` for a file target.
+    /// - Throws: `ValidationError` for another extension, unless `path` is an existing folder
+    ///   or ends with `/` (`out.gif` would otherwise silently become a folder).
+    static func namesFile(_ path: String) throws -> Bool {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+        guard let fileExtension = dot.map({ name[name.index(after: $0)...].lowercased() }) else { return false }
+        if fileExtensions.contains(fileExtension) { return true }
+        guard path.hasSuffix("/") || ImageArguments.isDirectory(path) else {
+            throw ValidationError(
+                "--annotate \(path): .\(fileExtension) is not an image type written here; name a .png, .jpg or "
+                    + ".jpeg file, or a folder (an existing one, or a name without an extension).")
+        }
+        return false
+    }
+
+    /// One output name per image, unique and stable.
+    ///
+    /// The image's base name without its extension, with `-2`, `-3`... for the later images
+    /// whose name is already taken (compared without case).
+    ///
+    /// - Parameter files: The images, in order.
+    /// - Returns: The output file name of each image.
+    static func uniqueNames(for files: [String]) -> [String: String] {
+        var names: [String: String] = [:]
+        var taken: Set<String> = []
+        for file in files where names[file] == nil {
+            let name = file.split(separator: "/").last.map(String.init) ?? "image"
+            let stem = name.split(separator: ".").dropLast().joined(separator: ".")
+            let base = stem.isEmpty ? name : stem
+            var candidate = base
+            var counter = 1
+            while taken.contains(candidate.lowercased()) {
+                counter += 1
+                candidate = "\(base)-\(counter)"
+            }
+            taken.insert(candidate.lowercased())
+            names[file] = candidate + ".annotated.png"
+        }
+        return names
     }
 
     /// Draws the detections on the image at `file` (decoded again at full size) and writes it.
@@ -32,9 +94,7 @@ struct AnnotationTarget: Sendable {
         let annotated = try Annotator.draw(result.detections, on: image.pixels)
         let output: String
         if isFolder {
-            let name = file.split(separator: "/").last.map(String.init) ?? "image"
-            let stem = name.split(separator: ".").dropLast().joined(separator: ".")
-            output = path + "/" + (stem.isEmpty ? name : stem) + ".annotated.png"
+            output = path + "/" + (names[file] ?? Self.uniqueNames(for: [file])[file, default: "image.annotated.png"])
         } else {
             output = path
         }

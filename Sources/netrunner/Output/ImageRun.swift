@@ -2,8 +2,9 @@ import ArgumentParser
 import NetRunner
 import Synchronization
 
-/// Runs one task over image files, as `classify` and `detect` do: the model read once, every
-/// core busy (``BulkInference``), answers printed in file order, failures reported per file.
+/// Runs one task over image files, as `classify`, `detect` and `run` (for a detector) do: the
+/// model read once, every core busy (``BulkInference``), answers printed in file order,
+/// failures reported per file.
 enum ImageRun {
     /// Loads the model the flags name, runs the task on every image file and prints each
     /// outcome.
@@ -13,17 +14,22 @@ enum ImageRun {
     ///   - options: The task's options; the thread count is set per thread.
     ///   - model: The model flags.
     ///   - inputs: The image arguments.
+    ///   - listed: The files and the count of unreadable entries, if already listed
+    ///     (``ImageArguments/requiredFiles()``); else they are listed here.
     ///   - json: Whether errors are printed as JSON lines.
     ///   - print: Prints one image's answer, with the model's name.
-    /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed.
+    /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed or any
+    ///   entry could not be searched.
     static func run<Task: VisionTask>(
-        _ task: Task.Type, options: Task.Options, model: ModelOptions, inputs: ImageArguments, json: Bool,
+        _ task: Task.Type, options: Task.Options, model: ModelOptions, inputs: ImageArguments,
+        listed: (files: [String], unreadable: Int)? = nil, json: Bool,
         print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
     ) throws {
         let loaded = try model.load(defaultFor: Task.kind)
         if let notice = model.assumptionNotice(for: loaded) { Console.diagnostic(notice) }
         try run(
-            task, options: options, model: loaded, inputs: inputs, threads: model.threadCount, json: json, print: print)
+            task, options: options, model: loaded, inputs: inputs, listed: listed, threads: model.threadCount,
+            json: json, print: print)
     }
 
     /// Runs the task of a loaded model on every image file and prints each outcome.
@@ -33,15 +39,18 @@ enum ImageRun {
     ///   - options: The task's options; the thread count is set per thread.
     ///   - loaded: The model.
     ///   - inputs: The image arguments.
+    ///   - listed: The files and the count of unreadable entries, if already listed.
     ///   - threads: The threads (see ``ModelOptions/threads``).
     ///   - json: Whether errors are printed as JSON lines.
     ///   - print: Prints one image's answer, with the model's name.
-    /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed.
+    /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed or any
+    ///   entry could not be searched.
     static func run<Task: VisionTask>(
-        _ task: Task.Type, options: Task.Options, model loaded: LoadedModel, inputs: ImageArguments, threads: Int,
-        json: Bool, print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
+        _ task: Task.Type, options: Task.Options, model loaded: LoadedModel, inputs: ImageArguments,
+        listed: (files: [String], unreadable: Int)? = nil, threads: Int, json: Bool,
+        print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
     ) throws {
-        let files = try inputs.requiredFiles()
+        let (files, unreadable) = try listed ?? inputs.requiredFiles()
         let failures = Atomic<Int>(0)
         try BulkInference.run(
             files: files, threads: threads,
@@ -60,8 +69,10 @@ enum ImageRun {
                 }
             })
         let failed = failures.load(ordering: .relaxed)
-        if failed > 0 {
-            Console.diagnostic("\(failed) of \(files.count) images failed.")
+        if failed > 0 || unreadable > 0 {
+            Console.diagnostic(
+                "\(failed) of \(files.count) images failed"
+                    + (unreadable > 0 ? "; \(unreadable) entries could not be searched." : "."))
             throw ExitCode.failure
         }
     }

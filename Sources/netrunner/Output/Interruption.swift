@@ -7,25 +7,54 @@ import Synchronization
     import Darwin
 #endif
 
-/// Ctrl-C (SIGINT) and SIGTERM: the run stops taking new images and ends with whole lines.
+/// Ctrl-C (SIGINT) and SIGTERM during a long run (`bulk`, `evaluate`).
+///
+/// - Ctrl-C: the run stops taking new images, finishes the ones in flight and ends with
+///   whole lines (exit 130); a second Ctrl-C exits at once.
+/// - SIGTERM (`timeout`, `kill`, a service manager): the run stops taking new images at once
+///   and the process exits 143 within ``terminationGrace``, finished or not. Every results
+///   line is written by one `write(2)`, so the file holds whole lines either way.
+///
+/// The listeners are installed once per process; every instance reads the same state.
 final class Interruption: Sendable {
-    private let flag = Atomic<Bool>(false)
+    /// How long a SIGTERM lets the images in flight finish before the process exits.
+    static let terminationGrace: Duration = .seconds(2)
 
-    /// Starts listening; the listeners live as long as the process.
-    init() {
+    /// The signal that stopped the run (0: none; -1: stopped by the run itself).
+    private static let received = Atomic<Int32>(0)
+
+    private static let listeners: Void = {
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
-                if self.flag.exchange(true, ordering: .relaxed) {
-                    // A second Ctrl-C: stop at once (every line written so far is whole).
-                    _exit(130)
-                }
-                Console.diagnostic("\nStopping after the images in flight (Ctrl-C again to stop at once)...")
-            }
+            source.setEventHandler { Interruption.handle(signalNumber) }
             source.resume()
-            Self.keepAlive(source)
+            keepAlive(source)
         }
+    }()
+
+    /// Starts listening (once per process); the listeners live as long as the process.
+    init() {
+        _ = Self.listeners
+    }
+
+    private static func handle(_ signalNumber: Int32) {
+        let earlier = received.exchange(signalNumber, ordering: .relaxed)
+        if signalNumber == SIGTERM {
+            if earlier != SIGTERM {
+                Console.diagnostic("")
+                Console.diagnostic("Terminated: stopping now (exit 143 within 2 s).")
+                let grace = Int(terminationGrace.components.seconds)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(grace)) { _exit(143) }
+            }
+            return
+        }
+        if earlier > 0 {
+            // A second signal: stop at once (every line written so far is whole).
+            _exit(earlier == SIGTERM ? 143 : 130)
+        }
+        Console.diagnostic("")
+        Console.diagnostic("Stopping after the images in flight (Ctrl-C again to stop at once)...")
     }
 
     /// Signal sources stop when released; these must not be.
@@ -33,7 +62,14 @@ final class Interruption: Sendable {
         Unmanaged.passRetained(source as AnyObject).retain().release()
     }
 
-    var happened: Bool { flag.load(ordering: .relaxed) }
+    /// Whether the run must stop taking images.
+    var happened: Bool { Self.received.load(ordering: .relaxed) != 0 }
 
-    func trigger() { flag.store(true, ordering: .relaxed) }
+    /// The exit status of a run that stopped: 143 after SIGTERM, else 130.
+    var exitCode: Int32 { Self.received.load(ordering: .relaxed) == SIGTERM ? 143 : 130 }
+
+    /// Stops the run as a Ctrl-C would (a write error, say), unless a signal already did.
+    func trigger() {
+        _ = Self.received.compareExchange(expected: 0, desired: -1, ordering: .relaxed)
+    }
 }

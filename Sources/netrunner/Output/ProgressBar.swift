@@ -43,13 +43,13 @@ final class ProgressBar: Sendable {
             state.lastDraw = now
             return render(done: state.done, elapsed: now - start)
         }
-        if let line { Console.diagnostic("\r" + line, newline: false) }
+        if let line { Console.terminalControl("\r" + line) }
     }
 
     /// Ends the bar's line, so that what follows starts on a new one.
     func finish() {
         guard isVisible else { return }
-        Console.diagnostic("\r\u{1B}[2K", newline: false)
+        Console.terminalControl("\r\u{1B}[2K")
     }
 
     private func render(done: Int, elapsed: Duration) -> String {

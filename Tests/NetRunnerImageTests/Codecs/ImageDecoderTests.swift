@@ -58,7 +58,7 @@ struct ImageDecoderTests {
         #expect(throws: ImageError.unreadableFile(path: missing, reason: "No such file or directory")) {
             try ImageDecoder.decode(contentsOf: missing)
         }
-        #expect(throws: ImageError.unreadableFile(path: folder.url.path, reason: "not a regular file")) {
+        #expect(throws: ImageError.unreadableFile(path: folder.url.path, reason: "not a regular file (a folder)")) {
             try ImageDecoder.decode(contentsOf: folder.url.path)
         }
     }

@@ -47,7 +47,7 @@ struct LabelMapTests {
     func missing() {
         #expect(
             throws: NetRunnerError.unreadableLabels(
-                file: "/nonexistent/labels.txt", reason: "no such file or not readable")
+                file: "/nonexistent/labels.txt", reason: "No such file or directory")
         ) {
             try LabelMap(contentsOfFile: "/nonexistent/labels.txt")
         }

@@ -303,6 +303,17 @@ struct TaskCommandTests {
         }
     }
 
+    @Test("Image files of formats not decoded here are counted in a note, not skipped without a word")
+    func undecodedFormatsCounted() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        _ = try folder.write(try Fixtures.data("Tests/Fixtures/Photos/test/coffee.jpg"), named: "coffee.jpg")
+        for name in ["a.gif", "b.webp", "c.GIF", "d.tiff", "notes.txt"] { _ = try folder.write(Data(), named: name) }
+        let result = try netrunner(["classify", "--top", "1", folder.url.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("skipped 4 image file(s) of formats not decoded here (2 gif, 1 tiff, 1 webp)"))
+    }
+
     @Test("Grayscale, 16-bit, palette and grey+alpha PNGs are classified like any other image")
     func pngVariants() throws {
         let variants = ["png_gray8.png", "png_gray16.png", "png_rgb16.png", "png_grayalpha8.png", "png_palette4.png"]

@@ -21,7 +21,14 @@ struct ImageArguments: ParsableArguments {
         var files: [String] = []
         /// Each entry that could not be read while searching, with the reason.
         var unreadable: [(path: String, reason: String)] = []
+        /// Image files of formats not decoded here (GIF, WebP, TIFF, HEIF...), by extension.
+        var skipped: [String: Int] = [:]
     }
+
+    /// Image formats found in folders that NetRunner does not decode: counted, not silently lost.
+    static let undecodedExtensions: Set<String> = [
+        "gif", "webp", "tif", "tiff", "heic", "heif", "avif", "jxl", "jp2", "ico", "psd", "dng", "cr2", "nef",
+    ]
 
     /// The image files: named files as given, folders expanded (sorted, recursively); an
     /// entry that cannot be read is listed apart and the search goes on.
@@ -47,6 +54,12 @@ struct ImageArguments: ParsableArguments {
         let listing = listing()
         for entry in listing.unreadable {
             Console.diagnostic("\(entry.path): cannot search it: \(entry.reason); skipped.")
+        }
+        if !listing.skipped.isEmpty {
+            let kinds = listing.skipped.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }
+            Console.diagnostic(
+                "note: skipped \(listing.skipped.values.reduce(0, +)) image file(s) of formats not decoded here ("
+                    + kinds.joined(separator: ", ") + "); convert them to JPEG or PNG to include them.")
         }
         guard !listing.files.isEmpty else {
             throw ValidationError(
@@ -98,7 +111,11 @@ struct ImageArguments: ParsableArguments {
                     continue
                 }
                 guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { continue }
-                guard extensions.contains(name[name.index(after: dot)...].lowercased()) else { continue }
+                let type = name[name.index(after: dot)...].lowercased()
+                guard extensions.contains(type) else {
+                    if undecodedExtensions.contains(type) { listing.skipped[type, default: 0] += 1 }
+                    continue
+                }
                 // A symbolic link to a folder is neither walked nor taken for an image.
                 guard (info.st_mode & S_IFMT) != S_IFLNK || !isDirectory(path) else { continue }
                 found.append(child)

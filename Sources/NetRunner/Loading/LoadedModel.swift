@@ -1,5 +1,7 @@
 public import FoundationEssentials
 import NetRunnerFlatBuffers
+import NetRunnerSupport
+import Synchronization
 public import TensorFlowLite
 
 /// A model read once, with everything that describes it: its bytes, its `model.json`, its
@@ -35,6 +37,10 @@ public struct LoadedModel: Sendable {
     public let bundlePath: String?
     /// Where the description came from, for errors (`bundle/model.json`, `bundle.zip:model.json`).
     private let descriptionFile: String
+    /// The SHA-256 of ``modelData``, computed once and shared by every copy of this value.
+    public var sha256: String { digest.value(of: modelData) }
+    private let digest = DigestMemo()
+
     /// Whether ``ModelGate`` checks the model in a child process before the first interpreter
     /// (``ModelTrust/checked``, the default) or trusts it.
     public var trust: ModelTrust = .checked
@@ -300,5 +306,19 @@ extension LoadedModel {
         let model = try LoadedModel(
             .bundleData(name: name, modelData: modelData, description: description, assets: [:]))
         return labels.map(model.labelled(by:)) ?? model
+    }
+}
+
+/// A digest computed on first use and kept, shared by the copies of a ``LoadedModel``.
+private final class DigestMemo: Sendable {
+    private let stored = Mutex<String?>(nil)
+
+    func value(of data: Data) -> String {
+        stored.withLock { stored in
+            if let stored { return stored }
+            let computed = SHA256.hexDigest(of: data)
+            stored = computed
+            return computed
+        }
     }
 }

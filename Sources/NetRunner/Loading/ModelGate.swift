@@ -71,7 +71,7 @@ public enum ModelGate {
     ///   checker can run (see ``ModelCheck/checkerPath(_:)``).
     public static func admit(_ model: LoadedModel, timeout: Double = 60) throws {
         guard model.trust == .checked, !isDisabled else { return }
-        let digest = SHA256.hexDigest(of: model.modelData)
+        let digest = model.sha256
         try verdicts.withLock { verdicts in
             let verdict: Verdict
             if let known = verdicts[digest] ?? remembered(digest) {

@@ -11,8 +11,10 @@ public enum ImageError: Error, Equatable, Hashable, Sendable {
     case unreadableFile(path: String, reason: String)
     /// The file or data holds no bytes.
     case emptyFile(source: String)
-    /// The first bytes match no format NetRunnerImage reads; `leadingBytes` shows them in hex.
-    case unsupportedFormat(source: String, leadingBytes: String)
+    /// The first bytes match no format NetRunnerImage reads; `looksLike` names the format they
+    /// do match (`"a GIF image"`, `"an MP4 or QuickTime video"`), if one is recognised. The
+    /// bytes themselves are never quoted: the file may be anything a link points at.
+    case unsupportedFormat(source: String, looksLike: String?)
     /// The format is known but this variant of it is not decoded (for example BMPs with embedded JPEG data).
     case unsupportedVariant(source: String, format: ImageFormat, detail: String)
     /// The data ends before the image does.
@@ -45,8 +47,10 @@ extension ImageError: LocalizedError {
             "Cannot read \(path): \(reason)."
         case .emptyFile(let source):
             "\(source) is empty (0 bytes); expected a JPEG, PNG, BMP or PNM image."
-        case .unsupportedFormat(let source, let leadingBytes):
-            "\(source) is not a JPEG, PNG, BMP or PNM image: it starts with \(leadingBytes)."
+        case .unsupportedFormat(let source, let looksLike):
+            "\(source) is not a JPEG, PNG, BMP or PNM image"
+                + (looksLike.map { ": it looks like \($0); convert it to PNG or JPEG." }
+                    ?? ": its first bytes match no image format.")
         case .unsupportedVariant(let source, let format, let detail):
             "\(source) is a \(format) image NetRunnerImage does not decode: \(detail). "
                 + "Convert it to PNG or baseline JPEG."

@@ -1,4 +1,5 @@
 import ArgumentParser
+import NetRunner
 import TensorFlowLite
 
 #if canImport(Glibc)
@@ -36,7 +37,7 @@ struct NetRunnerCommand: ParsableCommand {
             try command.run()
         } catch {
             let code = exitCode(for: error)
-            let message = fullMessage(for: error)
+            let message = optionMessage(for: error) ?? fullMessage(for: error)
             if code == .success {
                 // --help and --version: the tool's own text.
                 if !message.isEmpty { Swift.print(message) }
@@ -47,5 +48,16 @@ struct NetRunnerCommand: ParsableCommand {
             }
             exit(withError: code)
         }
+    }
+
+    /// A library option error in the command line's words: the library and the flags share
+    /// their names (`categoryAllowlist` is `--category-allowlist`).
+    static func optionMessage(for error: any Error) -> String? {
+        guard case NetRunnerError.invalidOption(let name, let reason) = error else { return nil }
+        var flag = "--"
+        for character in name {
+            if character.isUppercase { flag += "-" + character.lowercased() } else { flag.append(character) }
+        }
+        return "Error: \(flag): \(reason)."
     }
 }

@@ -234,32 +234,26 @@ struct TaskCommandTests {
         }
     }
 
-    @Test("classify --json prints one JSON object per image with label, index and score")
+    @Test("classify --json prints one results line per image, in bulk's shape: label, index and score")
     func classifyJSON() throws {
         let result = try netrunner([
             "classify", "--json", "--top", "3", Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg"),
             "--model", Fixtures.path(Fixtures.MobileNet.float32), "--labels", Fixtures.path(Fixtures.MobileNet.labels),
         ])
         #expect(result.status == 0, "\(result.stderr)")
-        struct Line: Decodable {
-            struct Category: Decodable {
-                var index: Int
-                var score: Float
-                var label: String?
-                var displayName: String?
-            }
-            var file: String
-            var categories: [Category]
-            var inferenceMilliseconds: Double
-        }
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 1)
-        let line = try JSONDecoder().decode(Line.self, from: Data(try #require(lines.first).utf8))
-        #expect(line.categories.count == 3)
-        #expect(line.categories.first?.index == 967)
-        #expect(line.categories.first?.displayName == "espresso")
-        #expect(line.categories.first?.label == "espresso")
-        #expect(line.inferenceMilliseconds > 0)
+        let first = try #require(lines.first)
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any])
+        #expect(line["image"] as? String == Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg"))
+        #expect(line["error"] as? Bool == false)
+        let results = try #require(line["inference_results"] as? [String: Any])
+        let categories = try #require(results["classification"] as? [[String: Any]])
+        #expect(categories.count == 3)
+        #expect(categories.first?["index"] as? Int == 967)
+        #expect(categories.first?["display_name"] as? String == "espresso")
+        #expect(categories.first?["label"] as? String == "espresso")
+        #expect((line["inference_latency"] as? Double ?? 0) > 0)
     }
 
     @Test("Bad images are reported per file, the others still run, and the exit status is 1")
@@ -333,11 +327,16 @@ struct TaskCommandTests {
         let cat = try netrunner(["classify", "--json", path])
         #expect(cat.status == 0, "\(cat.stderr)")
         struct Line: Decodable {
-            struct Category: Decodable { var index: Int }
-            var categories: [Category]
+            struct Results: Decodable {
+                struct Category: Decodable { var index: Int }
+                var classification: [Category]
+            }
+            var inferenceResults: Results
         }
-        let line = try JSONDecoder().decode(Line.self, from: Data(cat.stdout.utf8))
-        #expect(line.categories.contains { (281...287).contains($0.index) }, "\(cat.stdout)")
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let line = try decoder.decode(Line.self, from: Data(cat.stdout.utf8))
+        #expect(line.inferenceResults.classification.contains { (281...287).contains($0.index) }, "\(cat.stdout)")
     }
 
     @Test("classify --model accepts a TensorIO bundle, and bundle validate checks bundles")
@@ -481,20 +480,20 @@ struct TaskCommandTests {
         ])
         #expect(result.status == 0, "\(result.stderr)")
         struct Line: Decodable {
-            struct Detection: Decodable {
-                struct Box: Decodable {
-                    var minX: Float
-                    var maxX: Float
-                }
-                var boundingBox: Box
+            struct Results: Decodable {
+                struct Detection: Decodable { var box: [Float] }
+                var detection: [Detection]
             }
-            var width: Int
-            var height: Int
-            var detections: [Detection]
+            var imageWidth: Int
+            var imageHeight: Int
+            var inferenceResults: Results
         }
-        let line = try JSONDecoder().decode(Line.self, from: Data(result.stdout.utf8))
-        #expect(line.width == 640 && line.height == 400)
-        #expect(line.detections.count == 2)
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let line = try decoder.decode(Line.self, from: Data(result.stdout.utf8))
+        #expect(line.imageWidth == 640 && line.imageHeight == 400)
+        #expect(line.inferenceResults.detection.count == 2)
+        #expect(line.inferenceResults.detection.allSatisfy { $0.box.count == 4 })
         let written = try Data(contentsOf: URL(fileURLWithPath: output))
         #expect(written.starts(with: [0x89, 0x50, 0x4E, 0x47]))
         #expect(written.count > 10_000)

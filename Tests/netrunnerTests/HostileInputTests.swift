@@ -75,14 +75,14 @@ struct HostileInputTests {
             (["inspect", "--threads", "0"], nil),
             (["classify", "--threads", "-1"], "--threads must be between 1 and"),
             (["classify", "--threads", "100000"], "at most 256"),
-            (["classify", "--top", "-3"], "--top must be between 1 and 10000"),
-            (["classify", "--threshold", "nan"], "--threshold must be a number between 0.0 and 1.0"),
-            (["classify", "--threshold", "-0.5"], "--threshold must be"),
+            (["classify", "--top", "-3"], "--max-results must be between 1 and 10000"),
+            (["classify", "--threshold", "nan"], "--score-threshold must be a number between 0.0 and 1.0"),
+            (["classify", "--score-threshold", "-0.5"], "--score-threshold must be"),
             (["detect", "--max-results", "0"], "--max-results must be between 1 and 10000"),
             (["detect", "--label-offset", "-5000"], "--label-offset must be between -1000 and 1000"),
-            (["detect", "--threshold", "inf"], "--threshold must be"),
-            (["bulk", "--top", "0"], "--top must be"),
-            (["bulk", "--threshold", "2"], "--threshold must be"),
+            (["detect", "--threshold", "inf"], "--score-threshold must be"),
+            (["bulk", "--top", "0"], "--max-results must be"),
+            (["bulk", "--threshold", "2"], "--score-threshold must be"),
             (["bulk", "--threads", "100000"], "--threads must be between 1 and"),
             (["run", "--threads", "-2"], "--threads must be between 1 and"),
             (["evaluate", "--threads", "100000"], "--threads must be between 1 and"),
@@ -258,7 +258,7 @@ struct HostileInputTests {
         let json = try run(["classify", "--json", "--threads", "1", good, bad])
         let files = try json.stdout.split(separator: "\n").map { line in
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-            return object?["file"] as? String
+            return object?["image"] as? String
         }
         #expect(files == [good, bad], "the names survive as JSON strings")
 

@@ -1,8 +1,11 @@
+import NetRunnerSupport
+
 /// The Task Library's and MediaPipe's category allowlist and denylist, resolved once to
 /// label indices.
 ///
 /// A name matches a label when it equals the whole label line or its display name (the
-/// first comma-separated synonym). Unknown names are ignored, as in the Task Library.
+/// first comma-separated synonym). A name that matches no label is an error naming the closest
+/// label (the Task Library ignores it, so a typo silently filters out everything, or nothing).
 struct CategoryFilter: Sendable {
     private let allowed: Set<Int>?
     private let denied: Set<Int>
@@ -10,7 +13,8 @@ struct CategoryFilter: Sendable {
     /// Resolves the lists against the labels.
     ///
     /// - Throws: ``NetRunnerError/invalidOption(name:reason:)`` when both lists are given, or
-    ///   when names are given without labels to match them against.
+    ///   when names are given without labels to match them against, or when a name matches no
+    ///   label.
     init(allowlist: [String], denylist: [String], labels: LabelMap?) throws(NetRunnerError) {
         guard allowlist.isEmpty || denylist.isEmpty else {
             throw .invalidOption(
@@ -23,15 +27,25 @@ struct CategoryFilter: Sendable {
         guard let labels else {
             throw .invalidOption(name: "categoryAllowlist", reason: "category names need a labels file")
         }
-        func indices(_ names: [String]) -> Set<Int> {
-            let wanted = Set(names)
-            return Set(
-                labels.labels.indices.filter {
-                    wanted.contains(labels.labels[$0]) || labels.displayName($0).map(wanted.contains) == true
-                })
+        func indices(_ names: [String], option: String) throws(NetRunnerError) -> Set<Int> {
+            var found = Set<Int>()
+            for name in names {
+                let matching = labels.labels.indices.filter {
+                    labels.labels[$0] == name || labels.displayName($0) == name
+                }
+                guard !matching.isEmpty else {
+                    let names = labels.labels.indices.map { labels.displayName($0) ?? labels.labels[$0] }
+                    let hint = closestMatch(to: name, in: names).map { " (closest: \"\($0)\")" } ?? ""
+                    throw .invalidOption(
+                        name: option,
+                        reason: "\"\(name)\" is not one of the model's \(labels.labels.count) labels\(hint)")
+                }
+                found.formUnion(matching)
+            }
+            return found
         }
-        allowed = allowlist.isEmpty ? nil : indices(allowlist)
-        denied = indices(denylist)
+        allowed = allowlist.isEmpty ? nil : try indices(allowlist, option: "categoryAllowlist")
+        denied = try indices(denylist, option: "categoryDenylist")
     }
 
     /// Whether the label at `labelIndex` may be reported.

@@ -42,6 +42,10 @@ public struct ImageTask {
         public var scalesWhileDecoding: Bool = true
         /// A labels file replacing the model's own labels.
         public var labelsPath: String? = nil
+        /// If not empty, only these labels are reported (either task).
+        public var categoryAllowlist: [String] = []
+        /// These labels are never reported (either task).
+        public var categoryDenylist: [String] = []
 
         /// Creates the default options.
         public init() {}
@@ -164,6 +168,8 @@ extension ImageTask.Options {
         options.maxResults = maxResults
         options.scoreThreshold = classificationThreshold
         options.scalesWhileDecoding = scalesWhileDecoding
+        options.categoryAllowlist = categoryAllowlist
+        options.categoryDenylist = categoryDenylist
         return options
     }
 
@@ -175,6 +181,8 @@ extension ImageTask.Options {
         options.scoreThreshold = detectionThreshold
         options.maxResults = maxDetections
         options.scalesWhileDecoding = scalesWhileDecoding
+        options.categoryAllowlist = categoryAllowlist
+        options.categoryDenylist = categoryDenylist
         return options
     }
 }

@@ -46,7 +46,7 @@ public enum ImageDecoder {
     ///   - options: How to decode.
     ///   - source: The name errors use for the data, `image data` by default.
     /// - Returns: The pixels and what the file said about them.
-    /// - Throws: ``ImageError/emptyFile(source:)``, ``ImageError/unsupportedFormat(source:leadingBytes:)``,
+    /// - Throws: ``ImageError/emptyFile(source:)``, ``ImageError/unsupportedFormat(source:looksLike:)``,
     ///   ``ImageError/unsupportedVariant(source:format:detail:)``, ``ImageError/truncated(source:format:)``,
     ///   ``ImageError/corrupt(source:format:reason:)``,
     ///   ``ImageError/tooManyPixels(source:width:height:limit:)``,
@@ -59,7 +59,7 @@ public enum ImageDecoder {
             throw .fileTooLarge(source: source, byteCount: data.count, limit: options.maximumFileSize)
         }
         guard let format = ImageFormat.sniff(data.prefix(8)) else {
-            throw .unsupportedFormat(source: source, leadingBytes: describeLeadingBytes(data.prefix(8)))
+            throw .unsupportedFormat(source: source, looksLike: formatGuess(data.prefix(12)))
         }
         let context = DecodeContext(source: source, format: format, options: options)
         var image = try withBytes(data) { (bytes) throws(ImageError) -> DecodedImage in
@@ -79,23 +79,35 @@ public enum ImageDecoder {
         return image
     }
 
-    /// The first bytes in hex and printable ASCII, with a guess at common formats we do not read.
-    static func describeLeadingBytes(_ bytes: Data) -> String {
-        let digits = Array("0123456789ABCDEF")
-        let hex = bytes.map { String([digits[Int($0 >> 4)], digits[Int($0 & 15)]]) }.joined(separator: " ")
-        let ascii = String(bytes.map { (0x20..<0x7F).contains($0) ? Character(UnicodeScalar($0)) : "." })
-        var text = "\(hex) (\"\(ascii)\")"
+    /// What the first bytes look like, for formats people try that are not decoded here.
+    ///
+    /// - Parameter bytes: The file's first 12 bytes (or fewer).
+    /// - Returns: The format's name with its article, or `nil`.
+    static func formatGuess(_ bytes: Data) -> String? {
         let array = Array(bytes)
-        if array.starts(with: Array("GIF8".utf8)) {
-            text += ", which looks like GIF"
-        } else if array.starts(with: Array("RIFF".utf8)) {
-            text += ", which looks like RIFF (WebP?)"
-        } else if array.starts(with: [0x49, 0x49, 0x2A, 0x00]) || array.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) {
-            text += ", which looks like TIFF"
-        } else if array.count >= 8, Array(array[4..<8]) == Array("ftyp".utf8) {
-            text += ", which looks like HEIF/AVIF"
+        func starts(_ text: String) -> Bool { array.starts(with: Array(text.utf8)) }
+        if starts("GIF87a") || starts("GIF89a") { return "a GIF image" }
+        if starts("RIFF"), array.count >= 12, Array(array[8..<12]) == Array("WEBP".utf8) { return "a WebP image" }
+        if starts("RIFF") { return "a RIFF file (AVI or WAV)" }
+        if array.starts(with: [0x49, 0x49, 0x2A, 0x00]) || array.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) {
+            return "a TIFF image"
         }
-        return text
+        if array.count >= 12, Array(array[4..<8]) == Array("ftyp".utf8) {
+            let brand = String(decoding: array[8..<12], as: UTF8.self)
+            switch brand {
+            case "avif", "avis": return "an AVIF image"
+            case "heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1": return "a HEIF image"
+            case "qt  ": return "a QuickTime video"
+            default: return "an MP4 video"
+            }
+        }
+        if array.starts(with: [0x1A, 0x45, 0xDF, 0xA3]) { return "a Matroska or WebM video" }
+        if starts("%PDF") { return "a PDF document" }
+        if array.starts(with: [0x00, 0x00, 0x01, 0x00]) { return "a Windows icon (ICO)" }
+        if starts("8BPS") { return "a Photoshop document" }
+        if array.starts(with: [0x50, 0x4B, 0x03, 0x04]) { return "a zip archive" }
+        if array.count >= 8, Array(array[4..<8]) == Array("TFL3".utf8) { return "a TensorFlow Lite model" }
+        return nil
     }
 
     /// Runs `body` over the bytes of `data` with typed errors.

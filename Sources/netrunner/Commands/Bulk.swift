@@ -53,13 +53,7 @@ extension NetRunnerCommand {
         @Flag(help: "Start the output file afresh instead of resuming it.")
         var restart = false
 
-        @Option(
-            name: [.customLong("top"), .customShort("k")], parsing: .unconditional,
-            help: "Labels kept per image (classifiers).")
-        var top = 5
-
-        @Option(parsing: .unconditional, help: "Leave out detections scoring below this (detectors; 0 to 1).")
-        var threshold: Float = 0.5
+        @OptionGroup var resultOptions: ResultOptions
 
         @Flag(
             name: .customLong("exact-decoding"),
@@ -73,16 +67,13 @@ extension NetRunnerCommand {
 
         func validate() throws {
             guard !inputs.images.isEmpty else { throw ValidationError("Name a folder of images (or image files).") }
-            try OptionLimits.check(top, "--top", in: 1...10_000)
-            try OptionLimits.check(Double(threshold), "--threshold", in: 0...1)
             if restart && output == nil { throw ValidationError("--restart needs --output.") }
         }
 
         func run() throws {
             let (files, unreadable) = try inputs.requiredFiles()
             var options = ImageTask.Options()
-            options.maxResults = top
-            options.detectionThreshold = threshold
+            resultOptions.apply(to: &options)
             options.scalesWhileDecoding = !exactDecoding
             options.isErrorLoggingEnabled = model.verbose
             let threads = model.threadCount
@@ -124,7 +115,8 @@ extension NetRunnerCommand {
                 deliver: { index, outcome in
                     let record: BulkRecord
                     switch outcome {
-                    case .success(let answer): record = BulkRecord(image: pending[index], answer: answer)
+                    case .success(let answer):
+                        record = BulkRecord(image: pending[index], answer: resultOptions.worthPrinting(answer))
                     case .failure(let failure): record = BulkRecord(image: pending[index], error: failure.message)
                     }
                     tally.withLock { $0.add(record) }

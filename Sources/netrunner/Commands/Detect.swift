@@ -20,12 +20,7 @@ extension NetRunnerCommand {
 
         @OptionGroup var model: ModelOptions
 
-        @Option(parsing: .unconditional, help: "Leave out detections scoring below this (0 to 1).")
-        var threshold: Float = 0.5
-
-        @Option(
-            name: .customLong("max-results"), parsing: .unconditional, help: "The most detections to report per image.")
-        var maxResults: Int?
+        @OptionGroup var results: ResultOptions
 
         @Option(
             name: .customLong("label-offset"), parsing: .unconditional,
@@ -52,16 +47,13 @@ extension NetRunnerCommand {
 
         func validate() throws {
             guard !inputs.images.isEmpty else { throw ValidationError("Name at least one image file or folder.") }
-            try OptionLimits.check(Double(threshold), "--threshold", in: 0...1)
-            if let maxResults { try OptionLimits.check(maxResults, "--max-results", in: 1...10_000) }
             if let labelOffset { try OptionLimits.check(labelOffset, "--label-offset", in: -1000...1000) }
             if let annotate { _ = try AnnotationTarget.namesFile(annotate) }
         }
 
         func run() throws {
             var options = ObjectDetector.Options()
-            options.scoreThreshold = threshold
-            options.maxResults = maxResults
+            results.apply(to: &options)
             options.labelOffset = labelOffset
             options.isErrorLoggingEnabled = model.verbose
             switch crop {
@@ -75,8 +67,8 @@ extension NetRunnerCommand {
             let json = self.json
             try ImageRun.run(
                 ObjectDetector.self, options: options, model: model, inputs: inputs, listed: listed, json: json,
-                print: { file, model, result in
-                    try DetectionOutput.print(result, file: file, model: model, json: json)
+                print: { file, _, result in
+                    try DetectionOutput.print(result, file: file, json: json)
                     try annotations?.write(result, on: file)
                 })
         }

@@ -32,8 +32,10 @@ extension NetRunnerCommand {
             ImageTask.kind(type: model.description?.model.type) == .detection
         }
 
+        /// A JSON line of `run`: the image and every output, by the description's names.
         struct Line: Encodable {
-            var file: String
+            var image: String
+            var error = false
             var outputs: [String: Model.Output]
         }
 
@@ -48,8 +50,8 @@ extension NetRunnerCommand {
                 let json = self.json
                 try ImageRun.run(
                     ObjectDetector.self, options: options, model: loaded, inputs: inputs, threads: 1, json: json,
-                    print: { file, model, result in
-                        try DetectionOutput.print(result, file: file, model: model, json: json)
+                    print: { file, _, result in
+                        try DetectionOutput.print(result, file: file, json: json)
                     })
                 return
             }
@@ -61,7 +63,7 @@ extension NetRunnerCommand {
                     let image = try ImageDecoder.decode(contentsOf: file)
                     let outputs = try model.run(image: image.pixels)
                     if json {
-                        try ClassificationOutput.printLine(Line(file: file, outputs: outputs))
+                        try ClassificationOutput.printLine(Line(image: file, outputs: outputs))
                     } else {
                         Console.print(file)
                         for line in ModelOutputText.lines(outputs, description: model.description) {

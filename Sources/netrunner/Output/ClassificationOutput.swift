@@ -1,30 +1,13 @@
 import FoundationEssentials
 import NetRunner
+import NetRunnerEvaluation
 
-/// How `classify` prints a result: a block of text per image, or one JSON object per line.
+/// How `classify` prints a result: a block of text per image, or one JSON line per image in
+/// the shape of a `bulk` results line (docs/json.md).
 enum ClassificationOutput {
-    struct Line: Encodable {
-        var file: String
-        var model: String
-        var categories: [Category]
-        var decodingMilliseconds: Double
-        var preprocessingMilliseconds: Double
-        var inferenceMilliseconds: Double
-    }
-
-    struct ErrorLine: Encodable {
-        var file: String
-        var error: String
-    }
-
-    static func print(_ result: ClassificationResult, file: String, model: String, json: Bool) throws {
+    static func print(_ result: ClassificationResult, file: String, json: Bool) throws {
         if json {
-            try printLine(
-                Line(
-                    file: file, model: model, categories: result.categories,
-                    decodingMilliseconds: result.decodingMilliseconds,
-                    preprocessingMilliseconds: result.preprocessingMilliseconds,
-                    inferenceMilliseconds: result.inferenceMilliseconds))
+            try printLine(BulkRecord(image: file, answer: .classification(result)))
             return
         }
         let timing = Console.stageTimes(
@@ -39,14 +22,16 @@ enum ClassificationOutput {
         }
     }
 
+    /// Prints why an image failed: on stderr, or as a results line (`"error": true`).
     static func printError(_ error: any Error, file: String, json: Bool) {
         if json {
-            try? printLine(ErrorLine(file: file, error: "\(error)"))
+            try? printLine(BulkRecord(image: file, error: "\(error)"))
         } else {
             Console.diagnostic("\(file): \(error)")
         }
     }
 
+    /// Prints one JSON line, keys sorted, as results files hold them.
     static func printLine(_ value: some Encodable) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

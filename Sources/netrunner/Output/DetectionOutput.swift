@@ -1,29 +1,13 @@
 import FoundationEssentials
 import NetRunner
+import NetRunnerEvaluation
 
-/// How `detect` prints a result: a block of text per image, or one JSON object per line.
+/// How `detect` prints a result: a block of text per image, or one JSON line per image in the
+/// shape of a `bulk` results line (docs/json.md).
 enum DetectionOutput {
-    struct Line: Encodable {
-        var file: String
-        var model: String
-        var width: Int
-        var height: Int
-        var detections: [Detection]
-        var decodingMilliseconds: Double
-        var preprocessingMilliseconds: Double
-        var inferenceMilliseconds: Double
-        var postprocessingMilliseconds: Double
-    }
-
-    static func print(_ result: DetectionResult, file: String, model: String, json: Bool) throws {
+    static func print(_ result: DetectionResult, file: String, json: Bool) throws {
         if json {
-            try ClassificationOutput.printLine(
-                Line(
-                    file: file, model: model, width: result.imageWidth, height: result.imageHeight,
-                    detections: result.detections, decodingMilliseconds: result.decodingMilliseconds,
-                    preprocessingMilliseconds: result.preprocessingMilliseconds,
-                    inferenceMilliseconds: result.inferenceMilliseconds,
-                    postprocessingMilliseconds: result.postprocessingMilliseconds))
+            try ClassificationOutput.printLine(BulkRecord(image: file, answer: .detection(result)))
             return
         }
         let timing = Console.stageTimes(

@@ -27,9 +27,37 @@ enum ImageRun {
     ) throws {
         let loaded = try model.load(defaultFor: Task.kind)
         if let notice = model.assumptionNotice(for: loaded) { Console.diagnostic(notice) }
-        try run(
-            task, options: options, model: loaded, inputs: inputs, listed: listed, threads: model.threadCount,
-            json: json, print: print)
+        do {
+            try run(
+                task, options: options, model: loaded, inputs: inputs, listed: listed, threads: model.threadCount,
+                json: json, print: print)
+        } catch let error as NetRunnerError {
+            throw otherCommandHint(error, model: loaded, task: Task.kind) ?? error
+        }
+    }
+
+    /// The error again with the command to use instead, when a classifier was given to
+    /// `detect` or a detector to `classify`.
+    ///
+    /// - Parameters:
+    ///   - error: The task's error.
+    ///   - model: The model.
+    ///   - task: The task the command runs.
+    /// - Returns: The error with the hint, or `nil` when the model is not the other kind.
+    static func otherCommandHint(_ error: NetRunnerError, model: LoadedModel, task: ImageTask.Kind) -> TaskFailure? {
+        switch error {
+        case .unsupportedOutputs, .notAnImageModel: break
+        default: return nil
+        }
+        let other = ImageTask.kind(of: model)
+        guard other != task else { return nil }
+        let hint =
+            other == .detection
+            ? "it looks like an object detector: use `netrunner detect` (or `bulk`, which picks the task itself)"
+            : "it looks like a classifier: use `netrunner classify` (or `bulk`, which picks the task itself)"
+        var message = error.description
+        if message.hasSuffix(".") { message.removeLast() }
+        return TaskFailure(message: "\(message); \(hint).")
     }
 
     /// Runs the task of a loaded model on every image file and prints each outcome.

@@ -122,6 +122,20 @@ struct ImageClassifierTests {
                 $0.categoryDenylist = ["lynx"]
             }
         }
+        // A name that is no label is an error with the closest label, not a silent empty answer.
+        #expect(
+            throws: NetRunnerError.invalidOption(
+                name: "categoryAllowlist",
+                reason: "\"tabby kat\" is not one of the model's 1000 labels (closest: \"tabby\")")
+        ) {
+            try classifier(Fixtures.MobileNet.uint8) { $0.categoryAllowlist = ["tabby", "tabby kat"] }
+        }
+        #expect(
+            throws: NetRunnerError.invalidOption(
+                name: "categoryDenylist", reason: "\"not a label\" is not one of the model's 1000 labels")
+        ) {
+            try classifier(Fixtures.MobileNet.uint8) { $0.categoryDenylist = ["not a label"] }
+        }
         let faceLabels = Fixtures.path("Models/face_labels.txt")
         #expect(throws: NetRunnerError.labelCountMismatch(file: faceLabels, labels: 1, classes: 1000)) {
             try ImageClassifier(modelPath: Fixtures.path(Fixtures.MobileNet.uint8), labelsPath: faceLabels)

@@ -1,0 +1,141 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+/// One vocabulary: the flags are the library's (and MediaPipe's) names, every command writes
+/// one image's answer in one JSON shape (docs/results-line.schema.json), and the messages a
+/// newcomer meets say what to do.
+@Suite("One vocabulary")
+struct VocabularyTests {
+    static let photos = Fixtures.path("Tests/Fixtures/Photos/test")
+    static let chelsea = Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png")
+    static let portraits = Fixtures.path("Tests/Fixtures/Photos/faces/two_portraits.jpg")
+
+    func netrunner(_ arguments: [String]) throws -> ProcessResult {
+        try ProcessResult.run(Fixtures.netrunner, arguments)
+    }
+
+    @Test("classify --json, detect --json, bulk and evaluate lines all match the one schema")
+    func oneShape() throws {
+        let schema = try JSONSchemaCheck("docs/results-line.schema.json")
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var lines: [(String, Substring)] = []
+        let classify = try netrunner(["classify", "--json", Self.photos, folder.path("missing.jpg")])
+        #expect(classify.status == 1, "the missing file fails: \(classify.stderr)")
+        lines += classify.stdout.split(separator: "\n").map { ("classify", $0) }
+        let detect = try netrunner(["detect", "--json", Self.portraits, Fixtures.path("Tests/Fixtures/Photos/faces")])
+        #expect(detect.status == 0, "\(detect.stderr)")
+        lines += detect.stdout.split(separator: "\n").map { ("detect", $0) }
+        let output = folder.path("bulk.jsonl")
+        let bulk = try netrunner(["bulk", Self.photos, "--output", output, "--no-progress"])
+        #expect(bulk.status == 0, "\(bulk.stderr)")
+        lines += try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").map { ("bulk", $0) }
+        let evaluation = folder.path("evaluation")
+        let evaluate = try netrunner([
+            "evaluate", Fixtures.path("TestBundles/faces.testbundle"), "--models", Fixtures.path("Models/bundles"),
+            "--output", evaluation,
+        ])
+        #expect(evaluate.status == 0, "\(evaluate.stderr)")
+        let results = try FileManager.default.subpathsOfDirectory(atPath: evaluation).filter {
+            $0.hasSuffix("results.jsonl")
+        }
+        #expect(!results.isEmpty)
+        for file in results {
+            let text = try String(contentsOfFile: evaluation + "/" + file, encoding: .utf8)
+            lines += text.split(separator: "\n").map { ("evaluate", $0) }
+        }
+        #expect(lines.count > 20)
+        for command in ["classify", "detect", "bulk", "evaluate"] {
+            #expect(lines.contains { $0.0 == command }, "\(command) wrote lines")
+        }
+        for (command, line) in lines {
+            let problems = schema.problems(ofLine: line)
+            #expect(problems.isEmpty, "\(command): \(problems) in \(line)")
+        }
+        // classify's line for an image is bulk's line for it, latencies aside.
+        func withoutLatencies(_ line: Substring) throws -> NSDictionary {
+            var object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            for key in object.keys where key.hasSuffix("_latency") { object[key] = nil }
+            object["image"] = (object["image"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent }
+            return object as NSDictionary
+        }
+        let fromClassify = try lines.filter { $0.0 == "classify" && !$0.1.contains("\"error\":true") }.map {
+            try withoutLatencies($0.1)
+        }
+        let fromBulk = try lines.filter { $0.0 == "bulk" }.map { try withoutLatencies($0.1) }
+        #expect(fromClassify.count == 4)
+        #expect(fromClassify == fromBulk)
+    }
+
+    @Test("classify prints the answers worth printing: no 0.0000 padding unless asked for")
+    func noPadding() throws {
+        // The uint8 MobileNetV2's 5th label for the cat scores exactly 0.
+        let plain = try netrunner(["classify", Self.chelsea])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(!plain.stdout.contains("0.0000"), "\(plain.stdout)")
+        #expect(plain.stdout.split(separator: "\n").count == 5, "4 labels under the file's line: \(plain.stdout)")
+        let padded = try netrunner(["classify", "--score-threshold", "0", Self.chelsea])
+        #expect(padded.stdout.contains("0.0000  tench  [0]"), "\(padded.stdout)")
+        // Net Runner's screen, the top 5 over 0.1, is one flag away.
+        let screen = try netrunner(["classify", "--score-threshold", "0.1", Self.chelsea])
+        #expect(screen.stdout.split(separator: "\n").count == 4, "\(screen.stdout)")
+    }
+
+    @Test(
+        "The library's names are the flags, the old short forms are aliases",
+        arguments: [
+            ["--max-results", "2"], ["--top", "2"], ["-k", "2"],
+            ["--max-results", "5", "--category-allowlist", "Egyptian cat", "--allow", "tiger cat"],
+            ["--max-results", "5", "--category-denylist", "tabby", "--deny", "lynx"],
+            ["--max-results", "2", "--score-threshold", "0.2"], ["--max-results", "2", "--threshold", "0.2"],
+        ])
+    func aliases(arguments: [String]) throws {
+        let result = try netrunner(["classify", Self.chelsea] + arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        let labels = result.stdout.split(separator: "\n").dropFirst().map {
+            $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().dropLast().joined(separator: " ")
+        }
+        #expect(labels == ["Egyptian cat", "tiger cat"], "\(arguments): \(result.stdout)")
+    }
+
+    @Test(
+        "Messages a newcomer met say what to do",
+        arguments: [
+            (
+                ["classify", "--allow", "tabby kat", chelsea],
+                "--category-allowlist: \"tabby kat\" is not one of the model's 1000 labels (closest: \"tabby\")."
+            ),
+            (
+                ["classify", "--category-denylist", "not a label", chelsea],
+                "--category-denylist: \"not a label\" is not one of the model's 1000 labels."
+            ),
+            (
+                ["classify", "--model", Fixtures.path("Models/bundles/face_detection_short_range.tiobundle"), chelsea],
+                "it looks like an object detector: use `netrunner detect`"
+            ),
+            (
+                ["detect", "--model", Fixtures.path("Models/mobilenet_v2_1.0_224_uint8.tflite"), chelsea],
+                "it looks like a classifier: use `netrunner classify`"
+            ),
+            (["classify", "--threads", "-1", chelsea], "--threads must be between 1 and"),
+            (["detect", "--annotate", "out.gif", chelsea], "--annotate"),
+        ] as [([String], String)])
+    func messages(arguments: [String], message: String) throws {
+        let result = try netrunner(arguments)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+        #expect(!result.stderr.contains("Missing value"))
+    }
+
+    @Test("A video named like an image is called a video, and no byte of it is printed")
+    func videoNamedLikeAnImage() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let mp4 = try folder.write(Data([0, 0, 0, 0x18]) + Data("ftypmp42".utf8) + Data(count: 64), named: "clip.jpg")
+        let result = try netrunner(["classify", mp4])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("clip.jpg is not a JPEG, PNG, BMP or PNM image: it looks like an MP4 video"))
+        #expect(!result.stderr.contains("HEIF") && !result.stderr.contains("66 74 79 70"), "\(result.stderr)")
+    }
+}

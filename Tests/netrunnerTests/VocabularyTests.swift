@@ -138,4 +138,36 @@ struct VocabularyTests {
         #expect(result.stderr.contains("clip.jpg is not a JPEG, PNG, BMP or PNM image: it looks like an MP4 video"))
         #expect(!result.stderr.contains("HEIF") && !result.stderr.contains("66 74 79 70"), "\(result.stderr)")
     }
+
+    @Test("bench takes benchmark_model's flag names, and says why op profiling is not there")
+    func benchmarkModelFlags() throws {
+        let result = try netrunner([
+            "bench", "--graph=" + Fixtures.path(Fixtures.MobileNet.int8), "--num_threads=2", "--num_runs=3",
+            "--warmup_runs=1", "--min_secs=0.3", "--max_secs=20", "--json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        struct Report: Decodable {
+            struct Timings: Decodable { var count: Int }
+            var threads: Int
+            var inferenceMicroseconds: Timings
+        }
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        #expect(report.threads == 2)
+        #expect(report.inferenceMicroseconds.count > 3, "--min_secs keeps running past --num_runs")
+        let profiling = try netrunner([
+            "bench", "--graph=" + Fixtures.path(Fixtures.MobileNet.int8), "--enable_op_profiling",
+        ])
+        #expect(profiling.status == 64)
+        #expect(profiling.stderr.contains("--enable_op_profiling is not available: the runtime's TFLite C API"))
+    }
+
+    @Test("bundle create onto an existing folder says it exists, not that it is no bundle")
+    func bundleCreateExisting() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let result = try netrunner(["bundle", "create", Fixtures.path(Fixtures.MobileNet.uint8), "-o", folder.url.path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("\(folder.url.path) already exists; nothing was written."), "\(result.stderr)")
+        #expect(!result.stderr.contains("is not a model bundle"))
+    }
 }

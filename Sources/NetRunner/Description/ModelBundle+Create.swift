@@ -32,7 +32,7 @@ extension ModelBundle {
     ) throws -> ModelBundle {
         let folder = path.hasSuffix("/") ? String(path.dropLast()) : path
         guard access(folder, F_OK) != 0 else {
-            throw ModelBundleError.notABundle(path: folder, reason: "it already exists")
+            throw ModelBundleError.alreadyExists(path: folder)
         }
         // Through the model gate, as every model loaded in process.
         let data = try Interpreter.modelData(contentsOf: modelPath)

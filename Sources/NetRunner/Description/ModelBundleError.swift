@@ -43,6 +43,8 @@ public enum ModelBundleError: Error, Equatable, Hashable, Sendable {
     case descriptionMismatch(file: String, problems: [Problem])
     /// The model's TFLite metadata (or the files packed with it) cannot be read.
     case invalidMetadata(file: String, reason: String)
+    /// A new bundle's folder already exists; nothing was written.
+    case alreadyExists(path: String)
 }
 
 extension ModelBundleError: LocalizedError {
@@ -51,6 +53,9 @@ extension ModelBundleError: LocalizedError {
         switch self {
         case .notABundle(let path, let reason):
             return "\(path) is not a model bundle: \(reason)"
+        case .alreadyExists(let path):
+            return "\(path) already exists; nothing was written. Name a new bundle folder "
+                + "(such as my_model.tiobundle), or remove this one first."
         case .malformedJSON(let file, let reason):
             return "\(file) is not valid JSON: \(reason)"
         case .invalidDescription(let file, let problems):

@@ -13,23 +13,49 @@ extension NetRunnerCommand {
                 Inputs are filled with seeded random values (floats in [0, 1)). Timings cover \
                 invoke() only; the first inference and the warm-up runs are reported apart and \
                 left out of the statistics.
+
+                benchmark_model's flag names are accepted too (--graph=M, --num_threads=N, \
+                --num_runs=N, --warmup_runs=N, --min_secs=S, --max_secs=S), so its command lines \
+                work unchanged. Per-operator profiling (--enable_op_profiling) is not available: \
+                the runtime's TFLite C API, which NetRunner's Interpreter uses, has no profiler \
+                hook (LiteRT 2.3 profiles only its CompiledModel API).
                 """)
 
         @Argument(help: "A .tflite model file, a bundle folder or a zipped bundle.")
-        var model: String
+        var model: String?
+
+        @Option(name: .customLong("graph"), help: "The model, as benchmark_model names it (instead of MODEL).")
+        var graph: String?
 
         @OptionGroup var runtime: RuntimeOptions
 
-        @Option(parsing: .unconditional, help: "Timed runs.")
+        @Option(
+            name: .customLong("num_threads"), parsing: .unconditional,
+            help: "benchmark_model's name for --threads.")
+        var numThreads: Int?
+
+        @Option(name: [.customLong("runs"), .customLong("num_runs")], parsing: .unconditional, help: "Timed runs.")
         var runs = 50
 
-        @Option(parsing: .unconditional, help: "Warm-up runs after the first inference, not timed into the statistics.")
+        @Option(
+            name: [.customLong("warmup"), .customLong("warmup_runs")], parsing: .unconditional,
+            help: "Warm-up runs after the first inference, not timed into the statistics.")
         var warmup = 1
 
         @Option(
-            name: .customLong("max-seconds"), parsing: .unconditional,
+            name: [.customLong("min-seconds"), .customLong("min_secs")], parsing: .unconditional,
+            help: "Keep running past --runs until this many seconds have passed (benchmark_model's default is 1).")
+        var minSeconds: Double = 0
+
+        @Option(
+            name: [.customLong("max-seconds"), .customLong("max_secs")], parsing: .unconditional,
             help: "Stop the timed runs after this many seconds.")
         var maxSeconds: Double = 150
+
+        @Flag(
+            name: .customLong("enable_op_profiling"),
+            help: "Per-operator profiling: not available (see above); refused with the reason.")
+        var opProfiling = false
 
         @Flag(help: "Print JSON instead of text.")
         var json = false
@@ -79,6 +105,28 @@ extension NetRunnerCommand {
             try OptionLimits.check(runs, "--runs", in: 1...1_000_000)
             try OptionLimits.check(warmup, "--warmup", in: 0...1_000_000)
             try OptionLimits.checkSeconds(maxSeconds, "--max-seconds")
+            if minSeconds != 0 { try OptionLimits.checkSeconds(minSeconds, "--min-seconds") }
+            if let numThreads { try OptionLimits.checkThreads(numThreads) }
+            switch (model, graph) {
+            case (nil, nil): throw ValidationError("Name the model: netrunner bench MODEL (or --graph=MODEL).")
+            case (.some, .some): throw ValidationError("Name the model once: MODEL or --graph, not both.")
+            default: break
+            }
+            if opProfiling {
+                throw ValidationError(
+                    "--enable_op_profiling is not available: the runtime's TFLite C API has no profiler hook "
+                        + "(LiteRT 2.3 profiles only its CompiledModel API, which NetRunner does not use yet).")
+            }
+        }
+
+        /// The model named by MODEL or --graph.
+        var modelPath: String { model ?? graph ?? "" }
+
+        /// The interpreter options: --threads, or benchmark_model's --num_threads.
+        var interpreterOptions: Interpreter.Options {
+            var options = runtime.interpreterOptions
+            if let numThreads { options.threadCount = numThreads }
+            return options
         }
 
         func run() throws {
@@ -86,12 +134,12 @@ extension NetRunnerCommand {
             let clock = ContinuousClock()
             // Read as every command reads a model (a bundle's or zip's model file too), and
             // through the model gate before anything is timed (its child runs once per model).
-            let loaded = try LoadedModel(.path(model))
+            let loaded = try LoadedModel(.path(modelPath))
             try ModelGate.admit(loaded)
             let before = ProcessMemory.residentBytes
             let start = clock.now
             let interpreter = try Interpreter(
-                modelData: loaded.modelData, source: loaded.modelFile, options: runtime.interpreterOptions)
+                modelData: loaded.modelData, source: loaded.modelFile, options: interpreterOptions)
             try interpreter.allocateTensors()
             let initTime = clock.now - start
             let afterInit = ProcessMemory.residentBytes
@@ -106,8 +154,11 @@ extension NetRunnerCommand {
             var warmups: [Double] = []
             for _ in 0..<warmup { warmups.append(try Self.time(clock) { try interpreter.invoke() }) }
             var timings: [Double] = []
-            let deadline = clock.now + .milliseconds(Int64(maxSeconds * 1000))
-            for _ in 0..<runs {
+            let timedStart = clock.now
+            let deadline = timedStart + .milliseconds(Int64(maxSeconds * 1000))
+            let minimum = timedStart + .milliseconds(Int64(minSeconds * 1000))
+            // benchmark_model's rule: at least --num_runs and at least --min_secs, at most --max_secs.
+            while timings.count < runs || clock.now < minimum {
                 timings.append(try Self.time(clock) { try interpreter.invoke() })
                 if clock.now > deadline { break }
             }
@@ -115,7 +166,7 @@ extension NetRunnerCommand {
                 throw ValidationError("The model's run times are not finite; nothing to report.")
             }
             let report = Report(
-                model: model, modelBytes: interpreter.modelSizeInBytes, threads: runtime.threads,
+                model: modelPath, modelBytes: interpreter.modelSizeInBytes, threads: numThreads ?? runtime.threads,
                 runtime: "LiteRT \(Runtime.version)",
                 initMilliseconds: Self.microseconds(initTime) / 1000,
                 firstInferenceMicroseconds: first,

@@ -47,7 +47,7 @@ struct ModelBundleCreateTests {
         #expect(
             try classifier.classify(fileAt: Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png")).categories.first?
                 .displayName == "Egyptian cat")
-        #expect(throws: ModelBundleError.notABundle(path: path, reason: "it already exists")) {
+        #expect(throws: ModelBundleError.alreadyExists(path: path)) {
             try ModelBundle.create(at: path, modelPath: Fixtures.path(Fixtures.MobileNet.float32))
         }
         let wrong = root.appendingPathComponent("wrong.tiobundle").path

@@ -179,7 +179,15 @@ private struct DescriptionReader {
             problem(prefix + "dtype", "\"uint8\", \"float32\", \"int32\" or \"int64\"", .string(dtype))
         }
         var format: String?
+        var crop: ImagePreprocessing.Cropping?
         if kind == .image {
+            switch string(object, "crop", at: prefix, required: false) {
+            case nil: break
+            case "center": crop = .centerSquare
+            case "stretch": crop = .stretch
+            case "letterbox": crop = .letterbox
+            case let other?: problem(prefix + "crop", "\"center\", \"stretch\" or \"letterbox\"", .string(other))
+            }
             format = string(object, "format", at: prefix)
             if let chosen = format, !["RGB", "BGR"].contains(chosen) {
                 problem(prefix + "format", "\"RGB\" or \"BGR\"", .string(chosen))
@@ -209,7 +217,7 @@ private struct DescriptionReader {
         if !input, quantize != nil { problem(prefix + "quantize", "quantize only on inputs", object["quantize"]) }
         guard let name, let kind else { return nil }
         return .init(
-            name: name, kind: kind, shape: shape, dtype: dtype, format: format, normalize: normalize,
+            name: name, kind: kind, shape: shape, dtype: dtype, format: format, crop: crop, normalize: normalize,
             denormalize: denormalize, quantize: quantize, dequantize: dequantize, labels: labels)
     }
 

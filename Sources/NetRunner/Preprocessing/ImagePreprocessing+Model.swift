@@ -29,7 +29,7 @@ extension ImagePreprocessing {
     /// The rule, shared by every task:
     ///
     /// 1. what the caller asked (`requested`: the task's options, the command's flags);
-    /// 2. what the model's description says: `model.json`'s `format` (`"BGR"`) and `normalize`,
+    /// 2. what the model's description says: `model.json`'s `format` (`"BGR"`), `crop` and `normalize`,
     ///    else the TFLite metadata's normalisation (for float inputs);
     /// 3. the task's default (`taskDefaults`; its normalisation applies to float inputs);
     /// 4. the tensor's default: RGB, `pixel / 255` for float inputs, the raw bytes for `uint8`
@@ -74,6 +74,7 @@ extension ImagePreprocessing {
             default: break
             }
             choices.normalization = layer.normalize.map(Normalization.init)
+            choices.cropping = layer.crop
         }
         if choices.normalization == nil, isFloat, let metadata = model.metadata,
             metadata.inputs.indices.contains(inputIndex), let normalization = metadata.inputs[inputIndex].normalization

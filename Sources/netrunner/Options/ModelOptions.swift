@@ -53,14 +53,20 @@ struct ModelOptions: ParsableArguments {
     }
 
     /// A one-line notice when a bare `.tflite` gives nothing to go by (no metadata, no
-    /// `model.json`, no labels), saying what is assumed; `nil` otherwise.
+    /// `model.json`, no labels), saying what is assumed for the task; `nil` otherwise.
     ///
-    /// - Parameter model: The loaded model.
+    /// - Parameters:
+    ///   - model: The loaded model.
+    ///   - task: The task the command runs.
     /// - Returns: The notice.
-    func assumptionNotice(for model: LoadedModel) -> String? {
+    func assumptionNotice(for model: LoadedModel, task: ImageTask.Kind) -> String? {
         guard self.model != nil, labels == nil, model.description == nil, model.metadata == nil else { return nil }
-        return "note: \(model.name) has no metadata and no model.json beside it: assuming RGB, "
-            + "the input's default scaling (raw bytes for uint8, values in [0, 1] for float), "
-            + "and no labels (give --labels to name the classes)."
+        let assumed =
+            task == .classification
+            ? "RGB, a centre crop, the input's default scaling (raw bytes for uint8, values in [0, 1] for float)"
+            : "RGB, letterboxing for raw anchor outputs and stretching for SSD outputs, raw bytes for uint8 "
+                + "inputs and values in [-1, 1] for float (the SSD example's and MediaPipe's conventions)"
+        return "note: \(model.name) has no metadata and no model.json beside it: assuming \(assumed), "
+            + "and no labels (give --labels to name the classes, or make a bundle: netrunner bundle create)."
     }
 }

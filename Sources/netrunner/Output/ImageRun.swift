@@ -26,7 +26,7 @@ enum ImageRun {
         print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
     ) throws {
         let loaded = try model.load(defaultFor: Task.kind)
-        if let notice = model.assumptionNotice(for: loaded) { Console.diagnostic(notice) }
+        if let notice = model.assumptionNotice(for: loaded, task: Task.kind) { Console.diagnostic(notice) }
         do {
             try run(
                 task, options: options, model: loaded, inputs: inputs, listed: listed, threads: model.threadCount,

@@ -98,7 +98,7 @@ struct ModelBundleTests {
              "model": {"quantized": "no"},
              "inputs": [{"name": "image", "type": "picture", "shape": [0, 224]},
                         {"name": "other", "type": "image", "shape": [224, 224, 3], "format": "RGBA",
-                         "normalize": {"standard": "[0,255]"}}],
+                         "crop": "fit", "normalize": {"standard": "[0,255]"}}],
              "outputs": [{"name": "out", "type": "array", "shape": [1, 10], "dequantize": {"scale": 0, "bias": "x"}}],
              "options": {"device_position": "side"}}
             """)
@@ -106,11 +106,14 @@ struct ModelBundleTests {
         #expect(
             paths == [
                 "details", "license", "model.file", "model.quantized", "inputs[0].type", "inputs[0].shape[0]",
-                "inputs[1].format", "inputs[1].normalize.standard", "outputs[0].dequantize.scale",
+                "inputs[1].format", "inputs[1].crop", "inputs[1].normalize.standard", "outputs[0].dequantize.scale",
                 "outputs[0].dequantize.bias", "options.device_position",
             ], "\(found)")
         #expect(found.contains(.init(path: "inputs[1].format", expected: "\"RGB\" or \"BGR\"", found: "\"RGBA\"")))
         #expect(found.contains(.init(path: "license", expected: "a string", found: "missing")))
+        #expect(
+            found.contains(
+                .init(path: "inputs[1].crop", expected: "\"center\", \"stretch\" or \"letterbox\"", found: "\"fit\"")))
         #expect(
             found.contains(
                 .init(path: "inputs[1].normalize.standard", expected: "\"[0,1]\" or \"[-1,1]\"", found: "\"[0,255]\"")))

@@ -69,13 +69,20 @@ struct ObjectDetectorTests {
         }
     }
 
-    @Test("The SSD variant's four outputs are resolved by name, and its boxes match at IoU >= 0.8")
-    func ssd() throws {
+    @Test(
+        "The SSD variant's four outputs are resolved by name, and its boxes match at IoU >= 0.8",
+        arguments: [false, true])
+    func ssd(fromBundle: Bool) throws {
         var options = ObjectDetector.Options()
         options.cropping = .letterbox
-        let detector = try ObjectDetector(
-            modelPath: Fixtures.path("Models/face_detection_short_range_ssd.tflite"),
-            labelsPath: Fixtures.path("Models/face_labels.txt"), options: options)
+        // Its bundle's model.json says "crop": "letterbox", so the default options are right.
+        let detector =
+            fromBundle
+            ? try ObjectDetector(modelPath: Fixtures.path("Models/bundles/face_detection_short_range_ssd.tiobundle"))
+            : try ObjectDetector(
+                modelPath: Fixtures.path("Models/face_detection_short_range_ssd.tflite"),
+                labelsPath: Fixtures.path("Models/face_labels.txt"), options: options)
+        #expect(detector.preprocessing.cropping == .letterbox)
         for photo in try Self.reference().photos {
             let expected = try #require(photo.ssdModel)
             let result = try detector.detect(fileAt: Fixtures.path(photo.file))

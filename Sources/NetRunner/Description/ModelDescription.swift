@@ -105,9 +105,10 @@ public struct ModelDescription: Equatable, Hashable, Sendable {
         public var dtype: String?
         /// The channel order of an image layer (`RGB` or `BGR`).
         public var format: String?
-        /// How images fit an image input: `"center"` (the centred square), `"stretch"` or
-        /// `"letterbox"` (the aspect kept, padded with black), as `netrunner --crop` names them.
-        /// A NetRunner extension of TensorIO's format: TensorIO always centre-crops, and a
+        /// How images fit an image input (NetRunner's `"crop"` field).
+        ///
+        /// `"center"` (the centred square), `"stretch"` or `"letterbox"` (the aspect kept, padded
+        /// with black), as `netrunner --crop` names them. A NetRunner extension of TensorIO's format: TensorIO always centre-crops, and a
         /// detector trained on letterboxed images finds boxes too wide without it.
         public var crop: ImagePreprocessing.Cropping?
         /// Image inputs: how 0-255 pixels become the model's values.

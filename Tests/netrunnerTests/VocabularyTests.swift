@@ -1,4 +1,5 @@
 import Foundation
+import NetRunnerImage
 import NetRunnerTestSupport
 import Testing
 
@@ -169,5 +170,28 @@ struct VocabularyTests {
         #expect(result.status == 1)
         #expect(result.stderr.contains("\(folder.url.path) already exists; nothing was written."), "\(result.stderr)")
         #expect(!result.stderr.contains("is not a model bundle"))
+    }
+
+    @Test("--save-input writes what the model saw: the centre crop for classify, the letterbox for detect")
+    func saveInput() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let classify = try netrunner(["classify", "--save-input", folder.path("seen"), Self.photos])
+        #expect(classify.status == 0, "\(classify.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path("seen")).sorted()
+        #expect(names == ["chelsea.input.png", "coffee.input.png", "eagle.input.png", "grace_hopper.input.png"])
+        let eagle = try PixelBuffer(contentsOf: folder.path("seen/eagle.input.png"))
+        #expect(eagle.size == PixelSize(width: 224, height: 224))
+        let detect = try netrunner(["detect", "--save-input", folder.path("faces"), Self.portraits])
+        #expect(detect.status == 0, "\(detect.stderr)")
+        let faces = try PixelBuffer(contentsOf: folder.path("faces/two_portraits.input.png"))
+        #expect(faces.size == PixelSize(width: 128, height: 128))
+        // 640x400 letterboxed into 128x128: 80 rows of picture, 24 black rows above and below.
+        #expect(faces.pixel(x: 64, y: 5) == [0, 0, 0] && faces.pixel(x: 64, y: 122) == [0, 0, 0])
+        #expect(faces.pixel(x: 64, y: 64) != [0, 0, 0])
+        let file = try folder.write(Data("x".utf8), named: "taken")
+        let refused = try netrunner(["classify", "--save-input", file, Self.chelsea])
+        #expect(refused.status == 64)
+        #expect(refused.stderr.contains("--save-input \(file) is a file; name a folder"))
     }
 }

@@ -152,4 +152,72 @@ public final class ImageTensorizer {
         }
         return (bytes, floats)
     }
+
+    /// The image an input tensor holds, as the model sees it: the crop or letterbox and the
+    /// resize already applied, the normalisation, quantization and channel order undone
+    /// through the same lookup tables (each value maps back to the nearest 0-255 pixel), so
+    /// the colours look natural when the preprocessing is what the model expects: Net Runner's
+    /// "what the model sees" preview.
+    ///
+    /// - Parameter tensor: The input tensor's bytes (``input``, or the interpreter's input).
+    /// - Returns: An RGB (or grayscale) image of the input's size.
+    /// - Throws: ``ImageError`` if the bytes are fewer than the input needs.
+    public func image(fromInput tensor: Data) throws(ImageError) -> PixelBuffer {
+        let channels = preprocessing.channels
+        let size = preprocessing.size
+        guard tensor.count >= preprocessing.byteCount else {
+            throw .bufferTooSmall(provided: tensor.count, required: preprocessing.byteCount)
+        }
+        let colours = channels == 1 ? [0] : (preprocessing.channelOrder == .rgb ? [0, 1, 2] : [2, 1, 0])
+        let isFloat = preprocessing.tensorType == .float32
+        // Byte tables: the first pixel value giving each byte (tables are monotonic; a byte no
+        // pixel gives maps to the nearest one that does).
+        var byteInverse = [UInt8](repeating: 0, count: 256 * channels)
+        if !isFloat {
+            for channel in 0..<channels {
+                let table = byteTables[(256 * channel)..<(256 * channel + 256)].map { Int($0) }
+                for byte in 0..<256 {
+                    let target = preprocessing.tensorType == .int8 ? Int(Int8(bitPattern: UInt8(byte))) : byte
+                    var best = 0
+                    var distance = Int.max
+                    for (pixel, value) in table.enumerated() {
+                        let signed = preprocessing.tensorType == .int8 ? Int(Int8(bitPattern: UInt8(value))) : value
+                        if abs(signed - target) < distance { (best, distance) = (pixel, abs(signed - target)) }
+                    }
+                    byteInverse[256 * channel + byte] = UInt8(best)
+                }
+            }
+        }
+        let floats = floatTables
+        func nearestPixel(_ value: Float, channel: Int) -> UInt8 {
+            let table = floats[(256 * channel)..<(256 * channel + 256)]
+            let increasing = table[table.startIndex] <= table[table.endIndex - 1]
+            var low = table.startIndex
+            var high = table.endIndex - 1
+            while low < high {
+                let middle = (low + high) / 2
+                if increasing ? table[middle] < value : table[middle] > value {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            if low > table.startIndex, abs(table[low - 1] - value) <= abs(table[low] - value) { low -= 1 }
+            return UInt8(low - table.startIndex)
+        }
+        var pixels = [UInt8](repeating: 0, count: size.width * size.height * channels)
+        tensor.withUnsafeBytes { raw in
+            for element in 0..<pixels.count {
+                let channel = element % channels
+                let pixel =
+                    isFloat
+                    ? nearestPixel(raw.loadUnaligned(fromByteOffset: element * 4, as: Float.self), channel: channel)
+                    : byteInverse[256 * channel + Int(raw[element])]
+                pixels[element - channel + colours[channel]] = pixel
+            }
+        }
+        let image = try PixelBuffer(
+            width: size.width, height: size.height, format: channels == 1 ? .gray8 : .rgb24, bytes: pixels)
+        return image
+    }
 }

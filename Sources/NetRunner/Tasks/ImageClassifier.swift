@@ -73,6 +73,9 @@ public final class ImageClassifier: VisionTask {
     public let labels: LabelMap?
     /// The preprocessing, derived once from the model's input.
     public var preprocessing: ImagePreprocessing { core.preprocessing }
+
+    /// The image the model received on the last run (see ``VisionTask/inputImage()``).
+    public func inputImage() throws -> PixelBuffer { try core.inputImage() }
     /// The decoding options for this model: JPEGs are downscaled no further than the input needs.
     public var decodingOptions: DecodingOptions { core.decodingOptions }
 

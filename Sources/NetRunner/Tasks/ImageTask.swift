@@ -140,6 +140,9 @@ public struct ImageTask {
     /// The labels of the model's classes, if known.
     public var labels: LabelMap? { task.labels }
 
+    /// The image the model received on the last run (see ``VisionTask/inputImage()``).
+    public func inputImage() throws -> PixelBuffer { try task.inputImage() }
+
     /// Runs the model on an image in any form.
     ///
     /// - Parameter image: The image.

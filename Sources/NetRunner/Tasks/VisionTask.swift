@@ -44,6 +44,14 @@ public protocol VisionTask: AnyObject, SendableMetatype {
     /// - Throws: ``ImageError`` for an image that cannot be read, ``InterpreterError`` if the
     ///   runtime fails.
     func run(_ image: ImageInput) throws -> Result
+
+    /// The image the model received on the last run: its input tensor as a picture (crop or
+    /// letterbox and resize applied, normalisation and channel order undone), Net Runner's
+    /// "what the model sees".
+    ///
+    /// - Returns: An image of the input's size.
+    /// - Throws: ``ImageError`` or ``InterpreterError`` if the input cannot be read.
+    func inputImage() throws -> PixelBuffer
 }
 
 extension VisionTask {

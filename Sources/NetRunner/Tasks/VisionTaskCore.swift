@@ -121,6 +121,11 @@ final class VisionTaskCore {
             transform: transform, decode: decodeTime, preprocess: preprocessTime, inference: clock.now - prepared)
     }
 
+    /// The image the input tensor holds now (see ``ImageTensorizer/image(fromInput:)``).
+    func inputImage() throws -> PixelBuffer {
+        try tensorizer.image(fromInput: try interpreter.input(at: preprocessing.inputIndex).data)
+    }
+
     private func prepare(_ pixels: PixelBuffer, originalSize: PixelSize) throws -> ImageTransform {
         let transform = try tensorizer.prepare(pixels, originalSize: originalSize)
         try interpreter.copy(tensorizer.input, toInputAt: preprocessing.inputIndex)

@@ -29,6 +29,13 @@ extension NetRunnerCommand {
         @Flag(help: "Print one JSON object per image (JSON Lines).")
         var json = false
 
+        @Option(
+            name: .customLong("save-input"),
+            help:
+                "Write what the model saw for each image (its input tensor as a PNG: crop, resize, normalisation undone) into this folder; runs on one thread."
+        )
+        var saveInput: String?
+
         enum CropChoice: String, ExpressibleByArgument, CaseIterable {
             case center, stretch
         }
@@ -44,7 +51,7 @@ extension NetRunnerCommand {
             options.cropping = crop == .center ? .centerSquare : .stretch
             let (json, results) = (self.json, self.results)
             try ImageRun.run(
-                ImageClassifier.self, options: options, model: model, inputs: inputs, json: json,
+                ImageClassifier.self, options: options, model: model, inputs: inputs, json: json, saveInput: saveInput,
                 print: { file, _, result in
                     try ClassificationOutput.print(results.worthPrinting(result), file: file, json: json)
                 })

@@ -45,6 +45,13 @@ extension NetRunnerCommand {
         @Flag(help: "Print one JSON object per image (JSON Lines).")
         var json = false
 
+        @Option(
+            name: .customLong("save-input"),
+            help:
+                "Write what the model saw for each image (its input tensor as a PNG: crop, resize, normalisation undone) into this folder; runs on one thread."
+        )
+        var saveInput: String?
+
         func validate() throws {
             guard !inputs.images.isEmpty else { throw ValidationError("Name at least one image file or folder.") }
             if let labelOffset { try OptionLimits.check(labelOffset, "--label-offset", in: -1000...1000) }
@@ -67,6 +74,7 @@ extension NetRunnerCommand {
             let json = self.json
             try ImageRun.run(
                 ObjectDetector.self, options: options, model: model, inputs: inputs, listed: listed, json: json,
+                saveInput: saveInput,
                 print: { file, _, result in
                     try DetectionOutput.print(result, file: file, json: json)
                     try annotations?.write(result, on: file)

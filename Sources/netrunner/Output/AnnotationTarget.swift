@@ -65,9 +65,11 @@ struct AnnotationTarget: Sendable {
     /// The image's base name without its extension, with `-2`, `-3`... for the later images
     /// whose name is already taken (compared without case).
     ///
-    /// - Parameter files: The images, in order.
+    /// - Parameters:
+    ///   - files: The images, in order.
+    ///   - suffix: What ends each name.
     /// - Returns: The output file name of each image.
-    static func uniqueNames(for files: [String]) -> [String: String] {
+    static func uniqueNames(for files: [String], suffix: String = ".annotated.png") -> [String: String] {
         var names: [String: String] = [:]
         var taken: Set<String> = []
         for file in files where names[file] == nil {
@@ -81,7 +83,7 @@ struct AnnotationTarget: Sendable {
                 candidate = "\(base)-\(counter)"
             }
             taken.insert(candidate.lowercased())
-            names[file] = candidate + ".annotated.png"
+            names[file] = candidate + suffix
         }
         return names
     }

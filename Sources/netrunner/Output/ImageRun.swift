@@ -22,15 +22,15 @@ enum ImageRun {
     ///   entry could not be searched.
     static func run<Task: VisionTask>(
         _ task: Task.Type, options: Task.Options, model: ModelOptions, inputs: ImageArguments,
-        listed: (files: [String], unreadable: Int)? = nil, json: Bool,
+        listed: (files: [String], unreadable: Int)? = nil, json: Bool, saveInput: String? = nil,
         print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
     ) throws {
         let loaded = try model.load(defaultFor: Task.kind)
         if let notice = model.assumptionNotice(for: loaded, task: Task.kind) { Console.diagnostic(notice) }
         do {
             try run(
-                task, options: options, model: loaded, inputs: inputs, listed: listed, threads: model.threadCount,
-                json: json, print: print)
+                task, options: options, model: loaded, inputs: inputs, listed: listed,
+                threads: saveInput == nil ? model.threadCount : 1, json: json, saveInput: saveInput, print: print)
         } catch let error as NetRunnerError {
             throw otherCommandHint(error, model: loaded, task: Task.kind) ?? error
         }
@@ -70,26 +70,32 @@ enum ImageRun {
     ///   - listed: The files and the count of unreadable entries, if already listed.
     ///   - threads: The threads (see ``ModelOptions/threads``).
     ///   - json: Whether errors are printed as JSON lines.
+    ///   - saveInput: A folder to write what the model saw for each image (one thread is used).
     ///   - print: Prints one image's answer, with the model's name.
     /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed or any
     ///   entry could not be searched.
     static func run<Task: VisionTask>(
         _ task: Task.Type, options: Task.Options, model loaded: LoadedModel, inputs: ImageArguments,
-        listed: (files: [String], unreadable: Int)? = nil, threads: Int, json: Bool,
+        listed: (files: [String], unreadable: Int)? = nil, threads: Int, json: Bool, saveInput: String? = nil,
         print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
     ) throws {
         let (files, unreadable) = try listed ?? inputs.requiredFiles()
+        let saver = try saveInput.map { try InputSaver(folder: $0, files: files) }
+        let single = SingleThreadTask()
         let failures = Atomic<Int>(0)
         try BulkInference.run(
-            files: files, threads: threads,
+            files: files, threads: saver == nil ? threads : 1,
             makeTask: { threads in
                 var taskOptions = options
                 taskOptions.threadCount = threads
-                return ImageTask(try Task(model: loaded, options: taskOptions))
+                let task = ImageTask(try Task(model: loaded, options: taskOptions))
+                if saver != nil { single.task = task }
+                return task
             },
             deliver: { index, outcome in
                 do {
                     guard let result = try outcome.get().result as? Task.Result else { return }
+                    if let saver, let task = single.task { try saver.save(task, for: files[index]) }
                     try print(files[index], loaded.name, result)
                 } catch {
                     failures.add(1, ordering: .relaxed)

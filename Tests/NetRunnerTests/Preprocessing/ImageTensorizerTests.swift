@@ -105,4 +105,39 @@ struct ImageTensorizerTests {
         let box = transform.box(minX: 0, minY: 0.25, maxX: 1, maxY: 0.75)
         #expect(box == BoundingBox(minX: 0, minY: 0, maxX: 4, maxY: 2))
     }
+
+    @Test(
+        "The input tensor turns back into the picture the model saw, whatever its type, order and normalisation",
+        arguments: [
+            (Tensor.DataType.uInt8, nil, ImagePreprocessing.ChannelOrder.rgb),
+            (.uInt8, nil, .bgr),
+            (.float32, ImagePreprocessing.Normalization.zeroToOne, .rgb),
+            (.float32, .minusOneToOne, .bgr),
+            (
+                .float32,
+                ImagePreprocessing.Normalization(mean: [123.675, 116.28, 103.53], std: [58.395, 57.12, 57.375]), .rgb
+            ),
+            (.int8, .minusOneToOne, .rgb),
+        ] as [(Tensor.DataType, ImagePreprocessing.Normalization?, ImagePreprocessing.ChannelOrder)])
+    func inputImage(
+        type: Tensor.DataType, normalization: ImagePreprocessing.Normalization?, order: ImagePreprocessing.ChannelOrder
+    )
+        throws
+    {
+        let quantization = type == .int8 ? QuantizationParameters(scale: 1 / 128, zeroPoint: 0) : nil
+        let tensorizer = try ImageTensorizer(
+            preprocessing: preprocessing(type, quantization: quantization, normalization: normalization, order: order))
+        let source = try PixelBuffer(width: 2, height: 1, format: .rgb24, bytes: [255, 0, 0, 10, 20, 30])
+        try tensorizer.prepare(source)
+        let seen = try tensorizer.image(fromInput: tensorizer.input)
+        #expect(seen.size == PixelSize(width: 2, height: 1))
+        // int8 at scale 1/128 keeps every other level: within 1 of the original.
+        let tolerance = type == .int8 ? 1 : 0
+        for (found, expected) in zip(seen.packedBytes, source.packedBytes) {
+            #expect(abs(Int(found) - Int(expected)) <= tolerance, "\(type) \(order): \(seen.packedBytes)")
+        }
+        #expect(throws: ImageError.bufferTooSmall(provided: 1, required: tensorizer.input.count)) {
+            try tensorizer.image(fromInput: Data([0]))
+        }
+    }
 }

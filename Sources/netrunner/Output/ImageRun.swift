@@ -17,6 +17,7 @@ enum ImageRun {
     ///   - listed: The files and the count of unreadable entries, if already listed
     ///     (``ImageArguments/requiredFiles()``); else they are listed here.
     ///   - json: Whether errors are printed as JSON lines.
+    ///   - saveInput: A folder to write what the model saw for each image (one thread is used).
     ///   - print: Prints one image's answer, with the model's name.
     /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed or any
     ///   entry could not be searched.

@@ -125,10 +125,12 @@ public final class Interpreter {
     }
 
     static func checkDelegates(_ delegates: [any Delegate]?) throws {
-        if let delegates, !delegates.isEmpty {
-            throw InterpreterError.failedToCreateInterpreter(
-                reason: "delegates are not supported: LiteRT runs this model on the CPU with XNNPACK.")
+        guard let delegates, let first = delegates.first else { return }
+        if let metal = first as? MetalDelegate {
+            throw InterpreterError.failedToCreateInterpreter(reason: metal.unavailableReason + ".")
         }
+        throw InterpreterError.failedToCreateInterpreter(
+            reason: "delegates are not supported: LiteRT runs this model on the CPU with XNNPACK.")
     }
 
     /// The reason for a model the runtime refused to load.

@@ -98,6 +98,26 @@ struct InterpreterTests {
         #expect(delegates.isEmpty)
     }
 
+    @Test("The examples' delegate code compiles: CoreMLDelegate() is nil, MetalDelegate() is refused by name")
+    func appleDelegates() throws {
+        #expect(CoreMLDelegate() == nil)
+        var coreML = CoreMLDelegate.Options()
+        coreML.enabledDevices = .all
+        #expect(CoreMLDelegate(options: coreML) == nil)
+        var metalOptions = MetalDelegate.Options()
+        metalOptions.isPrecisionLossAllowed = true
+        metalOptions.waitType = .active
+        let metal = MetalDelegate(options: metalOptions)
+        #expect(metal.options.waitType == .active)
+        #expect(
+            throws: InterpreterError.failedToCreateInterpreter(
+                reason: "MetalDelegate needs Apple's Metal GPU; on Linux LiteRT runs the model on the CPU with "
+                    + "XNNPACK (create the interpreter without delegates).")
+        ) {
+            try Interpreter(modelPath: Self.dynamicBatch, delegates: [metal])
+        }
+    }
+
     @Test("Non-empty delegates are refused with failedToCreateInterpreter, from a path or from data")
     func delegatesAreRefused() throws {
         let delegate = StubDelegate()

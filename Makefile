@@ -7,7 +7,9 @@
 SWIFT ?= swift
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-asan setup runtime system build bench bench-setup format lint clean
+.PHONY: run test test-asan setup runtime system build install bench bench-setup format lint clean
+
+PREFIX ?= $(HOME)/.local
 
 system:
 	scripts/install-system-packages.sh
@@ -20,6 +22,12 @@ setup: system runtime
 build: setup
 	$(SWIFT) build -c release --product netrunner
 
+# The tool by name: a release build copied to $(PREFIX)/bin (default ~/.local/bin).
+install: build
+	install -d "$(PREFIX)/bin"
+	install -m 755 .build/release/netrunner "$(PREFIX)/bin/netrunner"
+	@echo "installed $(PREFIX)/bin/netrunner"
+
 run: build
 	.build/release/netrunner classify $(PHOTOS)
 	.build/release/netrunner detect Tests/Fixtures/Photos/faces Tests/Fixtures/Photos/test/grace_hopper.jpg --annotate out/annotated
@@ -31,6 +39,8 @@ TEST_ENV = NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache
 test: setup
 	$(SWIFT) build --build-tests
 	$(TEST_ENV) $(SWIFT) test --skip-build
+	@# The README, pasted: every sh block run, every transcript's output compared.
+	$(TEST_ENV) python3 scripts/run-readme.py .build/debug/netrunner
 
 # Every test again under AddressSanitizer (child processes included). Leak reports are off:
 # the only leaks found are XCTest's and Foundation.Process's; the out-of-memory tests need

@@ -20,6 +20,8 @@ def generate():
     with open(README, encoding="utf-8") as handle:
         text = handle.read()
     blocks = re.findall(r"^```swift\n(.*?)^```", text, flags=re.S | re.M)
+    # A package manifest is a file of its own, not code to run: SwiftPM itself checks it.
+    blocks = [block for block in blocks if not block.startswith("// swift-tools-version")]
     imports = set()
     bodies = []
     for block in blocks:

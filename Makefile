@@ -7,7 +7,7 @@
 SWIFT ?= swift
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-asan setup runtime system build install bench bench-setup format lint clean
+.PHONY: run test test-asan test-python setup runtime system build install bench bench-setup format lint clean
 
 PREFIX ?= $(HOME)/.local
 
@@ -36,7 +36,11 @@ run: build
 # Model-check verdicts (ModelGate) of the tests go to a cache inside the build folder, not the user's.
 TEST_ENV = NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache
 
-test: setup
+# The Python the server tests drive it with (the real Triton client), pinned.
+test-python:
+	scripts/setup-test-python.sh
+
+test: setup test-python
 	$(SWIFT) build --build-tests
 	$(TEST_ENV) $(SWIFT) test --skip-build
 	@# The README, pasted: every sh block run, every transcript's output compared.
@@ -45,7 +49,7 @@ test: setup
 # Every test again under AddressSanitizer (child processes included). Leak reports are off:
 # the only leaks found are XCTest's and Foundation.Process's; the out-of-memory tests need
 # allocations that fail instead of aborting.
-test-asan: setup
+test-asan: setup test-python
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	$(TEST_ENV) ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 

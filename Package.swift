@@ -23,6 +23,11 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The HTTP server of `netrunner serve`, without its Foundation and swift-configuration
+        // traits (full Foundation would cost every command ICU's start-up time).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Our own declarations of the LiteRT C API and the dlopen loader. Nothing else.
@@ -86,6 +91,23 @@ let package = Package(
             dependencies: ["NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"],
             swiftSettings: swiftSettings
         ),
+        // `netrunner serve`: the inference engine (interpreter pools, a bounded queue), the
+        // native /v1 API, KServe v2 at /v2, and the web app. The only module that imports Hummingbird.
+        .target(
+            name: "NetRunnerServer",
+            dependencies: [
+                "NetRunner",
+                "NetRunnerImage",
+                "NetRunnerEvaluation",
+                "NetRunnerSupport",
+                "TensorFlowLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The default model bundles, linked into the executable (.incbin from Models/bundles/).
         .target(
             name: "CEmbeddedModels",
@@ -99,9 +121,11 @@ let package = Package(
                 "NetRunner",
                 "NetRunnerEvaluation",
                 "NetRunnerImage",
+                "NetRunnerServer",
                 "NetRunnerSupport",
                 "CEmbeddedModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

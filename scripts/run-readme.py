@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Runs README.md's shell examples as a reader pasting them would, and checks what they print.
 
-- Every ```sh block is run line by line with bash from the repository root, `netrunner` on the
-  PATH (the binary given as the first argument); any line exiting non-zero fails the check. A
+- Every ```sh block is run as one script (as if pasted into one shell: a server started in the
+  background with `&` is there for the next lines) with bash from the repository root,
+  `netrunner` on the PATH (the binary given as the first argument); any command exiting
+  non-zero fails the check. A
   block right after an `<!-- readme: not run -->` line is skipped (the two setup commands,
   which are what runs this script).
 - Every ``` block (no language) whose first line starts with `$ ` is a transcript: each `$ `
   line is run, and its stdout must match the lines below it. Timings are compared as `#`
   (`4.1 ms`, `mean 4.69`); a line ending in `...` matches any line starting with what comes
   before it; a line that is only `...` matches any number of lines.
+
+- Every ```python block after an `<!-- readme: with netrunner serve -->` line is run with
+  .venv-test's Python (scripts/setup-test-python.sh) while `netrunner serve` listens on
+  127.0.0.1:8080; its output must be the block's last line, a comment (`# ...`).
 
 `make install` installs into a scratch PREFIX, removed afterwards.
 
@@ -71,6 +77,38 @@ def run(command, binary_folder):
         text=True, timeout=600)
 
 
+def with_server(text, number):
+    """Whether the block starting at line `number` is marked to run against a server."""
+    lines = text.splitlines()
+    return any("<!-- readme: with netrunner serve -->" in line for line in lines[max(0, number - 3):number - 1])
+
+
+def run_python(body, binary_folder):
+    """Runs a Python block against `netrunner serve` on port 8080; a problem, or None."""
+    python = os.path.join(ROOT, ".venv-test", "bin", "python")
+    if not os.access(python, os.X_OK):
+        return "no .venv-test (run scripts/setup-test-python.sh)"
+    expected = body[-1].lstrip("# ").strip() if body and body[-1].startswith("#") else None
+    server = subprocess.Popen(
+        [os.path.join(binary_folder, "netrunner"), "serve", "--port", "8080"], cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        ready = subprocess.run(
+            ["curl", "--silent", "--retry", "60", "--retry-connrefused", "--retry-delay", "1", "--fail",
+             "http://127.0.0.1:8080/v2/health/ready"], capture_output=True, timeout=120)
+        if ready.returncode != 0:
+            return "netrunner serve did not become ready on 127.0.0.1:8080"
+        result = subprocess.run([python, "-c", "\n".join(body)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            return f"the Python block exited {result.returncode}: {result.stderr.strip()[-800:]}"
+        if expected is not None and result.stdout.strip() != expected:
+            return f"the Python block printed {result.stdout.strip()!r}, the README shows {expected!r}"
+        return None
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def matches(expected, actual):
     """Whether the transcript's expected lines match the output's lines."""
     expected = [normalized(line) for line in expected]
@@ -110,15 +148,18 @@ def main():
         if skipped:
             continue
         if language == "sh":
-            for line in body:
-                if not line.strip() or line.lstrip().startswith("#"):
-                    continue
-                commands += 1
-                result = run(line, folder)
-                if result.returncode != 0:
-                    failures.append(
-                        f"README.md:{number}: `{line.strip()}` exited {result.returncode}: "
-                        + (result.stderr.strip() or result.stdout.strip())[-600:])
+            script = "set -e\n" + "\n".join(body) + "\n"
+            commands += sum(1 for line in body if line.strip() and not line.lstrip().startswith("#"))
+            result = run(script, folder)
+            if result.returncode != 0:
+                failures.append(
+                    f"README.md:{number}: the block exited {result.returncode}: "
+                    + (result.stderr.strip() or result.stdout.strip())[-800:])
+        elif language == "python" and with_server(text, number):
+            commands += 1
+            failure = run_python(body, folder)
+            if failure:
+                failures.append(f"README.md:{number}: {failure}")
         elif language == "" and body and body[0].startswith("$ "):
             index = 0
             while index < len(body):

@@ -20,6 +20,11 @@ enum Console {
         Swift.print(escaped(line))
     }
 
+    /// Sends what stdout holds to its reader now (a long-running command's status lines).
+    static func flush() {
+        fflush(nil)  // every stream: stdout is a global the compiler cannot prove safe
+    }
+
     /// Writes one line of diagnostics (or, without `newline`, part of one) to stderr, control
     /// characters escaped, never into a window in which the runtime's own output is being
     /// captured.

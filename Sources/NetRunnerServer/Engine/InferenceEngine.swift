@@ -1,0 +1,407 @@
+import Dispatch
+public import FoundationEssentials
+public import Logging
+public import NetRunner
+public import NetRunnerImage
+import Synchronization
+public import TensorFlowLite
+
+/// The engine behind every front door of the server (`/v1`, `/v2`, the web app): worker
+/// threads, each with its own interpreters (TFLite interpreters are not thread-safe), fed by
+/// one bounded queue.
+///
+/// - Every model is read once (``ServedModel/model``) and checked once by the model gate;
+///   each worker then makes its own task for each model and warms it up with one run, and
+///   the engine is ready (``isReady``) when every worker has done so.
+/// - Images are decoded on the workers, never on the server's event loop.
+/// - The queue is bounded: when it is full a request fails at once with
+///   ``EngineError/busy(queued:)`` (the server answers 503 with `Retry-After`) instead of
+///   growing memory.
+/// - A task is made per distinct set of answer options (``ImageTask/Options``) and kept, a few
+///   per model and worker, so requests with the defaults never build one.
+public final class InferenceEngine: Sendable {
+    /// How the engine runs.
+    public struct Configuration: Sendable {
+        /// Worker threads, each with one single-threaded interpreter per model.
+        public var threads: Int
+        /// The most requests waiting for a worker.
+        public var queueCapacity: Int
+        /// The largest image accepted, in pixels (checked from the header before decoding).
+        public var maximumPixelCount: Int
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - threads: Worker threads (1 or more).
+        ///   - queueCapacity: The most requests waiting (default: 16 per thread).
+        ///   - maximumPixelCount: The largest image, in pixels.
+        public init(
+            threads: Int, queueCapacity: Int? = nil,
+            maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount
+        ) {
+            self.threads = max(1, threads)
+            self.queueCapacity = queueCapacity ?? 16 * max(1, threads)
+            self.maximumPixelCount = maximumPixelCount
+        }
+    }
+
+    /// Where a model stands.
+    public enum ModelState: Equatable, Sendable {
+        /// Being checked, loaded and warmed up.
+        case loading
+        /// Ready on every worker.
+        case ready
+        /// It could not be loaded; the reason.
+        case failed(String)
+    }
+
+    /// The models, in the order given.
+    public let models: [ServedModel]
+    /// The configuration.
+    public let configuration: Configuration
+
+    private let queue: JobQueue<Job>
+    private let states: Mutex<[String: ModelState]>
+    private let details: Mutex<[String: ModelDetails]>
+    private let warmedWorkers = Atomic<Int>(0)
+    private let started = Atomic<Bool>(false)
+    private let finished: DispatchGroup
+    private let logger: Logger
+
+    /// Creates an engine; nothing runs until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - models: The models to serve (ids must be unique; later duplicates are dropped).
+    ///   - configuration: Threads, queue and limits.
+    ///   - logger: Where loading and failures are logged.
+    public init(models: [ServedModel], configuration: Configuration, logger: Logger = Logger(label: "netrunner.engine"))
+    {
+        var seen = Set<String>()
+        self.models = models.filter { seen.insert($0.id).inserted }
+        self.configuration = configuration
+        self.queue = JobQueue(capacity: configuration.queueCapacity)
+        self.states = Mutex(Dictionary(uniqueKeysWithValues: self.models.map { ($0.id, ModelState.loading) }))
+        self.details = Mutex([:])
+        self.finished = DispatchGroup()
+        self.logger = logger
+    }
+
+    /// Starts the workers: each checks, loads and warms up every model, then takes requests.
+    public func start() {
+        guard !started.exchange(true, ordering: .relaxed) else { return }
+        // The model gate runs once per model here, not once per worker.
+        for served in models {
+            do {
+                try ModelGate.admit(served.model)
+            } catch {
+                setState(.failed("\(error)"), for: served.id)
+                logger.error("model \(served.id) refused: \(error)")
+            }
+        }
+        for index in 0..<configuration.threads {
+            finished.enter()
+            DispatchQueue(label: "netrunner.worker.\(index)").async { [self] in
+                let worker = Worker(engine: self)
+                worker.warmUp()
+                warmedWorkers.add(1, ordering: .relaxed)
+                if warmedWorkers.load(ordering: .relaxed) == configuration.threads { markLoadedModelsReady() }
+                while let job = queue.pop() { worker.run(job) }
+                finished.leave()
+            }
+        }
+    }
+
+    /// Whether every model is loaded and warmed up on every worker (failed models excepted).
+    public var isReady: Bool { warmedWorkers.load(ordering: .relaxed) == configuration.threads }
+
+    /// The state of a model.
+    ///
+    /// - Parameter id: The model's id.
+    /// - Returns: Its state, or `nil` for an unknown id.
+    public func state(of id: String) -> ModelState? { states.withLock { $0[id] } }
+
+    /// The served model with an id.
+    ///
+    /// - Parameter id: The id.
+    /// - Returns: The model.
+    /// - Throws: ``EngineError/unknownModel(id:known:)``.
+    public func model(_ id: String) throws(EngineError) -> ServedModel {
+        guard let found = models.first(where: { $0.id == id }) else {
+            throw .unknownModel(id: id, known: models.map(\.id))
+        }
+        return found
+    }
+
+    /// What a loaded model takes and gives (recorded by the first worker that loads it).
+    ///
+    /// - Parameter id: The model's id.
+    /// - Returns: Its tensors and preprocessing, or `nil` before it is loaded or if it failed.
+    public func details(of id: String) -> ModelDetails? { details.withLock { $0[id] } }
+
+    fileprivate func record(_ found: ModelDetails, for id: String) {
+        details.withLock { details in
+            if details[id] == nil { details[id] = found }
+        }
+    }
+
+    /// Requests waiting for a worker.
+    public var queueDepth: Int { queue.depth }
+
+    /// Runs a model's task on an encoded image (JPEG, PNG, BMP, PNM).
+    ///
+    /// - Parameters:
+    ///   - id: The model's id.
+    ///   - image: The encoded image.
+    ///   - options: The answer options (max results, thresholds, allow and deny lists); the
+    ///     kind and threads are the engine's.
+    /// - Returns: The answer, boxes in the image's pixels.
+    /// - Throws: ``EngineError``.
+    public func answer(model id: String, image: Data, options: ImageTask.Options = ImageTask.Options())
+        async throws(EngineError) -> ImageAnswer
+    {
+        let served = try available(id)
+        return try await submit { reply in
+            .image(model: served, image: image, options: options, reply: reply)
+        }
+    }
+
+    /// Runs a model on raw input tensors (KServe v2 / Triton clients send preprocessed tensors).
+    ///
+    /// - Parameters:
+    ///   - id: The model's id.
+    ///   - inputs: Each input tensor's bytes, in the interpreter's input order.
+    /// - Returns: The output tensors, in the interpreter's order.
+    /// - Throws: ``EngineError``.
+    public func run(model id: String, inputs: [Data]) async throws(EngineError) -> [Tensor] {
+        let served = try available(id)
+        return try await submit { reply in .tensors(model: served, inputs: inputs, reply: reply) }
+    }
+
+    /// The model's input and output tensors (names, types, shapes), as the interpreter has them.
+    ///
+    /// - Parameter id: The model's id.
+    /// - Returns: The inputs and outputs.
+    /// - Throws: ``EngineError``.
+    public func signature(of id: String) async throws(EngineError) -> (inputs: [Tensor], outputs: [Tensor]) {
+        let served = try available(id)
+        return try await submit { reply in .signature(model: served, reply: reply) }
+    }
+
+    /// Stops taking requests; those queued and running finish first.
+    ///
+    /// Returns when every worker has stopped.
+    public func shutdown() async {
+        queue.close()
+        guard started.load(ordering: .relaxed) else { return }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            finished.notify(queue: .global()) { done.resume() }
+        }
+    }
+
+    // MARK: Internals
+
+    private func setState(_ state: ModelState, for id: String) {
+        states.withLock { states in
+            if case .failed = states[id] { return }
+            states[id] = state
+        }
+    }
+
+    private func markLoadedModelsReady() {
+        states.withLock { states in
+            for (id, state) in states where state == .loading { states[id] = .ready }
+        }
+        logger.info("engine ready: \(configuration.threads) worker(s), \(models.count) model(s)")
+    }
+
+    /// Records that a worker could not load a model (every worker would fail alike).
+    fileprivate func loadFailed(_ id: String, _ error: any Error) {
+        setState(.failed("\(error)"), for: id)
+        logger.error("model \(id) failed to load: \(error)")
+    }
+
+    private func available(_ id: String) throws(EngineError) -> ServedModel {
+        let served = try model(id)
+        switch state(of: id) {
+        case .failed(let reason): throw .modelUnavailable(id: id, reason: reason)
+        case .loading: throw .modelUnavailable(id: id, reason: "it is still loading; retry in a moment.")
+        default: return served
+        }
+    }
+
+    private func submit<Value: Sendable>(
+        _ makeJob: (Reply<Value>) -> Job
+    ) async throws(EngineError) -> Value {
+        let outcome: Result<Value, EngineError> = await withCheckedContinuation { continuation in
+            let reply = Reply<Value>(continuation: continuation)
+            if !queue.push(makeJob(reply)) {
+                continuation.resume(returning: .failure(.busy(queued: queue.depth)))
+            }
+        }
+        return try outcome.get()
+    }
+}
+
+/// How a worker answers one job.
+struct Reply<Value: Sendable>: Sendable {
+    let continuation: CheckedContinuation<Result<Value, EngineError>, Never>
+
+    func send(_ result: Result<Value, EngineError>) { continuation.resume(returning: result) }
+}
+
+/// One request for a worker.
+enum Job: Sendable {
+    case image(model: ServedModel, image: Data, options: ImageTask.Options, reply: Reply<ImageAnswer>)
+    case tensors(model: ServedModel, inputs: [Data], reply: Reply<[Tensor]>)
+    case signature(model: ServedModel, reply: Reply<(inputs: [Tensor], outputs: [Tensor])>)
+}
+
+/// A worker thread's own interpreters.
+///
+/// One task per model and answer options (a few kept), one bare interpreter per model for raw
+/// tensors. Touched only by its thread.
+private final class Worker {
+    private let engine: InferenceEngine
+    private var tasks: [TaskKey: ImageTask] = [:]
+    private var taskOrder: [TaskKey] = []
+    private var interpreters: [String: Interpreter] = [:]
+
+    /// The tasks kept per worker, beyond which the oldest non-default one is dropped.
+    private static let taskLimit = 16
+
+    private struct TaskKey: Hashable {
+        var model: String
+        var options: ImageTask.Options
+    }
+
+    init(engine: InferenceEngine) {
+        self.engine = engine
+    }
+
+    /// Makes every model's default task and runs it once on a grey image.
+    func warmUp() {
+        for served in engine.models where engine.state(of: served.id) != nil {
+            if case .failed = engine.state(of: served.id) { continue }
+            do {
+                let task = try task(for: served, options: Self.defaults(for: served))
+                if engine.details(of: served.id) == nil {
+                    let interpreter = try interpreter(for: served)
+                    engine.record(
+                        ModelDetails(
+                            inputs: try (0..<interpreter.inputTensorCount).map { try interpreter.input(at: $0) },
+                            outputs: try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) },
+                            preprocessing: task.preprocessing, labels: task.labels),
+                        for: served.id)
+                }
+                let size = task.preprocessing.size
+                let grey = try PixelBuffer(
+                    width: size.width, height: size.height, format: .rgb24,
+                    bytes: [UInt8](repeating: 128, count: size.width * size.height * 3))
+                _ = try task.run(.pixels(grey))
+            } catch {
+                engine.loadFailed(served.id, error)
+            }
+        }
+    }
+
+    func run(_ job: Job) {
+        switch job {
+        case .image(let served, let image, let options, let reply):
+            reply.send(
+                Result { () throws(EngineError) -> ImageAnswer in
+                    let task = try engineError { try self.task(for: served, options: options) }
+                    do {
+                        return try task.run(.data(image))
+                    } catch let error as ImageError {
+                        throw .badInput("\(error)")
+                    } catch {
+                        throw .failed("\(error)")
+                    }
+                })
+        case .tensors(let served, let inputs, let reply):
+            reply.send(Result { () throws(EngineError) -> [Tensor] in try self.runTensors(served, inputs) })
+        case .signature(let served, let reply):
+            reply.send(
+                Result { () throws(EngineError) -> (inputs: [Tensor], outputs: [Tensor]) in
+                    let interpreter = try self.interpreter(for: served)
+                    return try engineError {
+                        (
+                            try (0..<interpreter.inputTensorCount).map { try interpreter.input(at: $0) },
+                            try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) }
+                        )
+                    }
+                })
+        }
+    }
+
+    private func runTensors(_ served: ServedModel, _ inputs: [Data]) throws(EngineError) -> [Tensor] {
+        let interpreter = try interpreter(for: served)
+        guard inputs.count == interpreter.inputTensorCount else {
+            throw .badInput(
+                "model \"\(served.id)\" has \(interpreter.inputTensorCount) input(s); the request gave \(inputs.count)")
+        }
+        return try engineError {
+            for (index, data) in inputs.enumerated() {
+                let input = try interpreter.input(at: index)
+                guard data.count == input.data.count else {
+                    throw EngineError.badInput(
+                        "input \"\(input.name)\" of model \"\(served.id)\" is \(input.dataType) \(input.shape) "
+                            + "(\(input.data.count) bytes); the request gave \(data.count) bytes")
+                }
+                try interpreter.copy(data, toInputAt: index)
+            }
+            try interpreter.invoke()
+            return try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) }
+        }
+    }
+
+    private func interpreter(for served: ServedModel) throws(EngineError) -> Interpreter {
+        if let existing = interpreters[served.id] { return existing }
+        let made = try engineError { try served.model.makeInterpreter() }
+        interpreters[served.id] = made
+        return made
+    }
+
+    private func task(for served: ServedModel, options: ImageTask.Options) throws -> ImageTask {
+        var options = options
+        options.kind = served.kind
+        options.threadCount = 1
+        options.scalesWhileDecoding = false
+        let key = TaskKey(model: served.id, options: options)
+        if let existing = tasks[key] { return existing }
+        if tasks.count >= Self.taskLimit,
+            let oldest = taskOrder.firstIndex(where: { $0.options != Self.defaults(for: served) })
+        {
+            tasks[taskOrder.remove(at: oldest)] = nil
+        }
+        let made = try ImageTask(model: served.model, options: options)
+        tasks[key] = made
+        taskOrder.append(key)
+        return made
+    }
+
+    /// The options of a request that sets none.
+    static func defaults(for served: ServedModel) -> ImageTask.Options {
+        var options = ImageTask.Options()
+        options.kind = served.kind
+        options.threadCount = 1
+        options.scalesWhileDecoding = false
+        return options
+    }
+}
+
+/// Runs `body`, turning any error into ``EngineError`` (bad input for the caller's mistakes,
+/// failed for the runtime's).
+private func engineError<Value>(_ body: () throws -> Value) throws(EngineError) -> Value {
+    do {
+        return try body()
+    } catch let error as EngineError {
+        throw error
+    } catch let error as ImageError {
+        throw .badInput("\(error)")
+    } catch let error as NetRunnerError {
+        throw .badInput("\(error)")
+    } catch {
+        throw .failed("\(error)")
+    }
+}

@@ -1,0 +1,88 @@
+public import FoundationEssentials
+import Hummingbird
+public import Logging
+import NIOCore
+
+/// `netrunner serve`: the engine behind an HTTP server, the native API at `/v1`, KServe v2 at
+/// `/v2`.
+///
+///     let engine = InferenceEngine(models: models, configuration: .init(threads: 2))
+///     engine.start()
+///     try await InferenceServer(engine: engine, configuration: .init()).run()
+///
+/// It binds to loopback unless told otherwise, and stops on SIGTERM or SIGINT after the
+/// requests in flight finish (Hummingbird's graceful shutdown), then stops the engine.
+public struct InferenceServer: Sendable {
+    /// Where and how the server listens.
+    public struct Configuration: Sendable {
+        /// The address to bind (`127.0.0.1`: this machine only).
+        public var host: String
+        /// The port (0: any free port; ``run(onListening:)`` tells which).
+        public var port: Int
+        /// The largest request body, in bytes.
+        public var maximumUploadBytes: Int
+        /// The version reported at `/v2`.
+        public var version: String
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - host: The address to bind.
+        ///   - port: The port.
+        ///   - maximumUploadBytes: The largest request body (default 32 MiB).
+        ///   - version: The version reported at `/v2`.
+        public init(
+            host: String = "127.0.0.1", port: Int = 8080, maximumUploadBytes: Int = 32 << 20, version: String = "0.1.0"
+        ) {
+            self.host = host
+            self.port = port
+            self.maximumUploadBytes = maximumUploadBytes
+            self.version = version
+        }
+    }
+
+    /// The engine.
+    public let engine: InferenceEngine
+    /// The configuration.
+    public let configuration: Configuration
+    /// The logger.
+    public let logger: Logger
+
+    /// Creates a server.
+    ///
+    /// - Parameters:
+    ///   - engine: The engine (started or not: ``run(onListening:)`` starts it).
+    ///   - configuration: Where and how to listen.
+    ///   - logger: The server's logger.
+    public init(
+        engine: InferenceEngine, configuration: Configuration, logger: Logger = Logger(label: "netrunner.serve")
+    ) {
+        self.engine = engine
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Serves until SIGTERM or SIGINT, then lets the requests in flight finish and stops the
+    /// engine.
+    ///
+    /// - Parameter onListening: Called once with the address and port bound.
+    /// - Throws: The server's errors (the port taken, say).
+    public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws {
+        let router = Router()
+        NativeRoutes(engine: engine, maximumUploadBytes: configuration.maximumUploadBytes).add(to: router)
+        KServeRoutes(
+            engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, version: configuration.version
+        )
+        .add(to: router)
+        let host = configuration.host
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "netrunner"),
+            onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
+            logger: logger)
+        engine.start()
+        defer { Task { await engine.shutdown() } }
+        try await app.runService()
+        await engine.shutdown()
+    }
+}

@@ -1,0 +1,190 @@
+import FoundationEssentials
+import HTTPTypes
+import Hummingbird
+import NetRunner
+import NetRunnerEvaluation
+import NetRunnerImage
+import NetRunnerSupport
+import TensorFlowLite
+
+/// The native API, `/v1`: models listed and described, images classified and detected, in the
+/// JSON shapes of the CLI's `--json` (docs/results-line.schema.json).
+struct NativeRoutes {
+    let engine: InferenceEngine
+    let maximumUploadBytes: Int
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("/v1/models") { _, _ in
+            HTTPReply.json(ModelList(models: engine.models.map { ModelInfo($0, engine: engine) }))
+        }
+        router.get("/v1/models/{id}") { _, context in
+            let id = context.parameters.get("id") ?? ""
+            do throws(EngineError) {
+                return HTTPReply.json(ModelInfo(try engine.model(id), engine: engine))
+            } catch {
+                return HTTPReply.error(error)
+            }
+        }
+        router.post("/v1/models/{id}/classify") { request, context in
+            await answer(request, model: context.parameters.get("id") ?? "", task: .classification)
+        }
+        router.post("/v1/models/{id}/detect") { request, context in
+            await answer(request, model: context.parameters.get("id") ?? "", task: .detection)
+        }
+    }
+
+    /// Runs one upload through a model's task and answers with a results line.
+    func answer(_ request: Request, model id: String, task: ImageTask.Kind) async -> Response {
+        let served: ServedModel
+        do {
+            served = try engine.model(id)
+        } catch {
+            return HTTPReply.error(error)
+        }
+        guard served.kind == task else {
+            return HTTPReply.error(.wrongTask(id: id, kind: served.kind.rawValue, asked: task.rawValue))
+        }
+        let options: AnswerOptions
+        do {
+            options = try AnswerOptions(request.uri.queryParameters)
+        } catch {
+            return HTTPReply.error("\(error)", status: .badRequest)
+        }
+        let upload: ImageUpload
+        switch await ImageUpload.read(request, limit: maximumUploadBytes) {
+        case .success(let read): upload = read
+        case .failure(let failure): return failure.response
+        }
+        do {
+            let answer = options.worthShowing(
+                try await engine.answer(model: id, image: upload.data, options: options.taskOptions))
+            let timing =
+                "decode;dur=\(fixedDecimals(answer.decodingMilliseconds, 3)), "
+                + "preprocess;dur=\(fixedDecimals(answer.preprocessingMilliseconds, 3)), "
+                + "inference;dur=\(fixedDecimals(answer.inferenceMilliseconds, 3))"
+            return HTTPReply.json(
+                BulkRecord(image: upload.name, model: id, answer: answer),
+                headers: [HTTPField.Name.custom("Server-Timing"): timing])
+        } catch {
+            return HTTPReply.error(error)
+        }
+    }
+}
+
+/// The answer options of a request, by the Task Library's and MediaPipe's names:
+/// `maxResults`, `scoreThreshold`, `categoryAllowlist`, `categoryDenylist` (comma-separated
+/// or repeated).
+struct AnswerOptions {
+    var taskOptions = ImageTask.Options()
+    var scoreThresholdGiven = false
+
+    struct Invalid: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(_ query: Parameters) throws {
+        if let text = query.get("maxResults") {
+            guard let value = Int(text), (1...10_000).contains(value) else {
+                throw Invalid(description: "maxResults must be a whole number from 1 to 10000, not \"\(text)\".")
+            }
+            taskOptions.maxResults = value
+            taskOptions.maxDetections = value
+        }
+        if let text = query.get("scoreThreshold") {
+            guard let value = Float(text), value.isFinite, (0...1).contains(value) else {
+                throw Invalid(description: "scoreThreshold must be a number from 0 to 1, not \"\(text)\".")
+            }
+            taskOptions.classificationThreshold = value
+            taskOptions.detectionThreshold = value
+            scoreThresholdGiven = true
+        }
+        func list(_ name: String) -> [String] {
+            query.getAll(name).flatMap { $0.split(separator: ",").map(String.init) }.filter { !$0.isEmpty }
+        }
+        taskOptions.categoryAllowlist = list("categoryAllowlist")
+        taskOptions.categoryDenylist = list("categoryDenylist")
+        if !taskOptions.categoryAllowlist.isEmpty, !taskOptions.categoryDenylist.isEmpty {
+            throw Invalid(description: "categoryAllowlist and categoryDenylist cannot be used together.")
+        }
+        for name in query.map({ String($0.key) })
+        where !["maxResults", "scoreThreshold", "categoryAllowlist", "categoryDenylist"].contains(name) {
+            throw Invalid(
+                description: "Unknown query parameter \"\(name)\": the answer options are maxResults, "
+                    + "scoreThreshold, categoryAllowlist and categoryDenylist.")
+        }
+    }
+
+    /// Without `scoreThreshold`, a classifier's labels that round to 0.0000 are left out, as
+    /// the CLI prints them.
+    func worthShowing(_ answer: ImageAnswer) -> ImageAnswer {
+        guard !scoreThresholdGiven, case .classification(var result) = answer else { return answer }
+        result.categories.removeAll { !($0.score >= 0.000_05) }
+        return .classification(result)
+    }
+}
+
+/// `GET /v1/models`.
+struct ModelList: Encodable {
+    var models: [ModelInfo]
+}
+
+/// What `GET /v1/models/{id}` says of a model.
+struct ModelInfo: Encodable {
+    struct TensorInfo: Encodable {
+        var name: String
+        var dtype: String
+        var shape: [Int]
+    }
+
+    struct Preprocessing: Encodable {
+        var width: Int
+        var height: Int
+        var crop: String
+        var channelOrder: String
+        var normalization: ImagePreprocessing.Normalization?
+
+        enum CodingKeys: String, CodingKey {
+            case width, height, crop, normalization
+            case channelOrder = "channel_order"
+        }
+    }
+
+    var id: String
+    var name: String
+    var type: String
+    var task: String
+    var origin: String
+    var state: String
+    var reason: String?
+    var inputs: [TensorInfo]?
+    var outputs: [TensorInfo]?
+    var preprocessing: Preprocessing?
+    var labels: Int?
+
+    init(_ served: ServedModel, engine: InferenceEngine) {
+        id = served.id
+        name = served.model.description?.name ?? served.model.metadata?.name ?? served.id
+        type = served.model.description?.model.type ?? "image.\(served.kind.rawValue)"
+        task = served.kind.rawValue
+        origin = served.origin
+        switch engine.state(of: served.id) {
+        case .ready: state = "ready"
+        case .failed(let why):
+            state = "failed"
+            reason = why
+        default: state = "loading"
+        }
+        guard let details = engine.details(of: served.id) else { return }
+        let info = { (tensor: Tensor) in
+            TensorInfo(name: tensor.name, dtype: "\(tensor.dataType)", shape: tensor.shape.dimensions)
+        }
+        inputs = details.inputs.map(info)
+        outputs = details.outputs.map(info)
+        let preprocessing = details.preprocessing
+        self.preprocessing = Preprocessing(
+            width: preprocessing.size.width, height: preprocessing.size.height,
+            crop: preprocessing.cropping == .centerSquare ? "center" : preprocessing.cropping.rawValue,
+            channelOrder: preprocessing.channelOrder.rawValue, normalization: preprocessing.normalization)
+        labels = details.labels?.count
+    }
+}

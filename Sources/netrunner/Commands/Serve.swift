@@ -1,0 +1,124 @@
+import ArgumentParser
+import Dispatch
+import FoundationEssentials
+import Logging
+import NetRunner
+import NetRunnerEvaluation
+import NetRunnerServer
+import Synchronization
+
+extension NetRunnerCommand {
+    /// `netrunner serve`: the inference server, for programs (`/v1`, KServe v2 at `/v2`).
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve models over HTTP: a native API at /v1 and KServe v2 (Triton clients) at /v2.",
+            discussion: """
+                Serves the embedded models and every model in --models (bundles by their model.json id, .tflite \
+                files by file name, as evaluate finds them), bound to 127.0.0.1 unless --host says otherwise. \
+                Each of --threads workers has its own interpreter per model; requests wait in a bounded queue \
+                and get 503 with Retry-After when it is full. /v2/health/ready answers 200 once every model is \
+                loaded and warmed up. SIGTERM or Ctrl-C stops taking connections and lets the requests in \
+                flight finish.
+
+                  curl --data-binary @Tests/Fixtures/Photos/test/coffee.jpg \\
+                    http://127.0.0.1:8080/v1/models/mobilenet-v2-1.0-224-uint8/classify
+                """)
+
+        @Option(help: "A folder of models to serve besides the embedded ones (default: Models, if it exists).")
+        var models: String?
+
+        @Option(help: "The address to bind: 127.0.0.1 (this machine only), or 0.0.0.0 for every interface.")
+        var host = "127.0.0.1"
+
+        @Option(parsing: .unconditional, help: "The port (0: any free port, printed at start).")
+        var port = 8080
+
+        @Option(
+            name: .shortAndLong, parsing: .unconditional,
+            help: "Worker threads, each with one single-threaded interpreter per model (default: every core).")
+        var threads: Int?
+
+        @Option(
+            name: .customLong("queue"), parsing: .unconditional,
+            help: "Requests that may wait (default: 16 per thread).")
+        var queueCapacity: Int?
+
+        @Option(
+            name: .customLong("max-upload-bytes"), parsing: .unconditional,
+            help: "The largest request body, in bytes (default: 32 MiB).")
+        var maximumUploadBytes = 32 << 20
+
+        @Flag(help: "Log every request and the runtime's own lines.")
+        var verbose = false
+
+        func validate() throws {
+            try OptionLimits.check(port, "--port", in: 0...65_535)
+            if let threads { try OptionLimits.checkThreads(threads) }
+            if let queueCapacity { try OptionLimits.check(queueCapacity, "--queue", in: 1...100_000) }
+            try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 30))
+        }
+
+        func run() throws {
+            var logger = Logger(label: "netrunner.serve")
+            logger.logLevel = verbose ? .debug : .notice
+            let served = try servedModels()
+            let threadCount = threads ?? ModelOptions.coreCount
+            let engine = InferenceEngine(
+                models: served, configuration: .init(threads: threadCount, queueCapacity: queueCapacity), logger: logger
+            )
+            let server = InferenceServer(
+                engine: engine,
+                configuration: .init(
+                    host: host, port: port, maximumUploadBytes: maximumUploadBytes,
+                    version: NetRunnerCommand.configuration.version),
+                logger: logger)
+            let ids = served.map(\.id).joined(separator: ", ")
+            let outcome = Mutex<Result<Void, any Error>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                do {
+                    try await server.run { host, port in
+                        Console.print(
+                            "netrunner serve: listening on http://\(host):\(port) (\(served.count) models: \(ids))")
+                        Console.print("  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s)")
+                        Console.flush()
+                    }
+                    outcome.withLock { $0 = .success(()) }
+                } catch {
+                    outcome.withLock { $0 = .failure(error) }
+                }
+                done.signal()
+            }
+            done.wait()
+            try outcome.withLock { $0 }?.get()
+        }
+
+        /// The embedded models, then the models folder's, ids unique (the first wins).
+        func servedModels() throws -> [ServedModel] {
+            var served: [ServedModel] = []
+            for kind in [ImageTask.Kind.classification, .detection] {
+                var model = try LoadedModel(EmbeddedModels.source(for: kind))
+                model.trust = .trusted
+                served.append(ServedModel(id: model.description?.id ?? model.name, model: model, origin: "embedded"))
+            }
+            let folder = models ?? (ImageArguments.isDirectory("Models") ? "Models" : nil)
+            guard let folder else { return served }
+            guard ImageArguments.isDirectory(folder) else {
+                throw ValidationError("--models \(folder) is not a folder of models.")
+            }
+            let directory = try ModelDirectory(path: folder)
+            for (path, reason) in directory.unreadable.sorted(by: { $0.key < $1.key }) {
+                Console.diagnostic("note: not serving \(path): \(reason)")
+            }
+            for (id, path) in directory.models.sorted(by: { $0.key < $1.key })
+            where !served.contains(where: { $0.id == id }) {
+                do {
+                    served.append(ServedModel(id: id, model: try LoadedModel(.path(path)), origin: path))
+                } catch {
+                    Console.diagnostic("note: not serving \(path): \(error)")
+                }
+            }
+            return served
+        }
+    }
+}

@@ -1,0 +1,276 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A `netrunner serve` process on a free loopback port, for one test: started, waited for
+/// until ready, stopped with SIGTERM.
+final class ServerProcess: @unchecked Sendable {
+    let process = Process()
+    let base: URL
+    private let output = Pipe()
+    private let errors = Pipe()
+
+    /// Starts the server and waits until `/v2/health/ready` answers 200.
+    init(_ arguments: [String] = []) async throws {
+        process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+        process.arguments = ["serve", "--port", "0", "--models", Fixtures.path("Models/bundles")] + arguments
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // The first line says where it listens: "netrunner serve: listening on http://127.0.0.1:PORT (...)".
+        var text = ""
+        let handle = output.fileHandleForReading
+        while !text.contains("\n") {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let range = text.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else {
+            process.terminate()
+            throw ServerFailure(message: "no address in: \(text)")
+        }
+        guard let address = URL(string: String(text[range])) else { throw ServerFailure(message: text) }
+        base = address
+        for _ in 0..<600 {
+            if let (_, response) = try? await URLSession.shared.data(
+                from: base.appendingPathComponent("v2/health/ready")),
+                (response as? HTTPURLResponse)?.statusCode == 200
+            {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        process.terminate()
+        throw ServerFailure(message: "not ready within 60 s")
+    }
+
+    struct ServerFailure: Error {
+        var message: String
+    }
+
+    /// A request's status, headers and body.
+    struct Reply {
+        var status: Int
+        var headers: [String: String]
+        var body: Data
+        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+    }
+
+    func request(
+        _ path: String, method: String = "GET", body: Data? = nil, contentType: String? = nil,
+        headers: [String: String] = [:]
+    ) async throws -> Reply {
+        guard let url = URL(string: base.absoluteString + path) else { throw ServerFailure(message: path) }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw ServerFailure(message: "\(response)") }
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = "\(value)" }
+        return Reply(status: http.statusCode, headers: fields, body: data)
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    func stop() -> Int32 {
+        process.terminate()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// `netrunner serve` as programs use it: the native API with curl-style uploads and browser
+/// forms, KServe v2 with the real Triton client, errors with the right status, back-pressure
+/// and graceful shutdown.
+@Suite("netrunner serve", .serialized)
+struct ServeCommandTests {
+    static let coffee = Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")
+    static let portraits = Fixtures.path("Tests/Fixtures/Photos/faces/two_portraits.jpg")
+    static let classifier = "mobilenet-v2-1.0-224-uint8"
+    static let detector = "face-detection-short-range"
+
+    /// What `bulk` prints for a photo (every pixel decoded, as the server does): the reference
+    /// the server must equal (the CLI's answers are compared with Python's in the task tests).
+    func cliLine(_ model: String, _ photo: String) throws -> [String: Any] {
+        let result = try ProcessResult.run(
+            Fixtures.netrunner,
+            ["bulk", "--exact-decoding", "--no-progress", "--model", Fixtures.path("Models/bundles/\(model)"), photo])
+        #expect(result.status == 0, "\(result.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    }
+
+    func results(_ line: [String: Any]) -> NSDictionary {
+        (line["inference_results"] as? [String: Any] ?? [:]) as NSDictionary
+    }
+
+    @Test("The native API answers as the CLI does: raw uploads, browser forms, boxes in pixels, timings")
+    func nativeAPI() async throws {
+        let server = try await ServerProcess(["--threads", "2"])
+        defer { #expect(server.stop() == 0) }
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))
+        // curl --data-binary sends application/x-www-form-urlencoded unless told otherwise.
+        for type in ["image/jpeg", "application/octet-stream", "application/x-www-form-urlencoded"] {
+            let reply = try await server.request(
+                "/v1/models/\(Self.classifier)/classify", method: "POST", body: photo, contentType: type)
+            #expect(reply.status == 200, "\(type): \(String(decoding: reply.body, as: UTF8.self))")
+            #expect(results(reply.json) == results(try cliLine("mobilenet_v2_1.0_224_uint8.tiobundle", Self.coffee)))
+            #expect(reply.json["model"] as? String == Self.classifier)
+            #expect(reply.headers["server-timing"]?.contains("inference;dur=") == true)
+        }
+        // A browser form: the file part, its name kept.
+        let boundary = "netrunner-test-boundary"
+        var form = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhello\r\n".utf8)
+        form += Data(
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"image\"; filename=\"coffee.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n"
+                .utf8)
+        form += photo + Data("\r\n--\(boundary)--\r\n".utf8)
+        let posted = try await server.request(
+            "/v1/models/\(Self.classifier)/classify?maxResults=2", method: "POST", body: form,
+            contentType: "multipart/form-data; boundary=\(boundary)")
+        #expect(posted.status == 200)
+        #expect(posted.json["image"] as? String == "coffee.jpg")
+        let categories = (posted.json["inference_results"] as? [String: Any])?["classification"] as? [[String: Any]]
+        #expect(categories?.map { $0["display_name"] as? String } == ["espresso", "consomme"])
+
+        let faces = try await server.request(
+            "/v1/models/\(Self.detector)/detect", method: "POST",
+            body: try Data(contentsOf: URL(fileURLWithPath: Self.portraits)), contentType: "image/jpeg")
+        #expect(faces.status == 200)
+        let cli = try cliLine("face_detection_short_range.tiobundle", Self.portraits)
+        #expect(faces.json["image_width"] as? Int == 640 && faces.json["image_height"] as? Int == 400)
+        let served = (faces.json["inference_results"] as? [String: Any])?["detection"] as? [[String: Any]] ?? []
+        let expected = (cli["inference_results"] as? [String: Any])?["detection"] as? [[String: Any]] ?? []
+        #expect(served.count == 2 && expected.count == 2)
+        for (found, wanted) in zip(served, expected) {
+            let a = found["box"] as? [Double] ?? []
+            let b = wanted["box"] as? [Double] ?? []
+            #expect(a.count == 4 && zip(a, b).allSatisfy { abs($0 - $1) < 1e-3 }, "\(a) vs \(b)")
+        }
+
+        let list = try await server.request("/v1/models")
+        let models = list.json["models"] as? [[String: Any]] ?? []
+        #expect(models.first?["id"] as? String == Self.classifier)
+        #expect(models.allSatisfy { $0["state"] as? String == "ready" }, "\(models.map { $0["state"] ?? "" })")
+        let one = try await server.request("/v1/models/\(Self.detector)")
+        #expect(one.json["task"] as? String == "detection")
+        #expect((one.json["preprocessing"] as? [String: Any])?["crop"] as? String == "letterbox")
+    }
+
+    @Test("Bad requests get the right status and a message to act on, never a 500")
+    func errors() async throws {
+        let server = try await ServerProcess(["--threads", "1", "--max-upload-bytes", "100000"])
+        defer { #expect(server.stop() == 0) }
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))  // 80 KB
+        let big = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/eagle.jpg")))
+        let cases: [(String, Data?, String?, Int, String)] = [
+            ("/v1/models/nope/classify", photo, "image/jpeg", 404, "No model \"nope\" here"),
+            (
+                "/v1/models/\(Self.classifier)/classify", Data("hello".utf8), "text/plain", 415,
+                "Content-Type text/plain"
+            ),
+            ("/v1/models/\(Self.classifier)/classify", big, "image/jpeg", 413, "larger than the limit of 100000 bytes"),
+            (
+                "/v1/models/\(Self.classifier)/classify", Data("GIF89a....".utf8), "image/jpeg", 400,
+                "it looks like a GIF image"
+            ),
+            ("/v1/models/\(Self.classifier)/classify", Data(), "image/jpeg", 400, "The body is empty"),
+            ("/v1/models/\(Self.classifier)/classify", photo.prefix(5000), "image/jpeg", 400, "truncated"),
+            ("/v1/models/\(Self.classifier)/classify?maxResults=0", photo, "image/jpeg", 400, "maxResults must be"),
+            (
+                "/v1/models/\(Self.classifier)/classify?top=3", photo, "image/jpeg", 400,
+                "Unknown query parameter \"top\""
+            ),
+            (
+                "/v1/models/\(Self.classifier)/classify?categoryAllowlist=tabby%20kat", photo, "image/jpeg", 400,
+                "closest: \"tabby\""
+            ),
+            (
+                "/v1/models/\(Self.detector)/classify", photo, "image/jpeg", 400,
+                "POST to /v1/models/\(Self.detector)/detect"
+            ),
+        ]
+        for (path, body, type, status, message) in cases {
+            let reply = try await server.request(path, method: "POST", body: body, contentType: type)
+            let text = reply.json["error_description"] as? String ?? String(decoding: reply.body, as: UTF8.self)
+            #expect(reply.status == status, "\(path): \(text)")
+            #expect(text.contains(message), "\(path): \(text)")
+            #expect(reply.json["error"] as? Bool == true)
+        }
+        let unknown = try await server.request("/v2/models/nope")
+        #expect(unknown.status == 404)
+        #expect((unknown.json["error"] as? String)?.contains("No model \"nope\"") == true)
+    }
+
+    @Test("The real Triton client works unchanged: health, metadata, JSON and binary tensors, classification")
+    func tritonClient() async throws {
+        let python = Fixtures.path(".venv-test/bin/python")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh (make test does)")
+        let server = try await ServerProcess(["--threads", "2"])
+        defer { #expect(server.stop() == 0) }
+        let run = try ProcessResult.run(
+            python,
+            [Fixtures.path("tools/serve/triton_check.py"), server.base.absoluteString, Self.classifier, Self.coffee])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(report["live"] as? Bool == true && report["ready"] as? Bool == true)
+        #expect(report["model_ready"] as? Bool == true)
+        // Pillow's centre crop and bilinear resize are our pipeline's, so the raw tensor path and
+        // /v1 agree to the last digit.
+        let native = try await server.request(
+            "/v1/models/\(Self.classifier)/classify?maxResults=3", method: "POST",
+            body: try Data(contentsOf: URL(fileURLWithPath: Self.coffee)), contentType: "image/jpeg")
+        let categories =
+            (native.json["inference_results"] as? [String: Any])?["classification"] as? [[String: Any]] ?? []
+        let expected = categories.map { category in
+            String(format: "%.6f", category["score"] as? Double ?? 0) + ":\(category["index"] as? Int ?? -1):"
+                + (category["label"] as? String ?? "")
+        }
+        #expect(expected.first == "0.796875:967:espresso")
+        #expect(report["classification_binary"] as? [String] == expected)
+        #expect(report["classification_json"] as? [String] == expected)
+        for tag in ["binary", "json"] {
+            let raw = report["raw_\(tag)"] as? [String: Any]
+            #expect(raw?["argmax"] as? Int == 967 && raw?["dtype"] as? String == "uint8")
+            #expect(raw?["shape"] as? [Int] == [1, 1000])
+        }
+        #expect((report["unknown_model"] as? String)?.hasPrefix("[404]") == true)
+    }
+
+    @Test("A full queue answers 503 with Retry-After at once; SIGTERM lets requests in flight finish")
+    func backPressureAndShutdown() async throws {
+        let server = try await ServerProcess(["--threads", "1", "--queue", "1"])
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png")))
+        let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+            for _ in 0..<24 {
+                group.addTask {
+                    let reply = try await server.request(
+                        "/v1/models/\(Self.classifier)/classify", method: "POST", body: photo, contentType: "image/png")
+                    return (reply.status, reply.headers["retry-after"])
+                }
+            }
+            var all: [(Int, String?)] = []
+            for try await status in group { all.append(status) }
+            return all
+        }
+        #expect(statuses.allSatisfy { $0.0 == 200 || ($0.0 == 503 && $0.1 == "1") }, "\(statuses)")
+        #expect(statuses.contains { $0.0 == 503 }, "24 at once on a queue of 1 must overflow")
+        #expect(statuses.contains { $0.0 == 200 })
+
+        // Requests sent just before SIGTERM still get their answers.
+        async let first = server.request(
+            "/v1/models/\(Self.classifier)/classify", method: "POST", body: photo, contentType: "image/png")
+        try await Task.sleep(for: .milliseconds(20))
+        server.process.terminate()
+        let answered = try await first
+        #expect(answered.status == 200 || answered.status == 503)
+        server.process.waitUntilExit()
+        #expect(server.process.terminationStatus == 0)
+    }
+}

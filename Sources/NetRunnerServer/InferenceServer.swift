@@ -1,5 +1,6 @@
 public import FoundationEssentials
 import Hummingbird
+import HummingbirdWebSocket
 public import Logging
 import NIOCore
 
@@ -74,9 +75,19 @@ public struct InferenceServer: Sendable {
             engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, version: configuration.version
         )
         .add(to: router)
+        WebApp.add(to: router)
         let host = configuration.host
+        let engine = self.engine
+        let maximumFrameBytes = configuration.maximumUploadBytes
         let app = Application(
             router: router,
+            server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: maximumFrameBytes))) {
+                request, _, _ in
+                guard let live = LiveRoute.match(request, engine: engine, maximumFrameBytes: maximumFrameBytes) else {
+                    return .dontUpgrade
+                }
+                return .upgrade([:]) { inbound, outbound, _ in try await live.serve(inbound, outbound) }
+            },
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "netrunner"),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)

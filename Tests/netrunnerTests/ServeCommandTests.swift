@@ -243,6 +243,54 @@ struct ServeCommandTests {
         #expect((report["unknown_model"] as? String)?.hasPrefix("[404]") == true)
     }
 
+    @Test("The live route answers each camera frame with a results line and what the model saw; the page is served")
+    func liveRoute() async throws {
+        let python = Fixtures.path(".venv-test/bin/python")
+        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
+        let server = try await ServerProcess(["--threads", "1"])
+        defer { #expect(server.stop() == 0) }
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let broken = try folder.write(Data("not a frame".utf8), named: "broken.jpg")
+        let run = try ProcessResult.run(
+            python,
+            [
+                Fixtures.path("tools/serve/live_check.py"), server.base.absoluteString, Self.classifier, Self.coffee,
+                Fixtures.path("Tests/Fixtures/Photos/test/eagle.jpg"), broken,
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = try run.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(lines.count == 4)
+        let schema = try JSONSchemaCheck("docs/results-line.schema.json")
+        for (index, line) in lines.prefix(3).enumerated() {
+            #expect(line["frame"] as? Int == index + 1)
+            let result = try #require(line["result"] as? [String: Any])
+            let text = String(decoding: try JSONSerialization.data(withJSONObject: result), as: UTF8.self)
+            #expect(schema.problems(ofLine: text).isEmpty, "\(text)")
+        }
+        func top(_ line: [String: Any]) -> String? {
+            ((line["result"] as? [String: Any])?["inference_results"] as? [String: Any]).flatMap {
+                ($0["classification"] as? [[String: Any]])?.first?["display_name"] as? String
+            }
+        }
+        #expect(top(lines[0]) == "espresso" && top(lines[1]) == "bald eagle")
+        #expect(lines[0]["input_prefix"] as? String == "data:image/png;base64,")
+        #expect((lines[0]["input_length"] as? Int ?? 0) > 10_000)
+        let failed = try #require(lines[2]["result"] as? [String: Any])
+        #expect(failed["error"] as? Bool == true)
+        #expect((failed["error_description"] as? String)?.contains("not a JPEG, PNG, BMP or PNM image") == true)
+        #expect((lines[3]["unknown_model"] as? String)?.hasPrefix("No model \"nope\" here") == true, "\(lines[3])")
+        #expect(lines[3]["closed"] as? Bool == true)
+
+        let page = try await server.request("/")
+        #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
+        let html = String(decoding: page.body, as: UTF8.self)
+        #expect(html.contains("getUserMedia") && html.contains("/v1/live"))
+        #expect(!html.contains("http://") && !html.contains("https://"), "nothing fetched from elsewhere")
+    }
+
     @Test("A full queue answers 503 with Retry-After at once; SIGTERM lets requests in flight finish")
     func backPressureAndShutdown() async throws {
         let server = try await ServerProcess(["--threads", "1", "--queue", "1"])

@@ -159,10 +159,27 @@ public final class InferenceEngine: Sendable {
     public func answer(model id: String, image: Data, options: ImageTask.Options = ImageTask.Options())
         async throws(EngineError) -> ImageAnswer
     {
+        try await answerShowingInput(model: id, image: image, options: options, includeInput: false).answer
+    }
+
+    /// Runs a model's task on an encoded image and, if asked, returns what the model saw: its
+    /// input tensor as a PNG (Net Runner's preview).
+    ///
+    /// - Parameters:
+    ///   - id: The model's id.
+    ///   - image: The encoded image.
+    ///   - options: The answer options.
+    ///   - includeInput: Whether to return the input as a PNG.
+    /// - Returns: The answer and the PNG.
+    /// - Throws: ``EngineError``.
+    public func answerShowingInput(
+        model id: String, image: Data, options: ImageTask.Options = ImageTask.Options(), includeInput: Bool
+    ) async throws(EngineError) -> (answer: ImageAnswer, input: Data?) {
         let served = try available(id)
-        return try await submit { reply in
-            .image(model: served, image: image, options: options, reply: reply)
+        let found: ImageAnswerWithInput = try await submit { reply in
+            .image(model: served, image: image, options: options, includeInput: includeInput, reply: reply)
         }
+        return (found.answer, found.input)
     }
 
     /// Runs a model on raw input tensors (KServe v2 / Triton clients send preprocessed tensors).
@@ -249,9 +266,17 @@ struct Reply<Value: Sendable>: Sendable {
     func send(_ result: Result<Value, EngineError>) { continuation.resume(returning: result) }
 }
 
+/// An answer and, if asked, the input the model saw as a PNG.
+struct ImageAnswerWithInput: Sendable {
+    var answer: ImageAnswer
+    var input: Data?
+}
+
 /// One request for a worker.
 enum Job: Sendable {
-    case image(model: ServedModel, image: Data, options: ImageTask.Options, reply: Reply<ImageAnswer>)
+    case image(
+        model: ServedModel, image: Data, options: ImageTask.Options, includeInput: Bool,
+        reply: Reply<ImageAnswerWithInput>)
     case tensors(model: ServedModel, inputs: [Data], reply: Reply<[Tensor]>)
     case signature(model: ServedModel, reply: Reply<(inputs: [Tensor], outputs: [Tensor])>)
 }
@@ -306,17 +331,21 @@ private final class Worker {
 
     func run(_ job: Job) {
         switch job {
-        case .image(let served, let image, let options, let reply):
+        case .image(let served, let image, let options, let includeInput, let reply):
             reply.send(
-                Result { () throws(EngineError) -> ImageAnswer in
+                Result { () throws(EngineError) -> ImageAnswerWithInput in
                     let task = try engineError { try self.task(for: served, options: options) }
+                    let answer: ImageAnswer
                     do {
-                        return try task.run(.data(image))
+                        answer = try task.run(.data(image))
                     } catch let error as ImageError {
                         throw .badInput("\(error)")
                     } catch {
                         throw .failed("\(error)")
                     }
+                    guard includeInput else { return ImageAnswerWithInput(answer: answer) }
+                    let png = try engineError { try task.inputImage().pngData() }
+                    return ImageAnswerWithInput(answer: answer, input: png)
                 })
         case .tensors(let served, let inputs, let reply):
             reply.send(Result { () throws(EngineError) -> [Tensor] in try self.runTensors(served, inputs) })

@@ -82,7 +82,16 @@ struct AnswerOptions {
         var description: String
     }
 
-    init(_ query: Parameters) throws {
+    /// The defaults: no option given.
+    init() {}
+
+    /// Reads the options of a query.
+    ///
+    /// - Parameters:
+    ///   - query: The query parameters.
+    ///   - also: Other parameters the route takes (not reported as unknown).
+    /// - Throws: ``Invalid`` for a value out of range or an unknown parameter.
+    init(_ query: Parameters, also: Set<String> = []) throws {
         if let text = query.get("maxResults") {
             guard let value = Int(text), (1...10_000).contains(value) else {
                 throw Invalid(description: "maxResults must be a whole number from 1 to 10000, not \"\(text)\".")
@@ -107,7 +116,9 @@ struct AnswerOptions {
             throw Invalid(description: "categoryAllowlist and categoryDenylist cannot be used together.")
         }
         for name in query.map({ String($0.key) })
-        where !["maxResults", "scoreThreshold", "categoryAllowlist", "categoryDenylist"].contains(name) {
+        where !["maxResults", "scoreThreshold", "categoryAllowlist", "categoryDenylist"].contains(name)
+            && !also.contains(name)
+        {
             throw Invalid(
                 description: "Unknown query parameter \"\(name)\": the answer options are maxResults, "
                     + "scoreThreshold, categoryAllowlist and categoryDenylist.")

@@ -1,0 +1,86 @@
+import FoundationEssentials
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
+import NIOCore
+import NIOWebSocket
+import NetRunner
+import NetRunnerEvaluation
+
+/// The camera feed of the seed apps over a WebSocket: `/v1/live?model=ID` (plus the answer
+/// options of `/v1`, and `preview=1` for "what the model sees").
+///
+/// Each binary message is one encoded frame (a JPEG from the page's canvas); each answer is
+/// one text message, `{"frame": N, "result": <results line>, "input": "data:image/png;base64,..."}`.
+/// The page sends the next frame only when the answer to the last has come back (after its
+/// interval), so the newest frame always wins and nothing piles up while the server is busy.
+struct LiveRoute: Sendable {
+    let engine: InferenceEngine
+    let model: String
+    let options: AnswerOptions
+    let preview: Bool
+    let maximumFrameBytes: Int
+    /// Why this socket cannot answer frames (an unknown model, bad options), or `nil`.
+    var problem: String?
+
+    /// The route a WebSocket upgrade request asks for, or `nil` when it is not `/v1/live`.
+    ///
+    /// A request naming no served model, or bad options, is still upgraded: the page gets the
+    /// reason as its first message (``problem``), then the socket closes.
+    static func match(_ request: HTTPRequest, engine: InferenceEngine, maximumFrameBytes: Int) -> LiveRoute? {
+        let uri = URI(request.path ?? "")
+        guard uri.path == "/v1/live" else { return nil }
+        let query = uri.queryParameters
+        let model = query.get("model") ?? ""
+        var problem: String?
+        var options = AnswerOptions()
+        do {
+            _ = try engine.model(model)
+            options = try AnswerOptions(query, also: ["model", "preview"])
+        } catch {
+            problem = "\(error)"
+        }
+        return LiveRoute(
+            engine: engine, model: model, options: options, preview: query.get("preview") == "1",
+            maximumFrameBytes: maximumFrameBytes, problem: problem)
+    }
+
+    /// One answer on the socket.
+    struct Message: Encodable {
+        var frame: Int
+        var result: BulkRecord
+        var input: String?
+    }
+
+    /// Answers every frame until the page closes the socket.
+    func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async throws {
+        var frame = 0
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        if let problem {
+            let reply = Message(frame: 0, result: BulkRecord(image: "live", model: model, error: problem))
+            try await outbound.write(.text(String(decoding: try encoder.encode(reply), as: UTF8.self)))
+            try await outbound.close(.policyViolation, reason: "cannot serve this model")
+            return
+        }
+        for try await message in inbound.messages(maxSize: maximumFrameBytes) {
+            guard case .binary(let buffer) = message else { continue }
+            frame += 1
+            let name = "frame \(frame)"
+            var reply: Message
+            do {
+                let found = try await engine.answerShowingInput(
+                    model: model, image: Data(buffer.readableBytesView), options: options.taskOptions,
+                    includeInput: preview)
+                reply = Message(
+                    frame: frame,
+                    result: BulkRecord(image: name, model: model, answer: options.worthShowing(found.answer)),
+                    input: found.input.map { "data:image/png;base64," + $0.base64EncodedString() })
+            } catch {
+                reply = Message(frame: frame, result: BulkRecord(image: name, model: model, error: "\(error)"))
+            }
+            try await outbound.write(.text(String(decoding: try encoder.encode(reply), as: UTF8.self)))
+        }
+    }
+}

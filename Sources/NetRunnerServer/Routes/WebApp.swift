@@ -1,0 +1,298 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Net Runner's screen as a web page at `/`: plain HTML, CSS and JavaScript in the binary (no
+/// CDN, no npm: it works offline).
+///
+/// A model picker; the live camera (`getUserMedia`) sending frames over the `/v1/live`
+/// WebSocket at a settable interval (the seeds' `delayBetweenInferencesMs`), the newest frame
+/// winning; pause and resume; drop or pick a photo; the top 5 over 0.1 with bars for
+/// classifiers, boxes and labels over the picture for detectors; the running average latency
+/// split into decode, preprocess and inference; "what the model sees"; the model's details.
+enum WebApp {
+    static func add(to router: Router<BasicRequestContext>) {
+        router.get("/") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
+                body: .init(byteBuffer: ByteBuffer(string: page)))
+        }
+    }
+
+    static let page = #"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>Net Runner</title>
+        <style>
+        :root { --accent: #2563eb; --muted: #6b7280; --line: #e5e7eb; }
+        * { box-sizing: border-box; }
+        body { margin: 0; font: 15px/1.4 system-ui, sans-serif; color: #111827; background: #f9fafb; }
+        header { display: flex; gap: 12px; align-items: center; padding: 10px 16px; background: #111827; color: #fff; }
+        header h1 { font-size: 18px; margin: 0 12px 0 0; }
+        header select, header button { font: inherit; }
+        main { display: grid; grid-template-columns: minmax(320px, 640px) minmax(280px, 1fr); gap: 16px; padding: 16px; }
+        .stage { position: relative; background: #000; border-radius: 8px; overflow: hidden; min-height: 240px; }
+        .stage video, .stage img.photo { display: block; width: 100%; }
+        .stage canvas { position: absolute; left: 0; top: 0; width: 100%; height: 100%; pointer-events: none; }
+        .stage .hint { color: #d1d5db; padding: 96px 16px; text-align: center; }
+        .drop { border: 2px dashed var(--line); border-radius: 8px; padding: 12px; margin-top: 12px; text-align: center;
+          color: var(--muted); }
+        .drop.over { border-color: var(--accent); color: var(--accent); }
+        .controls { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin-top: 12px; }
+        button { padding: 6px 12px; border: 1px solid var(--line); border-radius: 6px; background: #fff; cursor: pointer; }
+        button.primary { background: var(--accent); color: #fff; border-color: var(--accent); }
+        section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 16px; margin-bottom: 12px; }
+        section h2 { font-size: 14px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 0 0 8px; }
+        .row { display: grid; grid-template-columns: 1fr 64px; gap: 8px; align-items: center; margin: 4px 0; }
+        .bar { height: 8px; background: var(--line); border-radius: 4px; overflow: hidden; }
+        .bar > div { height: 100%; background: var(--accent); }
+        .score { text-align: right; font-variant-numeric: tabular-nums; }
+        table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+        td { padding: 2px 4px; } td:last-child { text-align: right; }
+        #seen { width: 112px; height: 112px; image-rendering: pixelated; border: 1px solid var(--line); }
+        pre { white-space: pre-wrap; font-size: 12px; margin: 0; }
+        .error { color: #b91c1c; }
+        </style>
+        </head>
+        <body>
+        <header>
+          <h1>Net Runner</h1>
+          <label>Model <select id="model"></select></label>
+          <span id="status"></span>
+        </header>
+        <main>
+          <div>
+            <div class="stage" id="stage">
+              <video id="video" playsinline muted hidden></video>
+              <img id="photo" class="photo" alt="" hidden>
+              <canvas id="overlay"></canvas>
+              <div class="hint" id="hint">Start the camera, or drop a photo below.</div>
+            </div>
+            <div class="controls">
+              <button id="camera" class="primary">Start camera</button>
+              <button id="pause" disabled>Pause</button>
+              <label>Every <input id="interval" type="number" min="0" max="10000" step="50" value="200" size="5"> ms</label>
+              <label>Threshold <input id="threshold" type="number" min="0" max="1" step="0.05" value="0.1" size="4"></label>
+            </div>
+            <div class="drop" id="drop">Drop a photo here, or <input id="file" type="file" accept="image/*"></div>
+          </div>
+          <div>
+            <section><h2>Answers</h2><div id="answers"><span class="muted">No answer yet.</span></div></section>
+            <section><h2>Latency (running average)</h2>
+              <table><tbody>
+                <tr><td>Decode</td><td id="t-decode">-</td></tr>
+                <tr><td>Preprocess</td><td id="t-preprocess">-</td></tr>
+                <tr><td>Inference</td><td id="t-inference">-</td></tr>
+                <tr><td>Total (server)</td><td id="t-total">-</td></tr>
+                <tr><td>Round trip</td><td id="t-trip">-</td></tr>
+                <tr><td>Frames</td><td id="t-count">0</td></tr>
+              </tbody></table>
+            </section>
+            <section><h2>What the model sees</h2><img id="seen" alt="the model's input"></section>
+            <section><h2>Model</h2><pre id="details"></pre></section>
+          </div>
+        </main>
+        <script>
+        "use strict";
+        const $ = (id) => document.getElementById(id);
+        let models = [], model = null, socket = null, stream = null, paused = false, timer = null, sentAt = 0;
+        const sums = { decode: 0, preprocess: 0, inference: 0, total: 0, trip: 0, count: 0 };
+
+        async function loadModels() {
+          const reply = await fetch("/v1/models");
+          models = (await reply.json()).models;
+          const select = $("model");
+          select.innerHTML = "";
+          for (const m of models) {
+            const option = document.createElement("option");
+            option.value = m.id;
+            option.textContent = `${m.name} (${m.task}${m.state === "ready" ? "" : ", " + m.state})`;
+            option.disabled = m.state !== "ready";
+            select.appendChild(option);
+          }
+          chooseModel(select.value);
+        }
+
+        function chooseModel(id) {
+          model = models.find((m) => m.id === id) || null;
+          $("details").textContent = model ? JSON.stringify(model, null, 2) : "";
+          resetLatency();
+          if (stream) openSocket();
+        }
+
+        function resetLatency() {
+          for (const key of Object.keys(sums)) sums[key] = 0;
+          showLatency();
+        }
+
+        function record(line, trip) {
+          if (line.error) return;
+          sums.decode += line.decode_latency; sums.preprocess += line.preprocessor_latency;
+          sums.inference += line.inference_latency; sums.total += line.total_latency;
+          sums.trip += trip; sums.count += 1;
+          showLatency();
+        }
+
+        function showLatency() {
+          const n = sums.count;
+          for (const key of ["decode", "preprocess", "inference", "total", "trip"]) {
+            $("t-" + key).textContent = n ? (sums[key] / n).toFixed(1) + " ms" : "-";
+          }
+          $("t-count").textContent = String(n);
+        }
+
+        function showAnswer(line, width, height) {
+          const answers = $("answers");
+          answers.innerHTML = "";
+          const canvas = $("overlay");
+          const context = canvas.getContext("2d");
+          canvas.width = width || canvas.clientWidth;
+          canvas.height = height || canvas.clientHeight;
+          context.clearRect(0, 0, canvas.width, canvas.height);
+          if (line.error) {
+            answers.innerHTML = "";
+            const p = document.createElement("p");
+            p.className = "error";
+            p.textContent = line.error_description;
+            answers.appendChild(p);
+            return;
+          }
+          const threshold = parseFloat($("threshold").value) || 0;
+          const results = line.inference_results || {};
+          const items = (results.classification || results.detection || []).filter((c) => c.score >= threshold);
+          if (!items.length) answers.textContent = "Nothing over " + threshold + ".";
+          for (const item of items.slice(0, results.classification ? 5 : 100)) {
+            const row = document.createElement("div");
+            row.className = "row";
+            const name = document.createElement("div");
+            name.textContent = item.display_name || item.label || "class " + item.index;
+            const bar = document.createElement("div");
+            bar.className = "bar";
+            const fill = document.createElement("div");
+            fill.style.width = (item.score * 100).toFixed(1) + "%";
+            bar.appendChild(fill);
+            name.appendChild(bar);
+            const score = document.createElement("div");
+            score.className = "score";
+            score.textContent = item.score.toFixed(3);
+            row.append(name, score);
+            answers.appendChild(row);
+            if (item.box) {
+              const [x, y, w, h] = item.box;
+              context.lineWidth = Math.max(2, canvas.width / 200);
+              context.strokeStyle = "#22c55e";
+              context.strokeRect(x, y, w, h);
+              context.font = `${Math.max(12, canvas.width / 40)}px system-ui`;
+              context.fillStyle = "#22c55e";
+              context.fillText(`${item.label || item.index} ${item.score.toFixed(2)}`, x + 4, Math.max(14, y - 4));
+            }
+          }
+        }
+
+        function liveURL() {
+          const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+          return `${scheme}//${location.host}/v1/live?model=${encodeURIComponent(model.id)}&preview=1`;
+        }
+
+        function openSocket() {
+          if (socket) socket.close();
+          if (!model) return;
+          socket = new WebSocket(liveURL());
+          socket.onopen = () => { $("status").textContent = "live: " + model.id; sendFrame(); };
+          socket.onclose = () => { $("status").textContent = "not connected"; };
+          socket.onmessage = (event) => {
+            const message = JSON.parse(event.data);
+            const video = $("video");
+            record(message.result, performance.now() - sentAt);
+            showAnswer(message.result, video.videoWidth, video.videoHeight);
+            if (message.input) $("seen").src = message.input;
+            const delay = Math.max(0, parseInt($("interval").value, 10) || 0);
+            timer = setTimeout(sendFrame, delay);
+          };
+        }
+
+        function sendFrame() {
+          if (!socket || socket.readyState !== WebSocket.OPEN || paused || !stream) return;
+          const video = $("video");
+          if (!video.videoWidth) { timer = setTimeout(sendFrame, 100); return; }
+          const canvas = document.createElement("canvas");
+          canvas.width = video.videoWidth;
+          canvas.height = video.videoHeight;
+          canvas.getContext("2d").drawImage(video, 0, 0);
+          canvas.toBlob((blob) => { sentAt = performance.now(); socket.send(blob); }, "image/jpeg", 0.9);
+        }
+
+        async function startCamera() {
+          try {
+            stream = await navigator.mediaDevices.getUserMedia({ video: true, audio: false });
+          } catch (error) {
+            $("status").textContent = "camera: " + error.message;
+            return;
+          }
+          const video = $("video");
+          video.srcObject = stream;
+          video.hidden = false;
+          $("photo").hidden = true;
+          $("hint").hidden = true;
+          await video.play();
+          $("pause").disabled = false;
+          $("camera").textContent = "Stop camera";
+          resetLatency();
+          openSocket();
+        }
+
+        function stopCamera() {
+          if (stream) for (const track of stream.getTracks()) track.stop();
+          stream = null;
+          if (socket) socket.close();
+          socket = null;
+          clearTimeout(timer);
+          $("camera").textContent = "Start camera";
+          $("pause").disabled = true;
+        }
+
+        async function runPhoto(file) {
+          if (!file || !model) return;
+          stopCamera();
+          const photo = $("photo");
+          photo.src = URL.createObjectURL(file);
+          photo.hidden = false;
+          $("video").hidden = true;
+          $("hint").hidden = true;
+          await photo.decode().catch(() => {});
+          const form = new FormData();
+          form.append("image", file, file.name);
+          const task = model.task === "detection" ? "detect" : "classify";
+          const started = performance.now();
+          const reply = await fetch(`/v1/models/${encodeURIComponent(model.id)}/${task}`, { method: "POST", body: form });
+          const line = await reply.json();
+          record(line, performance.now() - started);
+          showAnswer(line, line.image_width || photo.naturalWidth, line.image_height || photo.naturalHeight);
+        }
+
+        $("model").onchange = (event) => chooseModel(event.target.value);
+        $("camera").onclick = () => (stream ? stopCamera() : startCamera());
+        $("pause").onclick = () => {
+          paused = !paused;
+          $("pause").textContent = paused ? "Resume" : "Pause";
+          if (!paused) sendFrame();
+        };
+        $("file").onchange = (event) => runPhoto(event.target.files[0]);
+        const drop = $("drop");
+        drop.ondragover = (event) => { event.preventDefault(); drop.classList.add("over"); };
+        drop.ondragleave = () => drop.classList.remove("over");
+        drop.ondrop = (event) => {
+          event.preventDefault();
+          drop.classList.remove("over");
+          runPhoto(event.dataTransfer.files[0]);
+        };
+        loadModels().catch((error) => { $("status").textContent = "cannot list models: " + error.message; });
+        </script>
+        </body>
+        </html>
+        """#
+}

@@ -32,7 +32,7 @@ Interpreters are created and warmed up (one invoke on zeros) before the clock st
 is init_ms and is not in wall_s (wall_s does include walking DIR and writing the output).
 
 Usage: .venv-bench/bin/python Benchmarks/python/bulk_folder.py DIR [--threads 1] [--workers W]
-          [--layout auto|pipeline|replicas] [--output /tmp/netrunner-bulk-python.jsonl] [--top 5]
+          [--layout auto|pipeline|replicas] [--output out/bench/bulk-python.jsonl] [--top 5]
           [--model Models/mobilenet_v2_1.0_224_uint8.tflite] [--labels Models/imagenet_labels.txt]
 Prints ONE JSON object on stdout: {"runtime", "model", "threads", "layout", "workers", "images",
 "failed", "init_ms", "wall_s", "images_per_s", "output"}. Exit status 1 if any image failed.
@@ -146,7 +146,7 @@ def main():
     ap.add_argument("--workers", type=int, default=None,
                     help="pipeline layout: decode threads (default 1 for --threads 1, else 2)")
     ap.add_argument("--layout", choices=["auto", "pipeline", "replicas"], default="auto")
-    ap.add_argument("--output", default="/tmp/netrunner-bulk-python.jsonl")
+    ap.add_argument("--output", default="out/bench/bulk-python.jsonl")
     ap.add_argument("--top", type=int, default=5)
     ap.add_argument("--mode", choices=["tuned", "plain"], default="tuned",
                     help="plain: Image.open, convert, crop, resize, all inline in one thread "

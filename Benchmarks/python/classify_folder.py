@@ -24,7 +24,7 @@ Concurrency:
 One warm-up invoke (zeros) runs before the clock starts; interpreter creation is reported as
 init_ms and is not in wall_s.
 
-Usage: .venv-ref/bin/python Benchmarks/python/classify_folder.py /tmp/netrunner-bench-photos \
+Usage: .venv-ref/bin/python Benchmarks/python/classify_folder.py out/bench/photos \
           [--mode plain|tuned] [--threads 1] [--workers 0] \
           [--model Models/mobilenet_v2_1.0_224_float32.tflite] [--labels Models/imagenet_labels.txt]
 Prints ONE JSON object on stdout: {"runtime", "model", "mode", "threads", "workers", "images",
@@ -104,7 +104,7 @@ class Preprocessor:
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("folder", nargs="?", default="/tmp/netrunner-bench-photos")
+    ap.add_argument("folder", nargs="?", default="out/bench/photos")
     ap.add_argument("--mode", choices=["plain", "tuned"], default="plain")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--workers", type=int, default=0)

@@ -11,7 +11,7 @@ upscaled with Lanczos), then saved as
 
 so that both benchmark sides decode exactly the same bytes, including the two formats' very
 different decode costs. Nothing here is committed: the default output is
-/tmp/netrunner-bench-photos. The same seed and Pillow build give byte-identical files.
+out/bench/photos. The same seed and Pillow build give byte-identical files.
 
 Usage: .venv-ref/bin/python Benchmarks/python/make_photo_folder.py [--out DIR] [--count 200]
            [--seed 0] [--min-mp 0.2] [--max-mp 2.0] [--bmp-fraction 0.25]
@@ -43,7 +43,7 @@ def sources() -> list[str]:
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="/tmp/netrunner-bench-photos")
+    ap.add_argument("--out", default="out/bench/photos")
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--min-mp", type=float, default=0.2)

@@ -27,7 +27,7 @@ package enum FileIO {
     /// - Throws: ``FileError/unreadable(path:reason:)`` when it cannot be opened or is not a
     ///   regular file (a folder, a named pipe, a device...).
     package static func openRegularFile(_ path: String) throws(FileError) -> (descriptor: Int32, size: Int) {
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let descriptor = PathText.withCString(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         guard descriptor >= 0 else { throw .unreadable(path: path, reason: errorText(errno)) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {

@@ -40,12 +40,15 @@ public struct ProcessResult: Sendable {
     public var stderr: String
 
     /// Runs `executable` with `arguments`; `environment` entries are added to this
-    /// process's environment (a value of `nil` removes the variable).
+    /// process's environment (a value of `nil` removes the variable), in `workingDirectory`
+    /// if given.
     public static func run(
-        _ executable: String, _ arguments: [String], environment: [String: String?] = [:]
+        _ executable: String, _ arguments: [String], environment: [String: String?] = [:],
+        workingDirectory: String? = nil
     ) throws -> ProcessResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
+        if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }

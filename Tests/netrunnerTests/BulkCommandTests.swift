@@ -158,3 +158,170 @@ struct BulkCommandTests {
         #expect(try lines(notes).count == 4)
     }
 }
+
+/// Results files that survive hostile names and changed runs: every name round-trips byte for
+/// byte (line breaks, quotes, commas, bytes that are not UTF-8), a resumed run must be the same
+/// run (model, options, folders by real path), and failures can be retried.
+@Suite("netrunner bulk: names and run identity")
+struct BulkIdentityTests {
+    /// A folder of real photos under hostile names, and the label each must get.
+    func hostileFolder() throws -> (folder: TemporaryFolder, expected: [String: String]) {
+        let folder = try TemporaryFolder()
+        let coffee = try Fixtures.data("Tests/Fixtures/Photos/test/coffee.jpg")
+        let eagle = try Fixtures.data("Tests/Fixtures/Photos/test/eagle.jpg")
+        let cat = try Fixtures.data("Tests/Fixtures/Photos/test/chelsea.png")
+        _ = try folder.write(coffee, named: "line\nbreak.jpg")
+        _ = try folder.write(cat, named: "carriage\rreturn.png")
+        _ = try folder.write(coffee, named: "q\"uote,comma.jpg")
+        // Two names that differ only in bytes that are not UTF-8 must keep their own answers.
+        for (bytes, data) in [([0xFF, 0xFE], eagle), ([0xFF, 0xFD], cat)] as [([UInt8], Data)] {
+            let name = Array("bad".utf8) + bytes + Array(".jpg".utf8)
+            let path = Array(folder.url.path.utf8) + [UInt8(ascii: "/")] + name + [0]
+            let descriptor = path.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { characters in
+                    characters.baseAddress.map { open($0, O_WRONLY | O_CREAT, 0o644) } ?? -1
+                }
+            }
+            #expect(descriptor >= 0)
+            _ = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            close(descriptor)
+        }
+        return (
+            folder,
+            [
+                "line\nbreak.jpg": "espresso", "carriage\rreturn.png": "Egyptian cat", "q\"uote,comma.jpg": "espresso",
+                "bad\u{10FFFF}\u{10FFFE}.jpg": "bald eagle", "bad\u{10FFFF}\u{10FFFD}.jpg": "Egyptian cat",
+            ]
+        )
+    }
+
+    func run(_ arguments: [String]) throws -> ProcessResult {
+        try ProcessResult.run(Fixtures.netrunner, ["bulk", "--no-progress"] + arguments)
+    }
+
+    @Test("Every hostile name round-trips, keeps its own answer, and is written once however often the run resumes")
+    func hostileNames() throws {
+        let (folder, expected) = try hostileFolder()
+        defer { folder.remove() }
+        for format in ["jsonl", "csv"] {
+            let output = folder.path("results.\(format)")
+            for _ in 0..<3 {
+                let result = try run([folder.url.path, "--output", output])
+                #expect(result.status == 0, "\(format): \(result.stderr)")
+            }
+            let text = try String(contentsOfFile: output, encoding: .utf8)
+            var answers: [String: String] = [:]
+            if format == "jsonl" {
+                for line in text.split(separator: "\n") {
+                    let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    let image = try #require(object["image"] as? String)
+                    let top =
+                        ((object["inference_results"] as? [String: Any])?["classification"] as? [[String: Any]])?
+                        .first?["display_name"] as? String
+                    #expect(answers[image] == nil, "\(image) written twice")
+                    answers[image] = top
+                }
+            } else {
+                // An RFC 4180 reader (quotes, doubled quotes, line breaks inside quotes).
+                var records: [[String]] = [[]]
+                var field = ""
+                var quoted = false
+                var scalars = text.unicodeScalars.makeIterator()
+                var pending: Unicode.Scalar? = nil
+                while let scalar = pending ?? scalars.next() {
+                    pending = nil
+                    if quoted {
+                        if scalar == "\"" {
+                            let next = scalars.next()
+                            if next == "\"" {
+                                field.unicodeScalars.append("\"")
+                            } else {
+                                quoted = false
+                                pending = next
+                            }
+                        } else {
+                            field.unicodeScalars.append(scalar)
+                        }
+                    } else if scalar == "\"" {
+                        quoted = true
+                    } else if scalar == "," {
+                        records[records.count - 1].append(field)
+                        field = ""
+                    } else if scalar == "\n" {
+                        records[records.count - 1].append(field)
+                        field = ""
+                        records.append([])
+                    } else {
+                        field.unicodeScalars.append(scalar)
+                    }
+                }
+                for record in records.dropFirst().dropLast() {
+                    let image = try #require(record.first)
+                    #expect(answers[image] == nil, "\(image) written twice")
+                    answers[image] = record.count > 1 ? record[1] : nil
+                }
+            }
+            #expect(answers.count == expected.count, "\(format): \(answers.keys.sorted())")
+            for (name, label) in expected {
+                let answer = answers[folder.url.path + "/" + name]
+                #expect(answer?.hasPrefix(label) == true, "\(format) \(name.debugDescription): \(answer ?? "missing")")
+            }
+        }
+    }
+
+    @Test("A resumed run must be the same run: spellings of one folder resume, another model or option is refused")
+    func identity() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let photos = folder.path("photos")
+        try FileManager.default.createDirectory(atPath: photos, withIntermediateDirectories: true)
+        for name in ["coffee.jpg", "eagle.jpg"] {
+            try FileManager.default.copyItem(
+                atPath: Fixtures.path("Tests/Fixtures/Photos/test/\(name)"), toPath: photos + "/" + name)
+        }
+        _ = try folder.write(Data("broken".utf8), named: "photos/broken.jpg")
+        let output = folder.path("out.jsonl")
+        let first = try ProcessResult.run(
+            Fixtures.netrunner, ["bulk", "--no-progress", "photos", "--output", "out.jsonl"],
+            environment: [:], workingDirectory: folder.url.path)
+        #expect(first.status == 1, "the broken file fails: \(first.stderr)")
+        #expect(FileManager.default.fileExists(atPath: output + ".run.json"))
+        // The same folder spelled three other ways: nothing to do, nothing appended.
+        for spelling in ["./photos/", photos, folder.url.path + "/./photos"] {
+            let again = try ProcessResult.run(
+                Fixtures.netrunner, ["bulk", "--no-progress", spelling, "--output", "out.jsonl"],
+                environment: [:], workingDirectory: folder.url.path)
+            #expect(again.stderr.contains("0 of 3 images to go"), "\(spelling): \(again.stderr)")
+        }
+        #expect(try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").count == 3)
+        // Another model, another option: refused, naming what differs; the file is untouched.
+        let before = try Data(contentsOf: URL(fileURLWithPath: output))
+        for (arguments, difference) in [
+            (["--model", Fixtures.path(Fixtures.MobileNet.float32)], "the model"),
+            (["--max-results", "2"], "--max-results (not given; now 2)"),
+        ] {
+            let refused = try ProcessResult.run(
+                Fixtures.netrunner, ["bulk", "--no-progress", "photos", "--output", "out.jsonl"] + arguments,
+                environment: [:], workingDirectory: folder.url.path)
+            #expect(refused.status == 1)
+            #expect(
+                refused.stderr.contains("holds the results of another run; what differs: \(difference)"),
+                "\(refused.stderr)")
+            #expect(refused.stderr.contains("--restart"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == before)
+        // The broken photo mended: --retry-failed runs it again, its line replaced.
+        try FileManager.default.removeItem(atPath: photos + "/broken.jpg")
+        try FileManager.default.copyItem(
+            atPath: Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png"), toPath: photos + "/broken.jpg")
+        let retried = try ProcessResult.run(
+            Fixtures.netrunner, ["bulk", "--no-progress", "photos", "--output", "out.jsonl", "--retry-failed"],
+            environment: [:], workingDirectory: folder.url.path)
+        #expect(retried.status == 0, "\(retried.stderr)")
+        #expect(retried.stderr.contains("Retrying 1 failed image(s)"))
+        let lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.allSatisfy { $0.contains("\"error\":false") }, "\(lines)")
+        #expect(lines.filter { $0.contains("photos/broken.jpg") }.count == 1)
+    }
+}

@@ -195,3 +195,59 @@ struct VocabularyTests {
         #expect(refused.stderr.contains("--save-input \(file) is a file; name a folder"))
     }
 }
+
+/// Answers equal the reference by default: `classify` with no decoding flag gives, on every
+/// committed photo and for each MobileNetV2 variant, the top 5 Python's `ai_edge_litert` with
+/// Pillow gives (recorded in Tests/Fixtures/Evaluation/sample_bundles_reference.json).
+@Suite("classify equals Python by default")
+struct DefaultDecodingTests {
+    struct Reference: Decodable {
+        struct Bundle: Decodable {
+            struct Model: Decodable {
+                struct Image: Decodable {
+                    struct Entry: Decodable {
+                        var index: Int
+                        var probability: Double
+                    }
+                    var path: String
+                    var top5: [Entry]?
+                }
+                var images: [Image]
+            }
+            var models: [String: Model]
+        }
+        var bundles: [String: Bundle]
+    }
+
+    @Test(
+        "classify's top 5 equals Python's on every committed photo, for each variant",
+        arguments: ["mobilenet-v2-1.0-224-uint8", "mobilenet-v2-1.0-224-float32", "mobilenet-v2-1.0-224-int8"])
+    func equalsPython(model: String) throws {
+        let data = try Fixtures.data("Tests/Fixtures/Evaluation/sample_bundles_reference.json")
+        let reference = try JSONDecoder().decode(Reference.self, from: data)
+        let expected = try #require(reference.bundles["imagenet-sample"]?.models[model])
+        let bundle = Fixtures.path(
+            "Models/bundles/"
+                + model.replacingOccurrences(of: "-1.0-224-", with: "_1.0_224_")
+                .replacingOccurrences(of: "mobilenet-v2", with: "mobilenet_v2") + ".tiobundle")
+        let folder = Fixtures.path("TestBundles/imagenet-sample.testbundle/images")
+        let result = try ProcessResult.run(
+            Fixtures.netrunner,
+            ["classify", "--json", "--max-results", "5", "--score-threshold", "0", "--model", bundle, folder])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try result.stdout.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(lines.count == expected.images.count)
+        for image in expected.images {
+            let top5 = try #require(image.top5)
+            let name = String(image.path.split(separator: "/").last ?? "")
+            let line = try #require(lines.first { ($0["image"] as? String)?.hasSuffix("/" + name) == true }, "\(name)")
+            let found = (line["inference_results"] as? [String: Any])?["classification"] as? [[String: Any]] ?? []
+            #expect(found.map { $0["index"] as? Int } == top5.map(\.index), "\(model) \(name)")
+            for (answer, wanted) in zip(found, top5) {
+                #expect(abs((answer["score"] as? Double ?? -1) - wanted.probability) < 1e-5, "\(model) \(name)")
+            }
+        }
+    }
+}

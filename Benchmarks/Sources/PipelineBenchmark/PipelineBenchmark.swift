@@ -19,7 +19,7 @@ struct PipelineBenchmark: ParsableCommand {
         commandName: "pipeline-bench", abstract: "Folder throughput, pipeline efficiency and cold start, vs Python.")
 
     @Option(help: "The folder of photos (made by Benchmarks/python/make_photo_folder.py if missing).")
-    var folder = "/tmp/netrunner-bench-photos"
+    var folder = "out/bench/photos"
 
     @Option(help: "Photos in the folder when it is made.")
     var count = 200

@@ -49,11 +49,13 @@ public final class ImageClassifier: VisionTask {
         public var outputsLogits: Bool? = nil
         /// The largest image, in pixels, the decoder accepts (checked before allocating).
         public var maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount
-        /// Whether JPEGs much larger than the input are scaled down while decoding.
+        /// Whether JPEGs much larger than the input are scaled down while decoding (off: every
+        /// pixel is decoded, so the input equals Python's, Pillow's full decode and resize).
         ///
-        /// Scaling happens in the DCT domain, as Pillow's `draft` does: several times faster
-        /// on large photos, and the input differs slightly from a full decode and resize.
-        public var scalesWhileDecoding: Bool = true
+        /// Scaling happens in the DCT domain, as Pillow's `draft` does: faster on large photos
+        /// (see README, "--fast-decoding"), and the input differs slightly from a full decode and
+        /// resize, enough to change a close top-1.
+        public var scalesWhileDecoding: Bool = false
 
         /// Creates options with the defaults: top 5, no threshold, one thread, centre crop.
         public init() {}

@@ -39,7 +39,7 @@ public struct ImageTask {
         public var maxDetections: Int? = nil
         /// Whether large JPEGs are scaled down while decoding (see
         /// ``ImageClassifier/Options/scalesWhileDecoding``).
-        public var scalesWhileDecoding: Bool = true
+        public var scalesWhileDecoding: Bool = false
         /// A labels file replacing the model's own labels.
         public var labelsPath: String? = nil
         /// If not empty, only these labels are reported (either task).

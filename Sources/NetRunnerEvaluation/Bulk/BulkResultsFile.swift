@@ -9,6 +9,7 @@ import FoundationEssentials
 import NetRunner
 import NetRunnerImage
 import NetRunnerSupport
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -44,16 +45,25 @@ public final class BulkResultsFile: Sendable {
     public let path: String
     /// The format.
     public let format: Format
-    /// The keys (``BulkRecord/key``) of the records the file held when it was opened.
-    public let completedKeys: Set<String>
+    /// The keys (``BulkRecord/key``) of the records the file held when it was opened (less
+    /// those ``dropFailedRecords()`` took out).
+    public var completedKeys: Set<String> { state.withLock { $0.completedKeys } }
     /// How many records the file held when it was opened.
-    public let resumedCount: Int
+    public var resumedCount: Int { state.withLock { $0.resumedCount } }
     /// How many of those records are failures.
-    public let resumedFailures: Int
+    public var resumedFailures: Int { state.withLock { $0.resumedFailures } }
     /// Whether an unfinished last line was cut off when the file was opened.
     public let repairedPartialLine: Bool
 
-    private let descriptor: Int32
+    private struct State {
+        var descriptor: Int32
+        var completedKeys: Set<String>
+        var resumedCount: Int
+        var resumedFailures: Int
+    }
+
+    private let state: Mutex<State>
+    private var descriptor: Int32 { state.withLock { $0.descriptor } }
 
     /// The CSV header line (the column names).
     public static let csvColumns = [
@@ -104,10 +114,8 @@ public final class BulkResultsFile: Sendable {
             close(descriptor)
             throw .unreadableResults(file: path, reason: "cannot cut off its unfinished last line: \(reason)")
         }
-        self.descriptor = descriptor
-        self.completedKeys = keys
-        self.resumedCount = count
-        self.resumedFailures = failures
+        self.state = Mutex(
+            State(descriptor: descriptor, completedKeys: keys, resumedCount: count, resumedFailures: failures))
         self.repairedPartialLine = repaired
         if format == .csv && keep == 0 {
             try write(Self.csvColumns.joined(separator: ",") + "\n")
@@ -125,6 +133,72 @@ public final class BulkResultsFile: Sendable {
     ///   (a full disk, say).
     public func append(_ record: BulkRecord) throws(EvaluationError) {
         try write(format.line(for: record))
+    }
+
+    /// Takes the failed images' lines out of the file, so a rerun retries them (`bulk
+    /// --retry-failed`): the kept lines are written to a temporary file in the same folder,
+    /// locked, synced and renamed over the file, so every image still has exactly one line
+    /// whenever the run stops.
+    ///
+    /// - Returns: How many lines were taken out.
+    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` when the file cannot be
+    ///   read or rewritten (it is then unchanged).
+    @discardableResult
+    public func dropFailedRecords() throws(EvaluationError) -> Int {
+        guard let data = try Self.existingContents(path) else { return 0 }
+        var kept = Data()
+        var failedKeys: [String] = []
+        let decoder = JSONDecoder()
+        let csv = format == .csv
+        try Self.forEachWholeLine(data, quoted: csv) { (line, number) throws(EvaluationError) in
+            if csv {
+                let text = String(decoding: line, as: UTF8.self)
+                if number > 1, !text.hasSuffix(","), let image = Self.firstCSVField(text) {
+                    failedKeys.append(image)
+                    return
+                }
+            } else if let record = try? decoder.decode(RecordKey.self, from: line), record.error {
+                failedKeys.append(BulkRecord.key(image: record.image, model: record.model, iteration: record.iteration))
+                return
+            }
+            kept.append(line)
+            kept.append(UInt8(ascii: "\n"))
+        }
+        guard !failedKeys.isEmpty else { return 0 }
+        let replacement = try Self.replace(path, with: kept)
+        state.withLock { state in
+            close(state.descriptor)
+            state.descriptor = replacement
+            state.completedKeys.subtract(failedKeys)
+            state.resumedCount -= failedKeys.count
+            state.resumedFailures = max(0, state.resumedFailures - failedKeys.count)
+        }
+        return failedKeys.count
+    }
+
+    /// Writes `data` to a new locked file beside `path` and renames it over `path`.
+    ///
+    /// - Returns: The new file's descriptor, open for appending, its lock held.
+    private static func replace(_ path: String, with data: Data) throws(EvaluationError) -> Int32 {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let temporary = "\(folder)/.\(name).\(getpid()).retry.tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw .unreadableResults(file: path, reason: "cannot rewrite it: \(String(cString: strerror(errno)))")
+        }
+        var failure: Int32?
+        if flock(descriptor, LOCK_EX | LOCK_NB) != 0 { failure = errno }
+        if failure == nil { failure = data.withUnsafeBytes { FileIO.writeAll(descriptor, $0) } }
+        if failure == nil, fsync(descriptor) != 0 { failure = errno }
+        if failure == nil, rename(temporary, path) != 0 { failure = errno }
+        if let failure {
+            close(descriptor)
+            unlink(temporary)
+            throw .unreadableResults(file: path, reason: "cannot rewrite it: \(String(cString: strerror(failure)))")
+        }
+        return descriptor
     }
 
     /// Every record in a JSON Lines results file.
@@ -198,16 +272,39 @@ public final class BulkResultsFile: Sendable {
     /// Calls `body` with each newline-terminated line (without its newline) and its number.
     ///
     /// - Returns: The length of the whole lines (where an unfinished last line starts).
+    ///
+    /// - Parameters:
+    ///   - data: The file's bytes.
+    ///   - quoted: `true` for CSV: a line break inside a quoted field (RFC 4180) belongs to the
+    ///     record, so a file name with `\n` or `\r` stays one record.
+    ///   - body: Called with each record and its number.
+    /// - Throws: What `body` throws.
     @discardableResult
     private static func forEachWholeLine(
-        _ data: Data, _ body: (Data, Int) throws(EvaluationError) -> Void
+        _ data: Data, quoted: Bool = false, _ body: (Data, Int) throws(EvaluationError) -> Void
     ) throws(EvaluationError) -> Int {
         var start = data.startIndex
         var number = 0
-        while let newline = data[start...].firstIndex(of: UInt8(ascii: "\n")) {
-            number += 1
-            if newline > start { try body(data[start..<newline], number) }
-            start = newline + 1
+        guard quoted else {
+            while let newline = data[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                number += 1
+                if newline > start { try body(data[start..<newline], number) }
+                start = newline + 1
+            }
+            return start - data.startIndex
+        }
+        var inQuotes = false
+        var index = start
+        while index < data.endIndex {
+            let byte = data[index]
+            if byte == UInt8(ascii: "\"") {
+                inQuotes.toggle()
+            } else if byte == UInt8(ascii: "\n"), !inQuotes {
+                number += 1
+                if index > start { try body(data[start..<index], number) }
+                start = index + 1
+            }
+            index += 1
         }
         return start - data.startIndex
     }
@@ -218,7 +315,7 @@ public final class BulkResultsFile: Sendable {
     ) throws(EvaluationError) -> (wholeLength: Int, Void) {
         let decoder = JSONDecoder()
         var sawHeader = false
-        let length = try forEachWholeLine(data) { (line, number) throws(EvaluationError) in
+        let length = try forEachWholeLine(data, quoted: format == .csv) { (line, number) throws(EvaluationError) in
             switch format {
             case .jsonLines:
                 guard let record = try? decoder.decode(RecordKey.self, from: line) else {
@@ -290,28 +387,32 @@ public final class BulkResultsFile: Sendable {
         ]
     }
 
-    /// A field quoted as RFC 4180 says (commas and quotes; quotes doubled).
-    ///
-    /// Line breaks become spaces so that every record stays one line.
+    /// A field quoted as RFC 4180 says: a field with a comma, a quote or a line break is
+    /// quoted, its quotes doubled, so every name round-trips byte for byte (a reader that
+    /// follows the RFC, as Python's csv and pandas do, reads the line break back).
     fileprivate static func csvQuoted(_ field: String) -> String {
-        let field = String(field.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
-        guard field.contains(where: { $0 == "," || $0 == "\"" }) else { return field }
+        guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
+            return field
+        }
         return "\"" + field.replacing("\"", with: "\"\"") + "\""
     }
 
     /// The first field of a CSV line, unquoted.
     static func firstCSVField(_ line: String) -> String? {
-        guard line.first == "\"" else { return String(line.prefix { $0 != "," }) }
-        var field = ""
-        var index = line.index(after: line.startIndex)
-        while index < line.endIndex {
-            let character = line[index]
-            index = line.index(after: index)
-            if character == "\"" {
-                guard index < line.endIndex, line[index] == "\"" else { return field }
-                index = line.index(after: index)
+        // Scalars, not characters: "\r\n" or a quote followed by a combining mark is one
+        // character, and a name must come back scalar for scalar.
+        let scalars = line.unicodeScalars
+        guard scalars.first == "\"" else { return String(String.UnicodeScalarView(scalars.prefix { $0 != "," })) }
+        var field = String.UnicodeScalarView()
+        var index = scalars.index(after: scalars.startIndex)
+        while index < scalars.endIndex {
+            let scalar = scalars[index]
+            index = scalars.index(after: index)
+            if scalar == "\"" {
+                guard index < scalars.endIndex, scalars[index] == "\"" else { return String(field) }
+                index = scalars.index(after: index)
             }
-            field.append(character)
+            field.append(scalar)
         }
         return nil
     }

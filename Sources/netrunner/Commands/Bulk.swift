@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import NetRunner
 import NetRunnerEvaluation
+import NetRunnerSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -53,14 +54,12 @@ extension NetRunnerCommand {
         @Flag(help: "Start the output file afresh instead of resuming it.")
         var restart = false
 
-        @OptionGroup var resultOptions: ResultOptions
-
         @Flag(
-            name: .customLong("exact-decoding"),
-            help:
-                "Decode every JPEG pixel instead of scaling large JPEGs while decoding (slower; equal to a full decode and resize)."
-        )
-        var exactDecoding = false
+            name: .customLong("retry-failed"),
+            help: "Run again the images whose line in --output says they failed (their lines are replaced).")
+        var retryFailed = false
+
+        @OptionGroup var resultOptions: ResultOptions
 
         @Flag(name: .customLong("no-progress"), help: "Never draw the progress bar.")
         var noProgress = false
@@ -68,13 +67,15 @@ extension NetRunnerCommand {
         func validate() throws {
             guard !inputs.images.isEmpty else { throw ValidationError("Name a folder of images (or image files).") }
             if restart && output == nil { throw ValidationError("--restart needs --output.") }
+            if retryFailed && output == nil { throw ValidationError("--retry-failed needs --output.") }
+            if retryFailed && restart { throw ValidationError("--retry-failed and --restart cannot be used together.") }
         }
 
         func run() throws {
             let (files, unreadable) = try inputs.requiredFiles()
             var options = ImageTask.Options()
             resultOptions.apply(to: &options)
-            options.scalesWhileDecoding = !exactDecoding
+            options.scalesWhileDecoding = model.fastDecoding
             options.isErrorLoggingEnabled = model.verbose
             let threads = model.threadCount
             // Read once, and made into a task once before anything is written, so a bad model
@@ -88,8 +89,40 @@ extension NetRunnerCommand {
                 try BulkResultsFile(
                     path: path, format: format?.format ?? .implied(by: path), resume: !restart)
             }
+            // The run's identity beside the file: a resumed run must be the same run.
+            let identity = BulkRunIdentity(
+                modelSHA256: loaded.sha256, model: loaded.name, options: try answerOptions(), roots: inputs.images)
+            var spelling = identity
+            if let results, let output {
+                if let recorded = try BulkRunIdentity.read(for: output), results.resumedCount > 0 {
+                    let differences = identity.differences(from: recorded)
+                    guard differences.isEmpty else {
+                        Console.diagnostic(
+                            "\(output) holds the results of another run; what differs: "
+                                + differences.joined(separator: "; ")
+                                + ". Start it afresh with --restart, or choose another --output.")
+                        throw ExitCode.failure
+                    }
+                    spelling = recorded
+                } else {
+                    if results.resumedCount > 0 {
+                        Console.diagnostic(
+                            "note: \(output) has no run description (\(BulkRunIdentity.sidecar(for: output))); "
+                                + "taking it as this run's.")
+                    }
+                    try identity.write(for: output)
+                }
+                if retryFailed {
+                    let dropped = try results.dropFailedRecords()
+                    Console.diagnostic("Retrying \(dropped) failed image(s) from \(output).")
+                }
+            }
+            // Each file under the path the results file first used for its folder.
+            let keys = files.map { identity.spelling(of: $0, as: spelling) }
             let done = results?.completedKeys ?? []
-            let pending = files.filter { !done.contains($0) }
+            let pendingIndices = files.indices.filter { !done.contains(keys[$0]) }
+            let pending = pendingIndices.map { files[$0] }
+            let pendingKeys = pendingIndices.map { keys[$0] }
             if let results, results.resumedCount > 0 {
                 Console.diagnostic(
                     "Resuming \(results.path): \(results.resumedCount) results already there"
@@ -116,8 +149,8 @@ extension NetRunnerCommand {
                     let record: BulkRecord
                     switch outcome {
                     case .success(let answer):
-                        record = BulkRecord(image: pending[index], answer: resultOptions.worthPrinting(answer))
-                    case .failure(let failure): record = BulkRecord(image: pending[index], error: failure.message)
+                        record = BulkRecord(image: pendingKeys[index], answer: resultOptions.worthPrinting(answer))
+                    case .failure(let failure): record = BulkRecord(image: pendingKeys[index], error: failure.message)
                     }
                     tally.withLock { $0.add(record) }
                     if let results {
@@ -157,6 +190,24 @@ extension NetRunnerCommand {
                 Console.diagnostic("\(earlier) image(s) had already failed in the earlier run (in \(output ?? "")).")
             }
             if final.failed + earlier + unreadable > 0 { throw ExitCode.failure }
+        }
+
+        /// The options that change answers, for the run's identity.
+        private func answerOptions() throws -> [String: String] {
+            var options: [String: String] = [:]
+            if let value = resultOptions.maxResults { options["--max-results"] = String(value) }
+            if let value = resultOptions.scoreThreshold { options["--score-threshold"] = String(value) }
+            if !resultOptions.categoryAllowlist.isEmpty {
+                options["--category-allowlist"] = resultOptions.categoryAllowlist.joined(separator: "\u{1F}")
+            }
+            if !resultOptions.categoryDenylist.isEmpty {
+                options["--category-denylist"] = resultOptions.categoryDenylist.joined(separator: "\u{1F}")
+            }
+            if model.fastDecoding { options["--fast-decoding"] = "on" }
+            if let labels = model.labels {
+                options["--labels"] = SHA256.hexDigest(of: try FileIO.contents(of: labels))
+            }
+            return options
         }
 
         private static func summarize(_ tally: Tally, elapsed: Duration, threads: Int, skipped: Int) {

@@ -48,6 +48,7 @@ extension NetRunnerCommand {
             var options = ImageClassifier.Options()
             results.apply(to: &options)
             options.isErrorLoggingEnabled = model.verbose
+            options.scalesWhileDecoding = model.fastDecoding
             options.cropping = crop == .center ? .centerSquare : .stretch
             let (json, results) = (self.json, self.results)
             try ImageRun.run(

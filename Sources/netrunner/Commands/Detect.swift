@@ -63,6 +63,7 @@ extension NetRunnerCommand {
             results.apply(to: &options)
             options.labelOffset = labelOffset
             options.isErrorLoggingEnabled = model.verbose
+            options.scalesWhileDecoding = model.fastDecoding
             switch crop {
             case .letterbox: options.cropping = .letterbox
             case .stretch: options.cropping = .stretch

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import NetRunnerSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -71,7 +72,7 @@ struct ImageArguments: ParsableArguments {
 
     static func isDirectory(_ path: String) -> Bool {
         var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        return PathText.withCString(path) { stat($0, &info) } == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Walks `folder` with opendir/readdir (symbolic links to folders are not followed, so
@@ -84,7 +85,7 @@ struct ImageArguments: ParsableArguments {
         var pending = [""]
         while let relative = pending.popLast() {
             let directory = relative.isEmpty ? base : base + "/" + relative
-            guard let stream = opendir(directory) else {
+            guard let stream = PathText.withCString(directory, { opendir($0) }) else {
                 listing.unreadable.append((directory, String(cString: strerror(errno))))
                 continue
             }
@@ -96,13 +97,15 @@ struct ImageArguments: ParsableArguments {
                     break
                 }
                 let name = withUnsafePointer(to: entry.pointee.d_name) {
-                    $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+                    $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) {
+                        PathText.string(fromCString: $0)
+                    }
                 }
                 guard name != ".", name != ".." else { continue }
                 let child = relative.isEmpty ? name : relative + "/" + name
                 let path = base + "/" + child
                 var info = stat()
-                if lstat(path, &info) != 0 {
+                if PathText.withCString(path, { lstat($0, &info) }) != 0 {
                     listing.unreadable.append((path, String(cString: strerror(errno))))
                     continue
                 }

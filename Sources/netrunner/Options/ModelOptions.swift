@@ -28,6 +28,17 @@ struct ModelOptions: ParsableArguments {
     @Flag(name: .long, help: "Show the runtime's own log lines on stderr.")
     var verbose = false
 
+    @Flag(
+        name: .customLong("fast-decoding"),
+        help:
+            "Scale large JPEGs while decoding (DCT domain, as Pillow's draft): faster on big photos; answers differ slightly from Python's full decode."
+    )
+    var fastDecoding = false
+
+    /// The old opt-in to what is now the default, still accepted.
+    @Flag(name: .customLong("exact-decoding"), help: .hidden)
+    var exactDecoding = false
+
     func validate() throws {
         if let threads { try OptionLimits.checkThreads(threads) }
     }

@@ -43,10 +43,15 @@ package enum JSONValue: Equatable, Sendable, Decodable {
         decoder.allowsJSON5 = true
         do {
             return try decoder.decode(JSONValue.self, from: data)
-        } catch let DecodingError.dataCorrupted(context) {
-            throw Malformed(
-                file: source, reason: context.underlyingError.map { "\($0)" } ?? context.debugDescription)
         } catch {
+            // Foundation's message has no position: find the first syntax error ourselves.
+            if let found = JSONSyntax.firstError(in: data) {
+                throw Malformed(file: source, reason: "line \(found.line), column \(found.column): \(found.reason)")
+            }
+            if case DecodingError.dataCorrupted(let context) = error {
+                throw Malformed(
+                    file: source, reason: context.underlyingError.map { "\($0)" } ?? context.debugDescription)
+            }
             throw Malformed(file: source, reason: "\(error)")
         }
     }

@@ -72,7 +72,9 @@ struct BulkTests {
             isCancelled: { count.load(ordering: .relaxed) >= 3 },
             deliver: { _, _ in count.add(1, ordering: .relaxed) })
         let delivered = count.load(ordering: .relaxed)
-        #expect(delivered >= 3 && delivered <= 3 + threads, "delivered \(delivered)")
+        // Images already started, and those parked ahead of a slow one (at most 2 per thread),
+        // are still delivered.
+        #expect(delivered >= 3 && delivered <= 3 + 3 * threads, "delivered \(delivered)")
     }
 
     @Test("A detector bundle is loaded as a detector and finds Grace Hopper's face")

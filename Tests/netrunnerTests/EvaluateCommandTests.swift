@@ -85,7 +85,7 @@ struct EvaluateCommandTests {
         let out = folder.path("out")
         let first = try evaluate(bundle, "-o", out)
         #expect(first.status == 1, "an image failed: \(first.stderr)")
-        #expect(first.stderr.contains("1 image(s) could not be evaluated"))
+        #expect(first.stderr.contains("1 image could not be evaluated (1 run failed, under 1 model)"))
         #expect(
             first.stdout.contains("mobilenet-v2-1.0-224-uint8: 3/4 images, classification_accuracy 0.667"),
             "\(first.stdout)")
@@ -142,5 +142,188 @@ struct EvaluateCommandTests {
             bundle, "--compare", Fixtures.path("Models/bundles/face_detection_short_range.tiobundle"), "-o",
             folder.path("out"))
         #expect(compared.status == 0, "a model given by path: \(compared.stderr)")
+    }
+}
+
+/// `evaluate` against hostile and mistaken test bundles: nothing outside the bundle is read,
+/// a huge plan costs nothing, ids never share a folder, and each mistake gets a message that
+/// says what to do.
+@Suite("netrunner evaluate: hostile and mistaken tests")
+struct EvaluateHostileTests {
+    static let models = Fixtures.path("Models")
+
+    /// A one-model classification test bundle with the given images and labels.
+    func bundle(
+        in folder: TemporaryFolder, name: String = "t", id: String = "t", images: [String],
+        labels: [String: String] = [:], iterations: Int = 1, models: [String] = ["mobilenet-v2-1.0-224-uint8"]
+    ) throws -> String {
+        let path = folder.path(name + ".testbundle")
+        try FileManager.default.createDirectory(atPath: path + "/images", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg"), toPath: path + "/images/coffee.jpg")
+        let imageList = images.map { image in
+            image.hasPrefix("http") || image.hasPrefix("file:")
+                ? "{\"type\": \"url\", \"url\": \"\(image)\"}" : "{\"type\": \"file\", \"path\": \"\(image)\"}"
+        }
+        let labelList = (["images/coffee.jpg": "espresso"].merging(labels) { $1 }).map {
+            "{\"path\": \"\($0.key)\", \"inference_results\": {\"classification\": {\"\($0.value)\": \"\"}}}"
+        }
+        let models = models.map { "\"\($0)\"" }.joined(separator: ", ")
+        let test = """
+            {"name": "\(name)", "id": "\(id)", "version": "1", "models": [\(models)],
+             "options": {"iterations": \(iterations), "metric": "EvaluationMetricAccuracyTop5"},
+             "images": [\(imageList.joined(separator: ", "))],
+             "labels": [\(labelList.joined(separator: ", "))]}
+            """
+        try Data(test.utf8).write(to: URL(fileURLWithPath: path + "/test.json"))
+        return path
+    }
+
+    func evaluate(_ arguments: [String]) throws -> ProcessResult {
+        try ProcessResult.run(Fixtures.netrunner, ["evaluate", "--models", Self.models, "--no-progress"] + arguments)
+    }
+
+    @Test("Files outside the bundle are never read: links out, ../, file:// URLs; their bytes reach no output")
+    func confinement() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // A "secret" outside the bundle, and a real photo outside it too.
+        let secret = try folder.write(Data("root:$6$SECRET-HASH:19000:0:99999:7:::\n".utf8), named: "shadow")
+        try FileManager.default.copyItem(
+            atPath: Fixtures.path("Tests/Fixtures/Photos/test/eagle.jpg"), toPath: folder.path("outside.jpg"))
+        let path = try bundle(
+            in: folder,
+            images: [
+                "images/coffee.jpg", "images/link.jpg", "images/photo-link.jpg", "file://" + secret,
+            ])
+        try FileManager.default.createSymbolicLink(atPath: path + "/images/link.jpg", withDestinationPath: secret)
+        try FileManager.default.createSymbolicLink(
+            atPath: path + "/images/photo-link.jpg", withDestinationPath: folder.path("outside.jpg"))
+        let out = folder.path("out")
+        let result = try evaluate([path, "-o", out])
+        #expect(result.status == 1, "the refused images count as failed: \(result.stderr)")
+        let results = try String(contentsOfFile: out + "/t/results.jsonl", encoding: .utf8)
+        let html = try String(contentsOfFile: out + "/t/report.html", encoding: .utf8)
+        let json = try String(contentsOfFile: out + "/t/report.json", encoding: .utf8)
+        for (name, text) in [("results", results), ("html", html), ("json", json), ("stderr", result.stderr)] {
+            #expect(!text.contains("SECRET") && !text.contains("root:"), "\(name) holds the secret")
+        }
+        #expect(results.split(separator: "\n").count == 4)
+        #expect(results.contains("lies outside the test bundle"))
+        #expect(results.contains("only files inside the test bundle and http(s) URLs are read"))
+        // Only the photo inside the bundle became a thumbnail.
+        #expect(html.components(separatedBy: "data:image/jpeg;base64,").count <= 2)
+        #expect(result.stdout.contains("1/4 images"), "\(result.stdout)")
+        // A path with ../ is refused before anything runs.
+        let escaping = try bundle(in: folder, name: "escape", images: ["images/coffee.jpg", "../outside.jpg"])
+        let refused = try evaluate([escaping, "-o", folder.path("out2")])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("expected a path inside the test bundle"), "\(refused.stderr)")
+    }
+
+    @Test("A million iterations are not planned in memory: results start at once")
+    func hugePlan() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // Eight images a million times: planned up front, that was 8,000,000 runs in memory.
+        let names = ["images/coffee.jpg"] + (1...7).map { "images/copy\($0).jpg" }
+        let path = try bundle(in: folder, images: names, iterations: 1_000_000)
+        for name in names.dropFirst() {
+            try FileManager.default.copyItem(
+                atPath: Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg"), toPath: path + "/" + name)
+        }
+        let out = folder.path("out")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+        process.arguments = ["evaluate", "--models", Self.models, "--no-progress", path, "-o", out]
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        defer {
+            process.interrupt()
+            process.waitUntilExit()
+        }
+        var lines = 0
+        for _ in 0..<200 where lines < 20 {
+            Thread.sleep(forTimeInterval: 0.1)
+            lines =
+                ((try? String(contentsOfFile: out + "/t/results.jsonl", encoding: .utf8)) ?? "")
+                .split(separator: "\n").count
+        }
+        #expect(lines >= 20, "results are written within seconds")
+        guard process.isRunning else {
+            let message = String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
+            Issue.record("evaluate stopped: \(message)")
+            return
+        }
+        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        let rss =
+            status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+            .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") } ?? 0
+        #expect(rss > 0 && rss < 250_000, "resident memory \(rss) kB with 8,000,000 runs to go")
+    }
+
+    @Test("Test ids differing only in punctuation get folders of their own")
+    func idCollisions() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let first = try bundle(in: folder, name: "a", id: "cats/dogs", images: ["images/coffee.jpg"])
+        let second = try bundle(in: folder, name: "b", id: "cats:dogs", images: ["images/coffee.jpg"])
+        let plain = try bundle(in: folder, name: "c", id: "cats_dogs", images: ["images/coffee.jpg"])
+        let out = folder.path("out")
+        let result = try evaluate([first, second, plain, "-o", out])
+        #expect(result.status == 0, "\(result.stderr)")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: out).filter { !$0.hasSuffix(".html") }
+            .sorted()
+        #expect(folders.count == 3, "\(folders)")
+        #expect(folders.contains("cats_dogs"))
+        for name in folders {
+            let lines = try String(contentsOfFile: out + "/" + name + "/results.jsonl", encoding: .utf8)
+            #expect(lines.split(separator: "\n").count == 1, "\(name): each test ran its own image")
+        }
+    }
+
+    @Test(
+        "Mistakes get messages that say what to do",
+        arguments: [
+            ("syntax", "line 2, column 1: expected ',' or '}' after a member"),
+            ("label", "warning: "),
+            ("models", "--models /nonexistent/models: no such folder"),
+            ("three", "1 image could not be evaluated (3 runs failed, under 3 models)"),
+        ])
+    func messages(kind: String, message: String) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var arguments: [String]
+        switch kind {
+        case "syntax":
+            let path = try bundle(in: folder, images: ["images/coffee.jpg"])
+            try Data("{\"name\": \"t\"\n".utf8).write(to: URL(fileURLWithPath: path + "/test.json"))
+            arguments = [path]
+        case "label":
+            let path = try bundle(in: folder, images: ["images/coffee.jpg"], labels: ["images/coffee.jpg": "espreso"])
+            arguments = [path]
+        case "models":
+            let path = try bundle(in: folder, images: ["images/coffee.jpg"])
+            let run = try ProcessResult.run(
+                Fixtures.netrunner, ["evaluate", "--models", "/nonexistent/models", path, "-o", folder.path("out")])
+            #expect(run.status == 64)
+            #expect(run.stderr.contains(message), "\(run.stderr)")
+            return
+        default:
+            let path = try bundle(
+                in: folder, images: ["images/coffee.jpg", "images/broken.jpg"],
+                models: ["mobilenet-v2-1.0-224-uint8", "mobilenet-v2-1.0-224-float32", "mobilenet-v2-1.0-224-int8"])
+            try Data("broken".utf8).write(to: URL(fileURLWithPath: path + "/images/broken.jpg"))
+            arguments = [path]
+        }
+        let result = try evaluate(arguments + ["-o", folder.path("out")])
+        #expect(result.stderr.contains(message), "\(kind): \(result.stderr)")
+        if kind == "label" {
+            #expect(result.stderr.contains("label \"espreso\" is not one of model mobilenet-v2-1.0-224-uint8's labels"))
+            #expect(result.stderr.contains("(closest: \"espresso\")"))
+        }
+        if kind == "syntax" { #expect(result.stderr.contains("test.json is not valid JSON")) }
     }
 }

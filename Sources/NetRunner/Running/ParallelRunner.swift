@@ -1,6 +1,12 @@
 import Dispatch
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Runs many independent jobs (one per image) on several threads, each with its own worker
 /// (its own interpreter), and hands the answers back in the jobs' order.
 ///
@@ -34,6 +40,7 @@ public enum ParallelRunner {
     ) throws {
         guard count > 0 else { return }
         let threads = max(1, min(workers, count))
+        let window = 2 * threads
         let state = Mutex(State<Output>())
         let firstError = Mutex<(any Error)?>(nil)
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
@@ -45,12 +52,20 @@ public enum ParallelRunner {
                 return
             }
             while true {
-                let index = state.withLock { state -> Int? in
-                    guard state.next < count else { return nil }
+                // A worker runs at most `window` jobs ahead of the next delivery: one slow image
+                // cannot let the others park outputs without bound (memory), nor start many
+                // images after a cancellation.
+                let taken = state.withLock { state -> (index: Int?, wait: Bool) in
+                    guard state.next < count else { return (nil, false) }
+                    guard state.next < state.delivered + window else { return (nil, true) }
                     defer { state.next += 1 }
-                    return state.next
+                    return (state.next, false)
                 }
-                guard let index, firstError.withLock({ $0 == nil }) else { return }
+                if taken.wait {
+                    usleep(500)
+                    continue
+                }
+                guard let index = taken.index, firstError.withLock({ $0 == nil }) else { return }
                 let output = work(&worker, index)
                 // Deliver in order: park the output, then flush every ready one from the front.
                 state.withLock { state in

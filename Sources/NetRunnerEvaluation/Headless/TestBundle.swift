@@ -3,6 +3,12 @@ import NetRunner
 import NetRunnerImage
 import NetRunnerSupport
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A Net Runner headless test bundle: a `.testbundle` folder holding `test.json` and the
 /// images it lists.
 public struct TestBundle: Sendable {
@@ -45,15 +51,40 @@ public struct TestBundle: Sendable {
         }
     }
 
-    /// Where an image is read from: the file inside the bundle, or the local file a `file://`
-    /// URL names; `nil` for network URLs (not fetched: the run reports those images as failed).
+    /// Where an image is read from: the real path of its file, only when that lies inside the
+    /// bundle once links are resolved; `nil` for anything else (see ``refusal(of:)``), so a test
+    /// bundle can never make evaluate read, report or embed a file from elsewhere (an absolute
+    /// path, `../`, a link out, a `file://` URL).
     ///
     /// - Parameter image: The image.
-    /// - Returns: Its path.
+    /// - Returns: The path to read.
     public func localPath(of image: TestBundleDescription.ImageSource) -> String? {
+        guard case .file(let relative) = image, !relative.hasPrefix("/"),
+            let root = Self.realPath(path), let real = Self.realPath(path + "/" + relative),
+            real.hasPrefix(root + "/")
+        else { return nil }
+        return real
+    }
+
+    /// Why an image is not read, or `nil` when it is (``localPath(of:)``).
+    ///
+    /// - Parameter image: The image.
+    /// - Returns: The reason, naming the image but nothing of what it points at.
+    public func refusal(of image: TestBundleDescription.ImageSource) -> String? {
+        guard localPath(of: image) == nil else { return nil }
         switch image {
-        case .file(let relative): return path + "/" + relative
-        case .url(let url): return url.hasPrefix("file://") ? String(url.dropFirst("file://".count)) : nil
+        case .url(let url) where url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://"):
+            return "\(url): network images are not downloaded yet; put the file in the test bundle"
+        case .url(let url):
+            return "\(url): only files inside the test bundle and http(s) URLs are read"
+        case .file(let relative):
+            return "\(relative): not read, it lies outside the test bundle (an absolute path, ../ or a link out)"
         }
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = PathText.withCString(path, { realpath($0, nil) }) else { return nil }
+        defer { free(resolved) }
+        return PathText.string(fromCString: resolved)
     }
 }

@@ -1,4 +1,5 @@
 public import NetRunner
+import NetRunnerSupport
 
 /// Runs a test bundle the way Net Runner's headless mode does: every model on every image,
 /// `iterations` times, one result line per run, checked before anything runs.
@@ -111,15 +112,37 @@ public struct TestBundleRunner: Sendable {
         return natural
     }
 
-    /// Every run of a model: each iteration over every image.
+    /// Every run of a model: each iteration over every image, made as it is needed (a test
+    /// of a million iterations plans nothing in memory).
     ///
     /// - Parameter model: The model.
-    /// - Returns: The image (as the test names it), its local path (`nil` for a network URL)
-    ///   and the iteration, in run order.
-    public func runs(of model: Model) -> [(image: String, path: String?, iteration: Int)] {
-        (1...test.description.iterations).flatMap { iteration in
-            test.description.images.map { (image: $0.key, path: test.localPath(of: $0), iteration: iteration) }
+    /// - Returns: The image (as the test names it), its local path (`nil` when it is not read:
+    ///   see ``TestBundle/refusal(of:)``) and the iteration, in run order.
+    public func runs(of model: Model) -> some Sequence<(image: String, path: String?, iteration: Int)> {
+        let images = test.description.images.map { (key: $0.key, path: test.localPath(of: $0)) }
+        return (1...test.description.iterations).lazy.flatMap { iteration in
+            images.lazy.map { (image: $0.key, path: $0.path, iteration: iteration) }
         }
+    }
+
+    /// How many runs a test makes per model.
+    public var runsPerModel: Int { test.description.iterations * test.description.images.count }
+
+    /// The labels the test expects that a model does not have, each with the model's closest
+    /// label: such a label can never be scored correct, a typo scores 0% without a word.
+    ///
+    /// - Parameter task: The model's task.
+    /// - Returns: The unknown labels, sorted, with the closest known label (if any is close).
+    public func unknownLabels(for task: ImageTask) -> [(label: String, closest: String?)] {
+        guard let labels = task.labels else { return [] }
+        let description = test.description
+        let expected =
+            metric.kind == .classification
+            ? Set(description.expectedClassifications.values.flatMap { $0 })
+            : Set(description.expectedDetections.values.flatMap { $0.map(\.label) })
+        let known = Set(labels.labels).union(labels.labels.indices.compactMap { labels.displayName($0) })
+        let names = labels.labels.indices.map { labels.displayName($0) ?? labels.labels[$0] }
+        return expected.subtracting(known).sorted().map { ($0, closestMatch(to: $0, in: names)) }
     }
 
     /// Runs a model on every image and iteration not yet done.
@@ -135,19 +158,20 @@ public struct TestBundleRunner: Sendable {
         _ model: Model, task: ImageTask, skipping done: Set<String>, isCancelled: () -> Bool = { false },
         deliver: (BulkRecord) throws -> Void
     ) throws {
-        let pending = runs(of: model).filter {
+        let pending = runs(of: model).lazy.filter {
             !done.contains(BulkRecord.key(image: $0.image, model: model.id, iteration: $0.iteration))
         }
-        guard !pending.isEmpty else { return }
         // Untimed warm-up: the runtime's first run sets up its kernels and caches.
-        if let first = pending.lazy.compactMap(\.path).first { _ = try? task.run(fileAt: first) }
+        if let first = pending.compactMap(\.path).first { _ = try? task.run(fileAt: first) }
+        let refusals = Dictionary(
+            test.description.images.map { ($0.key, test.refusal(of: $0)) }, uniquingKeysWith: { first, _ in first })
         for run in pending {
             if isCancelled() { return }
             guard let path = run.path else {
                 try deliver(
                     BulkRecord(
                         image: run.image, model: model.id, iteration: run.iteration,
-                        error: "\(run.image): network images are not downloaded; put the file in the test bundle"))
+                        error: (refusals[run.image] ?? nil) ?? "\(run.image): not read"))
                 continue
             }
             let record: BulkRecord

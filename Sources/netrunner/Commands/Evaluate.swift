@@ -63,6 +63,12 @@ extension NetRunnerCommand {
             // Everything is checked before anything runs: a bad test or model is one clear error.
             let tests = try testBundles.map { try TestBundle(path: $0) }
             let needsDirectory = compare.isEmpty || !compare.allSatisfy { FileManager.default.fileExists(atPath: $0) }
+            if needsDirectory, !ImageArguments.isDirectory(models) {
+                throw ValidationError(
+                    "--models \(models): no such folder. The models a test names by id are looked up there "
+                        + "(default: Models, beside the tests); give the folder with --models DIR, or a model's "
+                        + "path with --compare.")
+            }
             let directory = needsDirectory ? try ModelDirectory(path: models) : nil
             var plans: [(TestBundleRunner, [(TestBundleRunner.Model, ImageTask)])] = []
             for test in tests {
@@ -72,17 +78,31 @@ extension NetRunnerCommand {
                 }
                 let runner = try TestBundleRunner(
                     test: test, models: entries, threadCount: threads, exactDecoding: !fastDecoding)
-                plans.append((runner, try entries.map { ($0, try runner.loadTask($0)) }))
+                let loaded = try entries.map { ($0, try runner.loadTask($0)) }
+                for (entry, task) in loaded {
+                    for (label, closest) in runner.unknownLabels(for: task) {
+                        Console.diagnostic(
+                            "warning: \(file): label \"\(label)\" is not one of model \(entry.id)'s labels"
+                                + (closest.map { " (closest: \"\($0)\")" } ?? "")
+                                + "; images expecting only it can never be scored correct.")
+                    }
+                }
+                plans.append((runner, loaded))
             }
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
             var reports: [EvaluationReport] = []
             var thumbnails: [String: Thumbnail] = [:]
             var failedImages = 0
+            var failedRuns = 0
+            var failedModels = 0
             for (runner, models) in plans {
                 let report = try evaluate(runner, models: models)
                 reports.append(report)
                 Self.printSummary(report)
-                failedImages += report.models.map(\.failures.count).reduce(0, +)
+                let failures = report.models.map(\.failures)
+                failedRuns += failures.map(\.count).reduce(0, +)
+                failedImages += Set(failures.flatMap { $0.map(\.image) }).count
+                failedModels += failures.filter { !$0.isEmpty }.count
                 for model in report.models {
                     for example in model.shownExamples where thumbnails[example.image] == nil {
                         let source = runner.test.description.images.first { $0.key == example.image }
@@ -103,7 +123,10 @@ extension NetRunnerCommand {
                 Console.print("All tests: \(output)/report.html")
             }
             if failedImages > 0 {
-                Console.diagnostic("\(failedImages) image(s) could not be evaluated; they are listed in the reports.")
+                Console.diagnostic(
+                    "\(failedImages) image\(failedImages == 1 ? "" : "s") could not be evaluated "
+                        + "(\(failedRuns) run\(failedRuns == 1 ? "" : "s") failed, under \(failedModels) "
+                        + "model\(failedModels == 1 ? "" : "s")); they are listed in the reports.")
                 throw ExitCode.failure
             }
         }
@@ -117,11 +140,8 @@ extension NetRunnerCommand {
             let resultsPath = folder + "/results.jsonl"
             let results = try BulkResultsFile(path: resultsPath, format: .jsonLines, resume: !restart)
             let done = results.completedKeys
-            let pending = models.map { model, _ in
-                runner.runs(of: model).filter {
-                    !done.contains(BulkRecord.key(image: $0.image, model: model.id, iteration: $0.iteration))
-                }.count
-            }.reduce(0, +)
+            // Counted, not planned: a million iterations must not be listed in memory.
+            let pending = max(0, runner.runsPerModel * models.count - done.count)
             let name = runner.test.description.name
             if results.resumedCount > 0 {
                 Console.diagnostic("\(name): resuming \(resultsPath), \(pending) runs to go.")
@@ -164,10 +184,15 @@ extension NetRunnerCommand {
             return .init(id: name, path: try directory.path(forModel: name, in: file))
         }
 
-        private static func folder(for test: TestBundle, in output: String) -> String {
+        /// The output folder of a test: its id when that is a safe name, else a readable slug
+        /// and the first 8 hex digits of the id's SHA-256, so ids that differ only in
+        /// punctuation never share a folder (or each other's results).
+        static func folder(for test: TestBundle, in output: String) -> String {
+            let id = test.description.id
             let safe = String(
-                test.description.id.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
-            return output + "/" + safe
+                id.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "_" })
+            guard safe != id || id.isEmpty else { return output + "/" + safe }
+            return output + "/" + safe.prefix(64) + "-" + SHA256.hexDigest(of: Data(id.utf8)).prefix(8)
         }
 
         private static func write(_ text: String, to path: String) throws {

@@ -55,6 +55,13 @@ struct EvaluateCommandTests {
         #expect(classifiers.models.map(\.runs) == [24, 24, 24])
         let html = try String(contentsOfFile: out + "/imagenet-sample-photos/report.html", encoding: .utf8)
         #expect(html.contains("data:image/jpeg;base64,") && !html.contains("<script"))
+        // Mistakes are counted by the test's metric (top 5): the uint8 model misses 2 images at
+        // top-1 but only 1 at top-5.
+        #expect(
+            html.contains("Mistakes: 1 of 8 labelled images (by the test&#39;s metric")
+                || html.contains("Mistakes: 1 of 8 labelled images (by the test's metric"), "mistakes by top-5")
+        #expect(!html.contains("Mistakes: 2 of 8"))
+        #expect(html.contains(">runs</text>"), "histograms have a count axis")
         #expect(FileManager.default.fileExists(atPath: out + "/report.html"), "one page for all the tests")
         let lines = try String(contentsOfFile: out + "/faces-sample-photos/results.jsonl", encoding: .utf8)
         #expect(lines.split(separator: "\n").count == 18)

@@ -161,8 +161,8 @@ public enum HTMLReport {
         page.element(
             "h4",
             mistakes.isEmpty
-                ? "No mistakes among the \(model.examples.count) labelled images"
-                : "Mistakes: \(mistakes.count) of \(model.examples.count) labelled images")
+                ? "No mistakes among the \(model.examples.count) labelled images (\(rule(of: model)))"
+                : "Mistakes: \(mistakes.count) of \(model.examples.count) labelled images (\(rule(of: model)))")
         let shown = model.shownExamples
         if !shown.isEmpty {
             if shown.count > mistakes.count {
@@ -177,6 +177,13 @@ public enum HTMLReport {
             page.raw("</div>")
         }
         page.raw("</article>")
+    }
+
+    /// What counts as right, in the heading of the mistakes.
+    private static func rule(of model: ModelReport) -> String {
+        guard model.kind == .classification else { return "every expected box found at IoU 0.5, nothing else" }
+        let key = model.metric.keys.sorted().first ?? ""
+        return key.isEmpty ? "by the test's metric" : "by the test's metric, \(key)"
     }
 
     private static func latencySection(_ model: ModelReport, into page: inout HTMLWriter) {
@@ -338,13 +345,27 @@ public enum HTMLReport {
                 + "\(count)</title></rect>"
         }
         let high = histogram.lower + histogram.width * Double(histogram.counts.count)
+        let base = height - bottom
         svg +=
-            "<line class=\"axis\" x1=\"\(left)\" y1=\"\(height - bottom)\" x2=\"\(width - 8)\" y2=\"\(height - bottom)\"/>"
-            + "<text x=\"\(left)\" y=\"\(height - 6)\">\(fixed(histogram.lower, 2))</text>"
-            + "<text x=\"\(width - 8)\" y=\"\(height - 6)\" text-anchor=\"end\">\(fixed(high, 2))</text>"
-            + "<text x=\"\(left - 4)\" y=\"\(height - bottom - plotHeight + 4)\" text-anchor=\"end\">\(Int(largest))</text>"
-            + "<text x=\"\(left - 4)\" y=\"\(height - bottom)\" text-anchor=\"end\">0</text></svg>"
-        return svg
+            "<line class=\"axis\" x1=\"\(left)\" y1=\"\(base)\" x2=\"\(width - 8)\" y2=\"\(base)\"/>"
+            + "<line class=\"axis\" x1=\"\(left)\" y1=\"\(base)\" x2=\"\(left)\" y2=\"\(base - plotHeight)\"/>"
+        // Ticks: five on the latency axis (ms), three on the count axis.
+        for tick in 0...4 {
+            let x = left + plotWidth * Double(tick) / 4
+            let value = histogram.lower + (high - histogram.lower) * Double(tick) / 4
+            let anchor = tick == 0 ? "start" : tick == 4 ? "end" : "middle"
+            svg +=
+                "<line class=\"axis\" x1=\"\(fixed(x, 1))\" y1=\"\(base)\" x2=\"\(fixed(x, 1))\" y2=\"\(base + 4)\"/>"
+                + "<text x=\"\(fixed(x, 1))\" y=\"\(height - 6)\" text-anchor=\"\(anchor)\">\(fixed(value, 2))</text>"
+        }
+        for tick in 0...2 {
+            let count = Int((largest * Double(tick) / 2).rounded())
+            let y = base - plotHeight * Double(count) / largest
+            svg +=
+                "<line class=\"axis\" x1=\"\(left - 3)\" y1=\"\(fixed(y, 1))\" x2=\"\(left)\" y2=\"\(fixed(y, 1))\"/>"
+                + "<text x=\"\(left - 5)\" y=\"\(fixed(y + 4, 1))\" text-anchor=\"end\">\(count)</text>"
+        }
+        return svg + "<text x=\"\(width - 8)\" y=\"\(base - plotHeight - 2)\" text-anchor=\"end\">runs</text></svg>"
     }
 
     private static func barChart(

@@ -91,7 +91,8 @@ public struct ModelReport: Codable, Equatable, Sendable {
         public var expectedBoxes: [Answer]?
         /// The model's answers: its top 5 classes, or its detections.
         public var answers: [Answer]
-        /// Whether the model got it right: the top-1 class is accepted; or every expected box
+        /// Whether the model got it right by the test's metric: an accepted class in the top K
+        /// of a top-K metric (the top 5 for `EvaluationMetricAccuracyTop5`); or every expected box
         /// is found (IoU >= 0.5, same class, score >= the display threshold) and nothing else is.
         public var correct: Bool
     }

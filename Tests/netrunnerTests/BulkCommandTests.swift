@@ -325,3 +325,35 @@ struct BulkIdentityTests {
         #expect(lines.filter { $0.contains("photos/broken.jpg") }.count == 1)
     }
 }
+
+/// `netrunner report`: bulk results as a browsable page.
+@Suite("netrunner report")
+struct ReportCommandTests {
+    @Test("The gallery shows every image with its answer, counts the failures, and fetches nothing")
+    func gallery() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let photos = folder.path("photos")
+        try FileManager.default.copyItem(atPath: Fixtures.path("Tests/Fixtures/Photos/test"), toPath: photos)
+        _ = try folder.write(Data("broken".utf8), named: "photos/broken.jpg")
+        let results = folder.path("results.jsonl")
+        let bulk = try ProcessResult.run(Fixtures.netrunner, ["bulk", "--no-progress", photos, "--output", results])
+        #expect(bulk.status == 1, "the broken file fails: \(bulk.stderr)")
+        // One photo is gone by the time the gallery is made: it gets a placeholder.
+        try FileManager.default.removeItem(atPath: photos + "/grace_hopper.jpg")
+        let report = try ProcessResult.run(Fixtures.netrunner, ["report", results])
+        #expect(report.status == 0, "\(report.stderr)")
+        let html = try String(contentsOfFile: folder.path("results.html"), encoding: .utf8)
+        #expect(html.contains("5 images, 1 failed"))
+        for (label, score) in [("Egyptian cat", "0.57421875"), ("espresso", "0.796875"), ("bald eagle", "0.8671875")] {
+            #expect(html.contains("\"label\":\"\(label)\",\"score\":\(score)"), "\(label)")
+        }
+        #expect(
+            html.components(separatedBy: "data:image/jpeg;base64,").count == 4,
+            "three previews: one is gone, one broken")
+        #expect(!html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("url(http"))
+        #expect(report.stderr.contains("2 image(s) could not be read again"))
+        let csv = try ProcessResult.run(Fixtures.netrunner, ["report", folder.path("x.csv")])
+        #expect(csv.status == 64 && csv.stderr.contains("the gallery reads JSON Lines"))
+    }
+}

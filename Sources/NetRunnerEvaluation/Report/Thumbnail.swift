@@ -18,15 +18,16 @@ public struct Thumbnail: Equatable, Sendable {
     ///   - longerSide: The longest side in pixels.
     /// - Returns: The thumbnail, or `nil` when the image cannot be decoded.
     public static func make(path: String, longerSide: Int = 240) -> Thumbnail? {
-        guard
-            let image = try? ImageDecoder.decode(
-                contentsOf: path, options: DecodingOptions(pixelFormat: .rgb24, maximumPixelCount: 100_000_000))
-        else { return nil }
-        let original = image.pixels.size
-        let scale = min(1, Double(longerSide) / Double(max(original.width, original.height)))
+        // A thumbnail needs no exact pixels: large JPEGs are scaled while decoding.
+        var options = DecodingOptions(pixelFormat: .rgb24, maximumPixelCount: 100_000_000)
+        options.minimumSize = PixelSize(width: longerSide, height: longerSide)
+        guard let image = try? ImageDecoder.decode(contentsOf: path, options: options) else { return nil }
+        let original = image.orientedSize
+        let decoded = image.pixels.size
+        let scale = min(1, Double(longerSide) / Double(max(decoded.width, decoded.height)))
         let size = PixelSize(
-            width: max(1, Int((Double(original.width) * scale).rounded())),
-            height: max(1, Int((Double(original.height) * scale).rounded())))
+            width: max(1, Int((Double(decoded.width) * scale).rounded())),
+            height: max(1, Int((Double(decoded.height) * scale).rounded())))
         guard let small = try? image.pixels.resized(to: size), let jpeg = try? small.jpegData(quality: 82) else {
             return nil
         }

@@ -16,7 +16,8 @@ struct NetRunnerCommand: ParsableCommand {
         abstract: "Run, inspect and measure TensorFlow Lite models on the LiteRT runtime.",
         version: "0.1.0",
         subcommands: [
-            Classify.self, Detect.self, Run.self, Bulk.self, Report.self, Evaluate.self, Serve.self, Inspect.self, Bench.self,
+            Classify.self, Detect.self, Run.self, Bulk.self, Report.self, Evaluate.self, Serve.self, Inspect.self,
+            Bench.self,
             Check.self, Bundle.self,
         ]
     )

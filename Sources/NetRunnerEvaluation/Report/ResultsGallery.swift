@@ -2,8 +2,9 @@ import FoundationEssentials
 public import NetRunner
 import NetRunnerImage
 
-/// A browsable page of bulk results, Net Runner's "view the results in bulk and
-/// individually": every image as a thumbnail with its best answer, filtered by label, score
+/// A browsable page of bulk results.
+///
+/// Net Runner's "view the results in bulk and individually": every image as a thumbnail with its best answer, filtered by label, score
 /// or failure, and any one opened with all its answers, its latencies and, for detectors, its
 /// boxes drawn over it. One self-contained HTML file: thumbnails inline, no network.
 public enum ResultsGallery {

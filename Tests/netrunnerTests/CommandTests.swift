@@ -7,6 +7,13 @@ import Testing
 /// exit status out.
 @Suite("netrunner command line")
 struct CommandTests {
+    /// A decoder for the tool's JSON, whose keys are snake_case.
+    static var snakeCase: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }
+
     struct InspectReport: Decodable {
         struct TensorReport: Decodable {
             var index: Int
@@ -51,7 +58,7 @@ struct CommandTests {
         }
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty, "the runtime's log lines must not reach stderr: \(result.stderr)")
-        let report = try JSONDecoder().decode(InspectReport.self, from: Data(result.stdout.utf8))
+        let report = try Self.snakeCase.decode(InspectReport.self, from: Data(result.stdout.utf8))
         #expect(report.bytes == model.bytes)
         #expect(report.inputs.map(\.name) == model.inputs.map(\.name))
         #expect(report.inputs.map(\.dtype) == model.inputs.map(\.dtype))
@@ -124,7 +131,7 @@ struct CommandTests {
             var inferenceMicroseconds: Stats
             var peakResidentBytes: Int?
         }
-        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        let report = try Self.snakeCase.decode(Report.self, from: Data(result.stdout.utf8))
         let stats = report.inferenceMicroseconds
         #expect(report.modelBytes == (try Fixtures.data(Fixtures.MobileNet.int8)).count)
         #expect(report.threads == 2)

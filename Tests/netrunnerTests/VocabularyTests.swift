@@ -8,6 +8,13 @@ import Testing
 /// newcomer meets say what to do.
 @Suite("One vocabulary")
 struct VocabularyTests {
+    /// A decoder for the tool's JSON, whose keys are snake_case.
+    static var snakeCase: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }
+
     static let photos = Fixtures.path("Tests/Fixtures/Photos/test")
     static let chelsea = Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png")
     static let portraits = Fixtures.path("Tests/Fixtures/Photos/faces/two_portraits.jpg")
@@ -152,7 +159,7 @@ struct VocabularyTests {
             var threads: Int
             var inferenceMicroseconds: Timings
         }
-        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        let report = try Self.snakeCase.decode(Report.self, from: Data(result.stdout.utf8))
         #expect(report.threads == 2)
         #expect(report.inferenceMicroseconds.count > 3, "--min_secs keeps running past --num_runs")
         let profiling = try netrunner([

@@ -75,11 +75,13 @@ enum Console {
         }
     }
 
-    /// Writes a value as pretty, key-sorted JSON to stdout (the encoder escapes control
-    /// characters in strings; the line breaks are its own).
+    /// Writes a value as pretty, key-sorted JSON to stdout, its keys in snake_case as every
+    /// JSON output of the tool (the encoder escapes control characters in strings; the line
+    /// breaks are its own).
     static func printJSON(_ value: some Encodable) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         let data = try encoder.encode(value)
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
             print(String(line))

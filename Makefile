@@ -36,9 +36,11 @@ run: build
 # Model-check verdicts (ModelGate) of the tests go to a cache inside the build folder, not the user's.
 TEST_ENV = NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache
 
-# The Python the server tests drive it with (the real Triton client), pinned.
+# The Python the server tests drive it with (the real Triton client, selenium), pinned; and
+# the Debian packages of the browser test (chromium, chromium-driver) and of the camera clip (ffmpeg).
 test-python:
 	scripts/setup-test-python.sh
+	scripts/install-test-packages.sh
 
 test: setup test-python
 	$(SWIFT) build --build-tests

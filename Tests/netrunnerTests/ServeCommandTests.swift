@@ -291,6 +291,39 @@ struct ServeCommandTests {
         #expect(!html.contains("http://") && !html.contains("https://"), "nothing fetched from elsewhere")
     }
 
+    @Test("The web app works in a real browser with a camera: labels, boxes, latency, pause, a picked photo")
+    func browser() async throws {
+        let python = Fixtures.path(".venv-test/bin/python")
+        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+            "run scripts/install-test-packages.sh (make test does)")
+        let server = try await ServerProcess(["--threads", "2"])
+        defer { #expect(server.stop() == 0) }
+        // Screenshots go to the repository's git-ignored out/ folder, where CI keeps them.
+        let shots = Fixtures.path("out/browser")
+        let run = try ProcessResult.run(
+            python, [Fixtures.path("tools/serve/browser_check.py"), server.base.absoluteString, shots])
+        #expect(run.status == 0, "\(run.stderr.suffix(2000))")
+        let line = try #require(run.stdout.split(separator: "\n").last)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let labels = report["classifier_labels"] as? [String] ?? []
+        // The fake camera shows the espresso, then the eagle: the page names each in turn.
+        #expect(labels.contains("espresso") && labels.contains("bald eagle"), "\(labels)")
+        #expect((labels.firstIndex(of: "espresso") ?? 99) < (labels.firstIndex(of: "bald eagle") ?? -1))
+        #expect((report["frames"] as? Int ?? 0) >= 5, "frames answered: \(report["frames"] ?? "")")
+        #expect(report["frames_while_paused"] as? Int == 0)
+        #expect((report["inference"] as? String)?.hasSuffix(" ms") == true)
+        #expect(report["seen_src"] as? String == "data:image/png;base64,")
+        #expect(report["detector_faces"] as? Int == 2, "the two portraits: \(report["detector_faces"] ?? "")")
+        #expect((report["photo_labels"] as? [String])?.first == "bald eagle")
+        #expect((report["console_errors"] as? [String]) == [], "\(report["console_errors"] ?? "")")
+        for name in ["camera-classifier-1.png", "camera-detector.png", "photo.png"] {
+            #expect(FileManager.default.fileExists(atPath: shots + "/" + name), "\(name)")
+        }
+    }
+
     @Test("A full queue answers 503 with Retry-After at once; SIGTERM lets requests in flight finish")
     func backPressureAndShutdown() async throws {
         let server = try await ServerProcess(["--threads", "1", "--queue", "1"])

@@ -12,6 +12,12 @@ import NIOCore
 /// split into decode, preprocess and inference; "what the model sees"; the model's details.
 enum WebApp {
     static func add(to router: Router<BasicRequestContext>) {
+        // Browsers ask for one; a small SVG spares the page a 404 in its console.
+        router.get("/favicon.ico") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "image/svg+xml", .cacheControl: "max-age=86400"],
+                body: .init(byteBuffer: ByteBuffer(string: icon)))
+        }
         router.get("/") { _, _ in
             Response(
                 status: .ok,
@@ -19,6 +25,10 @@ enum WebApp {
                 body: .init(byteBuffer: ByteBuffer(string: page)))
         }
     }
+
+    static let icon =
+        "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><rect width='16' height='16' rx='3' "
+        + "fill='#111827'/><path d='M4 12V4l8 8V4' stroke='#60a5fa' stroke-width='2' fill='none'/></svg>"
 
     static let page = #"""
         <!doctype html>

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Drives the web app of `netrunner serve` in a real browser, as a person would: Debian's
+headless Chromium through chromedriver (selenium from PyPI), with a fake camera fed from a
+video made from the committed photos by ffmpeg.
+
+1. A clip (Y4M, what Chromium's fake camera reads) showing coffee.jpg, then eagle.jpg, then
+   two_portraits.jpg, two seconds each, made with ffmpeg.
+2. The page with the classifier: start the camera, collect the answers shown while the clip
+   plays, the latency figures and what the model sees.
+3. The face detector: the boxes drawn over the video.
+4. A photo picked with the file input (what a drop does): its answer.
+Screenshots of each step go to OUT; the figures are printed as one JSON object for the Swift
+test to assert on.
+
+Usage: .venv-test/bin/python tools/serve/browser_check.py URL OUT
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PHOTOS = ["Tests/Fixtures/Photos/test/coffee.jpg", "Tests/Fixtures/Photos/test/eagle.jpg",
+          "Tests/Fixtures/Photos/faces/two_portraits.jpg"]
+
+
+def make_clip(out):
+    """Two seconds of each photo, 640x480 letterboxed, 10 frames/s, as Y4M."""
+    clip = os.path.join(out, "camera.y4m")
+    inputs = []
+    for photo in PHOTOS:
+        inputs += ["-loop", "1", "-t", "2", "-i", os.path.join(ROOT, photo)]
+    scale = "scale=640:480:force_original_aspect_ratio=decrease,pad=640:480:(ow-iw)/2:(oh-ih)/2,setsar=1,fps=10"
+    streams = "".join(f"[{i}:v]{scale}[v{i}];" for i in range(len(PHOTOS)))
+    concat = "".join(f"[v{i}]" for i in range(len(PHOTOS))) + f"concat=n={len(PHOTOS)}:v=1:a=0,format=yuv420p[out]"
+    subprocess.run(["ffmpeg", "-y", "-loglevel", "error", *inputs, "-filter_complex", streams + concat,
+                    "-map", "[out]", clip], check=True)
+    return clip
+
+
+def browser(clip):
+    options = Options()
+    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
+                 f"--use-file-for-fake-video-capture={clip}", "--window-size=1280,900"]:
+        options.add_argument(flag)
+    options.binary_location = "/usr/bin/chromium"
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def answers(driver):
+    """The labels the page shows now, read in one step (the page replaces them every frame)."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#answers .row')].map((row) => row.firstChild.firstChild.textContent)")
+
+
+def main():
+    url, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    clip = make_clip(out)
+    report = {}
+    driver = browser(clip)
+    try:
+        driver.get(url)
+        time.sleep(1)
+        select = Select(driver.find_element(By.ID, "model"))
+        report["models"] = [option.get_attribute("value") for option in select.options]
+        select.select_by_value("mobilenet-v2-1.0-224-uint8")
+        driver.find_element(By.ID, "interval").clear()
+        driver.find_element(By.ID, "interval").send_keys("100")
+        driver.find_element(By.ID, "camera").click()
+        seen, shots, deadline = [], 0, time.time() + 14
+        while time.time() < deadline:
+            top = answers(driver)
+            if top and (not seen or seen[-1] != top[0]):
+                seen.append(top[0])
+                if shots < 3:
+                    driver.save_screenshot(os.path.join(out, f"camera-classifier-{shots + 1}.png"))
+                    shots += 1
+            time.sleep(0.2)
+        report["classifier_labels"] = seen
+        report["inference"] = driver.find_element(By.ID, "t-inference").text
+        report["seen_src"] = (driver.find_element(By.ID, "seen").get_attribute("src") or "")[:22]
+        driver.find_element(By.ID, "pause").click()
+        time.sleep(1.0)  # the frame in flight when pausing still gets its answer
+        frames = report["frames"] = int(driver.find_element(By.ID, "t-count").text)
+        time.sleep(1.5)
+        report["frames_while_paused"] = int(driver.find_element(By.ID, "t-count").text) - frames
+
+        select.select_by_value("face-detection-short-range")
+        driver.find_element(By.ID, "pause").click()  # resume, now with the detector
+        boxes, deadline = 0, time.time() + 14
+        while time.time() < deadline and boxes == 0:
+            if "face" in answers(driver):
+                boxes = len([a for a in answers(driver) if a == "face"])
+                driver.save_screenshot(os.path.join(out, "camera-detector.png"))
+            time.sleep(0.2)
+        report["detector_faces"] = boxes
+        driver.find_element(By.ID, "camera").click()  # stop
+
+        select.select_by_value("mobilenet-v2-1.0-224-uint8")
+        time.sleep(0.5)
+        driver.execute_script("document.getElementById('answers').replaceChildren()")
+        driver.find_element(By.ID, "file").send_keys(os.path.join(ROOT, "Tests/Fixtures/Photos/test/eagle.jpg"))
+        deadline = time.time() + 10
+        while time.time() < deadline and not answers(driver):
+            time.sleep(0.2)
+        report["photo_labels"] = answers(driver)
+        driver.save_screenshot(os.path.join(out, "photo.png"))
+        report["console_errors"] = [entry["message"] for entry in driver.get_log("browser")
+                                    if entry.get("level") == "SEVERE"]
+    finally:
+        driver.quit()
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

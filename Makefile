@@ -62,6 +62,8 @@ bench: bench-setup build
 	$(SWIFT) build -c release --package-path Benchmarks
 	Benchmarks/.build/release/InterpreterBenchmark
 	NETRUNNER_CHECKER=$(CURDIR)/.build/release/netrunner Benchmarks/.build/release/PipelineBenchmark
+	@# netrunner serve against FastAPI + uvicorn under wrk (Benchmarks/setup.sh installs wrk).
+	.venv-bench/bin/python Benchmarks/serve_benchmark.py --netrunner .build/release/netrunner
 
 format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Creates .venv-bench (git-ignored) with the reference side of the benchmarks: Python
-# ai-edge-litert 2.3.0 + numpy + pillow, hash-pinned in tools/models/requirements-reference.txt.
+# ai-edge-litert 2.3.0 + numpy + pillow, hash-pinned in tools/models/requirements-reference.txt,
+# and FastAPI + uvicorn for the serve benchmark (Benchmarks/python/requirements-serve.txt).
 set -euo pipefail
+# wrk (Debian) drives the serve benchmark.
+if ! command -v wrk >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q wrk || {
+    $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q wrk; }
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/.venv-bench"
 req="$root/tools/models/requirements-reference.txt"
+serve="$root/Benchmarks/python/requirements-serve.txt"
 stamp="$venv/.requirements.sha256"
-want=$(sha256sum "$req" | cut -d' ' -f1)
+want=$(cat "$req" "$serve" | sha256sum | cut -d' ' -f1)
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   exit 0
 fi
 python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes -r "$req"
+"$venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes -r "$serve"
 echo "$want" > "$stamp"
 echo "Reference benchmark environment ready: $venv"

@@ -24,6 +24,10 @@ public struct InferenceServer: Sendable {
         public var maximumUploadBytes: Int
         /// The version reported at `/v2`.
         public var version: String
+        /// API keys that may run models (`Authorization: Bearer KEY`); empty: no key needed.
+        public var apiKeys: Set<String> = []
+        /// Origins whose pages may call the server (CORS); `*` for any; empty: none.
+        public var allowedOrigins: Set<String> = []
 
         /// Creates a configuration.
         ///
@@ -32,13 +36,18 @@ public struct InferenceServer: Sendable {
         ///   - port: The port.
         ///   - maximumUploadBytes: The largest request body (default 32 MiB).
         ///   - version: The version reported at `/v2`.
+        ///   - apiKeys: Keys that may run models; empty: no key needed.
+        ///   - allowedOrigins: Origins whose pages may call (CORS).
         public init(
-            host: String = "127.0.0.1", port: Int = 8080, maximumUploadBytes: Int = 32 << 20, version: String = "0.1.0"
+            host: String = "127.0.0.1", port: Int = 8080, maximumUploadBytes: Int = 32 << 20, version: String = "0.1.0",
+            apiKeys: Set<String> = [], allowedOrigins: Set<String> = []
         ) {
             self.host = host
             self.port = port
             self.maximumUploadBytes = maximumUploadBytes
             self.version = version
+            self.apiKeys = apiKeys
+            self.allowedOrigins = allowedOrigins
         }
     }
 
@@ -70,6 +79,11 @@ public struct InferenceServer: Sendable {
     /// - Throws: The server's errors (the port taken, say).
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws {
         let router = Router()
+        if !configuration.apiKeys.isEmpty || !configuration.allowedOrigins.isEmpty {
+            router.add(
+                middleware: AccessMiddleware<BasicRequestContext>(
+                    keys: configuration.apiKeys, origins: configuration.allowedOrigins))
+        }
         NativeRoutes(engine: engine, maximumUploadBytes: configuration.maximumUploadBytes).add(to: router)
         KServeRoutes(
             engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, version: configuration.version
@@ -79,11 +93,15 @@ public struct InferenceServer: Sendable {
         let host = configuration.host
         let engine = self.engine
         let maximumFrameBytes = configuration.maximumUploadBytes
+        let keys = configuration.apiKeys
         let app = Application(
             router: router,
             server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: maximumFrameBytes))) {
                 request, _, _ in
-                guard let live = LiveRoute.match(request, engine: engine, maximumFrameBytes: maximumFrameBytes) else {
+                guard
+                    let live = LiveRoute.match(
+                        request, engine: engine, maximumFrameBytes: maximumFrameBytes, apiKeys: keys)
+                else {
                     return .dontUpgrade
                 }
                 return .upgrade([:]) { inbound, outbound, _ in try await live.serve(inbound, outbound) }

@@ -324,6 +324,38 @@ struct ServeCommandTests {
         }
     }
 
+    @Test("API keys guard what runs models; CORS answers only the origins allowed")
+    func access() async throws {
+        let server = try await ServerProcess([
+            "--threads", "1", "--api-key", "s3cret", "--cors-origin", "https://app.example",
+        ])
+        defer { #expect(server.stop() == 0) }
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))
+        let path = "/v1/models/\(Self.classifier)/classify"
+        let anonymous = try await server.request(path, method: "POST", body: photo, contentType: "image/jpeg")
+        #expect(anonymous.status == 401)
+        #expect(anonymous.headers["www-authenticate"] == "Bearer")
+        #expect((anonymous.json["error_description"] as? String)?.contains("needs an API key") == true)
+        let wrong = try await server.request(
+            path, method: "POST", body: photo, contentType: "image/jpeg", headers: ["Authorization": "Bearer nope"])
+        #expect(wrong.status == 401)
+        let keyed = try await server.request(
+            path, method: "POST", body: photo, contentType: "image/jpeg", headers: ["Authorization": "Bearer s3cret"])
+        #expect(keyed.status == 200)
+        #expect(try await server.request("/v1/models").status == 200, "listing needs no key")
+        #expect(try await server.request("/v2/health/ready").status == 200, "probes need no key")
+        let preflight = try await server.request(
+            path, method: "OPTIONS",
+            headers: ["Origin": "https://app.example", "Access-Control-Request-Method": "POST"])
+        #expect(preflight.status == 204)
+        #expect(preflight.headers["access-control-allow-origin"] == "https://app.example")
+        #expect(preflight.headers["access-control-allow-headers"]?.contains("Authorization") == true)
+        let foreign = try await server.request("/v1/models", headers: ["Origin": "https://evil.example"])
+        #expect(foreign.headers["access-control-allow-origin"] == nil)
+        let friendly = try await server.request("/v1/models", headers: ["Origin": "https://app.example"])
+        #expect(friendly.headers["access-control-allow-origin"] == "https://app.example")
+    }
+
     @Test("A full queue answers 503 with Retry-After at once; SIGTERM lets requests in flight finish")
     func backPressureAndShutdown() async throws {
         let server = try await ServerProcess(["--threads", "1", "--queue", "1"])

@@ -28,7 +28,9 @@ struct LiveRoute: Sendable {
     ///
     /// A request naming no served model, or bad options, is still upgraded: the page gets the
     /// reason as its first message (``problem``), then the socket closes.
-    static func match(_ request: HTTPRequest, engine: InferenceEngine, maximumFrameBytes: Int) -> LiveRoute? {
+    static func match(
+        _ request: HTTPRequest, engine: InferenceEngine, maximumFrameBytes: Int, apiKeys: Set<String> = []
+    ) -> LiveRoute? {
         let uri = URI(request.path ?? "")
         guard uri.path == "/v1/live" else { return nil }
         let query = uri.queryParameters
@@ -37,9 +39,18 @@ struct LiveRoute: Sendable {
         var options = AnswerOptions()
         do {
             _ = try engine.model(model)
-            options = try AnswerOptions(query, also: ["model", "preview"])
+            options = try AnswerOptions(query, also: ["model", "preview", "key"])
         } catch {
             problem = "\(error)"
+        }
+        // Browsers cannot give a WebSocket headers: the key comes as ?key=.
+        if !apiKeys.isEmpty {
+            let bearer = request.headerFields[.authorization].flatMap {
+                $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
+            }
+            if !apiKeys.contains(query.get("key") ?? bearer ?? "") {
+                problem = "This server needs an API key: open the page as /#key=KEY, or add ?key=KEY."
+            }
         }
         return LiveRoute(
             engine: engine, model: model, options: options, preview: query.get("preview") == "1",

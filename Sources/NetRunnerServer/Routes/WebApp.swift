@@ -109,6 +109,10 @@ enum WebApp {
         <script>
         "use strict";
         const $ = (id) => document.getElementById(id);
+        // An API key, if the server needs one, comes with the page's address: /#key=KEY.
+        const apiKey = new URLSearchParams(location.hash.slice(1)).get("key");
+        const authorized = (options = {}) => apiKey
+          ? { ...options, headers: { ...(options.headers || {}), Authorization: "Bearer " + apiKey } } : options;
         let models = [], model = null, socket = null, stream = null, paused = false, timer = null, sentAt = 0;
         const sums = { decode: 0, preprocess: 0, inference: 0, total: 0, trip: 0, count: 0 };
 
@@ -205,7 +209,8 @@ enum WebApp {
 
         function liveURL() {
           const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-          return `${scheme}//${location.host}/v1/live?model=${encodeURIComponent(model.id)}&preview=1`;
+          const key = apiKey ? "&key=" + encodeURIComponent(apiKey) : "";
+          return `${scheme}//${location.host}/v1/live?model=${encodeURIComponent(model.id)}&preview=1${key}`;
         }
 
         function openSocket() {
@@ -278,7 +283,8 @@ enum WebApp {
           form.append("image", file, file.name);
           const task = model.task === "detection" ? "detect" : "classify";
           const started = performance.now();
-          const reply = await fetch(`/v1/models/${encodeURIComponent(model.id)}/${task}`, { method: "POST", body: form });
+          const reply = await fetch(`/v1/models/${encodeURIComponent(model.id)}/${task}`,
+            authorized({ method: "POST", body: form }));
           const line = await reply.json();
           record(line, performance.now() - started);
           showAnswer(line, line.image_width || photo.naturalWidth, line.image_height || photo.naturalHeight);

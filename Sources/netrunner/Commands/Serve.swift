@@ -5,6 +5,7 @@ import Logging
 import NetRunner
 import NetRunnerEvaluation
 import NetRunnerServer
+import NetRunnerSupport
 import Synchronization
 
 extension NetRunnerCommand {
@@ -48,6 +49,19 @@ extension NetRunnerCommand {
             help: "The largest request body, in bytes (default: 32 MiB).")
         var maximumUploadBytes = 32 << 20
 
+        @Option(
+            name: .customLong("api-key"),
+            help: "Require this key (Authorization: Bearer KEY) to run models; repeatable. The page: /#key=KEY.")
+        var apiKeys: [String] = []
+
+        @Option(name: .customLong("api-keys-file"), help: "Require one of the keys in this file (one per line).")
+        var apiKeysFile: String?
+
+        @Option(
+            name: .customLong("cors-origin"),
+            help: "Let pages from this origin (https://app.example.com, or *) call the server; repeatable.")
+        var corsOrigins: [String] = []
+
         @Flag(help: "Log every request and the runtime's own lines.")
         var verbose = false
 
@@ -62,6 +76,12 @@ extension NetRunnerCommand {
             var logger = Logger(label: "netrunner.serve")
             logger.logLevel = verbose ? .debug : .notice
             let served = try servedModels()
+            var keys = Set(apiKeys)
+            if let apiKeysFile {
+                let text = String(decoding: try FileIO.contents(of: apiKeysFile, maximumSize: 1 << 20), as: UTF8.self)
+                keys.formUnion(text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty })
+                guard !keys.isEmpty else { throw ValidationError("--api-keys-file \(apiKeysFile) holds no key.") }
+            }
             let threadCount = threads ?? ModelOptions.coreCount
             let engine = InferenceEngine(
                 models: served, configuration: .init(threads: threadCount, queueCapacity: queueCapacity), logger: logger
@@ -70,7 +90,7 @@ extension NetRunnerCommand {
                 engine: engine,
                 configuration: .init(
                     host: host, port: port, maximumUploadBytes: maximumUploadBytes,
-                    version: NetRunnerCommand.configuration.version),
+                    version: NetRunnerCommand.configuration.version, apiKeys: keys, allowedOrigins: Set(corsOrigins)),
                 logger: logger)
             let ids = served.map(\.id).joined(separator: ", ")
             let outcome = Mutex<Result<Void, any Error>?>(nil)

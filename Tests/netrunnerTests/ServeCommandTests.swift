@@ -356,6 +356,31 @@ struct ServeCommandTests {
         #expect(friendly.headers["access-control-allow-origin"] == "https://app.example")
     }
 
+    @Test("Broken and hostile clients: hang-ups, slowloris, 10,000 bad bodies; good requests still answered")
+    func faults() async throws {
+        let python = Fixtures.path(".venv-test/bin/python")
+        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
+        let server = try await ServerProcess(["--threads", "1"])
+        defer { #expect(server.stop() == 0, "still stops cleanly") }
+        let run = try ProcessResult.run(
+            python,
+            [
+                Fixtures.path("tools/serve/fault_check.py"), server.base.absoluteString,
+                String(server.process.processIdentifier), Self.coffee,
+            ])
+        #expect(run.status == 0, "\(run.stderr.suffix(2000))")
+        let line = try #require(run.stdout.split(separator: "\n").last)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(report["bad_requests"] as? Int == 10_000)
+        #expect(report["server_errors"] as? Int == 0, "\(report["statuses"] ?? "")")
+        let good = report["good_answers"] as? [String: Int] ?? [:]
+        #expect(good.keys.sorted() == ["espresso"], "every good request answered right: \(good)")
+        #expect((good["espresso"] ?? 0) >= 10)
+        let before = report["rss_kb_before"] as? Int ?? 0
+        let after = report["rss_kb_after"] as? Int ?? .max
+        #expect(after - before < 64 * 1024, "resident memory \(before) kB -> \(after) kB")
+    }
+
     @Test("A full queue answers 503 with Retry-After at once; SIGTERM lets requests in flight finish")
     func backPressureAndShutdown() async throws {
         let server = try await ServerProcess(["--threads", "1", "--queue", "1"])

@@ -153,6 +153,13 @@ struct ServeCommandTests {
             #expect(a.count == 4 && zip(a, b).allSatisfy { abs($0 - $1) < 1e-3 }, "\(a) vs \(b)")
         }
 
+        // Any described model, TensorIO's way: every output by its layer name.
+        let outputs = try await server.request(
+            "/v1/models/mobilenet-v2-1.0-224-float32/run", method: "POST", body: photo, contentType: "image/jpeg")
+        #expect(outputs.status == 200, "\(String(decoding: outputs.body, as: UTF8.self).prefix(300))")
+        let labelled = (outputs.json["outputs"] as? [String: Any])?.values.first as? [String: Double] ?? [:]
+        #expect(labelled.max { $0.value < $1.value }?.key == "espresso", "\(labelled.count) labels")
+
         let list = try await server.request("/v1/models")
         let models = list.json["models"] as? [[String: Any]] ?? []
         #expect(models.first?["id"] as? String == Self.classifier)

@@ -182,6 +182,19 @@ public final class InferenceEngine: Sendable {
         return (found.answer, found.input)
     }
 
+    /// Runs a described model TensorIO's way on an encoded image (`/v1/models/{id}/run`): the
+    /// description's preprocessing, every output by its layer name.
+    ///
+    /// - Parameters:
+    ///   - id: The model's id.
+    ///   - image: The encoded image.
+    /// - Returns: The outputs by name.
+    /// - Throws: ``EngineError``.
+    public func outputs(model id: String, image: Data) async throws(EngineError) -> [String: Model.Output] {
+        let served = try available(id)
+        return try await submit { reply in .described(model: served, image: image, reply: reply) }
+    }
+
     /// Runs a model on raw input tensors (KServe v2 / Triton clients send preprocessed tensors).
     ///
     /// - Parameters:
@@ -279,6 +292,7 @@ enum Job: Sendable {
         reply: Reply<ImageAnswerWithInput>)
     case tensors(model: ServedModel, inputs: [Data], reply: Reply<[Tensor]>)
     case signature(model: ServedModel, reply: Reply<(inputs: [Tensor], outputs: [Tensor])>)
+    case described(model: ServedModel, image: Data, reply: Reply<[String: Model.Output]>)
 }
 
 /// A worker thread's own interpreters.
@@ -290,6 +304,7 @@ private final class Worker {
     private var tasks: [TaskKey: ImageTask] = [:]
     private var taskOrder: [TaskKey] = []
     private var interpreters: [String: Interpreter] = [:]
+    private var describedModels: [String: Model] = [:]
 
     /// The tasks kept per worker, beyond which the oldest non-default one is dropped.
     private static let taskLimit = 16
@@ -349,6 +364,20 @@ private final class Worker {
                 })
         case .tensors(let served, let inputs, let reply):
             reply.send(Result { () throws(EngineError) -> [Tensor] in try self.runTensors(served, inputs) })
+        case .described(let served, let image, let reply):
+            reply.send(
+                Result { () throws(EngineError) -> [String: Model.Output] in
+                    try engineError {
+                        let model: Model
+                        if let existing = self.describedModels[served.id] {
+                            model = existing
+                        } else {
+                            model = try Model(model: served.model)
+                            self.describedModels[served.id] = model
+                        }
+                        return try model.run(image: try ImageDecoder.decode(data: image).pixels)
+                    }
+                })
         case .signature(let served, let reply):
             reply.send(
                 Result { () throws(EngineError) -> (inputs: [Tensor], outputs: [Tensor]) in

@@ -31,6 +31,36 @@ struct NativeRoutes {
         router.post("/v1/models/{id}/detect") { request, context in
             await answer(request, model: context.parameters.get("id") ?? "", task: .detection)
         }
+        router.post("/v1/models/{id}/run") { request, context in
+            await run(request, model: context.parameters.get("id") ?? "")
+        }
+    }
+
+    /// A described model's outputs for one upload, TensorIO's way: `{"image", "error", "outputs"}`
+    /// as `netrunner run --json` prints it.
+    func run(_ request: Request, model id: String) async -> Response {
+        struct Line: Encodable {
+            var image: String
+            var model: String
+            var error = false
+            var outputs: [String: Model.Output]
+        }
+        do {
+            _ = try engine.model(id)
+        } catch {
+            return HTTPReply.error(error)
+        }
+        let upload: ImageUpload
+        switch await ImageUpload.read(request, limit: maximumUploadBytes) {
+        case .success(let read): upload = read
+        case .failure(let failure): return failure.response
+        }
+        do {
+            let outputs = try await engine.outputs(model: id, image: upload.data)
+            return HTTPReply.json(Line(image: upload.name, model: id, outputs: outputs))
+        } catch {
+            return HTTPReply.error(error)
+        }
     }
 
     /// Runs one upload through a model's task and answers with a results line.

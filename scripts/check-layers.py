@@ -33,7 +33,7 @@ MAY_IMPORT = {
     "NetRunnerServer": {
         "NetRunner", "NetRunnerImage", "NetRunnerEvaluation", "NetRunnerSupport", "NetRunnerVideo",
         "TensorFlowLite", "Hummingbird", "Logging", "Metrics", "Prometheus", "ServiceLifecycle", "NIOCore",
-        "HTTPTypes", "HummingbirdWebSocket", "HummingbirdCore", "NIOWebSocket",
+        "HTTPTypes", "HummingbirdWebSocket", "HummingbirdCore", "NIOWebSocket", "Prometheus",
     },
     "netrunner": {
         "ArgumentParser", "NetRunner", "NetRunnerEvaluation", "NetRunnerImage", "NetRunnerSupport",

@@ -79,12 +79,16 @@ public struct InferenceServer: Sendable {
     /// - Throws: The server's errors (the port taken, say).
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws {
         let router = Router()
+        let metrics = ServerMetrics(engine: engine)
+        router.add(middleware: MetricsMiddleware<BasicRequestContext>(metrics: metrics))
         if !configuration.apiKeys.isEmpty || !configuration.allowedOrigins.isEmpty {
             router.add(
                 middleware: AccessMiddleware<BasicRequestContext>(
                     keys: configuration.apiKeys, origins: configuration.allowedOrigins))
         }
-        NativeRoutes(engine: engine, maximumUploadBytes: configuration.maximumUploadBytes).add(to: router)
+        NativeRoutes(engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, metrics: metrics)
+            .add(to: router)
+        metrics.add(to: router)
         KServeRoutes(
             engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, version: configuration.version
         )

@@ -12,6 +12,7 @@ import TensorFlowLite
 struct NativeRoutes {
     let engine: InferenceEngine
     let maximumUploadBytes: Int
+    var metrics: ServerMetrics? = nil
 
     func add(to router: Router<BasicRequestContext>) {
         router.get("/v1/models") { _, _ in
@@ -88,6 +89,7 @@ struct NativeRoutes {
         do {
             let answer = options.worthShowing(
                 try await engine.answer(model: id, image: upload.data, options: options.taskOptions))
+            metrics?.answer(answer, model: id)
             let timing =
                 "decode;dur=\(fixedDecimals(answer.decodingMilliseconds, 3)), "
                 + "preprocess;dur=\(fixedDecimals(answer.preprocessingMilliseconds, 3)), "

@@ -1,0 +1,117 @@
+import Hummingbird
+import NIOCore
+import NetRunner
+import Prometheus
+
+/// The server's Prometheus metrics at `GET /metrics`: requests by route and status, latency
+/// histograms per model and stage, the queue depth and the models ready.
+///
+/// swift-prometheus's registry (the swift-metrics backend) is used directly, not through a
+/// global `MetricsSystem.bootstrap`: a program embedding the server keeps its own metrics
+/// set-up, and two servers in one process never fight over it.
+final class ServerMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    private let engine: InferenceEngine
+
+    /// Latency buckets: 0.5 ms to 2.5 s.
+    static let buckets: [Duration] = [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2500].map {
+        .microseconds(Int64($0 * 1000))
+    }
+
+    init(engine: InferenceEngine) {
+        self.engine = engine
+    }
+
+    /// Counts a request by its route (model ids kept: they are few) and status.
+    func request(route: String, status: Int) {
+        registry.makeCounter(
+            descriptor: .init(
+                namespace: "netrunner", metricName: "http_requests", unitName: "total",
+                helpText: "HTTP requests by route and status."),
+            labels: [("route", route), ("status", String(status))]
+        ).increment()
+    }
+
+    /// Records an answer's stage times.
+    func answer(_ answer: ImageAnswer, model: String) {
+        for (stage, milliseconds) in [
+            ("decode", answer.decodingMilliseconds), ("preprocess", answer.preprocessingMilliseconds),
+            ("inference", answer.inferenceMilliseconds),
+        ] {
+            stageTime(.microseconds(Int64(milliseconds * 1000)), model: model, stage: stage)
+        }
+    }
+
+    /// Records one stage's time.
+    func stageTime(_ duration: Duration, model: String, stage: String) {
+        registry.makeDurationHistogram(
+            descriptor: .init(
+                namespace: "netrunner", metricName: "stage_duration", unitName: "seconds",
+                helpText: "Time per image and stage (decode, preprocess, inference) by model."),
+            labels: [("model", model), ("stage", stage)], buckets: Self.buckets
+        ).record(duration)
+    }
+
+    /// The exposition text, with the gauges read now.
+    func text() -> String {
+        registry.makeGauge(
+            descriptor: .init(
+                namespace: "netrunner", metricName: "queue_depth", unitName: "requests",
+                helpText: "Requests waiting for a worker.")
+        ).set(Double(engine.queueDepth))
+        let ready = engine.models.filter { engine.state(of: $0.id) == .ready }.count
+        registry.makeGauge(
+            descriptor: .init(
+                namespace: "netrunner", metricName: "models_ready", unitName: "count",
+                helpText: "Models loaded and warmed up.")
+        ).set(Double(ready))
+        return registry.emitToString()
+    }
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: self.text())))
+        }
+    }
+}
+
+/// Counts every request in ``ServerMetrics``, by a route with the model id kept and any other
+/// path folded (so unknown paths cannot grow the label set).
+struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let route = Self.route(request.uri.path)
+        do {
+            let response = try await next(request, context)
+            metrics.request(route: route, status: Int(response.status.code))
+            return response
+        } catch let error as HTTPResponseError {
+            metrics.request(route: route, status: Int(error.status.code))
+            throw error
+        } catch {
+            metrics.request(route: route, status: 500)
+            throw error
+        }
+    }
+
+    /// The route template of a path (`/v1/models/{id}/classify`): a bounded label set.
+    static func route(_ path: String) -> String {
+        let parts = path.split(separator: "/").map(String.init)
+        switch parts.count {
+        case 0: return "/"
+        case 1 where ["metrics", "favicon.ico", "v2"].contains(parts[0]): return path
+        case 2 where parts[0] == "v1" && ["models", "live"].contains(parts[1]): return path
+        case 3 where parts[0] == "v2" && parts[1] == "health": return path
+        case 3 where parts[0] == "v1" && parts[1] == "models": return "/v1/models/{id}"
+        case 4 where parts[0] == "v1" && parts[1] == "models": return "/v1/models/{id}/" + parts[3]
+        case 3 where parts[0] == "v2" && parts[1] == "models": return "/v2/models/{name}"
+        case 4 where parts[0] == "v2" && parts[1] == "models": return "/v2/models/{name}/" + parts[3]
+        default: return "(other)"
+        }
+    }
+}

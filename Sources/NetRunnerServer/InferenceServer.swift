@@ -86,6 +86,8 @@ public struct InferenceServer: Sendable {
                 middleware: AccessMiddleware<BasicRequestContext>(
                     keys: configuration.apiKeys, origins: configuration.allowedOrigins))
         }
+        // After CORS, which answers the preflights (OPTIONS) itself.
+        router.add(middleware: MethodMiddleware<BasicRequestContext>())
         NativeRoutes(engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, metrics: metrics)
             .add(to: router)
         metrics.add(to: router)
@@ -94,6 +96,7 @@ public struct InferenceServer: Sendable {
         )
         .add(to: router)
         WebApp.add(to: router)
+        OpenAPIDocument.add(to: router)
         let host = configuration.host
         let engine = self.engine
         let maximumFrameBytes = configuration.maximumUploadBytes

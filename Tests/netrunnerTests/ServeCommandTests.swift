@@ -208,7 +208,7 @@ struct ServeCommandTests {
                 "closest: \"tabby\""
             ),
             (
-                "/v1/models/\(Self.detector)/classify", photo, "image/jpeg", 400,
+                "/v1/models/\(Self.detector)/classify", photo, "image/jpeg", 404,
                 "POST to /v1/models/\(Self.detector)/detect"
             ),
         ]
@@ -399,6 +399,28 @@ struct ServeCommandTests {
         if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
             #expect(after - before < 64 * 1024, "resident memory \(before) kB -> \(after) kB")
         }
+    }
+
+    @Test("The OpenAPI document at /openapi.json holds: schemathesis finds no 5xx and no response off the schema")
+    func openAPI() async throws {
+        let schemathesis = Fixtures.path(".venv-test/bin/schemathesis")
+        try #require(FileManager.default.isExecutableFile(atPath: schemathesis), "run scripts/setup-test-python.sh")
+        let server = try await ServerProcess(["--threads", "2"])
+        defer { #expect(server.stop() == 0) }
+        let document = try await server.request("/openapi.json")
+        #expect(document.status == 200 && document.json["openapi"] as? String == "3.0.3")
+        let wrongMethod = try await server.request("/v1/models", method: "DELETE")
+        #expect(wrongMethod.status == 405 && wrongMethod.headers["allow"] == "GET")
+        // Every check but "a schema-valid request is accepted": a binary body that is not an
+        // image is rejected (400) by design, and a schema cannot say "a JPEG".
+        let run = try ProcessResult.run(
+            schemathesis,
+            [
+                "run", server.base.absoluteString + "/openapi.json", "--checks", "all", "--exclude-checks",
+                "positive_data_acceptance", "--max-examples", "25", "--seed", "20261123", "--no-color",
+            ], environment: ["SCHEMATHESIS_HOOKS": nil])
+        #expect(run.status == 0, "\(run.stdout.suffix(3000))")
+        #expect(run.stdout.contains("No issues found"), "\(run.stdout.suffix(1500))")
     }
 
     @Test("A full queue answers 503 with Retry-After at once; SIGTERM lets requests in flight finish")

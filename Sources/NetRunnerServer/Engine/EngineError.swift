@@ -20,7 +20,8 @@ public enum EngineError: Error, Equatable, Sendable {
         switch self {
         case .unknownModel: 404
         case .modelUnavailable, .busy, .shuttingDown: 503
-        case .wrongTask: 400
+        // The model exists, but not this resource of it: /classify of a detector.
+        case .wrongTask: 404
         case .badInput: 400
         case .failed: 500
         }

@@ -46,11 +46,15 @@ struct NativeRoutes {
             var error = false
             var outputs: [String: Model.Output]
         }
+        let served: ServedModel
         do {
-            _ = try engine.model(id)
+            served = try engine.model(id)
         } catch {
             return HTTPReply.error(error)
         }
+        // A detector's description runs as the detector (its outputs are boxes, not TensorIO
+        // arrays), as `netrunner run` does.
+        if served.kind == .detection { return await answer(request, model: id, task: .detection) }
         let upload: ImageUpload
         switch await ImageUpload.read(request, limit: maximumUploadBytes) {
         case .success(let read): upload = read

@@ -77,6 +77,34 @@ final class ServerMetrics: Sendable {
     }
 }
 
+/// Answers 405 Method Not Allowed, with `Allow`, for a known route asked with another method
+/// (the router alone answers 404, as if the route did not exist).
+struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var allowed: [String: String] {
+        [
+            "/": "GET", "/metrics": "GET", "/favicon.ico": "GET", "/openapi.json": "GET", "/v2": "GET",
+            "/v1/models": "GET", "/v1/live": "GET", "/v1/models/{id}": "GET", "/v1/models/{id}/classify": "POST",
+            "/v1/models/{id}/detect": "POST", "/v1/models/{id}/run": "POST", "/v2/health/live": "GET",
+            "/v2/health/ready": "GET", "/v2/models/{name}": "GET", "/v2/models/{name}/ready": "GET",
+            "/v2/models/{name}/infer": "POST",
+        ]
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let template = MetricsMiddleware<Context>.route(request.uri.path)
+        if let allow = Self.allowed[template], request.method.rawValue != allow,
+            !(allow == "GET" && request.method == .head)
+        {
+            return HTTPReply.error(
+                "\(request.uri.path) takes \(allow), not \(request.method.rawValue).", status: .methodNotAllowed,
+                headers: [.allow: allow])
+        }
+        return try await next(request, context)
+    }
+}
+
 /// Counts every request in ``ServerMetrics``, by a route with the model id kept and any other
 /// path folded (so unknown paths cannot grow the label set).
 struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
@@ -104,7 +132,7 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         let parts = path.split(separator: "/").map(String.init)
         switch parts.count {
         case 0: return "/"
-        case 1 where ["metrics", "favicon.ico", "v2"].contains(parts[0]): return path
+        case 1 where ["metrics", "favicon.ico", "v2", "openapi.json"].contains(parts[0]): return path
         case 2 where parts[0] == "v1" && ["models", "live"].contains(parts[1]): return path
         case 3 where parts[0] == "v2" && parts[1] == "health": return path
         case 3 where parts[0] == "v1" && parts[1] == "models": return "/v1/models/{id}"

@@ -1,0 +1,118 @@
+import Hummingbird
+import NIOCore
+
+/// The OpenAPI 3 description of the native API (`/v1`) and the health probes.
+///
+/// Served at `/openapi.json`, so clients can be generated and the server fuzzed against its own
+/// contract (schemathesis in the tests). KServe v2's own specification describes `/v2`.
+enum OpenAPIDocument {
+    static func add(to router: Router<BasicRequestContext>) {
+        router.get("/openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: document)))
+        }
+    }
+
+    static let document = #"""
+        {
+          "openapi": "3.0.3",
+          "info": {"title": "netrunner serve", "version": "0.1.0",
+            "description": "Run TensorFlow Lite vision models: the native API. Answers are results lines (docs/results-line.schema.json)."},
+          "paths": {
+            "/v1/models": {"get": {"operationId": "listModels", "responses": {
+              "200": {"description": "The models served.", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["models"],
+                "properties": {"models": {"type": "array", "items": {"$ref": "#/components/schemas/Model"}}}}}}}}}},
+            "/v1/models/{id}": {"get": {"operationId": "getModel",
+              "parameters": [{"$ref": "#/components/parameters/id"}],
+              "responses": {
+                "200": {"description": "The model.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Model"}}}},
+                "404": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/models/{id}/classify": {"post": {"operationId": "classify",
+              "parameters": [{"$ref": "#/components/parameters/id"}, {"$ref": "#/components/parameters/maxResults"},
+                {"$ref": "#/components/parameters/scoreThreshold"}, {"$ref": "#/components/parameters/categoryAllowlist"},
+                {"$ref": "#/components/parameters/categoryDenylist"}],
+              "requestBody": {"$ref": "#/components/requestBodies/Image"},
+              "responses": {"200": {"$ref": "#/components/responses/Answer"}, "400": {"$ref": "#/components/responses/Error"},
+                "404": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
+                "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/models/{id}/detect": {"post": {"operationId": "detect",
+              "parameters": [{"$ref": "#/components/parameters/id"}, {"$ref": "#/components/parameters/maxResults"},
+                {"$ref": "#/components/parameters/scoreThreshold"}, {"$ref": "#/components/parameters/categoryAllowlist"},
+                {"$ref": "#/components/parameters/categoryDenylist"}],
+              "requestBody": {"$ref": "#/components/requestBodies/Image"},
+              "responses": {"200": {"$ref": "#/components/responses/Answer"}, "400": {"$ref": "#/components/responses/Error"},
+                "404": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
+                "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/models/{id}/run": {"post": {"operationId": "run",
+              "parameters": [{"$ref": "#/components/parameters/id"}],
+              "requestBody": {"$ref": "#/components/requestBodies/Image"},
+              "responses": {
+                "200": {"description": "Every output by its layer name; a detector answers with a results line.",
+                  "content": {"application/json": {"schema": {"anyOf": [
+                    {"type": "object", "required": ["image", "model", "error", "outputs"],
+                      "properties": {"image": {"type": "string"}, "model": {"type": "string"},
+                        "error": {"type": "boolean"}, "outputs": {"type": "object"}}},
+                    {"$ref": "#/components/schemas/ResultLine"}]}}}},
+                "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
+                "413": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"},
+                "503": {"$ref": "#/components/responses/Error"}}}},
+            "/v2/health/live": {"get": {"operationId": "live", "responses": {"200": {"description": "The server runs."}}}},
+            "/v2/health/ready": {"get": {"operationId": "ready", "responses": {
+              "200": {"description": "Every model is loaded and warmed up."},
+              "503": {"description": "Still loading."}}}}
+          },
+          "components": {
+            "parameters": {
+              "id": {"name": "id", "in": "path", "required": true,
+                "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}},
+              "maxResults": {"name": "maxResults", "in": "query",
+                "schema": {"type": "integer", "minimum": 1, "maximum": 10000}},
+              "scoreThreshold": {"name": "scoreThreshold", "in": "query",
+                "schema": {"type": "number", "minimum": 0, "maximum": 1}},
+              "categoryAllowlist": {"name": "categoryAllowlist", "in": "query", "schema": {"type": "string"}},
+              "categoryDenylist": {"name": "categoryDenylist", "in": "query", "schema": {"type": "string"}}
+            },
+            "requestBodies": {
+              "Image": {"required": true, "content": {
+                "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
+                "image/png": {"schema": {"type": "string", "format": "binary"}},
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+                "multipart/form-data": {"schema": {"type": "object",
+                  "properties": {"image": {"type": "string", "format": "binary"}}}}}}
+            },
+            "responses": {
+              "Answer": {"description": "A results line.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResultLine"}}}},
+              "Error": {"description": "What went wrong, for a person.", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["error", "error_description"],
+                "properties": {"error": {"type": "boolean"}, "error_description": {"type": "string"}}}}}}
+            },
+            "schemas": {
+              "Category": {"type": "object", "required": ["index", "score"], "properties": {
+                "index": {"type": "integer"}, "label": {"type": "string"}, "display_name": {"type": "string"},
+                "score": {"type": "number"}}},
+              "Detection": {"type": "object", "required": ["box", "index", "score"], "properties": {
+                "box": {"type": "array", "items": {"type": "number"}}, "index": {"type": "integer"},
+                "label": {"type": "string"}, "display_name": {"type": "string"}, "score": {"type": "number"},
+                "keypoints": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}}},
+              "ResultLine": {"type": "object", "required": ["image", "error"], "properties": {
+                "image": {"type": "string"}, "model": {"type": "string"}, "error": {"type": "boolean"},
+                "error_description": {"type": "string"}, "image_width": {"type": "integer"},
+                "image_height": {"type": "integer"}, "decode_latency": {"type": "number"},
+                "preprocessor_latency": {"type": "number"}, "inference_latency": {"type": "number"},
+                "total_latency": {"type": "number"},
+                "inference_results": {"type": "object", "properties": {
+                  "classification": {"type": "array", "items": {"$ref": "#/components/schemas/Category"}},
+                  "detection": {"type": "array", "items": {"$ref": "#/components/schemas/Detection"}}}}}},
+              "Model": {"type": "object", "required": ["id", "name", "type", "task", "origin", "state"], "properties": {
+                "id": {"type": "string"}, "name": {"type": "string"}, "type": {"type": "string"},
+                "task": {"type": "string", "enum": ["classification", "detection"]}, "origin": {"type": "string"},
+                "state": {"type": "string", "enum": ["loading", "ready", "failed"]}, "reason": {"type": "string"},
+                "inputs": {"type": "array", "items": {"type": "object"}}, "outputs": {"type": "array", "items": {"type": "object"}},
+                "preprocessing": {"type": "object"}, "labels": {"type": "integer"}}}
+            }
+          }
+        }
+        """#
+}

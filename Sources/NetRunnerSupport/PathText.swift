@@ -77,6 +77,16 @@ package enum PathText {
         }
     }
 
+    /// The real path of a file or folder (links and `.`/`..` resolved), as text.
+    ///
+    /// - Parameter path: The path.
+    /// - Returns: The real path, or `nil` when it does not exist or cannot be resolved.
+    package static func realPath(_ path: String) -> String? {
+        guard let resolved = withCString(path, { realpath($0, nil) }) else { return nil }
+        defer { free(resolved) }
+        return string(fromCString: resolved)
+    }
+
     /// Whether a scalar stands for a raw byte.
     static func isEscape(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value >= escapeBase && scalar.value <= escapeBase + 0xFF

@@ -74,17 +74,11 @@ public struct ModelBundle: Equatable, Hashable, Sendable {
             throw .fileOutsideBundle(bundle: path, file: relative)
         }
         let candidate = path + "/" + relative
-        guard let resolved = Self.realPath(candidate) else { throw .missingFile(bundle: path, file: relative) }
-        guard let root = Self.realPath(path), resolved.hasPrefix(root + "/") else {
+        guard let resolved = PathText.realPath(candidate) else { throw .missingFile(bundle: path, file: relative) }
+        guard let root = PathText.realPath(path), resolved.hasPrefix(root + "/") else {
             throw .fileOutsideBundle(bundle: path, file: relative)
         }
         return resolved
-    }
-
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// Whether `path` looks like a bundle folder (by its extension or a `model.json` in it).
@@ -109,7 +103,7 @@ extension ModelBundle {
         let folder =
             modelPath.contains("/") ? String(modelPath[..<(modelPath.lastIndex(of: "/") ?? modelPath.endIndex)]) : "."
         guard access(folder + "/model.json", F_OK) == 0, let bundle = try? ModelBundle(path: folder),
-            let named = try? bundle.modelPath, let given = realPath(modelPath), named == given
+            let named = try? bundle.modelPath, let given = PathText.realPath(modelPath), named == given
         else { return nil }
         return bundle
     }

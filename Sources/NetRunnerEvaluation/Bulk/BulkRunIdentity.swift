@@ -27,13 +27,7 @@ public struct BulkRunIdentity: Codable, Equatable, Sendable {
         /// - Parameter typed: The path as given.
         public init(typed: String) {
             self.typed = typed
-            self.real = Self.realPath(typed) ?? typed
-        }
-
-        static func realPath(_ path: String) -> String? {
-            guard let resolved = PathText.withCString(path, { realpath($0, nil) }) else { return nil }
-            defer { free(resolved) }
-            return PathText.string(fromCString: resolved)
+            self.real = PathText.realPath(typed) ?? typed
         }
     }
 

@@ -60,7 +60,7 @@ public struct TestBundle: Sendable {
     /// - Returns: The path to read.
     public func localPath(of image: TestBundleDescription.ImageSource) -> String? {
         guard case .file(let relative) = image, !relative.hasPrefix("/"),
-            let root = Self.realPath(path), let real = Self.realPath(path + "/" + relative),
+            let root = PathText.realPath(path), let real = PathText.realPath(path + "/" + relative),
             real.hasPrefix(root + "/")
         else { return nil }
         return real
@@ -82,9 +82,4 @@ public struct TestBundle: Sendable {
         }
     }
 
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = PathText.withCString(path, { realpath($0, nil) }) else { return nil }
-        defer { free(resolved) }
-        return PathText.string(fromCString: resolved)
-    }
 }

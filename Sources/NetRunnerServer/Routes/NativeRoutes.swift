@@ -164,9 +164,7 @@ struct AnswerOptions {
     /// Without `scoreThreshold`, a classifier's labels that round to 0.0000 are left out, as
     /// the CLI prints them.
     func worthShowing(_ answer: ImageAnswer) -> ImageAnswer {
-        guard !scoreThresholdGiven, case .classification(var result) = answer else { return answer }
-        result.categories.removeAll { !($0.score >= 0.000_05) }
-        return .classification(result)
+        scoreThresholdGiven ? answer : answer.withoutUnprintableScores
     }
 }
 

@@ -27,10 +27,6 @@ struct ResultOptions: ParsableArguments {
         help: "Never report this label (repeatable).")
     var categoryDenylist: [String] = []
 
-    /// Scores below this print as 0.0000: without `--score-threshold`, a classifier's labels
-    /// below it are not answers worth printing.
-    static let printableScore: Float = 0.000_05
-
     func validate() throws {
         if let maxResults { try OptionLimits.check(maxResults, "--max-results", in: 1...10_000) }
         if let scoreThreshold { try OptionLimits.check(Double(scoreThreshold), "--score-threshold", in: 0...1) }
@@ -72,15 +68,13 @@ struct ResultOptions: ParsableArguments {
     }
 
     /// A classifier's answer as printed: without `--score-threshold`, labels that would print
-    /// as 0.0000 are left out (a uint8 model's top 5 is often padded with zeros).
+    /// as 0.0000 are left out (``ImageAnswer/withoutUnprintableScores``).
     ///
     /// - Parameter result: The classifier's answer.
     /// - Returns: The answer to print.
     func worthPrinting(_ result: ClassificationResult) -> ClassificationResult {
-        guard scoreThreshold == nil else { return result }
-        var result = result
-        result.categories.removeAll { !($0.score >= Self.printableScore) }
-        return result
+        guard case .classification(let kept) = worthPrinting(.classification(result)) else { return result }
+        return kept
     }
 
     /// ``worthPrinting(_:)`` for any task's answer.
@@ -88,7 +82,6 @@ struct ResultOptions: ParsableArguments {
     /// - Parameter answer: The answer.
     /// - Returns: The answer to print.
     func worthPrinting(_ answer: ImageAnswer) -> ImageAnswer {
-        guard case .classification(let result) = answer else { return answer }
-        return .classification(worthPrinting(result))
+        scoreThreshold == nil ? answer.withoutUnprintableScores : answer
     }
 }

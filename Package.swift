@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "NetRunnerImage", targets: ["NetRunnerImage"]),
         .library(name: "NetRunner", targets: ["NetRunner"]),
         .library(name: "NetRunnerEvaluation", targets: ["NetRunnerEvaluation"]),
+        .library(name: "NetRunnerHub", targets: ["NetRunnerHub"]),
         .executable(name: "netrunner", targets: ["netrunner"]),
     ],
     dependencies: [
@@ -30,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The HTTP client of model downloads (`netrunner import`, the hub client).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // Our own declarations of the LiteRT C API and the dlopen loader. Nothing else.
@@ -93,6 +96,20 @@ let package = Package(
             dependencies: ["NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"],
             swiftSettings: swiftSettings
         ),
+        // Hosted models, client side: downloads (resumed, verified, installed atomically), the
+        // models folder, Net Runner's import by URL. The only module that imports the HTTP client.
+        .target(
+            name: "NetRunnerHub",
+            dependencies: [
+                "NetRunner",
+                "NetRunnerSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `netrunner serve`: the inference engine (interpreter pools, a bounded queue), the
         // native /v1 API, KServe v2 at /v2, and the web app. The only module that imports Hummingbird.
         .target(
@@ -101,6 +118,7 @@ let package = Package(
                 "NetRunner",
                 "NetRunnerImage",
                 "NetRunnerEvaluation",
+                "NetRunnerHub",
                 "NetRunnerSupport",
                 "TensorFlowLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -128,6 +146,7 @@ let package = Package(
                 "NetRunnerEvaluation",
                 "NetRunnerImage",
                 "NetRunnerServer",
+                "NetRunnerHub",
                 "NetRunnerSupport",
                 "CEmbeddedModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -170,6 +189,11 @@ let package = Package(
         .testTarget(
             name: "NetRunnerEvaluationTests",
             dependencies: ["NetRunnerEvaluation", "NetRunner", "NetRunnerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NetRunnerHubTests",
+            dependencies: ["NetRunnerHub", "NetRunner", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
         // README.md's swift blocks, extracted by scripts/check-readme.py: compiled, so they cannot rot.

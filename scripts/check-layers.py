@@ -25,7 +25,9 @@ MAY_IMPORT = {
     "NetRunnerEvaluation": {"NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"},
     # Coming modules, each the only one to import its framework:
     "NetRunnerVideo": {"NetRunnerImage", "NetRunnerSupport", "Subprocess", "Logging"},
-    "NetRunnerHub": {"NetRunner", "NetRunnerSupport", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore"},
+    "NetRunnerHub": {
+        "NetRunner", "NetRunnerSupport", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore", "NIOHTTP1",
+    },
     "NetRunnerHubServer": {
         "NetRunner", "NetRunnerSupport", "Hummingbird", "SQLKit", "SQLiteKit", "PostgresKit", "Crypto",
         "Logging", "NIOCore",
@@ -33,7 +35,7 @@ MAY_IMPORT = {
     "NetRunnerServer": {
         "NetRunner", "NetRunnerImage", "NetRunnerEvaluation", "NetRunnerSupport", "NetRunnerVideo",
         "TensorFlowLite", "Hummingbird", "Logging", "Metrics", "Prometheus", "ServiceLifecycle", "NIOCore",
-        "HTTPTypes", "HummingbirdWebSocket", "HummingbirdCore", "NIOWebSocket", "Prometheus",
+        "HTTPTypes", "HummingbirdWebSocket", "HummingbirdCore", "NIOWebSocket", "Prometheus", "NetRunnerHub",
     },
     "netrunner": {
         "ArgumentParser", "NetRunner", "NetRunnerEvaluation", "NetRunnerImage", "NetRunnerSupport",

@@ -102,6 +102,28 @@ package enum FileIO {
         return data
     }
 
+    /// Reads a regular file in pieces of at most 1 MiB, in order.
+    ///
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - body: Called with each piece (valid only during the call).
+    /// - Throws: ``FileError/unreadable(path:reason:)``.
+    package static func forEachChunk(of path: String, _ body: (UnsafeRawBufferPointer) -> Void) throws(FileError) {
+        let (descriptor, _) = try openRegularFile(path)
+        defer { close(descriptor) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(descriptor, buffer.baseAddress, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, reason: errorText(errno))
+            }
+            if count == 0 { return }
+            body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
+    }
+
     /// Writes every byte to a descriptor, retrying short writes and EINTR.
     ///
     /// - Returns: `nil`, or the errno of the write that failed.

@@ -34,21 +34,49 @@ public final class ZippedModelBundle: Sendable {
     /// - Throws: ``ModelBundleError/notABundle(path:reason:)`` naming the problem, or the
     ///   errors of ``ModelBundle/init(path:)`` for the unpacked bundle.
     public init(zipAt path: String) throws(ModelBundleError) {
-        let (archive, root) = try Self.archive(at: path)
-        let rootName = root.isEmpty ? "model.tiobundle" : String(root.dropLast())
         var template = Array((Self.temporaryFolder() + "/netrunner-bundle-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw .notABundle(path: path, reason: "cannot make a temporary folder to unpack it")
         }
         let folder = String(cString: made)
         do {
+            self.bundle = try Self.unpack(zipAt: path, into: folder)
+            self.folder = folder
+        } catch {
+            Self.remove(folder)
+            throw error
+        }
+    }
+
+    /// Unpacks a zipped bundle into a folder, where it stays (`netrunner import` installs it
+    /// from there).
+    ///
+    /// The bundle folder is made inside `folder`, named as in the archive (`name.tiobundle`),
+    /// or `model.tiobundle` when `model.json` is at the archive's top. The same checks as
+    /// ``init(zipAt:)``: nothing is written outside `folder`; on failure what was written is
+    /// left for the caller to remove with `folder`.
+    ///
+    /// - Parameters:
+    ///   - path: The `.zip` file.
+    ///   - folder: An existing, empty folder.
+    /// - Returns: The unpacked bundle.
+    /// - Throws: ``ModelBundleError/notABundle(path:reason:)`` naming the problem, or the
+    ///   errors of ``ModelBundle/init(path:)`` for the unpacked bundle.
+    public static func unpack(zipAt path: String, into folder: String) throws(ModelBundleError) -> ModelBundle {
+        let (archive, root) = try Self.archive(at: path)
+        let rootName = root.isEmpty ? "model.tiobundle" : String(root.dropLast())
+        do {
             let bundleFolder = folder + "/" + rootName
             try Self.make(bundleFolder)
             for entry in archive.entries where entry.name.hasPrefix(root) && !entry.name.hasPrefix("__MACOSX/") {
                 let relative = String(entry.name.dropFirst(root.count))
+                if relative.isEmpty || relative.hasSuffix("/") {
+                    try Self.make(bundleFolder + "/" + relative)
+                    continue
+                }
                 let target = bundleFolder + "/" + relative
                 if let slash = target.lastIndex(of: "/") { try Self.make(String(target[..<slash])) }
-                let descriptor = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+                let descriptor = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
                 guard descriptor >= 0 else {
                     throw ModelBundleError.notABundle(path: path, reason: "cannot unpack \(entry.name)")
                 }
@@ -66,10 +94,8 @@ public final class ZippedModelBundle: Sendable {
                     }
                 }
             }
-            self.bundle = try ModelBundle(path: bundleFolder)
-            self.folder = folder
+            return try ModelBundle(path: bundleFolder)
         } catch {
-            Self.remove(folder)
             throw (error as? ModelBundleError) ?? .notABundle(path: path, reason: "\(error)")
         }
     }

@@ -118,7 +118,7 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             let response = try await next(request, context)
             metrics.request(route: route, status: Int(response.status.code))
             return response
-        } catch let error as HTTPResponseError {
+        } catch let error as any HTTPResponseError {
             metrics.request(route: route, status: Int(error.status.code))
             throw error
         } catch {

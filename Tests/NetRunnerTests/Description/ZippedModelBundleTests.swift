@@ -38,7 +38,7 @@ struct ZippedModelBundleTests {
     @Test("A stored bundle with labels classifies a real photo")
     func stored() throws {
         let bundle = "Tests/Fixtures/Bundles/mobilenet_v2_1.0_224_uint8.tfbundle/"
-        let zip = PackedFilesTests.zip([
+        let zip = ZipFixture.zip([
             ("m.tfbundle/model.json", try Fixtures.data(bundle + "model.json")),
             (
                 "m.tfbundle/mobilenet_v2_1.0_224_uint8.tflite",
@@ -61,12 +61,12 @@ struct ZippedModelBundleTests {
         let json = Data(#"{"name": "x"}"#.utf8)
         let data: Data
         switch kind {
-        case "escape": data = PackedFilesTests.zip([("x.tiobundle/model.json", json), ("../evil.txt", json)])
-        case "absolute": data = PackedFilesTests.zip([("x.tiobundle/model.json", json), ("/tmp/evil.txt", json)])
+        case "escape": data = ZipFixture.zip([("x.tiobundle/model.json", json), ("../evil.txt", json)])
+        case "absolute": data = ZipFixture.zip([("x.tiobundle/model.json", json), ("/tmp/evil.txt", json)])
         case "symlink":
-            data = PackedFilesTests.zip([("x.tiobundle/model.json", json)], attributes: 0o120777 << 16)
-        case "two": data = PackedFilesTests.zip([("a.tiobundle/model.json", json), ("b.tiobundle/model.json", json)])
-        case "none": data = PackedFilesTests.zip([("readme.txt", json)])
+            data = ZipFixture.zip([("x.tiobundle/model.json", json)], attributes: 0o120777 << 16)
+        case "two": data = ZipFixture.zip([("a.tiobundle/model.json", json), ("b.tiobundle/model.json", json)])
+        case "none": data = ZipFixture.zip([("readme.txt", json)])
         default: data = Data("not a zip".utf8)
         }
         let (path, folder) = try write(data, "bad.zip")
@@ -85,7 +85,7 @@ struct ZippedModelBundleTests {
     @Test("An archive declaring more than the size limit is refused before it is expanded")
     func bomb() throws {
         // One stored entry whose declared sizes claim 2 GiB.
-        var zip = [UInt8](PackedFilesTests.zip([("x.tiobundle/model.json", Data("{}".utf8))]))
+        var zip = [UInt8](ZipFixture.zip([("x.tiobundle/model.json", Data("{}".utf8))]))
         let central = try #require(
             zip.indices.first { zip[$0] == 0x50 && zip[$0 + 1] == 0x4B && zip[$0 + 2] == 1 && zip[$0 + 3] == 2 })
         for offset in [20, 24] {

@@ -135,7 +135,7 @@ struct ZippedLoadingTests {
         let json = try modelJSON ?? Data(contentsOf: URL(fileURLWithPath: bundle + "/model.json"))
         let model = try Data(contentsOf: URL(fileURLWithPath: bundle + "/face_detection_short_range.tflite"))
         let labels = try Data(contentsOf: URL(fileURLWithPath: bundle + "/assets/labels.txt"))
-        return PackedFilesTests.zip(
+        return ZipFixture.zip(
             [
                 ("face.tiobundle/model.json", json), ("face.tiobundle/assets/labels.txt", labels),
                 ("face.tiobundle/face_detection_short_range.tflite", model),

@@ -1,5 +1,4 @@
 import FoundationEssentials
-public import NetRunner
 
 #if canImport(Glibc)
     import Glibc
@@ -7,9 +6,11 @@ public import NetRunner
     import Darwin
 #endif
 
-/// A folder of models found by id, as Net Runner's models directory: every TensorIO bundle
-/// under it by its `model.json` id, every `.tflite` file outside a bundle by its file name
-/// without the extension.
+/// A folder of models found by id, as Net Runner's models directory.
+///
+/// Every TensorIO bundle under it by its `model.json` id (folders, and zipped bundles `*.zip`),
+/// every `.tflite` file outside a bundle by its file name without the extension. Hidden files
+/// and folders (a name starting with `.`, such as an import in progress) are skipped.
 ///
 ///     let models = try ModelDirectory(path: "Models")
 ///     let path = try models.path(forModel: "mobilenet-v2-1.0-224-uint8", in: "imagenet.testbundle/test.json")
@@ -36,12 +37,20 @@ public struct ModelDirectory: Sendable {
         var bundles: [String] = []
         for entry in entries {
             let full = base + "/" + entry
+            if entry.hasPrefix(".") || entry.contains("/.") { continue }
             if bundles.contains(where: { entry.hasPrefix($0 + "/") }) { continue }
             if ModelBundle.isBundle(full) {
                 bundles.append(entry)
                 do {
                     let bundle = try ModelBundle(path: full)
                     if models[bundle.description.id] == nil { models[bundle.description.id] = full }
+                } catch {
+                    unreadable[full] = "\(error)"
+                }
+            } else if entry.lowercased().hasSuffix(".zip") && ZippedModelBundle.isZip(full) {
+                do {
+                    let model = try LoadedModel(.path(full))
+                    if let id = model.description?.id, models[id] == nil { models[id] = full }
                 } catch {
                     unreadable[full] = "\(error)"
                 }
@@ -62,26 +71,9 @@ public struct ModelDirectory: Sendable {
         return id(ofFile: path)
     }
 
-    private static func id(ofFile path: String) -> String {
+    package static func id(ofFile path: String) -> String {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: "."), dot > name.startIndex else { return name }
         return String(name[..<dot])
-    }
-
-    /// The path of the model with an id.
-    ///
-    /// - Parameters:
-    ///   - id: The model's id.
-    ///   - file: The file that names it, for the error.
-    /// - Returns: The model's path.
-    /// - Throws: ``EvaluationError/invalidTest(file:reason:)`` naming the ids that exist.
-    public func path(forModel id: String, in file: String) throws(EvaluationError) -> String {
-        if let found = models[id] { return found }
-        var reason = "names model \"\(id)\", which is not in \(path)"
-        reason += models.isEmpty ? " (no models there)" : " (found: \(models.keys.sorted().joined(separator: ", ")))"
-        if !unreadable.isEmpty {
-            reason += "; unreadable bundles: " + unreadable.keys.sorted().joined(separator: ", ")
-        }
-        throw .invalidTest(file: file, reason: reason)
     }
 }

@@ -1,0 +1,147 @@
+import AsyncHTTPClient
+import FoundationEssentials
+import NIOCore
+import NIOHTTP1
+import NetRunnerSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Downloads over HTTP(S) into a file, streamed: the body goes to disk in the pieces it arrives
+/// in, hashed on the way, never held in memory whole.
+///
+/// One HTTP client for the process (async-http-client), with timeouts a stalled server cannot
+/// outwait: 10 s to connect, 30 s without a byte. Redirects are followed (at most 5, no
+/// cycles); compressed transfer encodings are not asked for, so a download cannot expand.
+package enum HTTPDownload {
+    /// The process's client; never shut down (it lives as long as the process).
+    static let client = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: .init(
+            redirectConfiguration: .follow(max: 5, allowCycles: false),
+            timeout: .init(connect: .seconds(10), read: .seconds(30)),
+            decompression: .disabled))
+
+    /// What a finished download gave.
+    package struct Outcome: Sendable {
+        /// The SHA-256 of the bytes written.
+        package var sha256: String
+        /// The bytes written.
+        package var byteCount: Int
+        /// The server's `Content-Type`, if any.
+        package var contentType: String?
+        /// The last path component of the URL, percent-decoding left alone.
+        package var suggestedName: String
+    }
+
+    /// Whether a source names an http or https URL.
+    package static func isHTTP(_ source: String) -> Bool {
+        let lowered = source.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+    }
+
+    /// Downloads `url` into a new file at `path`.
+    ///
+    /// - Parameters:
+    ///   - url: An http or https URL.
+    ///   - path: The file to create (it must not exist); removed again on failure.
+    ///   - limit: The most bytes accepted: a larger `Content-Length` is refused before the body
+    ///     is read, a body that grows past it is cut off.
+    ///   - progress: Called with the bytes received so far and the total, if known.
+    /// - Returns: The digest, size and the server's content type.
+    /// - Throws: ``ImportError/downloadFailed(source:reason:)``, ``ImportError/tooLarge(source:limit:)``.
+    package static func download(
+        _ url: String, to path: String, limit: Int, progress: @Sendable (Int, Int?) -> Void
+    ) async throws(ImportError) -> Outcome {
+        let request = HTTPClientRequest(url: url)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw .installFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+        var succeeded = false
+        defer {
+            close(descriptor)
+            if !succeeded { unlink(path) }
+        }
+        let hasher = SHA256.Hasher()
+        var received = 0
+        let contentType: String?
+        do {
+            // The deadline bounds the whole request; the read timeout catches a stall sooner.
+            let response = try await client.execute(request, timeout: .hours(6))
+            guard response.status.code == 200 else {
+                throw ImportError.downloadFailed(
+                    source: url, reason: "the server answered \(response.status.code) \(response.status.reasonPhrase)")
+            }
+            let total = response.headers.first(name: "content-length").flatMap { Int($0) }
+            if let total, total > limit { throw ImportError.tooLarge(source: url, limit: limit) }
+            contentType = response.headers.first(name: "content-type")
+            progress(0, total)
+            for try await buffer in response.body {
+                received += buffer.readableBytes
+                guard received <= limit else { throw ImportError.tooLarge(source: url, limit: limit) }
+                let failure = buffer.withUnsafeReadableBytes { bytes -> Int32? in
+                    hasher.update(bytes)
+                    return FileIO.writeAll(descriptor, bytes)
+                }
+                if let failure {
+                    throw ImportError.installFailed(path: path, reason: String(cString: strerror(failure)))
+                }
+                progress(received, total)
+            }
+            if let total, received != total {
+                throw ImportError.downloadFailed(
+                    source: url, reason: "the connection closed after \(received) of \(total) bytes")
+            }
+        } catch let error as ImportError {
+            throw error
+        } catch {
+            throw .downloadFailed(source: url, reason: reason(for: error))
+        }
+        guard fsync(descriptor) == 0 else {
+            throw .installFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+        succeeded = true
+        return Outcome(
+            sha256: hasher.finalize(), byteCount: received, contentType: contentType,
+            suggestedName: suggestedName(for: url))
+    }
+
+    /// The file name a URL suggests: its path's last component, without query or fragment.
+    package static func suggestedName(for url: String) -> String {
+        var text = Substring(url)
+        if let end = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<end] }
+        if let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") {
+            text = text[text.index(colon, offsetBy: 3)...]
+        }
+        let parts = text.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count > 1, let last = parts.last else { return "model" }
+        return String(last)
+    }
+
+    /// A person's reading of a client error.
+    private static func reason(for error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            let readings: [(HTTPClientError, String)] = [
+                (.connectTimeout, "no connection within 10 seconds"),
+                (.readTimeout, "the server sent nothing for 30 seconds"),
+                (.deadlineExceeded, "it took longer than 6 hours"),
+                (.invalidURL, "it is not a valid http(s) URL"),
+                (.emptyHost, "it is not a valid http(s) URL (no host)"),
+                (.emptyScheme, "it is not a valid http(s) URL"),
+                (.redirectLimitReached, "it redirected more than 5 times"),
+                (.redirectCycleDetected, "it redirects in a circle"),
+                (.remoteConnectionClosed, "the server closed the connection"),
+            ]
+            return readings.first(where: { $0.0 == error })?.1 ?? "\(error)"
+        }
+        let text = "\(error)"
+        if text.contains("connection refused") || text.contains("Connection refused") {
+            return "the connection was refused (is the server running?)"
+        }
+        return text
+    }
+}

@@ -1,0 +1,309 @@
+import Dispatch
+public import FoundationEssentials
+public import NetRunner
+import NetRunnerSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Net Runner's import of a model by URL, for a models folder: download, unpack, validate,
+/// install, one engine for `netrunner import`, the server's Settings and the hub client.
+///
+///     let importer = ModelImporter(modelsFolder: "Models")
+///     let model = try await importer.importModel(from: "https://example.org/flowers.tiobundle.zip")
+///     print(model.id, model.path)   // flowers  Models/flowers.tiobundle
+///
+/// What it takes: an http(s) URL or a local path to a zipped bundle (`.tiobundle.zip`,
+/// `.tfbundle.zip`), a bundle folder, or a `.tflite` model (its metadata or defaults describe
+/// it). What it checks before anything is visible in the models folder:
+/// - size: `Content-Length` over the limit is refused before the body is read, and a body is
+///   cut off at the limit; a zip must expand to at most 1 GiB in all
+///   (``ZippedModelBundle/maximumSize``);
+/// - an expected SHA-256, if given;
+/// - the archive: exactly one bundle, no absolute paths, `..`, links or encrypted entries;
+/// - the model: the checks of `netrunner bundle validate` (``LoadedModel/validateAsImageModel()``:
+///   the description, a compile-and-run in a child process, an image task it runs as).
+///
+/// Everything happens in a hidden staging folder inside the models folder
+/// (`.netrunner-import-*`, skipped by ``ModelDirectory``), so the last step is one `rename(2)`:
+/// the models folder holds the old model or the new one, never half of either. A model with an
+/// id already installed is refused unless `replace` is set.
+public struct ModelImporter: Sendable {
+    /// The folder models are installed into (made if missing).
+    public var modelsFolder: String
+    /// The most bytes accepted from a URL or file (default 1 GiB).
+    public var maximumBytes: Int
+
+    /// Creates an importer.
+    ///
+    /// - Parameters:
+    ///   - modelsFolder: The folder models are installed into (`Models`, as `evaluate` and
+    ///     `serve` read it).
+    ///   - maximumBytes: The largest download or file accepted.
+    public init(modelsFolder: String = "Models", maximumBytes: Int = ZippedModelBundle.maximumSize) {
+        self.modelsFolder =
+            modelsFolder.count > 1 && modelsFolder.hasSuffix("/") ? String(modelsFolder.dropLast()) : modelsFolder
+        self.maximumBytes = maximumBytes
+    }
+
+    /// Imports a model into the models folder.
+    ///
+    /// - Parameters:
+    ///   - source: An http(s) URL, or the path of a zipped bundle, a bundle folder or a `.tflite`.
+    ///   - sha256: The SHA-256 the file must have (64 hex digits), if known.
+    ///   - replace: Whether a model with the same id may be replaced.
+    ///   - progress: Told where the import stands (called on any thread).
+    /// - Returns: The installed model.
+    /// - Throws: ``ImportError``; the models folder is then as it was.
+    public func importModel(
+        from source: String, sha256: String? = nil, replace: Bool = false,
+        progress: @escaping @Sendable (ImportProgress) -> Void = { _ in }
+    ) async throws(ImportError) -> ImportedModel {
+        let expected = sha256?.lowercased()
+        if let expected, expected.count != 64 || !expected.allSatisfy(\.isHexDigit) {
+            throw .badSource(source: source, reason: "--sha256 must be 64 hex digits, found \"\(expected)\"")
+        }
+        try makeFolder(modelsFolder)
+        removeStaleStagingFolders()
+        var template = Array((modelsFolder + "/.netrunner-import-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw .installFailed(path: modelsFolder, reason: String(cString: strerror(errno)))
+        }
+        let staging = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: staging) }
+
+        // 1. The bytes: downloaded into the staging folder, or a local file read in place.
+        var file: String?
+        var folder: String?
+        var digest = ""
+        var byteCount = 0
+        var suggestedName: String
+        if HTTPDownload.isHTTP(source) {
+            let downloaded = staging + "/download"
+            let outcome = try await HTTPDownload.download(source, to: downloaded, limit: maximumBytes) {
+                progress(.downloading(received: $0, total: $1))
+            }
+            (file, digest, byteCount, suggestedName) = (
+                downloaded, outcome.sha256, outcome.byteCount, outcome.suggestedName
+            )
+        } else if source.contains("://") {
+            throw .badSource(source: source, reason: "only http:// and https:// URLs and local files can be imported")
+        } else {
+            suggestedName = source.split(separator: "/").last.map(String.init) ?? "model"
+            var status = stat()
+            guard PathText.withCString(source, { stat($0, &status) }) == 0 else {
+                throw .badSource(source: source, reason: "no such file or folder")
+            }
+            if status.st_mode & S_IFMT == S_IFDIR {
+                folder = source
+            } else {
+                guard Int(status.st_size) <= maximumBytes else { throw .tooLarge(source: source, limit: maximumBytes) }
+                let (hashed, size) = try await offloaded { () throws(ImportError) in
+                    do {
+                        return try SHA256.hexDigest(ofFileAt: source)
+                    } catch {
+                        throw ImportError.badSource(source: source, reason: "\(error)")
+                    }
+                }
+                (file, digest, byteCount) = (source, hashed, size)
+            }
+        }
+        if let expected {
+            guard file != nil else {
+                throw .badSource(source: source, reason: "--sha256 checks a file (a zip or a .tflite), not a folder")
+            }
+            guard digest == expected else { throw .digestMismatch(source: source, expected: expected, found: digest) }
+        }
+
+        // 2. What it is, staged as it will be installed.
+        let unpacked = staging + "/unpacked"
+        try makeFolder(unpacked)
+        let staged: String
+        if let folder {
+            guard ModelBundle.isBundle(folder) else {
+                throw .notAModel(source: source, looksLike: "a folder without a model.json (not a bundle)")
+            }
+            staged = unpacked + "/" + Self.safeName(suggestedName, fallback: "model.tiobundle")
+            do {
+                try FileManager.default.copyItem(atPath: folder, toPath: staged)
+            } catch {
+                throw .installFailed(path: staged, reason: "cannot copy the bundle: \(error)")
+            }
+        } else if let file {
+            switch Self.sniff(file) {
+            case .zip:
+                progress(.unpacking)
+                staged = try await offloaded { () throws(ImportError) in
+                    do {
+                        return try ZippedModelBundle.unpack(zipAt: file, into: unpacked).path
+                    } catch {
+                        throw ImportError.invalidModel(source: source, reason: Self.reason(error, staging: staging))
+                    }
+                }
+            case .tflite:
+                var name = Self.safeName(suggestedName, fallback: "model.tflite")
+                if !name.lowercased().hasSuffix(".tflite") { name += ".tflite" }
+                staged = unpacked + "/" + name
+                do {
+                    if file.hasPrefix(staging + "/") {
+                        try FileManager.default.moveItem(atPath: file, toPath: staged)
+                    } else {
+                        try FileManager.default.copyItem(atPath: file, toPath: staged)
+                    }
+                } catch {
+                    throw .installFailed(path: staged, reason: "cannot copy the model: \(error)")
+                }
+            case .other(let looksLike):
+                throw .notAModel(source: source, looksLike: looksLike)
+            }
+        } else {
+            preconditionFailure("a source is a file or a folder")
+        }
+
+        // 3. The checks of `bundle validate`, off the caller's thread (a child process runs).
+        progress(.validating)
+        let (loaded, kind) = try await offloaded { () throws(ImportError) -> (LoadedModel, ImageTask.Kind) in
+            do {
+                let loaded = try LoadedModel(.path(staged))
+                return (loaded, try loaded.validateAsImageModel())
+            } catch {
+                throw ImportError.invalidModel(source: source, reason: Self.reason(error, staging: staging))
+            }
+        }
+        if folder != nil {
+            digest = loaded.sha256
+            byteCount = loaded.modelData.count
+        }
+        let id = loaded.description?.id ?? ModelDirectory.id(ofFile: staged)
+        guard Self.isSafeID(id) else {
+            throw .invalidModel(source: source, reason: "its id \"\(id.prefix(80))\" is not a usable model id")
+        }
+
+        // 4. Install: one rename (two when replacing, the old model put back on failure).
+        progress(.installing)
+        let existing = (try? ModelDirectory(path: modelsFolder))?.models[id]
+        if let existing, !replace { throw .alreadyInstalled(id: id, path: existing) }
+        let stagedName = staged.split(separator: "/").last.map(String.init) ?? "model"
+        var target = modelsFolder + "/" + stagedName
+        if existing != target, FileManager.default.fileExists(atPath: target) {
+            // Another model holds that name: install under the id instead.
+            let suffix = stagedName.lowercased().hasSuffix(".tflite") ? ".tflite" : ".tiobundle"
+            target = modelsFolder + "/" + id + suffix
+            guard existing == target || !FileManager.default.fileExists(atPath: target) else {
+                throw .installFailed(path: target, reason: "a file of that name exists and holds another model")
+            }
+        }
+        let aside = staging + "/replaced"
+        if let existing, rename(existing, aside) != 0 {
+            throw .installFailed(path: existing, reason: String(cString: strerror(errno)))
+        }
+        guard rename(staged, target) == 0 else {
+            let reason = String(cString: strerror(errno))
+            if let existing { rename(aside, existing) }
+            throw .installFailed(path: target, reason: reason)
+        }
+        return ImportedModel(
+            id: id, name: loaded.description?.name ?? id, path: target, kind: kind, sha256: digest,
+            byteCount: byteCount, replaced: existing != nil)
+    }
+
+    // MARK: Helpers
+
+    /// What a file's first bytes say it is.
+    enum Sniffed: Equatable {
+        case zip
+        case tflite
+        case other(String)
+    }
+
+    static func sniff(_ path: String) -> Sniffed {
+        guard let (descriptor, _) = try? FileIO.openRegularFile(path) else { return .other("an unreadable file") }
+        defer { close(descriptor) }
+        var head = [UInt8](repeating: 0, count: 512)
+        let count = max(0, read(descriptor, &head, head.count))
+        head = Array(head.prefix(count))
+        func starts(_ bytes: [UInt8]) -> Bool { head.starts(with: bytes) }
+        if count == 0 { return .other("an empty file") }
+        if starts([0x50, 0x4B, 0x03, 0x04]) || starts([0x50, 0x4B, 0x05, 0x06]) { return .zip }
+        if count >= 8, Array(head[4..<8]) == Array("TFL3".utf8) { return .tflite }
+        let text = String(decoding: head.prefix(256), as: UTF8.self).lowercased()
+        let trimmed = text.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" })
+        if trimmed.hasPrefix("<!doctype html") || trimmed.hasPrefix("<html") || trimmed.hasPrefix("<head") {
+            return .other("an HTML page (a web page, perhaps an error or a login page)")
+        }
+        if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") { return .other("JSON text") }
+        if starts([0xFF, 0xD8, 0xFF]) { return .other("a JPEG image") }
+        if starts([0x89, 0x50, 0x4E, 0x47]) { return .other("a PNG image") }
+        if starts([0x1F, 0x8B]) { return .other("a gzip file (unpack it first: a zip is expected)") }
+        if count > 262, Array(head[257..<262]) == Array("ustar".utf8) { return .other("a tar archive") }
+        if starts(Array("%PDF".utf8)) { return .other("a PDF document") }
+        if starts([0x08]) || text.contains("protobuf") { return .other("a file in no model format NetRunner reads") }
+        return .other("a file in no model format NetRunner reads")
+    }
+
+    /// A file or folder name made safe: only letters, digits, `.`, `-`, `_`, not hidden, at
+    /// most 120 bytes.
+    static func safeName(_ name: String, fallback: String) -> String {
+        let kept = String(
+            String.UnicodeScalarView(
+                name.unicodeScalars.map {
+                    ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+                        || "._-".unicodeScalars.contains($0)
+                        ? $0 : "_"
+                }))
+        let trimmed = String(kept.drop(while: { $0 == "." }).prefix(120))
+        return trimmed.isEmpty || trimmed.allSatisfy({ $0 == "_" }) ? fallback : trimmed
+    }
+
+    /// Whether an id can name a model in URLs and file names.
+    static func isSafeID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 200 && id != "." && id != ".." && !id.hasPrefix(".")
+            && !id.contains("/") && !id.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\u{7F}" })
+    }
+
+    /// A validation error's text, the staging folder's path left out (the names inside the
+    /// bundle stay), without its final full stop.
+    static func reason(_ error: any Error, staging: String) -> String {
+        var text = "\(error)".replacing(staging + "/unpacked/", with: "")
+        text = text.replacing(staging + "/", with: "")
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    private func makeFolder(_ path: String) throws(ImportError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw .installFailed(path: path, reason: "cannot create the folder")
+        }
+    }
+
+    /// Removes staging folders an interrupted import left (older than an hour).
+    private func removeStaleStagingFolders() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: modelsFolder) else { return }
+        let now = time(nil)
+        for name in names where name.hasPrefix(".netrunner-import-") {
+            var status = stat()
+            let path = modelsFolder + "/" + name
+            if stat(path, &status) == 0, now - status.st_mtim.tv_sec > 3600 {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
+    }
+}
+
+/// Runs blocking work (hashing, unpacking, a child process) on a thread of its own, not on the
+/// caller's executor.
+func offloaded<Value: Sendable>(
+    _ body: @escaping @Sendable () throws(ImportError) -> Value
+) async throws(ImportError) -> Value {
+    let result: Result<Value, ImportError> = await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(returning: Result { () throws(ImportError) -> Value in try body() })
+        }
+    }
+    return try result.get()
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Dispatch
+import NetRunner
+import NetRunnerHub
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension NetRunnerCommand {
+    /// `netrunner import URL|FILE`: Net Runner's import of a model by URL, into a models folder.
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import a model by URL or path into a models folder, validated, for evaluate and serve.",
+            discussion: """
+                Takes an http(s) URL or a path to a zipped bundle (.tiobundle.zip, .tfbundle.zip), a bundle folder \
+                or a .tflite model. Downloads it (with a progress bar on a terminal), checks --sha256 if given, \
+                unpacks it (one bundle, no paths outside it, at most 1 GiB), validates it as `bundle validate` does \
+                (the description, the model in a child process, an image task it runs as), then installs it into \
+                --models with one rename: the folder holds the old model or the new one, never half of either. \
+                A model whose id is already installed is refused unless --replace is given.
+
+                  netrunner import https://example.org/flowers.tiobundle.zip
+                  netrunner evaluate --models Models TestBundles/imagenet.testbundle
+                """)
+
+        @Argument(help: "An http(s) URL, or the path of a zipped bundle, a bundle folder or a .tflite model.")
+        var source: String
+
+        @Option(help: "The models folder to install into (made if missing; default: Models).")
+        var models = "Models"
+
+        @Option(help: "The SHA-256 the file must have (64 hex digits); a mismatch installs nothing.")
+        var sha256: String?
+
+        @Flag(help: "Replace an installed model with the same id.")
+        var replace = false
+
+        func run() throws {
+            let importer = ModelImporter(modelsFolder: models)
+            let meter = DownloadMeter()
+            let (source, sha256, replace) = (self.source, self.sha256, self.replace)
+            let outcome = Mutex<Result<ImportedModel, ImportError>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                do throws(ImportError) {
+                    let model = try await importer.importModel(from: source, sha256: sha256, replace: replace) {
+                        meter.show($0)
+                    }
+                    outcome.withLock { $0 = .success(model) }
+                } catch {
+                    outcome.withLock { $0 = .failure(error) }
+                }
+                done.signal()
+            }
+            done.wait()
+            meter.finish()
+            guard let result = outcome.withLock({ $0 }) else { throw ExitCode.failure }
+            let model = try result.get()
+            let kind = model.kind == .detection ? "detector" : "classifier"
+            Console.print(
+                "\(model.replaced ? "replaced" : "imported") \(model.id) (\"\(model.name)\", \(kind)) into \(model.path)"
+            )
+            Console.print("  sha256 \(model.sha256), \(model.byteCount) bytes")
+        }
+    }
+}
+
+/// The import's progress on a terminal: bytes received, then each step.
+private final class DownloadMeter: Sendable {
+    private let isVisible = isatty(STDERR_FILENO) == 1
+    private let last = Mutex<ContinuousClock.Instant?>(nil)
+
+    func show(_ progress: ImportProgress) {
+        guard isVisible else { return }
+        switch progress {
+        case .downloading(let received, let total):
+            let now = ContinuousClock.now
+            let due = last.withLock { last in
+                if let previous = last, now - previous < .milliseconds(100), received != total { return false }
+                last = now
+                return true
+            }
+            guard due else { return }
+            var line = "downloading  \(Console.megabytes(received))"
+            if let total, total > 0 {
+                let width = 30
+                let filled = min(width, received * width / total)
+                line =
+                    "downloading  [\(String(repeating: "=", count: filled))\(String(repeating: " ", count: width - filled))] "
+                    + "\(Console.megabytes(received)) of \(Console.megabytes(total))"
+            }
+            Console.terminalControl("\r\u{1B}[2K" + line)
+        case .unpacking: Console.terminalControl("\r\u{1B}[2Kunpacking")
+        case .validating: Console.terminalControl("\r\u{1B}[2Kvalidating (the model runs once in a child process)")
+        case .installing: Console.terminalControl("\r\u{1B}[2Kinstalling")
+        }
+    }
+
+    func finish() {
+        guard isVisible else { return }
+        Console.terminalControl("\r\u{1B}[2K")
+    }
+}

@@ -199,7 +199,7 @@ let package = Package(
         // README.md's swift blocks, extracted by scripts/check-readme.py: compiled, so they cannot rot.
         .testTarget(
             name: "ReadmeSnippetsTests",
-            dependencies: ["NetRunner", "TensorFlowLite"],
+            dependencies: ["NetRunner", "NetRunnerHub", "TensorFlowLite"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -42,7 +42,8 @@ def generate():
     ]
     out += sorted(imports)
     for number, body in enumerate(bodies, 1):
-        out += ["", f"/// README example {number}.", f"func readmeExample{number}() throws {{"]
+        effects = "async throws" if any("await " in line for line in body) else "throws"
+        out += ["", f"/// README example {number}.", f"func readmeExample{number}() {effects} {{"]
         out += [("    " + line).rstrip() for line in body]
         out += ["}"]
     text = "\n".join(out) + "\n"

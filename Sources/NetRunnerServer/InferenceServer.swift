@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdWebSocket
 public import Logging
 import NIOCore
+import NetRunnerHub
 
 /// `netrunner serve`: the engine behind an HTTP server, the native API at `/v1`, KServe v2 at
 /// `/v2`.
@@ -28,6 +29,10 @@ public struct InferenceServer: Sendable {
         public var apiKeys: Set<String> = []
         /// Origins whose pages may call the server (CORS); `*` for any; empty: none.
         public var allowedOrigins: Set<String> = []
+        /// The models folder imports are installed into (`POST /v1/imports`); `nil`: no imports.
+        public var modelsFolder: String?
+        /// Folders of photos offered as albums (`/v1/albums`).
+        public var albums: [String] = []
 
         /// Creates a configuration.
         ///
@@ -38,10 +43,15 @@ public struct InferenceServer: Sendable {
         ///   - version: The version reported at `/v2`.
         ///   - apiKeys: Keys that may run models; empty: no key needed.
         ///   - allowedOrigins: Origins whose pages may call (CORS).
+        ///   - modelsFolder: Where imports are installed; `nil`: no imports.
+        ///   - albums: Folders of photos offered as albums.
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maximumUploadBytes: Int = 32 << 20, version: String = "0.1.0",
-            apiKeys: Set<String> = [], allowedOrigins: Set<String> = []
+            apiKeys: Set<String> = [], allowedOrigins: Set<String> = [], modelsFolder: String? = nil,
+            albums: [String] = []
         ) {
+            self.modelsFolder = modelsFolder
+            self.albums = albums
             self.host = host
             self.port = port
             self.maximumUploadBytes = maximumUploadBytes
@@ -90,6 +100,12 @@ public struct InferenceServer: Sendable {
         router.add(middleware: MethodMiddleware<BasicRequestContext>())
         NativeRoutes(engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, metrics: metrics)
             .add(to: router)
+        ImportRoutes(engine: engine, importer: configuration.modelsFolder.map { ModelImporter(modelsFolder: $0) })
+            .add(to: router)
+        AlbumRoutes(
+            engine: engine, albums: AlbumRoutes.Album.load(configuration.albums),
+            maximumImageBytes: max(configuration.maximumUploadBytes, 64 << 20)
+        ).add(to: router)
         metrics.add(to: router)
         KServeRoutes(
             engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, version: configuration.version

@@ -35,7 +35,13 @@ struct NetRunnerCommand: ParsableCommand {
         signal(SIGXFSZ, SIG_IGN)
         do {
             var command = try parseAsRoot()
-            try command.run()
+            do {
+                try command.run()
+            } catch let error as ValidationError {
+                // A mistake found while running: the message, without the root command's usage.
+                Console.diagnostic("Error: \(error.message)")
+                exit(withError: ExitCode.validationFailure)
+            }
         } catch {
             let code = exitCode(for: error)
             let message = optionMessage(for: error) ?? fullMessage(for: error)

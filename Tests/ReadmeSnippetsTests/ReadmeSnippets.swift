@@ -4,6 +4,7 @@
 
 import FoundationEssentials
 import NetRunner
+import NetRunnerHub
 import TensorFlowLite
 
 /// README example 1.
@@ -40,4 +41,13 @@ func readmeExample2() throws {
     for detection in try detector.detect(fileAt: "Tests/Fixtures/Photos/test/grace_hopper.jpg").detections {
         print(detection.boundingBox, detection.score)  // in the original image's pixels
     }
+}
+
+/// README example 3.
+func readmeExample3() async throws {
+    let importer = ModelImporter(modelsFolder: "Models")
+    let model = try await importer.importModel(from: "https://example.org/flowers.tiobundle.zip") { progress in
+        if case .downloading(let received, let total) = progress { print(received, total ?? -1) }
+    }
+    print(model.id, model.path, model.sha256)
 }

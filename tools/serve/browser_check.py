@@ -9,10 +9,14 @@ video made from the committed photos by ffmpeg.
    plays, the latency figures and what the model sees.
 3. The face detector: the boxes drawn over the video.
 4. A photo picked with the file input (what a drop does): its answer.
+5. Settings: a model imported by URL (IMPORT_URL, a zipped bundle on a local web server), then
+   picked, answering the eagle photo.
+6. The album (the server's --albums folder): the model over every photo with the progress
+   bar, the grid of thumbnails with answers, one photo opened.
 Screenshots of each step go to OUT; the figures are printed as one JSON object for the Swift
 test to assert on.
 
-Usage: .venv-test/bin/python tools/serve/browser_check.py URL OUT
+Usage: .venv-test/bin/python tools/serve/browser_check.py URL OUT IMPORT_URL
 """
 import json
 import os
@@ -55,10 +59,21 @@ def browser(clip):
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
-def answers(driver):
+def answers(driver, panel="answers"):
     """The labels the page shows now, read in one step (the page replaces them every frame)."""
     return driver.execute_script(
-        "return [...document.querySelectorAll('#answers .row')].map((row) => row.firstChild.firstChild.textContent)")
+        f"return [...document.querySelectorAll('#{panel} .row')].map((row) => row.firstChild.firstChild.textContent)")
+
+
+def wait(condition, seconds):
+    """Polls until the condition holds or the time is up; returns its last value."""
+    deadline, value = time.time() + seconds, None
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    return value
 
 
 def main():
@@ -114,6 +129,38 @@ def main():
             time.sleep(0.2)
         report["photo_labels"] = answers(driver)
         driver.save_screenshot(os.path.join(out, "photo.png"))
+
+        # Settings: import a model by URL, wait for it to be served, and use it.
+        driver.find_element(By.ID, "tab-settings").click()
+        driver.find_element(By.ID, "import-url").send_keys(sys.argv[3])
+        driver.find_element(By.ID, "import").click()
+        status = wait(lambda: (lambda text: text if text.startswith(("Imported", "Cannot", "No ", "A model"))
+                               else None)(driver.find_element(By.ID, "import-status").text), 60)
+        report["import_status"] = status
+        driver.save_screenshot(os.path.join(out, "settings-import.png"))
+        report["model_after_import"] = Select(driver.find_element(By.ID, "model")).first_selected_option \
+            .get_attribute("value")
+        driver.find_element(By.ID, "tab-live").click()
+        driver.execute_script("document.getElementById('answers').replaceChildren()")
+        driver.find_element(By.ID, "file").send_keys(os.path.join(ROOT, "Tests/Fixtures/Photos/test/eagle.jpg"))
+        report["imported_photo_labels"] = wait(lambda: answers(driver), 10)
+
+        # The album: run the (imported) model over it, then open one photo.
+        driver.find_element(By.ID, "tab-album").click()
+        wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#album option"), 5)
+        driver.find_element(By.ID, "album-run").click()
+        wait(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#album-grid .tile")) == 4, 30)
+        wait(lambda: driver.execute_script(
+            "return [...document.querySelectorAll('#album-grid img')].every((i) => i.complete && i.naturalWidth)"), 10)
+        report["album_status"] = driver.find_element(By.ID, "album-status").text
+        report["album_captions"] = driver.execute_script(
+            "return [...document.querySelectorAll('#album-grid .tile div')].map((d) => d.textContent)")
+        report["album_thumbnails_loaded"] = driver.execute_script(
+            "return [...document.querySelectorAll('#album-grid img')].filter((i) => i.naturalWidth > 0).length")
+        driver.save_screenshot(os.path.join(out, "album-grid.png"))
+        driver.find_elements(By.CSS_SELECTOR, "#album-grid .tile")[2].click()
+        report["album_opened_labels"] = wait(lambda: answers(driver, "album-answers"), 10)
+        driver.save_screenshot(os.path.join(out, "album-opened.png"))
         report["console_errors"] = [entry["message"] for entry in driver.get_log("browser")
                                     if entry.get("level") == "SEVERE"]
     finally:

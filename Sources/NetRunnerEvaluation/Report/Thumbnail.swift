@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 import NetRunner
 public import NetRunnerImage
 
@@ -6,6 +6,8 @@ public import NetRunnerImage
 public struct Thumbnail: Equatable, Sendable {
     /// `data:image/jpeg;base64,...`.
     public var dataURI: String
+    /// The JPEG itself.
+    public var jpeg: Data
     /// The thumbnail's size.
     public var size: PixelSize
     /// The original image's size (as displayed, orientation applied), which boxes refer to.
@@ -32,6 +34,7 @@ public struct Thumbnail: Equatable, Sendable {
             return nil
         }
         return Thumbnail(
-            dataURI: "data:image/jpeg;base64," + jpeg.base64EncodedString(), size: size, originalSize: original)
+            dataURI: "data:image/jpeg;base64," + jpeg.base64EncodedString(), jpeg: jpeg, size: size,
+            originalSize: original)
     }
 }

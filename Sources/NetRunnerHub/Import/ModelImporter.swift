@@ -49,7 +49,8 @@ public struct ModelImporter: Sendable {
         self.maximumBytes = maximumBytes
     }
 
-    /// Imports a model into the models folder.
+    /// Imports a model into the models folder: ``stage(from:sha256:progress:)`` then
+    /// ``install(_:replace:progress:)``.
     ///
     /// - Parameters:
     ///   - source: An http(s) URL, or the path of a zipped bundle, a bundle folder or a `.tflite`.
@@ -62,6 +63,24 @@ public struct ModelImporter: Sendable {
         from source: String, sha256: String? = nil, replace: Bool = false,
         progress: @escaping @Sendable (ImportProgress) -> Void = { _ in }
     ) async throws(ImportError) -> ImportedModel {
+        let staged = try await stage(from: source, sha256: sha256, progress: progress)
+        return try install(staged, replace: replace, progress: progress)
+    }
+
+    /// Downloads, unpacks and validates a model into a hidden staging folder of the models folder.
+    ///
+    /// Nobody sees it there until ``install(_:replace:progress:)`` (the server checks the id
+    /// against the models it serves in between). Releasing the result removes the staging folder.
+    ///
+    /// - Parameters:
+    ///   - source: An http(s) URL, or the path of a zipped bundle, a bundle folder or a `.tflite`.
+    ///   - sha256: The SHA-256 the file must have (64 hex digits), if known.
+    ///   - progress: Told where the import stands (called on any thread).
+    /// - Returns: The validated model, staged.
+    /// - Throws: ``ImportError``.
+    public func stage(
+        from source: String, sha256: String? = nil, progress: @escaping @Sendable (ImportProgress) -> Void = { _ in }
+    ) async throws(ImportError) -> StagedModel {
         let expected = sha256?.lowercased()
         if let expected, expected.count != 64 || !expected.allSatisfy(\.isHexDigit) {
             throw .badSource(source: source, reason: "--sha256 must be 64 hex digits, found \"\(expected)\"")
@@ -73,7 +92,8 @@ public struct ModelImporter: Sendable {
             throw .installFailed(path: modelsFolder, reason: String(cString: strerror(errno)))
         }
         let staging = String(cString: made)
-        defer { try? FileManager.default.removeItem(atPath: staging) }
+        // Owned by the result from here: released (on failure, at once) it removes the folder.
+        let stagingFolder = StagingFolder(path: staging)
 
         // 1. The bytes: downloaded into the staging folder, or a local file read in place.
         var file: String?
@@ -182,11 +202,28 @@ public struct ModelImporter: Sendable {
             throw .invalidModel(source: source, reason: "its id \"\(id.prefix(80))\" is not a usable model id")
         }
 
-        // 4. Install: one rename (two when replacing, the old model put back on failure).
+        return StagedModel(
+            id: id, name: loaded.description?.name ?? id, kind: kind, sha256: digest, byteCount: byteCount,
+            source: source, path: staged, folder: stagingFolder)
+    }
+
+    /// Moves a staged model into the models folder: one `rename(2)` (two when replacing, the
+    /// old model put back if the second fails).
+    ///
+    /// - Parameters:
+    ///   - staged: A model from ``stage(from:sha256:progress:)`` of this importer.
+    ///   - replace: Whether a model with the same id may be replaced.
+    ///   - progress: Told `.installing`.
+    /// - Returns: The installed model.
+    /// - Throws: ``ImportError/alreadyInstalled(id:path:)``, ``ImportError/installFailed(path:reason:)``.
+    public func install(
+        _ staged: StagedModel, replace: Bool = false, progress: @Sendable (ImportProgress) -> Void = { _ in }
+    ) throws(ImportError) -> ImportedModel {
         progress(.installing)
+        let id = staged.id
         let existing = (try? ModelDirectory(path: modelsFolder))?.models[id]
         if let existing, !replace { throw .alreadyInstalled(id: id, path: existing) }
-        let stagedName = staged.split(separator: "/").last.map(String.init) ?? "model"
+        let stagedName = staged.path.split(separator: "/").last.map(String.init) ?? "model"
         var target = modelsFolder + "/" + stagedName
         if existing != target, FileManager.default.fileExists(atPath: target) {
             // Another model holds that name: install under the id instead.
@@ -196,18 +233,18 @@ public struct ModelImporter: Sendable {
                 throw .installFailed(path: target, reason: "a file of that name exists and holds another model")
             }
         }
-        let aside = staging + "/replaced"
+        let aside = staged.folder.path + "/replaced"
         if let existing, rename(existing, aside) != 0 {
             throw .installFailed(path: existing, reason: String(cString: strerror(errno)))
         }
-        guard rename(staged, target) == 0 else {
+        guard rename(staged.path, target) == 0 else {
             let reason = String(cString: strerror(errno))
             if let existing { rename(aside, existing) }
             throw .installFailed(path: target, reason: reason)
         }
         return ImportedModel(
-            id: id, name: loaded.description?.name ?? id, path: target, kind: kind, sha256: digest,
-            byteCount: byteCount, replaced: existing != nil)
+            id: id, name: staged.name, path: target, kind: staged.kind, sha256: staged.sha256,
+            byteCount: staged.byteCount, replaced: existing != nil)
     }
 
     // MARK: Helpers

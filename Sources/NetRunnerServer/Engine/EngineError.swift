@@ -4,6 +4,8 @@ public enum EngineError: Error, Equatable, Sendable {
     case unknownModel(id: String, known: [String])
     /// The model exists but failed to load, or is still loading.
     case modelUnavailable(id: String, reason: String)
+    /// A model with this id is already served (an import of the same id).
+    case modelExists(id: String)
     /// The model runs another task (a detector asked to classify, say).
     case wrongTask(id: String, kind: String, asked: String)
     /// The queue is full: try again shortly.
@@ -23,6 +25,7 @@ public enum EngineError: Error, Equatable, Sendable {
         // The model exists, but not this resource of it: /classify of a detector.
         case .wrongTask: 404
         case .badInput: 400
+        case .modelExists: 409
         case .failed: 500
         }
     }
@@ -40,6 +43,8 @@ extension EngineError: CustomStringConvertible {
             "Model \"\(id)\" is a\(kind == "detection" ? " detector" : " classifier"), not a"
                 + "\(asked == "detection" ? " detector" : " classifier"): POST to /v1/models/\(id)/"
                 + "\(kind == "detection" ? "detect" : "classify") instead."
+        case .modelExists(let id):
+            "A model with id \"\(id)\" is already served; import it under another id (its model.json \"id\")."
         case .busy(let queued):
             "The server is busy (\(queued) requests queued); retry after a second."
         case .shuttingDown:

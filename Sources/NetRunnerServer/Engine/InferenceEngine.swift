@@ -55,11 +55,12 @@ public final class InferenceEngine: Sendable {
         case failed(String)
     }
 
-    /// The models, in the order given.
-    public let models: [ServedModel]
+    /// The models, in the order given, then those added (``add(_:)``).
+    public var models: [ServedModel] { served.withLock { $0 } }
     /// The configuration.
     public let configuration: Configuration
 
+    private let served: Mutex<[ServedModel]>
     private let queue: JobQueue<Job>
     private let states: Mutex<[String: ModelState]>
     private let details: Mutex<[String: ModelDetails]>
@@ -77,10 +78,11 @@ public final class InferenceEngine: Sendable {
     public init(models: [ServedModel], configuration: Configuration, logger: Logger = Logger(label: "netrunner.engine"))
     {
         var seen = Set<String>()
-        self.models = models.filter { seen.insert($0.id).inserted }
+        let unique = models.filter { seen.insert($0.id).inserted }
+        self.served = Mutex(unique)
         self.configuration = configuration
         self.queue = JobQueue(capacity: configuration.queueCapacity)
-        self.states = Mutex(Dictionary(uniqueKeysWithValues: self.models.map { ($0.id, ModelState.loading) }))
+        self.states = Mutex(Dictionary(uniqueKeysWithValues: unique.map { ($0.id, ModelState.loading) }))
         self.details = Mutex([:])
         self.finished = DispatchGroup()
         self.logger = logger
@@ -126,10 +128,47 @@ public final class InferenceEngine: Sendable {
     /// - Returns: The model.
     /// - Throws: ``EngineError/unknownModel(id:known:)``.
     public func model(_ id: String) throws(EngineError) -> ServedModel {
+        let models = self.models
         guard let found = models.first(where: { $0.id == id }) else {
             throw .unknownModel(id: id, known: models.map(\.id))
         }
         return found
+    }
+
+    /// Serves one more model (an import): checked by the model gate, loaded and warmed up by
+    /// one worker, then ready; the other workers make their interpreters on first use.
+    ///
+    /// - Parameter model: The model; its id must be new.
+    /// - Throws: ``EngineError/modelExists(id:)`` for an id already served,
+    ///   ``EngineError/modelUnavailable(id:reason:)`` when it fails to load.
+    public func add(_ model: ServedModel) async throws(EngineError) {
+        let added = served.withLock { served in
+            guard !served.contains(where: { $0.id == model.id }) else { return false }
+            served.append(model)
+            return true
+        }
+        guard added else { throw .modelExists(id: model.id) }
+        states.withLock { $0[model.id] = .loading }
+        do {
+            try ModelGate.admit(model.model)
+        } catch {
+            setState(.failed("\(error)"), for: model.id)
+            throw .modelUnavailable(id: model.id, reason: "\(error)")
+        }
+        let outcome: Result<Void, EngineError> = await withCheckedContinuation { continuation in
+            let reply = Reply<Void>(continuation: continuation)
+            if !queue.push(.warmUp(model: model, reply: reply)) {
+                continuation.resume(returning: .failure(.busy(queued: queue.depth)))
+            }
+        }
+        do {
+            try outcome.get()
+            states.withLock { $0[model.id] = .ready }
+            logger.info("model \(model.id) added from \(model.origin)")
+        } catch {
+            setState(.failed("\(error)"), for: model.id)
+            throw .modelUnavailable(id: model.id, reason: "\(error)")
+        }
     }
 
     /// What a loaded model takes and gives (recorded by the first worker that loads it).
@@ -241,7 +280,7 @@ public final class InferenceEngine: Sendable {
         states.withLock { states in
             for (id, state) in states where state == .loading { states[id] = .ready }
         }
-        logger.info("engine ready: \(configuration.threads) worker(s), \(models.count) model(s)")
+        logger.info("engine ready: \(configuration.threads) worker(s), \(served.withLock { $0.count }) model(s)")
     }
 
     /// Records that a worker could not load a model (every worker would fail alike).
@@ -293,6 +332,7 @@ enum Job: Sendable {
     case tensors(model: ServedModel, inputs: [Data], reply: Reply<[Tensor]>)
     case signature(model: ServedModel, reply: Reply<(inputs: [Tensor], outputs: [Tensor])>)
     case described(model: ServedModel, image: Data, reply: Reply<[String: Model.Output]>)
+    case warmUp(model: ServedModel, reply: Reply<Void>)
 }
 
 /// A worker thread's own interpreters.
@@ -323,25 +363,30 @@ private final class Worker {
         for served in engine.models where engine.state(of: served.id) != nil {
             if case .failed = engine.state(of: served.id) { continue }
             do {
-                let task = try task(for: served, options: Self.defaults(for: served))
-                if engine.details(of: served.id) == nil {
-                    let interpreter = try interpreter(for: served)
-                    engine.record(
-                        ModelDetails(
-                            inputs: try (0..<interpreter.inputTensorCount).map { try interpreter.input(at: $0) },
-                            outputs: try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) },
-                            preprocessing: task.preprocessing, labels: task.labels),
-                        for: served.id)
-                }
-                let size = task.preprocessing.size
-                let grey = try PixelBuffer(
-                    width: size.width, height: size.height, format: .rgb24,
-                    bytes: [UInt8](repeating: 128, count: size.width * size.height * 3))
-                _ = try task.run(.pixels(grey))
+                try warmUp(served)
             } catch {
                 engine.loadFailed(served.id, error)
             }
         }
+    }
+
+    /// Makes a model's default task, records its details, and runs it once on a grey image.
+    private func warmUp(_ served: ServedModel) throws {
+        let task = try task(for: served, options: Self.defaults(for: served))
+        if engine.details(of: served.id) == nil {
+            let interpreter = try interpreter(for: served)
+            engine.record(
+                ModelDetails(
+                    inputs: try (0..<interpreter.inputTensorCount).map { try interpreter.input(at: $0) },
+                    outputs: try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) },
+                    preprocessing: task.preprocessing, labels: task.labels),
+                for: served.id)
+        }
+        let size = task.preprocessing.size
+        let grey = try PixelBuffer(
+            width: size.width, height: size.height, format: .rgb24,
+            bytes: [UInt8](repeating: 128, count: size.width * size.height * 3))
+        _ = try task.run(.pixels(grey))
     }
 
     func run(_ job: Job) {
@@ -378,6 +423,8 @@ private final class Worker {
                         return try model.run(image: try ImageDecoder.decode(data: image).pixels)
                     }
                 })
+        case .warmUp(let served, let reply):
+            reply.send(Result { () throws(EngineError) -> Void in try engineError { try self.warmUp(served) } })
         case .signature(let served, let reply):
             reply.send(
                 Result { () throws(EngineError) -> (inputs: [Tensor], outputs: [Tensor]) in

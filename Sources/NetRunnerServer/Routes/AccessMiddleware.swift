@@ -33,9 +33,12 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
         return response
     }
 
-    /// Whether a request runs a model (POSTs, and the live socket).
+    /// Whether a request runs a model or reads the server's files: POSTs, the live socket,
+    /// albums (their photos), album runs and imports.
     static func needsKey(_ request: Request) -> Bool {
-        request.method == .post || request.uri.path == "/v1/live"
+        let path = request.uri.path
+        return request.method == .post || path == "/v1/live" || path.hasPrefix("/v1/albums")
+            || path.hasPrefix("/v1/runs") || path.hasPrefix("/v1/imports")
     }
 
     private func hasKey(_ request: Request) -> Bool {

@@ -58,6 +58,63 @@ enum OpenAPIDocument {
                 "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
                 "413": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"},
                 "503": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/imports": {
+              "get": {"operationId": "listImports", "responses": {"200": {"description": "The recent imports.",
+                "content": {"application/json": {"schema": {"type": "object", "required": ["imports"],
+                  "properties": {"imports": {"type": "array", "items": {"$ref": "#/components/schemas/Import"}}}}}}}}},
+              "post": {"operationId": "importModel",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object",
+                  "required": ["url"], "properties": {"url": {"type": "string"}, "sha256": {"type": "string"}}}}}},
+                "responses": {
+                  "202": {"description": "The import started.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Import"}}}},
+                  "400": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"},
+                  "413": {"$ref": "#/components/responses/Error"}, "429": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/imports/{id}": {"get": {"operationId": "getImport",
+              "parameters": [{"$ref": "#/components/parameters/id"}],
+              "responses": {
+                "200": {"description": "How far the import got.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Import"}}}},
+                "404": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/albums": {"get": {"operationId": "listAlbums", "responses": {"200": {"description": "The albums.",
+              "content": {"application/json": {"schema": {"type": "object", "required": ["albums"],
+                "properties": {"albums": {"type": "array", "items": {"type": "object",
+                  "required": ["id", "name", "images", "skipped"], "properties": {"id": {"type": "string"},
+                  "name": {"type": "string"}, "images": {"type": "integer"}, "skipped": {"type": "integer"}}}}}}}}}}}},
+            "/v1/albums/{album}": {"get": {"operationId": "getAlbum",
+              "parameters": [{"$ref": "#/components/parameters/album"}],
+              "responses": {
+                "200": {"description": "The album's images.", "content": {"application/json": {"schema": {"type": "object",
+                  "required": ["id", "name", "images"], "properties": {"id": {"type": "string"}, "name": {"type": "string"},
+                  "images": {"type": "array", "items": {"type": "object", "required": ["index", "file"],
+                    "properties": {"index": {"type": "integer"}, "file": {"type": "string"}}}}}}}}},
+                "404": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/albums/{album}/images/{index}": {"get": {"operationId": "getAlbumImage",
+              "parameters": [{"$ref": "#/components/parameters/album"},
+                {"name": "index", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}},
+                {"name": "thumbnail", "in": "query", "schema": {"type": "string"}}],
+              "responses": {
+                "200": {"description": "The image, or a JPEG thumbnail.", "content": {
+                  "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
+                  "image/png": {"schema": {"type": "string", "format": "binary"}},
+                  "image/bmp": {"schema": {"type": "string", "format": "binary"}},
+                  "image/x-portable-anymap": {"schema": {"type": "string", "format": "binary"}},
+                  "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+                "404": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/albums/{album}/runs": {"post": {"operationId": "runAlbum",
+              "parameters": [{"$ref": "#/components/parameters/album"},
+                {"name": "model", "in": "query", "required": true, "schema": {"type": "string"}},
+                {"$ref": "#/components/parameters/maxResults"}, {"$ref": "#/components/parameters/scoreThreshold"},
+                {"$ref": "#/components/parameters/categoryAllowlist"}, {"$ref": "#/components/parameters/categoryDenylist"}],
+              "responses": {
+                "202": {"description": "The run started.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AlbumRun"}}}},
+                "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
+                "503": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/runs/{id}": {"get": {"operationId": "getAlbumRun",
+              "parameters": [{"$ref": "#/components/parameters/id"},
+                {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 10000}}],
+              "responses": {
+                "200": {"description": "Progress and results.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AlbumRun"}}}},
+                "404": {"$ref": "#/components/responses/Error"}}}},
             "/v2/health/live": {"get": {"operationId": "live", "responses": {"200": {"description": "The server runs."}}}},
             "/v2/health/ready": {"get": {"operationId": "ready", "responses": {
               "200": {"description": "Every model is loaded and warmed up."},
@@ -72,7 +129,9 @@ enum OpenAPIDocument {
               "scoreThreshold": {"name": "scoreThreshold", "in": "query",
                 "schema": {"type": "number", "minimum": 0, "maximum": 1}},
               "categoryAllowlist": {"name": "categoryAllowlist", "in": "query", "schema": {"type": "string"}},
-              "categoryDenylist": {"name": "categoryDenylist", "in": "query", "schema": {"type": "string"}}
+              "categoryDenylist": {"name": "categoryDenylist", "in": "query", "schema": {"type": "string"}},
+              "album": {"name": "album", "in": "path", "required": true,
+                "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,63}$"}}
             },
             "requestBodies": {
               "Image": {"required": true, "content": {
@@ -105,6 +164,17 @@ enum OpenAPIDocument {
                 "inference_results": {"type": "object", "properties": {
                   "classification": {"type": "array", "items": {"$ref": "#/components/schemas/Category"}},
                   "detection": {"type": "array", "items": {"$ref": "#/components/schemas/Detection"}}}}}},
+              "Import": {"type": "object", "required": ["id", "source", "state", "received_bytes"], "properties": {
+                "id": {"type": "string"}, "source": {"type": "string"},
+                "state": {"type": "string", "enum": ["downloading", "unpacking", "validating", "installing", "installed", "failed"]},
+                "received_bytes": {"type": "integer"}, "total_bytes": {"type": "integer"}, "error": {"type": "string"},
+                "model": {"$ref": "#/components/schemas/Model"}}},
+              "AlbumRun": {"type": "object", "required": ["id", "album", "model", "state", "total", "done", "failed", "offset", "results"],
+                "properties": {"id": {"type": "string"}, "album": {"type": "string"}, "model": {"type": "string"},
+                  "state": {"type": "string", "enum": ["running", "finished"]}, "total": {"type": "integer"},
+                  "done": {"type": "integer"}, "failed": {"type": "integer"}, "offset": {"type": "integer"},
+                  "results": {"type": "array", "items": {"type": "object", "required": ["index", "result"], "properties": {
+                    "index": {"type": "integer"}, "result": {"$ref": "#/components/schemas/ResultLine"}}}}}},
               "Model": {"type": "object", "required": ["id", "name", "type", "task", "origin", "state"], "properties": {
                 "id": {"type": "string"}, "name": {"type": "string"}, "type": {"type": "string"},
                 "task": {"type": "string", "enum": ["classification", "detection"]}, "origin": {"type": "string"},

@@ -86,7 +86,9 @@ struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
             "/v1/models": "GET", "/v1/live": "GET", "/v1/models/{id}": "GET", "/v1/models/{id}/classify": "POST",
             "/v1/models/{id}/detect": "POST", "/v1/models/{id}/run": "POST", "/v2/health/live": "GET",
             "/v2/health/ready": "GET", "/v2/models/{name}": "GET", "/v2/models/{name}/ready": "GET",
-            "/v2/models/{name}/infer": "POST",
+            "/v2/models/{name}/infer": "POST", "/v1/imports": "GET, POST", "/v1/imports/{id}": "GET",
+            "/v1/albums": "GET", "/v1/albums/{album}": "GET", "/v1/albums/{album}/images/{index}": "GET",
+            "/v1/albums/{album}/runs": "POST", "/v1/runs/{id}": "GET",
         ]
     }
 
@@ -94,8 +96,9 @@ struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
         -> Response
     {
         let template = MetricsMiddleware<Context>.route(request.uri.path)
-        if let allow = Self.allowed[template], request.method.rawValue != allow,
-            !(allow == "GET" && request.method == .head)
+        if let allow = Self.allowed[template],
+            !allow.split(separator: ", ").contains(Substring(request.method.rawValue)),
+            !(allow.hasPrefix("GET") && request.method == .head)
         {
             return HTTPReply.error(
                 "\(request.uri.path) takes \(allow), not \(request.method.rawValue).", status: .methodNotAllowed,
@@ -133,7 +136,13 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         switch parts.count {
         case 0: return "/"
         case 1 where ["metrics", "favicon.ico", "v2", "openapi.json"].contains(parts[0]): return path
-        case 2 where parts[0] == "v1" && ["models", "live"].contains(parts[1]): return path
+        case 2 where parts[0] == "v1" && ["models", "live", "imports", "albums"].contains(parts[1]): return path
+        case 3 where parts[0] == "v1" && parts[1] == "imports": return "/v1/imports/{id}"
+        case 3 where parts[0] == "v1" && parts[1] == "runs": return "/v1/runs/{id}"
+        case 3 where parts[0] == "v1" && parts[1] == "albums": return "/v1/albums/{album}"
+        case 4 where parts[0] == "v1" && parts[1] == "albums" && parts[3] == "runs": return "/v1/albums/{album}/runs"
+        case 5 where parts[0] == "v1" && parts[1] == "albums" && parts[3] == "images":
+            return "/v1/albums/{album}/images/{index}"
         case 3 where parts[0] == "v2" && parts[1] == "health": return path
         case 3 where parts[0] == "v1" && parts[1] == "models": return "/v1/models/{id}"
         case 4 where parts[0] == "v1" && parts[1] == "models": return "/v1/models/{id}/" + parts[3]

@@ -10,6 +10,9 @@ import NIOCore
 /// winning; pause and resume; drop or pick a photo; the top 5 over 0.1 with bars for
 /// classifiers, boxes and labels over the picture for detectors; the running average latency
 /// split into decode, preprocess and inference; "what the model sees"; the model's details.
+/// Settings imports a model by URL (`/v1/imports`, progress shown) and picks it; Album runs a
+/// model over a folder the server was started with (`--albums`), with a progress bar, and shows
+/// the results as a grid of thumbnails, any one opened with its answer (boxes drawn).
 enum WebApp {
     static func add(to router: Router<BasicRequestContext>) {
         // Browsers ask for one; a small SVG spares the page a 404 in its console.
@@ -66,15 +69,32 @@ enum WebApp {
         #seen { width: 112px; height: 112px; image-rendering: pixelated; border: 1px solid var(--line); }
         pre { white-space: pre-wrap; font-size: 12px; margin: 0; }
         .error { color: #b91c1c; }
+        nav button.active { background: var(--accent); color: #fff; border-color: var(--accent); }
+        .view { padding: 16px; }
+        [hidden] { display: none !important; }
+        .wide { max-width: 960px; }
+        input[type=url] { width: 100%; font: inherit; padding: 6px; border: 1px solid var(--line); border-radius: 6px; }
+        progress { width: 100%; height: 14px; }
+        .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px; margin-top: 12px; }
+        .tile { background: #fff; border: 1px solid var(--line); border-radius: 8px; overflow: hidden; cursor: pointer; }
+        .tile img { display: block; width: 100%; height: 110px; object-fit: cover; background: #e5e7eb; }
+        .tile div { padding: 4px 6px; font-size: 12px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+        .tile .failed { color: #b91c1c; }
+        .opened { display: grid; grid-template-columns: minmax(280px, 640px) minmax(240px, 1fr); gap: 16px; margin-top: 12px; }
         </style>
         </head>
         <body>
         <header>
           <h1>Net Runner</h1>
+          <nav>
+            <button id="tab-live" class="active">Camera</button>
+            <button id="tab-album">Album</button>
+            <button id="tab-settings">Settings</button>
+          </nav>
           <label>Model <select id="model"></select></label>
           <span id="status"></span>
         </header>
-        <main>
+        <main id="view-live">
           <div>
             <div class="stage" id="stage">
               <video id="video" playsinline muted hidden></video>
@@ -106,6 +126,35 @@ enum WebApp {
             <section><h2>Model</h2><pre id="details"></pre></section>
           </div>
         </main>
+        <div class="view wide" id="view-album" hidden>
+          <section><h2>Album</h2>
+            <div class="controls">
+              <label>Album <select id="album"></select></label>
+              <button id="album-run" class="primary">Run the model over the album</button>
+              <span id="album-status"></span>
+            </div>
+            <progress id="album-progress" max="1" value="0" hidden></progress>
+          </section>
+          <div class="opened" id="album-opened" hidden>
+            <div class="stage"><img id="album-photo" class="photo" alt=""><canvas id="album-overlay"></canvas></div>
+            <section><h2 id="album-name">Answer</h2><div id="album-answers"></div>
+              <div class="controls"><button id="album-close">Back to the grid</button></div></section>
+          </div>
+          <div class="grid" id="album-grid"></div>
+        </div>
+        <div class="view wide" id="view-settings" hidden>
+          <section><h2>Import a model by URL</h2>
+            <p>A zipped bundle (.tiobundle.zip, .tfbundle.zip) or a .tflite model. It is downloaded, unpacked,
+              validated (its description, the model run once in a separate process), installed into the server's
+              models folder and served at once.</p>
+            <div class="controls" style="flex-wrap: nowrap">
+              <input id="import-url" type="url" placeholder="https://example.org/model.tiobundle.zip">
+              <button id="import" class="primary">Import</button>
+            </div>
+            <progress id="import-progress" max="1" value="0" hidden></progress>
+            <p id="import-status"></p>
+          </section>
+        </div>
         <script>
         "use strict";
         const $ = (id) => document.getElementById(id);
@@ -116,7 +165,7 @@ enum WebApp {
         let models = [], model = null, socket = null, stream = null, paused = false, timer = null, sentAt = 0;
         const sums = { decode: 0, preprocess: 0, inference: 0, total: 0, trip: 0, count: 0 };
 
-        async function loadModels() {
+        async function loadModels(choose) {
           const reply = await fetch("/v1/models");
           models = (await reply.json()).models;
           const select = $("model");
@@ -128,6 +177,7 @@ enum WebApp {
             option.disabled = m.state !== "ready";
             select.appendChild(option);
           }
+          if (choose) select.value = choose;
           chooseModel(select.value);
         }
 
@@ -159,10 +209,10 @@ enum WebApp {
           $("t-count").textContent = String(n);
         }
 
-        function showAnswer(line, width, height) {
-          const answers = $("answers");
+        function showAnswer(line, width, height, answersId = "answers", canvasId = "overlay") {
+          const answers = $(answersId);
           answers.innerHTML = "";
-          const canvas = $("overlay");
+          const canvas = $(canvasId);
           const context = canvas.getContext("2d");
           canvas.width = width || canvas.clientWidth;
           canvas.height = height || canvas.clientHeight;
@@ -290,6 +340,151 @@ enum WebApp {
           showAnswer(line, line.image_width || photo.naturalWidth, line.image_height || photo.naturalHeight);
         }
 
+        // Views: the camera, an album, settings.
+        function showView(name) {
+          for (const view of ["live", "album", "settings"]) {
+            $("view-" + view).hidden = view !== name;
+            $("tab-" + view).classList.toggle("active", view === name);
+          }
+          window.scrollTo(0, 0);
+          if (name === "album") loadAlbums();
+        }
+        for (const view of ["live", "album", "settings"]) $("tab-" + view).onclick = () => showView(view);
+
+        // Settings: import a model by URL, follow its progress, then pick it.
+        async function importModel() {
+          const url = $("import-url").value.trim();
+          const status = $("import-status"), progress = $("import-progress");
+          status.className = "";
+          if (!url) { status.textContent = "Give the model's URL."; return; }
+          $("import").disabled = true;
+          progress.hidden = false; progress.removeAttribute("value");
+          status.textContent = "Starting…";
+          try {
+            const reply = await fetch("/v1/imports", authorized({ method: "POST",
+              headers: { "Content-Type": "application/json" }, body: JSON.stringify({ url }) }));
+            let job = await reply.json();
+            if (!reply.ok) throw new Error(job.error_description);
+            while (job.state !== "installed" && job.state !== "failed") {
+              if (job.state === "downloading" && job.total_bytes) {
+                progress.max = job.total_bytes; progress.value = job.received_bytes;
+              } else { progress.removeAttribute("value"); }
+              status.textContent = job.state === "downloading"
+                ? `Downloading: ${(job.received_bytes / 1e6).toFixed(1)} MB` +
+                  (job.total_bytes ? ` of ${(job.total_bytes / 1e6).toFixed(1)} MB` : "")
+                : job.state.charAt(0).toUpperCase() + job.state.slice(1) + "…";
+              await new Promise((resolve) => setTimeout(resolve, 250));
+              job = await (await fetch("/v1/imports/" + job.id, authorized())).json();
+            }
+            if (job.state === "failed") throw new Error(job.error);
+            progress.max = 1; progress.value = 1;
+            status.textContent = `Imported ${job.model.name} (${job.model.id}, ${job.model.task}); it is now the model.`;
+            await loadModels(job.model.id);
+          } catch (error) {
+            status.className = "error";
+            status.textContent = error.message;
+            progress.hidden = true;
+          } finally {
+            $("import").disabled = false;
+          }
+        }
+        $("import").onclick = importModel;
+
+        // Album: a folder the server was started with, the model over every photo, then the grid.
+        let albums = null, albumResults = [];
+        const withKey = (url) => apiKey ? url + (url.includes("?") ? "&" : "?") + "key=" + encodeURIComponent(apiKey) : url;
+        async function loadAlbums() {
+          if (albums) return;
+          const reply = await fetch("/v1/albums", authorized());
+          albums = (await reply.json()).albums || [];
+          const select = $("album");
+          select.innerHTML = "";
+          for (const album of albums) {
+            const option = document.createElement("option");
+            option.value = album.id;
+            option.textContent = `${album.name} (${album.images} photos)`;
+            select.appendChild(option);
+          }
+          if (!albums.length) $("album-status").textContent = "No albums: start the server with --albums DIR.";
+          $("album-run").disabled = !albums.length;
+        }
+
+        async function runAlbum() {
+          const album = $("album").value;
+          if (!album || !model) return;
+          const status = $("album-status"), progress = $("album-progress");
+          status.className = "";
+          $("album-run").disabled = true;
+          $("album-grid").innerHTML = "";
+          $("album-opened").hidden = true;
+          try {
+            const reply = await fetch(`/v1/albums/${encodeURIComponent(album)}/runs?model=${encodeURIComponent(model.id)}`,
+              authorized({ method: "POST" }));
+            let run = await reply.json();
+            if (!reply.ok) throw new Error(run.error_description);
+            progress.hidden = false; progress.max = Math.max(1, run.total);
+            while (true) {
+              progress.value = run.done;
+              status.textContent = `${model.id}: ${run.done} of ${run.total} photos` + (run.failed ? `, ${run.failed} failed` : "");
+              if (run.state === "finished") break;
+              await new Promise((resolve) => setTimeout(resolve, 250));
+              run = await (await fetch(`/v1/runs/${run.id}?limit=0`, authorized())).json();
+            }
+            run = await (await fetch(`/v1/runs/${run.id}?limit=10000`, authorized())).json();
+            albumResults = run.results;
+            showGrid(album);
+          } catch (error) {
+            status.className = "error";
+            status.textContent = error.message;
+          } finally {
+            $("album-run").disabled = false;
+          }
+        }
+
+        function topAnswer(result) {
+          if (result.error) return "failed";
+          const found = result.inference_results || {};
+          if (found.classification) {
+            const best = found.classification[0];
+            return best ? `${best.display_name || best.label} ${best.score.toFixed(2)}` : "nothing";
+          }
+          const count = (found.detection || []).filter((d) => d.score >= 0.5).length;
+          return `${count} found`;
+        }
+
+        function showGrid(album) {
+          const grid = $("album-grid");
+          grid.innerHTML = "";
+          for (const line of albumResults) {
+            const tile = document.createElement("div");
+            tile.className = "tile";
+            tile.dataset.index = line.index;
+            const image = document.createElement("img");
+            image.loading = "lazy";
+            image.alt = line.result.image;
+            image.src = withKey(`/v1/albums/${encodeURIComponent(album)}/images/${line.index}?thumbnail=1`);
+            const caption = document.createElement("div");
+            caption.textContent = topAnswer(line.result);
+            if (line.result.error) caption.className = "failed";
+            caption.title = line.result.image;
+            tile.append(image, caption);
+            tile.onclick = () => openPhoto(album, line);
+            grid.appendChild(tile);
+          }
+        }
+
+        async function openPhoto(album, line) {
+          const photo = $("album-photo");
+          photo.src = withKey(`/v1/albums/${encodeURIComponent(album)}/images/${line.index}`);
+          await photo.decode().catch(() => {});
+          $("album-name").textContent = line.result.image;
+          $("album-opened").hidden = false;
+          showAnswer(line.result, photo.naturalWidth, photo.naturalHeight, "album-answers", "album-overlay");
+          window.scrollTo(0, 0);
+        }
+        $("album-run").onclick = runAlbum;
+        $("album-close").onclick = () => { $("album-opened").hidden = true; };
+
         $("model").onchange = (event) => chooseModel(event.target.value);
         $("camera").onclick = () => (stream ? stopCamera() : startCamera());
         $("pause").onclick = () => {
@@ -297,7 +492,10 @@ enum WebApp {
           $("pause").textContent = paused ? "Resume" : "Pause";
           if (!paused) sendFrame();
         };
-        $("file").onchange = (event) => runPhoto(event.target.files[0]);
+        $("file").onchange = (event) => {
+          runPhoto(event.target.files[0]);
+          event.target.value = "";  // picking the same photo again runs it again
+        };
         const drop = $("drop");
         drop.ondragover = (event) => { event.preventDefault(); drop.classList.add("over"); };
         drop.ondragleave = () => drop.classList.remove("over");

@@ -62,6 +62,16 @@ extension NetRunnerCommand {
             help: "Let pages from this origin (https://app.example.com, or *) call the server; repeatable.")
         var corsOrigins: [String] = []
 
+        @Option(
+            name: .customLong("albums"),
+            help: "A folder of photos the page offers as an album (bulk inference, results one by one); repeatable.")
+        var albums: [String] = []
+
+        @Flag(
+            name: .customLong("import"), inversion: .prefixedNo,
+            help: "Let the page and POST /v1/imports import models by URL into the models folder.")
+        var allowsImport = true
+
         @Flag(help: "Log every request and the runtime's own lines.")
         var verbose = false
 
@@ -69,6 +79,9 @@ extension NetRunnerCommand {
             try OptionLimits.check(port, "--port", in: 0...65_535)
             if let threads { try OptionLimits.checkThreads(threads) }
             if let queueCapacity { try OptionLimits.check(queueCapacity, "--queue", in: 1...100_000) }
+            for album in albums where !ImageArguments.isDirectory(album) {
+                throw ValidationError("--albums \(album) is not a folder.")
+            }
             try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 30))
         }
 
@@ -90,7 +103,8 @@ extension NetRunnerCommand {
                 engine: engine,
                 configuration: .init(
                     host: host, port: port, maximumUploadBytes: maximumUploadBytes,
-                    version: NetRunnerCommand.configuration.version, apiKeys: keys, allowedOrigins: Set(corsOrigins)),
+                    version: NetRunnerCommand.configuration.version, apiKeys: keys, allowedOrigins: Set(corsOrigins),
+                    modelsFolder: allowsImport ? (models ?? "Models") : nil, albums: albums),
                 logger: logger)
             let ids = served.map(\.id).joined(separator: ", ")
             let outcome = Mutex<Result<Void, any Error>?>(nil)
@@ -123,6 +137,15 @@ extension NetRunnerCommand {
             }
             let folder = models ?? (ImageArguments.isDirectory("Models") ? "Models" : nil)
             guard let folder else { return served }
+            if allowsImport, !FileManager.default.fileExists(atPath: folder) {
+                // A new models folder for imports, as `netrunner import` makes it.
+                do {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+                    Console.diagnostic("note: made the models folder \(folder) (imports go there)")
+                } catch {
+                    throw ValidationError("--models \(folder) does not exist and cannot be made.")
+                }
+            }
             guard ImageArguments.isDirectory(folder) else {
                 throw ValidationError("--models \(folder) is not a folder of models.")
             }

@@ -1,0 +1,332 @@
+import Dispatch
+import FoundationEssentials
+import Hummingbird
+import NIOCore
+import NetRunner
+import NetRunnerEvaluation
+import NetRunnerImage
+import NetRunnerSupport
+import Synchronization
+
+/// Net Runner's photo albums: bulk inference over a folder the server was started with
+/// (`--albums DIR`), its progress, and the results one by one.
+///
+/// - `GET /v1/albums`: the albums (id, name, image count);
+/// - `GET /v1/albums/{album}`: its images, by index and path under the folder;
+/// - `GET /v1/albums/{album}/images/{index}` (`?thumbnail=1` for a small JPEG): an image, named
+///   by its index only, so no path from a request ever reaches the file system;
+/// - `POST /v1/albums/{album}/runs?model=ID` (and the answer options of `/classify`): starts a
+///   run (202, `Location: /v1/runs/{id}`);
+/// - `GET /v1/runs/{id}?offset=N&limit=M`: its progress and results, one results line per
+///   image (the shape of `netrunner bulk`'s lines).
+///
+/// A run feeds the engine at most one image per worker at a time, so requests from the page
+/// and from programs still get their turn; the last 10 runs are kept.
+struct AlbumRoutes {
+    let engine: InferenceEngine
+    let albums: [Album]
+    let maximumImageBytes: Int
+    let runs = AlbumRuns()
+    let thumbnails = ThumbnailCache()
+
+    /// A folder of photos.
+    struct Album: Sendable {
+        var id: String
+        var name: String
+        var folder: String
+        var files: [String]
+        var skipped: Int
+
+        /// The albums of some folders, ids unique (the folder's name, then `-2`, `-3`...).
+        static func load(_ folders: [String]) -> [Album] {
+            var albums: [Album] = []
+            for folder in folders {
+                let base = folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+                let listing = ImageFiles.listing(of: [base])
+                let name = base.split(separator: "/").last.map(String.init) ?? base
+                var id = String(
+                    String.UnicodeScalarView(
+                        name.lowercased().unicodeScalars.map {
+                            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) ? $0 : "-"
+                        }))
+                if id.isEmpty { id = "album" }
+                let stem = id
+                var number = 2
+                while albums.contains(where: { $0.id == id }) {
+                    id = "\(stem)-\(number)"
+                    number += 1
+                }
+                albums.append(
+                    Album(
+                        id: id, name: name, folder: base, files: listing.files,
+                        skipped: listing.skipped.values.reduce(0, +) + listing.unreadable.count))
+            }
+            return albums
+        }
+
+        /// A file's path under the album's folder.
+        func relative(_ index: Int) -> String {
+            let file = files[index]
+            return file.hasPrefix(folder + "/") ? String(file.dropFirst(folder.count + 1)) : file
+        }
+    }
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("/v1/albums") { _, _ in
+            struct Summary: Encodable {
+                var id: String
+                var name: String
+                var images: Int
+                var skipped: Int
+            }
+            struct List: Encodable { var albums: [Summary] }
+            return HTTPReply.json(
+                List(
+                    albums: albums.map {
+                        Summary(id: $0.id, name: $0.name, images: $0.files.count, skipped: $0.skipped)
+                    }))
+        }
+        router.get("/v1/albums/{album}") { _, context in
+            struct Image: Encodable {
+                var index: Int
+                var file: String
+            }
+            struct Contents: Encodable {
+                var id: String
+                var name: String
+                var images: [Image]
+            }
+            guard let album = album(context) else { return unknownAlbum(context) }
+            return HTTPReply.json(
+                Contents(
+                    id: album.id, name: album.name,
+                    images: album.files.indices.map { Image(index: $0, file: album.relative($0)) }))
+        }
+        router.get("/v1/albums/{album}/images/{index}") { request, context in
+            guard let album = album(context) else { return unknownAlbum(context) }
+            guard let index = context.parameters.get("index").flatMap({ Int($0) }), album.files.indices.contains(index)
+            else {
+                return HTTPReply.error(
+                    "No image with this index in album \"\(album.id)\" (0 to \(album.files.count - 1)).",
+                    status: .notFound)
+            }
+            let path = album.files[index]
+            if request.uri.queryParameters.get("thumbnail") != nil {
+                guard let jpeg = await thumbnails.jpeg(of: path) else {
+                    return HTTPReply.error("\(album.relative(index)) cannot be decoded.", status: .unprocessableContent)
+                }
+                return Response(
+                    status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "max-age=3600"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
+            }
+            do {
+                let data = try FileIO.contents(of: path, maximumSize: maximumImageBytes)
+                let types: [ImageFormat: String] = [
+                    .jpeg: "image/jpeg", .png: "image/png", .bmp: "image/bmp", .pnm: "image/x-portable-anymap",
+                ]
+                let type = ImageFormat.sniff(data.prefix(16)).flatMap { types[$0] } ?? "application/octet-stream"
+                return Response(
+                    status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            } catch {
+                return HTTPReply.error("\(album.relative(index)) cannot be read.", status: .notFound)
+            }
+        }
+        router.post("/v1/albums/{album}/runs") { request, context in
+            guard let album = album(context) else { return unknownAlbum(context) }
+            let query = request.uri.queryParameters
+            guard let modelID = query.get("model") else {
+                return HTTPReply.error(
+                    "Name the model: POST /v1/albums/\(album.id)/runs?model=ID (GET /v1/models lists them).",
+                    status: .badRequest)
+            }
+            let options: AnswerOptions
+            do {
+                _ = try engine.model(modelID)
+                options = try AnswerOptions(query, also: ["model"])
+            } catch let error as EngineError {
+                return HTTPReply.error(error)
+            } catch {
+                return HTTPReply.error("\(error)", status: .badRequest)
+            }
+            let run = runs.begin(album: album, model: modelID)
+            let (engine, runs, limit) = (self.engine, self.runs, maximumImageBytes)
+            Task.detached {
+                await Self.run(
+                    run, album: album, model: modelID, options: options, engine: engine, runs: runs, limit: limit)
+            }
+            return HTTPReply.json(
+                runs.report(run, offset: 0, limit: 0) ?? AlbumRunReport(id: run, album: album.id, model: modelID),
+                status: .accepted, headers: [.location: "/v1/runs/\(run)"])
+        }
+        router.get("/v1/runs/{id}") { request, context in
+            let query = request.uri.queryParameters
+            let offset = max(0, query.get("offset").flatMap { Int($0) } ?? 0)
+            let limit = min(10_000, max(0, query.get("limit").flatMap { Int($0) } ?? 1000))
+            guard let report = runs.report(context.parameters.get("id") ?? "", offset: offset, limit: limit) else {
+                return HTTPReply.error("No album run with this id.", status: .notFound)
+            }
+            return HTTPReply.json(report)
+        }
+    }
+
+    private func album(_ context: BasicRequestContext) -> Album? {
+        let id = context.parameters.get("album") ?? ""
+        return albums.first { $0.id == id }
+    }
+
+    private func unknownAlbum(_ context: BasicRequestContext) -> Response {
+        let known = albums.map(\.id).joined(separator: ", ")
+        return HTTPReply.error(
+            "No album \"\(context.parameters.get("album") ?? "")\" here; "
+                + (albums.isEmpty ? "start the server with --albums DIR." : "the albums are: \(known)."),
+            status: .notFound)
+    }
+
+    /// Runs every image of an album through a model, one per worker at a time.
+    static func run(
+        _ run: String, album: Album, model: String, options: AnswerOptions, engine: InferenceEngine, runs: AlbumRuns,
+        limit: Int
+    ) async {
+        let width = max(1, engine.configuration.threads)
+        await withTaskGroup(of: (Int, BulkRecord).self) { group in
+            var next = 0
+            func submit() {
+                guard next < album.files.count else { return }
+                let index = next
+                next += 1
+                group.addTask {
+                    (
+                        index,
+                        await answer(
+                            album: album, index: index, model: model, options: options, engine: engine, limit: limit)
+                    )
+                }
+            }
+            for _ in 0..<width { submit() }
+            while let (index, record) = await group.next() {
+                runs.record(run, index: index, record)
+                submit()
+            }
+        }
+        runs.finish(run)
+    }
+
+    /// One image's results line; a full queue is waited out, not reported.
+    static func answer(
+        album: Album, index: Int, model: String, options: AnswerOptions, engine: InferenceEngine, limit: Int
+    ) async -> BulkRecord {
+        let name = album.relative(index)
+        let data: Data
+        do {
+            data = try FileIO.contents(of: album.files[index], maximumSize: limit)
+        } catch {
+            return BulkRecord(image: name, model: model, error: "\(error)")
+        }
+        while true {
+            do {
+                let answer = try await engine.answer(model: model, image: data, options: options.taskOptions)
+                return BulkRecord(image: name, model: model, answer: options.worthShowing(answer))
+            } catch .busy {
+                try? await Task.sleep(for: .milliseconds(20))
+            } catch {
+                return BulkRecord(image: name, model: model, error: "\(error)")
+            }
+        }
+    }
+}
+
+/// What `GET /v1/runs/{id}` says.
+struct AlbumRunReport: Encodable, Sendable {
+    /// One image's line: its index in the album and the results line.
+    struct Line: Encodable, Sendable {
+        var index: Int
+        var result: BulkRecord
+    }
+
+    var id: String
+    var album: String
+    var model: String
+    /// `running` or `finished`.
+    var state = "running"
+    var total = 0
+    var done = 0
+    var failed = 0
+    var offset = 0
+    var results: [Line] = []
+}
+
+/// The album runs of this server's life, the last 10.
+final class AlbumRuns: Sendable {
+    private struct Run {
+        var report: AlbumRunReport
+        var lines: [AlbumRunReport.Line?]
+    }
+
+    private let runs = Mutex<[(id: String, run: Run)]>([])
+
+    func begin(album: AlbumRoutes.Album, model: String) -> String {
+        let id = SHA256.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
+        var report = AlbumRunReport(id: id, album: album.id, model: model)
+        report.total = album.files.count
+        if album.files.isEmpty { report.state = "finished" }
+        runs.withLock { runs in
+            runs.append((id, Run(report: report, lines: Array(repeating: nil, count: album.files.count))))
+            if runs.count > 10, let finished = runs.firstIndex(where: { $0.run.report.state == "finished" }) {
+                runs.remove(at: finished)
+            }
+        }
+        return id
+    }
+
+    func record(_ id: String, index: Int, _ record: BulkRecord) {
+        runs.withLock { runs in
+            guard let found = runs.firstIndex(where: { $0.id == id }) else { return }
+            runs[found].run.lines[index] = .init(index: index, result: record)
+            runs[found].run.report.done += 1
+            if record.error != nil { runs[found].run.report.failed += 1 }
+        }
+    }
+
+    func finish(_ id: String) {
+        runs.withLock { runs in
+            if let found = runs.firstIndex(where: { $0.id == id }) { runs[found].run.report.state = "finished" }
+        }
+    }
+
+    /// The report with the finished lines from `offset` (in album order), at most `limit`.
+    func report(_ id: String, offset: Int, limit: Int) -> AlbumRunReport? {
+        runs.withLock { runs in
+            guard let found = runs.first(where: { $0.id == id }) else { return nil }
+            var report = found.run.report
+            report.offset = offset
+            let lines = found.run.lines
+            if offset < lines.count, limit > 0 {
+                report.results = lines[offset..<min(lines.count, offset + limit)].compactMap { $0 }
+            }
+            return report
+        }
+    }
+}
+
+/// Small JPEGs of album images, made off the event loop and kept (the last 2,000).
+final class ThumbnailCache: Sendable {
+    private let cache = Mutex<(entries: [String: Data], order: [String])>(([:], []))
+
+    func jpeg(of path: String) async -> Data? {
+        if let found = cache.withLock({ $0.entries[path] }) { return found }
+        let made: Data? = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Thumbnail.make(path: path, longerSide: 240)?.jpeg)
+            }
+        }
+        guard let made else { return nil }
+        cache.withLock { cache in
+            if cache.entries[path] == nil {
+                cache.entries[path] = made
+                cache.order.append(path)
+                if cache.order.count > 2000 { cache.entries[cache.order.removeFirst()] = nil }
+            }
+        }
+        return made
+    }
+}

@@ -1,0 +1,189 @@
+import FoundationEssentials
+import Hummingbird
+import NIOCore
+import NetRunner
+import NetRunnerHub
+import NetRunnerSupport
+import Synchronization
+
+/// Net Runner's import by URL, for the web app's Settings and for programs: `POST /v1/imports`
+/// with `{"url": "https://...", "sha256": "..."}` starts an import (202, `Location:
+/// /v1/imports/{id}`), `GET /v1/imports/{id}` tells how far it got (bytes received, the step, the
+/// error, or the model once it is served), `GET /v1/imports` lists the recent ones.
+///
+/// The import is `netrunner import`'s (``ModelImporter``): the model is downloaded, unpacked,
+/// validated and checked in a child process in a hidden staging folder, its id checked against
+/// the models served, installed into the models folder, then served at once. Only http(s) URLs
+/// are taken (never a path on the server), two imports run at a time, the last 50 are kept.
+struct ImportRoutes {
+    let engine: InferenceEngine
+    /// The importer; `nil` when imports are off (`--no-import`): `POST` answers 403.
+    let importer: ModelImporter?
+    let jobs = ImportJobs()
+
+    /// The largest request body (a URL and a digest).
+    static let maximumBodyBytes = 64 << 10
+    /// Imports running at once.
+    static let concurrentImports = 2
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.post("/v1/imports") { request, _ in await start(request) }
+        router.get("/v1/imports") { _, _ in HTTPReply.json(ImportList(imports: jobs.all())) }
+        router.get("/v1/imports/{id}") { _, context in
+            guard let job = jobs.job(context.parameters.get("id") ?? "") else {
+                return HTTPReply.error("No import with this id (GET /v1/imports lists them).", status: .notFound)
+            }
+            return HTTPReply.json(job)
+        }
+    }
+
+    struct Body: Decodable {
+        var url: String
+        var sha256: String?
+    }
+
+    func start(_ request: Request) async -> Response {
+        guard let importer else {
+            return HTTPReply.error(
+                "Imports are off on this server (started with --no-import); import with `netrunner import URL` instead.",
+                status: .forbidden)
+        }
+        let data: ByteBuffer
+        do {
+            data = try await request.body.collect(upTo: Self.maximumBodyBytes)
+        } catch {
+            return HTTPReply.error(
+                "The body is larger than \(Self.maximumBodyBytes) bytes; send {\"url\": \"https://...\"}.",
+                status: .contentTooLarge)
+        }
+        let body: Body
+        let bytes = Data(data.readableBytesView)
+        do {
+            body = try JSONDecoder().decode(Body.self, from: bytes)
+        } catch {
+            var problem = "it has no \"url\" string"
+            if let (line, column, reason) = JSONSyntax.firstError(in: bytes) {
+                problem = "line \(line), column \(column): \(reason)"
+            }
+            return HTTPReply.error(
+                "The body must be JSON such as {\"url\": \"https://example.org/model.tiobundle.zip\"} "
+                    + "(and optionally \"sha256\"); \(problem).",
+                status: .badRequest)
+        }
+        let url = body.url.trimmingWhitespace()
+        let lowered = url.lowercased()
+        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"), url.utf8.count <= 8192 else {
+            return HTTPReply.error(
+                "Only http:// and https:// URLs can be imported here (of a zipped bundle or a .tflite model).",
+                status: .badRequest)
+        }
+        guard let job = jobs.begin(source: url, limit: Self.concurrentImports) else {
+            return HTTPReply.error(
+                "\(Self.concurrentImports) imports are running; retry when one has finished.", status: .tooManyRequests,
+                headers: [.retryAfter: "5"])
+        }
+        let (engine, jobs) = (self.engine, self.jobs)
+        Task.detached {
+            await Self.run(job: job, url: url, sha256: body.sha256, engine: engine, importer: importer, jobs: jobs)
+        }
+        return HTTPReply.json(
+            jobs.job(job) ?? ImportJob(id: job, source: url), status: .accepted,
+            headers: [.location: "/v1/imports/\(job)"])
+    }
+
+    /// Stages, checks the id against the served models, installs and serves.
+    static func run(
+        job: String, url: String, sha256: String?, engine: InferenceEngine, importer: ModelImporter, jobs: ImportJobs
+    ) async {
+        let progress: @Sendable (ImportProgress) -> Void = { step in
+            jobs.update(job) { entry in
+                switch step {
+                case .downloading(let received, let total):
+                    entry.state = "downloading"
+                    entry.receivedBytes = received
+                    entry.totalBytes = total
+                case .unpacking: entry.state = "unpacking"
+                case .validating: entry.state = "validating"
+                case .installing: entry.state = "installing"
+                }
+            }
+        }
+        do {
+            let staged = try await importer.stage(from: url, sha256: sha256, progress: progress)
+            if (try? engine.model(staged.id)) != nil {
+                throw EngineError.modelExists(id: staged.id)
+            }
+            let installed = try importer.install(staged, progress: progress)
+            let served = ServedModel(
+                id: installed.id, model: try LoadedModel(.path(installed.path)), origin: installed.path)
+            try await engine.add(served)
+            jobs.update(job) { entry in
+                entry.state = "installed"
+                entry.model = ModelInfo(served, engine: engine)
+            }
+        } catch {
+            jobs.update(job) { entry in
+                entry.state = "failed"
+                entry.error = "\(error)"
+            }
+        }
+    }
+}
+
+/// `GET /v1/imports`.
+struct ImportList: Encodable {
+    var imports: [ImportJob]
+}
+
+/// One import as `GET /v1/imports/{id}` reports it.
+struct ImportJob: Encodable, Sendable {
+    var id: String
+    var source: String
+    /// `downloading`, `unpacking`, `validating`, `installing`, then `installed` or `failed`.
+    var state = "downloading"
+    var receivedBytes = 0
+    var totalBytes: Int?
+    var error: String?
+    var model: ModelInfo?
+
+    enum CodingKeys: String, CodingKey {
+        case id, source, state, error, model
+        case receivedBytes = "received_bytes"
+        case totalBytes = "total_bytes"
+    }
+
+    var isRunning: Bool { state != "installed" && state != "failed" }
+}
+
+/// The imports of this server's life, the last 50.
+final class ImportJobs: Sendable {
+    private let jobs = Mutex<[ImportJob]>([])
+
+    /// Starts a job unless `limit` are running.
+    func begin(source: String, limit: Int) -> String? {
+        jobs.withLock { jobs in
+            guard jobs.filter(\.isRunning).count < limit else { return nil }
+            let id = SHA256.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
+            jobs.append(ImportJob(id: id, source: source))
+            if jobs.count > 50, let finished = jobs.firstIndex(where: { !$0.isRunning }) { jobs.remove(at: finished) }
+            return id
+        }
+    }
+
+    func update(_ id: String, _ change: (inout ImportJob) -> Void) {
+        jobs.withLock { jobs in
+            if let index = jobs.firstIndex(where: { $0.id == id }) { change(&jobs[index]) }
+        }
+    }
+
+    func job(_ id: String) -> ImportJob? { jobs.withLock { $0.first { $0.id == id } } }
+
+    func all() -> [ImportJob] { jobs.withLock { $0 } }
+}
+
+extension String {
+    /// The text without surrounding white space.
+    fileprivate func trimmingWhitespace() -> String {
+        String(self.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
+}

@@ -148,7 +148,7 @@ enum WebApp {
               validated (its description, the model run once in a separate process), installed into the server's
               models folder and served at once.</p>
             <div class="controls" style="flex-wrap: nowrap">
-              <input id="import-url" type="url" placeholder="https://example.org/model.tiobundle.zip">
+              <input id="import-url" type="url" placeholder="the model's URL (a .tiobundle.zip, .tfbundle.zip or .tflite)">
               <button id="import" class="primary">Import</button>
             </div>
             <progress id="import-progress" max="1" value="0" hidden></progress>

@@ -33,6 +33,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // The HTTP client of model downloads (`netrunner import`, the hub client).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The hub's metadata: one SQL layer (sql-kit) over embedded SQLite (sqlite-kit).
+        .package(url: "https://github.com/vapor/sql-kit", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.2"),
     ],
     targets: [
         // Our own declarations of the LiteRT C API and the dlopen loader. Nothing else.
@@ -110,6 +113,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `netrunner hub serve`: the self-hosted model hub (versions, aliases with history and
+        // rollout, keys with scopes, verified uploads, downloads with ETag and Range) on sql-kit.
+        .target(
+            name: "NetRunnerHubServer",
+            dependencies: [
+                "NetRunner",
+                "NetRunnerHub",
+                "NetRunnerSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // `netrunner serve`: the inference engine (interpreter pools, a bounded queue), the
         // native /v1 API, KServe v2 at /v2, and the web app. The only module that imports Hummingbird.
         .target(
@@ -147,6 +167,7 @@ let package = Package(
                 "NetRunnerImage",
                 "NetRunnerServer",
                 "NetRunnerHub",
+                "NetRunnerHubServer",
                 "NetRunnerSupport",
                 "CEmbeddedModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -29,8 +29,8 @@ MAY_IMPORT = {
         "NetRunner", "NetRunnerSupport", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore", "NIOHTTP1",
     },
     "NetRunnerHubServer": {
-        "NetRunner", "NetRunnerSupport", "Hummingbird", "SQLKit", "SQLiteKit", "PostgresKit", "Crypto",
-        "Logging", "NIOCore",
+        "NetRunner", "NetRunnerHub", "NetRunnerSupport", "Hummingbird", "SQLKit", "SQLiteKit", "PostgresKit",
+        "Crypto", "Logging", "NIOCore", "HTTPTypes",
     },
     "NetRunnerServer": {
         "NetRunner", "NetRunnerImage", "NetRunnerEvaluation", "NetRunnerSupport", "NetRunnerVideo",

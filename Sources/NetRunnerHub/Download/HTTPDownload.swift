@@ -14,16 +14,20 @@ import NetRunnerSupport
 /// in, hashed on the way, never held in memory whole.
 ///
 /// One HTTP client for the process (async-http-client), with timeouts a stalled server cannot
-/// outwait: 10 s to connect, 30 s without a byte. Redirects are followed (at most 5, no
+/// outwait: 10 s to connect, 30 s without a byte; a refused connection fails at once. Redirects are followed (at most 5, no
 /// cycles); compressed transfer encodings are not asked for, so a download cannot expand.
 package enum HTTPDownload {
     /// The process's client; never shut down (it lives as long as the process).
-    static let client = HTTPClient(
-        eventLoopGroupProvider: .singleton,
-        configuration: .init(
+    static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: 5, allowCycles: false),
             timeout: .init(connect: .seconds(10), read: .seconds(30)),
-            decompression: .disabled))
+            decompression: .disabled)
+        // A refused connection fails at once (the client would retry until the connect
+        // timeout); the hub client retries transfers itself, with backoff.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
 
     /// What a finished download gave.
     package struct Outcome: Sendable {
@@ -123,7 +127,7 @@ package enum HTTPDownload {
     }
 
     /// A person's reading of a client error.
-    private static func reason(for error: any Error) -> String {
+    static func reason(for error: any Error) -> String {
         if let error = error as? HTTPClientError {
             let readings: [(HTTPClientError, String)] = [
                 (.connectTimeout, "no connection within 10 seconds"),

@@ -203,7 +203,8 @@ public struct ModelImporter: Sendable {
         }
 
         return StagedModel(
-            id: id, name: loaded.description?.name ?? id, kind: kind, sha256: digest, byteCount: byteCount,
+            id: id, name: loaded.description?.name ?? loaded.metadata?.name ?? id, kind: kind, sha256: digest,
+            byteCount: byteCount,
             source: source, path: staged, folder: stagingFolder)
     }
 
@@ -283,7 +284,7 @@ public struct ModelImporter: Sendable {
 
     /// A file or folder name made safe: only letters, digits, `.`, `-`, `_`, not hidden, at
     /// most 120 bytes.
-    static func safeName(_ name: String, fallback: String) -> String {
+    package static func safeName(_ name: String, fallback: String) -> String {
         let kept = String(
             String.UnicodeScalarView(
                 name.unicodeScalars.map {

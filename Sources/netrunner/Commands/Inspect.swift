@@ -41,7 +41,7 @@ extension NetRunnerCommand {
 
         func run() throws {
             // Read as every command reads --model: a bundle's description first, then its model.
-            let loaded = try LoadedModel(.path(model))
+            let loaded = try LoadedModel(.path(HubReference.localPath(model)))
             let modelPath = loaded.modelFile
             if let description = loaded.description, !json {
                 Console.print("Bundle: \(loaded.bundlePath ?? model)")

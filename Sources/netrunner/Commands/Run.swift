@@ -40,7 +40,7 @@ extension NetRunnerCommand {
         }
 
         func run() throws {
-            let loaded = try LoadedModel(.path(bundle))
+            let loaded = try LoadedModel(.path(HubReference.localPath(bundle)))
             if Self.isDetector(loaded) {
                 // A detector's description (type image.detection…) runs as the detector: its
                 // outputs are boxes, not TensorIO arrays.

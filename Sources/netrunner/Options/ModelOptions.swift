@@ -1,5 +1,6 @@
 import ArgumentParser
 import NetRunner
+import NetRunnerHub
 
 #if canImport(Glibc)
     import Glibc
@@ -12,8 +13,16 @@ import NetRunner
 struct ModelOptions: ParsableArguments {
     @Option(
         name: .shortAndLong,
-        help: "The model: a .tflite file, a TensorIO bundle folder or a zipped bundle (default: the embedded model).")
+        help:
+            "The model: a .tflite file, a TensorIO bundle folder, a zipped bundle, or hub:NAME[@VERSION|@ALIAS] (default: the embedded model)."
+    )
     var model: String?
+
+    @Option(help: "The hub of hub: models (default: NETRUNNER_HUB, else http://127.0.0.1:8090).")
+    var hub: String?
+
+    @Option(help: "The hub key (default: NETRUNNER_HUB_TOKEN).")
+    var token: String?
 
     @Option(name: .shortAndLong, help: "A labels file, one label per line, replacing the model's own labels.")
     var labels: String?
@@ -56,7 +65,9 @@ struct ModelOptions: ParsableArguments {
     /// - Returns: The loaded model.
     /// - Throws: The errors of ``LoadedModel/init(_:labelsPath:)``.
     func load(defaultFor kind: ImageTask.Kind) throws -> LoadedModel {
-        if let model { return try LoadedModel(.path(model), labelsPath: labels) }
+        if let model {
+            return try LoadedModel(.path(HubReference.localPath(model, hub: hub, token: token)), labelsPath: labels)
+        }
         // The embedded models are part of this executable: trusted, not checked in a child.
         var embedded = try LoadedModel(EmbeddedModels.source(for: kind), labelsPath: labels)
         embedded.trust = .trusted

@@ -1,0 +1,241 @@
+import AsyncHTTPClient
+public import FoundationEssentials
+import NIOCore
+import NIOHTTP1
+import NetRunnerSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A client of a NetRunner hub (`netrunner hub serve`): list, publish, alias, resolve.
+///
+///     let hub = HubClient()   // NETRUNNER_HUB, else http://127.0.0.1:8090; NETRUNNER_HUB_TOKEN
+///     let version = try await hub.push(file: "flowers.tiobundle.zip", name: "flowers", alias: "production")
+///     let models = try await hub.models()
+///
+/// Downloads go through ``ModelDownloader`` and ``ModelManager`` (ML Kit's names), which keep
+/// a verified cache.
+public struct HubClient: Sendable {
+    /// The environment variable naming the hub's address.
+    public static let addressVariable = "NETRUNNER_HUB"
+    /// The environment variable holding the client's key.
+    public static let tokenVariable = "NETRUNNER_HUB_TOKEN"
+    /// The address used when none is given.
+    public static let defaultAddress = "http://127.0.0.1:8090"
+
+    /// The hub's address, `http://host:port`.
+    public var address: String
+    /// The key sent as `Authorization: Bearer`, if any.
+    public var token: String?
+
+    /// Creates a client.
+    ///
+    /// - Parameters:
+    ///   - address: The hub's address (default `NETRUNNER_HUB`, else `http://127.0.0.1:8090`).
+    ///   - token: The key (default `NETRUNNER_HUB_TOKEN`).
+    public init(address: String? = nil, token: String? = nil) {
+        let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        var chosen = address ?? environment(Self.addressVariable) ?? Self.defaultAddress
+        while chosen.hasSuffix("/") { chosen.removeLast() }
+        if !chosen.contains("://") { chosen = "http://" + chosen }
+        self.address = chosen
+        self.token = token ?? environment(Self.tokenVariable)
+    }
+
+    // MARK: Reading
+
+    /// The models on the hub, optionally those matching `search` (name or description).
+    public func models(search: String? = nil) async throws(HubClientError) -> [HubModel] {
+        struct List: Decodable { var models: [HubModel] }
+        let query = search.map { "?q=" + Self.escaped($0) } ?? ""
+        return try await request("/v1/models" + query, as: List.self).models
+    }
+
+    /// A model with its versions and aliases.
+    public func model(_ name: String) async throws(HubClientError) -> HubModel {
+        try await request("/v1/models/\(Self.escaped(name))", as: HubModel.self)
+    }
+
+    /// An alias's history, oldest first.
+    public func history(of alias: String, model name: String) async throws(HubClientError) -> [HubAliasChange] {
+        struct List: Decodable { var history: [HubAliasChange] }
+        return try await request(
+            "/v1/models/\(Self.escaped(name))/aliases/\(Self.escaped(alias))/history", as: List.self
+        ).history
+    }
+
+    /// What a reference resolves to; `nil` when the hub says the digest given as `current` is
+    /// still the one (304: the update check).
+    ///
+    /// - Parameters:
+    ///   - name: The model.
+    ///   - reference: `latest`, a version number, an alias or `sha256:<hex>`.
+    ///   - client: This client's id, for weighted aliases and adoption counts.
+    ///   - current: The digest held locally, sent as `If-None-Match`.
+    /// - Returns: The resolution, or `nil` when `current` is still the one.
+    /// - Throws: ``HubClientError``.
+    public func resolve(
+        _ name: String, reference: String = "latest", client: String? = nil, current: String? = nil
+    ) async throws(HubClientError) -> HubResolution? {
+        var path = "/v1/models/\(Self.escaped(name))/resolve?ref=\(Self.escaped(reference))"
+        if let client { path += "&client=\(Self.escaped(client))" }
+        var headers: [(String, String)] = []
+        if let current { headers.append(("If-None-Match", "\"sha256:\(current)\"")) }
+        let (status, body) = try await send("GET", path, headers: headers)
+        if status == 304 { return nil }
+        return try decode(HubResolution.self, status: status, body: body)
+    }
+
+    // MARK: Changing
+
+    /// Publishes a zipped bundle or a `.tflite` under a name (a new version), optionally moving
+    /// an alias to it in the same step.
+    public func push(file: String, name: String, alias: String? = nil) async throws(HubClientError) -> HubVersion {
+        let size: Int
+        do {
+            size = try FileIO.openRegularFile(file).size
+        } catch {
+            throw .storage(path: file, reason: "\(error)")
+        }
+        var path = "/v1/models/\(Self.escaped(name))/versions"
+        if let alias { path += "?alias=\(Self.escaped(alias))" }
+        let body = HTTPClientRequest.Body.stream(FileChunks(path: file), length: .known(Int64(size)))
+        let (status, data) = try await send(
+            "POST", path, headers: [("Content-Type", "application/octet-stream")], body: body)
+        return try decode(HubVersion.self, status: status, body: data)
+    }
+
+    /// Points an alias at a version, or at several with weights (a staged rollout).
+    public func setAlias(_ alias: String, model name: String, targets: [HubAliasTarget]) async throws(HubClientError)
+        -> HubAlias
+    {
+        struct Body: Encodable { var targets: [HubAliasTarget] }
+        let data = (try? JSONEncoder().encode(Body(targets: targets))) ?? Data()
+        let (status, reply) = try await send(
+            "PUT", "/v1/models/\(Self.escaped(name))/aliases/\(Self.escaped(alias))",
+            headers: [("Content-Type", "application/json")], body: .bytes(ByteBuffer(bytes: data)))
+        return try decode(HubAlias.self, status: status, body: reply)
+    }
+
+    /// Points an alias back where it was before its last change.
+    public func rollback(_ alias: String, model name: String) async throws(HubClientError) -> HubAlias {
+        let (status, reply) = try await send(
+            "POST", "/v1/models/\(Self.escaped(name))/aliases/\(Self.escaped(alias))/rollback")
+        return try decode(HubAlias.self, status: status, body: reply)
+    }
+
+    /// Unpublishes a version (its number is never reused).
+    public func delete(version: Int, model name: String) async throws(HubClientError) {
+        let (status, reply) = try await send("DELETE", "/v1/models/\(Self.escaped(name))/versions/\(version)")
+        _ = try decode(JSONValue.self, status: status, body: reply)
+    }
+
+    /// Makes an API key (admin scope needed); the key is shown only here.
+    public func createKey(name: String, scope: HubScope) async throws(HubClientError) -> String {
+        struct Body: Encodable {
+            var name: String
+            var scope: HubScope
+        }
+        struct Reply: Decodable { var key: String }
+        let data = (try? JSONEncoder().encode(Body(name: name, scope: scope))) ?? Data()
+        let (status, reply) = try await send(
+            "POST", "/v1/keys", headers: [("Content-Type", "application/json")], body: .bytes(ByteBuffer(bytes: data)))
+        return try decode(Reply.self, status: status, body: reply).key
+    }
+
+    // MARK: Transport
+
+    func request<Value: Decodable>(_ path: String, as type: Value.Type) async throws(HubClientError) -> Value {
+        let (status, body) = try await send("GET", path)
+        return try decode(type, status: status, body: body)
+    }
+
+    func send(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: HTTPClientRequest.Body? = nil,
+        timeout: Int64 = 600
+    ) async throws(HubClientError) -> (status: Int, body: Data) {
+        var request = HTTPClientRequest(url: address + path)
+        request.method = HTTPMethod(rawValue: method)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let body { request.body = body }
+        do {
+            let response = try await HTTPDownload.client.execute(request, timeout: .seconds(timeout))
+            let data = try await response.body.collect(upTo: 64 << 20)
+            return (Int(response.status.code), Data(data.readableBytesView))
+        } catch let error as HubClientError {
+            throw error
+        } catch {
+            throw .unreachable(hub: address, reason: HTTPDownload.reason(for: error))
+        }
+    }
+
+    func decode<Value: Decodable>(_ type: Value.Type, status: Int, body: Data) throws(HubClientError) -> Value {
+        guard (200..<300).contains(status) else {
+            let message =
+                (try? JSONDecoder().decode([String: JSONValue].self, from: body))?["error_description"]
+                .flatMap { if case .string(let text) = $0 { text } else { nil } }
+                ?? String(decoding: body.prefix(300), as: UTF8.self)
+            throw .refused(hub: address, status: status, message: message)
+        }
+        do {
+            return try JSONDecoder().decode(type, from: body)
+        } catch {
+            throw .badResponse(hub: address, reason: "\(error)")
+        }
+    }
+
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            let scalar = Unicode.Scalar(byte)
+            if (scalar.properties.isAlphabetic && byte < 128) || (48...57).contains(byte) || "-._~".utf8.contains(byte)
+            {
+                out.unicodeScalars.append(scalar)
+            } else {
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+/// A file read in 1 MiB pieces, as a request body.
+struct FileChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let path: String
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let descriptor: Int32
+        var finished = false
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard !finished, descriptor >= 0 else { return nil }
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(1 << 20)
+            let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 1 << 20) { raw in
+                Swift.max(0, read(descriptor, raw.baseAddress, 1 << 20))
+            }
+            if count == 0 {
+                finished = true
+                close(descriptor)
+                return nil
+            }
+            return buffer
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(descriptor: open(path, O_RDONLY | O_CLOEXEC))
+    }
+}

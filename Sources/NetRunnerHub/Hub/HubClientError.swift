@@ -1,0 +1,39 @@
+/// Why a hub request failed, told apart as users need: the hub could not be reached (a
+/// verified local copy may stand in), the hub said no (with its reason), or the bytes were wrong.
+public enum HubClientError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The hub could not be reached (connection refused, timeout, DNS).
+    case unreachable(hub: String, reason: String)
+    /// The hub answered with an error status and its message.
+    case refused(hub: String, status: Int, message: String)
+    /// The hub's answer was not what the API promises.
+    case badResponse(hub: String, reason: String)
+    /// A downloaded file's SHA-256 is not the one the hub published: not installed.
+    case verificationFailed(name: String, expected: String, found: String)
+    /// The download conditions do not hold now (and waiting was not asked for).
+    case conditionsNotMet(reason: String)
+    /// No verified local copy, and the hub cannot be asked.
+    case notDownloaded(name: String, reason: String)
+    /// A local file could not be written or read.
+    case storage(path: String, reason: String)
+
+    /// A message a person can act on.
+    public var description: String {
+        switch self {
+        case .unreachable(let hub, let reason):
+            "Cannot reach the hub at \(hub): \(reason). Check --hub or NETRUNNER_HUB, and that the hub runs."
+        case .refused(let hub, let status, let message):
+            "The hub at \(hub) answered \(status): \(message)"
+        case .badResponse(let hub, let reason):
+            "The hub at \(hub) gave an answer this client cannot read: \(reason)."
+        case .verificationFailed(let name, let expected, let found):
+            "The download of \(name) is damaged: its SHA-256 is \(found), the hub published \(expected). "
+                + "It was not installed; the copy you had (if any) is untouched. Try again."
+        case .conditionsNotMet(let reason):
+            "Not downloading now: \(reason)."
+        case .notDownloaded(let name, let reason):
+            "\(name) is not downloaded, and \(reason)."
+        case .storage(let path, let reason):
+            "Cannot write \(path): \(reason)."
+        }
+    }
+}

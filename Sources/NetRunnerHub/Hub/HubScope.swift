@@ -1,0 +1,22 @@
+/// What a hub API key may do; each scope includes the ones below it.
+public enum HubScope: String, Codable, CaseIterable, Comparable, Sendable {
+    /// List, resolve and download models.
+    case read
+    /// Publish versions and move aliases.
+    case publish
+    /// Delete versions and manage keys.
+    case admin
+
+    /// Scopes compare by what they allow.
+    public static func < (lhs: HubScope, rhs: HubScope) -> Bool {
+        lhs.rank < rhs.rank
+    }
+
+    private var rank: Int {
+        switch self {
+        case .read: 0
+        case .publish: 1
+        case .admin: 2
+        }
+    }
+}

@@ -1,0 +1,193 @@
+public import FoundationEssentials
+import NetRunnerSupport
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// ML Kit's model downloader for a NetRunner hub: a model by name, under conditions, from the
+/// verified cache or the hub.
+///
+///     let downloader = ModelDownloader.modelDownloader()
+///     let model = try await downloader.getModel(
+///         name: "flowers@production", downloadType: .latestModel, conditions: ModelDownloadConditions())
+///     let classifier = try ImageClassifier(model: LoadedModel(.path(model.path)))
+///
+/// Every download is resumable (across process restarts), verified by SHA-256 before it is
+/// installed, and shared by processes asking at once (``HubCache``). ``events`` streams what
+/// happens (``ModelDownloadEvent``).
+public final class ModelDownloader: Sendable {
+    /// The hub asked.
+    public let hub: HubClient
+    /// The local copies.
+    public let cache: HubCache
+    private let listeners = Mutex<[Int: AsyncStream<ModelDownloadEvent>.Continuation]>([:])
+    private let nextListener = Atomic<Int>(0)
+
+    /// A downloader for a hub and a cache.
+    ///
+    /// - Parameters:
+    ///   - hub: The hub (default: `NETRUNNER_HUB`, `NETRUNNER_HUB_TOKEN`).
+    ///   - cache: The cache (default: the user's).
+    public init(hub: HubClient = HubClient(), cache: HubCache = HubCache()) {
+        self.hub = hub
+        self.cache = cache
+    }
+
+    /// ML Kit's spelling: a downloader for the default hub and cache.
+    public static func modelDownloader(hub: HubClient = HubClient(), cache: HubCache = HubCache()) -> ModelDownloader {
+        ModelDownloader(hub: hub, cache: cache)
+    }
+
+    /// What happens from now on: one stream per caller.
+    public var events: AsyncStream<ModelDownloadEvent> {
+        let (stream, continuation) = AsyncStream<ModelDownloadEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let id = nextListener.add(1, ordering: .relaxed).newValue
+        listeners.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.listeners.withLock { _ = $0.removeValue(forKey: id) } }
+        return stream
+    }
+
+    func emit(_ event: ModelDownloadEvent) {
+        for continuation in listeners.withLock({ Array($0.values) }) { continuation.yield(event) }
+    }
+
+    /// The model, as the download type says.
+    ///
+    /// - Parameters:
+    ///   - name: `flowers`, `flowers@7`, `flowers@production` or `flowers@sha256:<hex>`.
+    ///   - downloadType: Local copy, local now and update in the background, or latest.
+    ///   - conditions: When a download may start.
+    /// - Returns: The verified local model.
+    /// - Throws: ``HubClientError``.
+    public func getModel(
+        name: String, downloadType: ModelDownloadType = .latestModel,
+        conditions: ModelDownloadConditions = ModelDownloadConditions()
+    ) async throws(HubClientError) -> CustomModel {
+        let remote = CustomRemoteModel(name: name)
+        let local = localModel(remote)
+        switch downloadType {
+        case .localModel:
+            if let local { return local }
+        case .localModelUpdateInBackground:
+            if let local {
+                Task.detached { [self] in _ = try? await latest(remote, local: local, conditions: conditions) }
+                return local
+            }
+        case .latestModel:
+            break
+        }
+        return try await latest(remote, local: local, conditions: conditions)
+    }
+
+    /// The verified local copy of what a reference last resolved to, if any.
+    func localModel(_ remote: CustomRemoteModel) -> CustomModel? {
+        guard let last = cache.lastResolution(hub: hub.address, name: remote.name, reference: remote.reference),
+            let entry = cache.blob(sha256: last.sha256)
+        else { return nil }
+        return CustomModel(
+            name: remote.name, version: last.version, size: entry.size, path: entry.path, hash: entry.sha256)
+    }
+
+    /// Asks the hub; downloads if it changed; falls back to the local copy when the hub cannot
+    /// be reached or the conditions do not hold.
+    func latest(_ remote: CustomRemoteModel, local: CustomModel?, conditions: ModelDownloadConditions)
+        async throws(HubClientError) -> CustomModel
+    {
+        let label = "\(remote.name)@\(remote.reference)"
+        let resolution: HubResolution
+        do throws(HubClientError) {
+            guard
+                let found = try await hub.resolve(
+                    remote.name, reference: remote.reference, client: ModelDownloader.clientID(cache: cache),
+                    current: local?.hash)
+            else {
+                // 304: the local copy is current.
+                if let local { return local }
+                throw HubClientError.badResponse(hub: hub.address, reason: "304 without a local copy")
+            }
+            resolution = found
+        } catch {
+            if case .unreachable = error, let local { return local }
+            emit(.didFail(name: label, reason: "\(error)"))
+            if case .unreachable(_, let reason) = error {
+                throw .notDownloaded(name: label, reason: "the hub cannot be reached (\(reason))")
+            }
+            throw error
+        }
+        if let entry = cache.blob(sha256: resolution.sha256) {
+            try cache.record(resolution, hub: hub.address)
+            return CustomModel(
+                name: remote.name, version: resolution.version, size: entry.size, path: entry.path, hash: entry.sha256)
+        }
+        if let reason = conditions.unmetReason() {
+            if let local { return local }
+            emit(.didFail(name: label, reason: reason))
+            throw .conditionsNotMet(reason: reason)
+        }
+        emit(.started(name: label, version: resolution.version, totalBytes: resolution.size))
+        var fetcher = HubFetcher(client: hub, cache: cache)
+        fetcher.maximumBytesPerSecond = conditions.maximumBytesPerSecond
+        let entry: HubCache.Entry
+        do {
+            let lastReported = Mutex<Int>(-1)
+            entry = try await fetcher.fetch(resolution) { [self] received, total in
+                // At most ~100 progress events per download.
+                let step = max(1, total / 100)
+                let due = lastReported.withLock { last in
+                    guard received == total || received - last >= step else { return false }
+                    last = received
+                    return true
+                }
+                if due { emit(.progress(name: label, receivedBytes: received, totalBytes: total)) }
+            }
+        } catch {
+            emit(.didFail(name: label, reason: "\(error)"))
+            if case .unreachable = error, let local { return local }
+            throw error
+        }
+        emit(.verifying(name: label))
+        try cache.record(resolution, hub: hub.address)
+        let model = CustomModel(
+            name: remote.name, version: resolution.version, size: entry.size, path: entry.path, hash: entry.sha256)
+        emit(.didSucceed(model))
+        return model
+    }
+
+    /// The models downloaded from this downloader's hub (ML Kit's `listDownloadedModels`).
+    public func listDownloadedModels() -> [CustomModel] {
+        let hubKey = String(
+            cache.referenceFile(hub: hub.address, name: "x", reference: "x").split(separator: "/").dropLast(2).last
+                ?? "")
+        var seen = Set<String>()
+        return cache.references().compactMap { hubName, resolution, entry in
+            guard hubName == hubKey, let entry, seen.insert("\(resolution.name)\u{0}\(entry.sha256)").inserted else {
+                return nil
+            }
+            return CustomModel(
+                name: resolution.name, version: resolution.version, size: entry.size, path: entry.path,
+                hash: entry.sha256)
+        }
+    }
+
+    /// Deletes a downloaded model's local copies (ML Kit's `deleteDownloadedModel`).
+    public func deleteDownloadedModel(_ model: CustomModel) {
+        cache.delete(name: model.name)
+    }
+
+    /// This machine's client id for staged rollouts: made once, kept in the cache.
+    static func clientID(cache: HubCache) -> String {
+        let path = cache.folder + "/client-id"
+        if let data = try? FileIO.contents(of: path, maximumSize: 256) {
+            let text = String(decoding: data, as: UTF8.self).filter { !$0.isWhitespace }
+            if !text.isEmpty { return text }
+        }
+        let id = SHA256.hex((0..<16).map { _ in UInt8.random(in: 0...255) })
+        try? FileManager.default.createDirectory(atPath: cache.folder, withIntermediateDirectories: true)
+        try? FileIO.writeAtomically(Data(id.utf8), to: path)
+        return id
+    }
+}

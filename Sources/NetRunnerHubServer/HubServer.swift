@@ -1,0 +1,107 @@
+public import FoundationEssentials
+import Hummingbird
+public import Logging
+import NIOCore
+import NetRunnerHub
+import SQLKit
+import SQLiteKit
+
+/// `netrunner hub serve`: the self-hosted model hub.
+///
+///     let hub = HubServer(configuration: .init(dataFolder: "/srv/models", adminKey: key))
+///     try await hub.run()
+///
+/// Metadata in an embedded SQLite database (`hub.sqlite` in the data folder), files beside it,
+/// content-addressed (`blobs/sha256/<hex>`). Every upload is untrusted: size-limited while it
+/// streams in, unpacked and validated as `netrunner import` does (a child process runs the
+/// model), and only then stored and recorded, in one transaction. Binds to loopback unless told
+/// otherwise; stops on SIGTERM or SIGINT after the requests in flight.
+public struct HubServer: Sendable {
+    /// Where and how the hub runs.
+    public struct Configuration: Sendable {
+        /// The address to bind.
+        public var host: String
+        /// The port (0: any free port).
+        public var port: Int
+        /// The folder of the database and the files.
+        public var dataFolder: String
+        /// A key with the admin scope, stored (hashed) at start: the first key of a new hub.
+        public var adminKey: String?
+        /// Whether listing, resolving and downloading need no key.
+        public var anonymousRead: Bool
+        /// The largest upload, in bytes.
+        public var maximumUploadBytes: Int
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - host: The address to bind (default loopback).
+        ///   - port: The port (default 8090).
+        ///   - dataFolder: The folder of the database and the files (made if missing).
+        ///   - adminKey: The first admin key, if any.
+        ///   - anonymousRead: Whether reading needs no key (default yes).
+        ///   - maximumUploadBytes: The largest upload (default 1 GiB).
+        public init(
+            host: String = "127.0.0.1", port: Int = 8090, dataFolder: String, adminKey: String? = nil,
+            anonymousRead: Bool = true, maximumUploadBytes: Int = 1 << 30
+        ) {
+            self.host = host
+            self.port = port
+            self.dataFolder = dataFolder
+            self.adminKey = adminKey
+            self.anonymousRead = anonymousRead
+            self.maximumUploadBytes = maximumUploadBytes
+        }
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    /// The logger.
+    public let logger: Logger
+
+    /// Creates a hub.
+    public init(configuration: Configuration, logger: Logger = Logger(label: "netrunner.hub")) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Serves until SIGTERM or SIGINT.
+    ///
+    /// - Parameter onListening: Called once with the address and port bound.
+    /// - Throws: The database's or the server's errors.
+    public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws {
+        let folder = configuration.dataFolder
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let connection = try await SQLiteConnection.open(storage: .file(path: folder + "/hub.sqlite"), logger: logger)
+        let database = connection.sql()
+        // WAL: a crash leaves the last committed state; readers do not block the writer.
+        try await database.raw("PRAGMA journal_mode=WAL").run()
+        try await database.raw("PRAGMA synchronous=FULL").run()
+        let store = HubStore(database: database, logger: logger)
+        try await store.migrate()
+        if let key = configuration.adminKey, !key.isEmpty {
+            try await store.addKey(digest: HubKeys.digest(of: key), name: "admin", scope: .admin)
+        }
+        // Uploads cut off by a crash are never recorded: their files go at the next start.
+        try? FileManager.default.removeItem(atPath: folder + "/uploads")
+        let router = Router()
+        HubRoutes(
+            store: store, blobs: try BlobStore(dataFolder: folder), dataFolder: folder,
+            maximumUploadBytes: configuration.maximumUploadBytes, anonymousRead: configuration.anonymousRead,
+            logger: logger
+        ).add(to: router)
+        let host = configuration.host
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "netrunner-hub"),
+            onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
+            logger: logger)
+        do {
+            try await app.runService()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+}

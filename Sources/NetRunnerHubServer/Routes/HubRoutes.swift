@@ -1,0 +1,470 @@
+import FoundationEssentials
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NetRunner
+import NetRunnerHub
+import NetRunnerSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The hub's HTTP API (`/v1`): models, versions, aliases with history and rollback, resolve
+/// (the update check: strong ETag, 304), blobs (ETag, Range, If-Range), keys.
+struct HubRoutes: Sendable {
+    let store: HubStore
+    let blobs: BlobStore
+    let dataFolder: String
+    let maximumUploadBytes: Int
+    let anonymousRead: Bool
+    let logger: Logger
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("/v1/health") { _, _ in Self.json(["status": "ok"]) }
+        router.get("/v1/models") { request, _ in
+            try await handle {
+                _ = try await authorize(request, .read)
+                let models = try await store.models(search: request.uri.queryParameters.get("q"))
+                return Self.json(["models": models])
+            }
+        }
+        router.get("/v1/models/{name}") { request, context in
+            try await handle {
+                _ = try await authorize(request, .read)
+                let name = try Self.name(context)
+                let versions = try await store.versions(of: name)
+                guard let latest = versions.last, let first = versions.first else {
+                    throw HubError.notFound("No model \"\(name)\" on this hub (GET /v1/models lists them).")
+                }
+                return Self.json(
+                    HubModel(
+                        name: name, description: latest.description, latestVersion: latest.version, versions: versions,
+                        aliases: try await store.aliases(of: name), createdAt: first.createdAt))
+            }
+        }
+        router.post("/v1/models/{name}/versions") { request, context in
+            try await handle {
+                let who = try await authorize(request, .publish)
+                let name = try Self.name(context)
+                let alias = try request.uri.queryParameters.get("alias").map { try Self.checkedAlias($0) }
+                return Self.json(try await publish(request, name: name, alias: alias, by: who), status: .created)
+            }
+        }
+        router.get("/v1/models/{name}/versions/{version}") { request, context in
+            try await handle {
+                _ = try await authorize(request, .read)
+                let (name, number) = (try Self.name(context), try Self.versionNumber(context))
+                guard let version = try await store.version(number, of: name) else {
+                    throw HubError.notFound("\(name) has no version \(number).")
+                }
+                return Self.json(version)
+            }
+        }
+        router.delete("/v1/models/{name}/versions/{version}") { request, context in
+            try await handle {
+                let who = try await authorize(request, .admin)
+                let (name, number) = (try Self.name(context), try Self.versionNumber(context))
+                guard try await store.version(number, of: name) != nil else {
+                    throw HubError.notFound("\(name) has no version \(number).")
+                }
+                try await store.delete(version: number, of: name, by: who)
+                return Self.json(["deleted": "\(name)@\(number)"])
+            }
+        }
+        router.get("/v1/models/{name}/aliases/{alias}") { request, context in
+            try await handle {
+                _ = try await authorize(request, .read)
+                let (name, alias) = (
+                    try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
+                )
+                guard let found = try await store.alias(alias, of: name) else {
+                    throw HubError.notFound("\(name) has no alias \"\(alias)\".")
+                }
+                return Self.json(found)
+            }
+        }
+        router.put("/v1/models/{name}/aliases/{alias}") { request, context in
+            try await handle {
+                let who = try await authorize(request, .publish)
+                let (name, alias) = (
+                    try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
+                )
+                let targets = try await Self.targets(request)
+                return Self.json(try await store.setAlias(alias, of: name, targets: targets, by: who))
+            }
+        }
+        router.post("/v1/models/{name}/aliases/{alias}/rollback") { request, context in
+            try await handle {
+                let who = try await authorize(request, .publish)
+                let (name, alias) = (
+                    try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
+                )
+                return Self.json(try await store.rollback(alias, of: name, by: who))
+            }
+        }
+        router.get("/v1/models/{name}/aliases/{alias}/history") { request, context in
+            try await handle {
+                _ = try await authorize(request, .read)
+                let (name, alias) = (
+                    try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
+                )
+                return Self.json(["history": try await store.history(of: alias, of: name)])
+            }
+        }
+        router.get("/v1/models/{name}/adoption") { request, context in
+            try await handle {
+                _ = try await authorize(request, .read)
+                struct Count: Encodable {
+                    var version: Int
+                    var clients: Int
+                }
+                let counts = try await store.adoption(of: try Self.name(context))
+                return Self.json(["versions": counts.map { Count(version: $0.version, clients: $0.clients) }])
+            }
+        }
+        router.get("/v1/models/{name}/resolve") { request, context in
+            try await handle { try await resolve(request, context) }
+        }
+        router.get("/v1/blobs/{digest}") { request, context in
+            try await handle { try await blob(request, context) }
+        }
+        router.head("/v1/blobs/{digest}") { request, context in
+            try await handle { try await blob(request, context) }
+        }
+        router.post("/v1/keys") { request, _ in
+            try await handle {
+                _ = try await authorize(request, .admin)
+                struct Body: Decodable {
+                    var name: String
+                    var scope: HubScope
+                }
+                let data = try await request.body.collect(upTo: 64 << 10)
+                guard let body = try? JSONDecoder().decode(Body.self, from: Data(data.readableBytesView)) else {
+                    throw HubError.badRequest(
+                        "The body must be JSON: {\"name\": \"ci\", \"scope\": \"read\" | \"publish\" | \"admin\"}.")
+                }
+                _ = try Self.checkedName(body.name, what: "key name")
+                let key = HubKeys.newKey()
+                try await store.addKey(digest: HubKeys.digest(of: key), name: body.name, scope: body.scope)
+                return Self.json(["key": key, "name": body.name, "scope": body.scope.rawValue], status: .created)
+            }
+        }
+        router.get("/v1/keys") { request, _ in
+            try await handle {
+                _ = try await authorize(request, .admin)
+                let keys = try await store.keys().map {
+                    ["name": $0.name, "scope": $0.scope, "created_at": $0.createdAt]
+                }
+                return Self.json(["keys": keys])
+            }
+        }
+        router.delete("/v1/keys/{name}") { request, context in
+            try await handle {
+                _ = try await authorize(request, .admin)
+                let name = context.parameters.get("name") ?? ""
+                guard try await store.deleteKey(named: name) else { throw HubError.notFound("No key named \(name).") }
+                return Self.json(["deleted": name])
+            }
+        }
+    }
+
+    // MARK: Publishing
+
+    /// Takes an upload: streamed into the data folder (size-limited), validated as `netrunner
+    /// import` does (a child process runs the model), stored, then recorded.
+    ///
+    /// The version is recorded in one transaction; until that commits nothing of it is visible.
+    func publish(_ request: Request, name: String, alias: String?, by who: String) async throws -> HubVersion {
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumUploadBytes {
+            throw HubError.tooLarge(
+                "The upload is \(length) bytes; this hub takes at most \(maximumUploadBytes) (--max-upload-bytes).")
+        }
+        // uploads/<random>/<name>: a .tflite is described by its hub name.
+        let uploads = dataFolder + "/uploads"
+        try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
+        var template = Array((uploads + "/upload-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw HubError.conflict("cannot store the upload: \(String(cString: strerror(errno)))")
+        }
+        let folder = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/" + name
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw HubError.conflict("cannot store the upload: \(String(cString: strerror(errno)))")
+        }
+        var kept = false
+        defer { if !kept { unlink(file) } }
+        let hasher = SHA256.Hasher()
+        var size = 0
+        do {
+            defer { close(descriptor) }
+            for try await buffer in request.body {
+                size += buffer.readableBytes
+                guard size <= maximumUploadBytes else {
+                    throw HubError.tooLarge(
+                        "The upload is larger than this hub's limit of \(maximumUploadBytes) bytes.")
+                }
+                let failure = buffer.withUnsafeReadableBytes { bytes -> Int32? in
+                    hasher.update(bytes)
+                    return FileIO.writeAll(descriptor, bytes)
+                }
+                if let failure {
+                    throw HubError.conflict("cannot store the upload: \(String(cString: strerror(failure)))")
+                }
+            }
+            guard fsync(descriptor) == 0 else { throw HubError.conflict("cannot store the upload") }
+        }
+        guard size > 0 else { throw HubError.badRequest("The upload is empty: send a zipped bundle or a .tflite.") }
+        let sha256 = hasher.finalize()
+        let staged: StagedModel
+        do {
+            staged = try await ModelImporter(modelsFolder: dataFolder + "/staging").stage(from: file)
+        } catch {
+            throw HubError.invalidModel(Self.uploadReason(error, file: file))
+        }
+        let format = staged.path.lowercased().hasSuffix(".tflite") ? "tflite" : "zip"
+        try blobs.adopt(file, sha256: sha256)
+        kept = true
+        let version = try await store.publish(
+            name: name, sha256: sha256, size: size, format: format, task: staged.kind.rawValue, modelID: staged.id,
+            description: staged.name, by: who, alias: alias)
+        logger.notice("published \(name)@\(version.version) (\(sha256.prefix(12)), \(size) bytes) by \(who)")
+        return version
+    }
+
+    /// An import error in an upload's words (the temporary file's name left out).
+    static func uploadReason(_ error: any Error, file: String) -> String {
+        var text = "\(error)".replacing("Cannot import \(file): ", with: "").replacing(file, with: "the upload")
+        text = text.replacing(String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)]) + "/", with: "")
+        if text.hasSuffix(" Nothing was installed.") { text = String(text.dropLast(" Nothing was installed.".count)) }
+        return "The upload is not a model this hub takes: " + text
+    }
+
+    // MARK: Resolving and downloading
+
+    /// Resolves `?ref=`, the update check.
+    ///
+    /// The reference (default `latest`) is a version number, an alias (weighted by `?client=`),
+    /// or `sha256:<hex>`. A matching `If-None-Match` is 304.
+    func resolve(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        _ = try await authorize(request, .read)
+        let name = try Self.name(context)
+        let query = request.uri.queryParameters
+        let reference = query.get("ref") ?? "latest"
+        let client = query.get("client").map { String($0.prefix(200)) }
+        let version: HubVersion?
+        if reference == "latest" {
+            version = try await store.versions(of: name).last
+        } else if let number = Int(reference) {
+            version = try await store.version(number, of: name)
+        } else if reference.hasPrefix("sha256:") {
+            version = try await store.version(withDigest: String(reference.dropFirst(7)).lowercased(), of: name)
+        } else {
+            let alias = try Self.checkedAlias(reference)
+            guard let found = try await store.alias(alias, of: name) else {
+                throw HubError.notFound("\(name) has no alias \"\(alias)\".")
+            }
+            version = try await store.version(found.version(for: client), of: name)
+        }
+        guard let version else {
+            throw HubError.notFound(
+                "\(name)@\(reference) is not on this hub (GET /v1/models/\(name) lists its versions).")
+        }
+        if let client, !client.isEmpty {
+            try await store.recordAdoption(name: name, version: version.version, client: client)
+        }
+        let etag = "\"sha256:\(version.sha256)\""
+        if let match = request.headers[.ifNoneMatch],
+            match.split(separator: ",").contains(where: {
+                String($0.filter { $0 != " " }).replacing("W/", with: "") == etag
+            })
+        {
+            return Response(status: .notModified, headers: [.eTag: etag])
+        }
+        let resolution = HubResolution(
+            name: name, reference: reference, version: version.version, sha256: version.sha256, size: version.size,
+            format: version.format, download: "/v1/blobs/sha256:\(version.sha256)")
+        var response = Self.json(resolution)
+        response.headers[.eTag] = etag
+        response.headers[.cacheControl] = "no-cache"
+        return response
+    }
+
+    /// A blob by digest: strong ETag (the digest), `Range` (one range) and `If-Range` for resume.
+    func blob(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        _ = try await authorize(request, .read)
+        let digest = context.parameters.get("digest") ?? ""
+        let hex = digest.hasPrefix("sha256:") ? String(digest.dropFirst(7)) : digest
+        guard hex.count == 64, hex.allSatisfy({ $0.isHexDigit && !$0.isUppercase }), blobs.contains(hex),
+            try await store.isBlobReferenced(hex), let size = blobs.size(of: hex)
+        else {
+            throw HubError.notFound("No file sha256:\(hex.prefix(64)) on this hub.")
+        }
+        let etag = "\"sha256:\(hex)\""
+        var headers: HTTPFields = [
+            .eTag: etag, .acceptRanges: "bytes", .contentType: "application/octet-stream",
+            .cacheControl: "public, max-age=31536000, immutable",
+        ]
+        if request.headers[.ifNoneMatch] == etag { return Response(status: .notModified, headers: headers) }
+        let fileIO = FileIO()
+        var range: ClosedRange<Int>?
+        if let header = request.headers[.range], request.headers[.ifRange].map({ $0 == etag }) ?? true {
+            guard let parsed = Self.byteRange(header, size: size) else {
+                headers[.contentRange] = "bytes */\(size)"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            }
+            range = parsed
+        }
+        if request.method == .head {
+            headers[.contentLength] = "\(size)"
+            return Response(status: .ok, headers: headers)
+        }
+        if let range {
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
+            headers[.contentLength] = "\(range.count)"
+            let body = try await fileIO.loadFile(path: blobs.path(of: hex), range: range, context: context)
+            return Response(status: .partialContent, headers: headers, body: body)
+        }
+        headers[.contentLength] = "\(size)"
+        let body = try await fileIO.loadFile(path: blobs.path(of: hex), context: context)
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// `bytes=N-`, `bytes=N-M` or `bytes=-K` within `size`; `nil` if unsatisfiable or several.
+    static func byteRange(_ header: String, size: Int) -> ClosedRange<Int>? {
+        guard header.hasPrefix("bytes="), !header.contains(","), size > 0 else { return nil }
+        let spec = header.dropFirst(6)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        if parts[0].isEmpty {
+            guard let suffix = Int(parts[1]), suffix > 0 else { return nil }
+            return max(0, size - suffix)...(size - 1)
+        }
+        guard let start = Int(parts[0]), start >= 0, start < size else { return nil }
+        let end = parts[1].isEmpty ? size - 1 : min(size - 1, Int(parts[1]) ?? -1)
+        guard end >= start else { return nil }
+        return start...end
+    }
+
+    // MARK: Access
+
+    /// The caller's name, if their key allows `scope` (or anonymous reading is on).
+    func authorize(_ request: Request, _ scope: HubScope) async throws -> String {
+        guard let header = request.headers[.authorization] else {
+            if scope == .read && anonymousRead { return "anonymous" }
+            throw HubError.unauthorized(
+                "This needs a hub key with the \(scope.rawValue) scope: send Authorization: Bearer KEY "
+                    + "(--token or NETRUNNER_HUB_TOKEN).")
+        }
+        guard header.hasPrefix("Bearer "),
+            let found = try await store.key(digest: HubKeys.digest(of: String(header.dropFirst(7))))
+        else {
+            throw HubError.unauthorized("This hub key is not known here.")
+        }
+        guard found.scope >= scope else {
+            throw HubError.forbidden(
+                "The key \"\(found.name)\" has the \(found.scope.rawValue) scope; this needs \(scope.rawValue).")
+        }
+        return found.name
+    }
+
+    // MARK: Helpers
+
+    func handle(_ body: () async throws -> Response) async throws -> Response {
+        do {
+            return try await body()
+        } catch let error as HubError {
+            var response = Self.error(error.description, status: .init(code: error.status))
+            if case .unauthorized = error { response.headers[.wwwAuthenticate] = "Bearer" }
+            return response
+        } catch let error as any HTTPResponseError {
+            throw error
+        } catch {
+            logger.error("hub request failed: \(error)")
+            return Self.error("The hub failed: \(error)", status: .internalServerError)
+        }
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func error(_ message: String, status: HTTPResponse.Status) -> Response {
+        struct Body: Encodable {
+            var error = true
+            var errorDescription: String
+            enum CodingKeys: String, CodingKey {
+                case error
+                case errorDescription = "error_description"
+            }
+        }
+        return json(Body(errorDescription: message), status: status)
+    }
+
+    static func name(_ context: BasicRequestContext) throws -> String {
+        try checkedName(context.parameters.get("name") ?? "", what: "model name")
+    }
+
+    /// A name as the hub keeps it: 1 to 64 of letters, digits, `.`, `-`, `_`, not starting with
+    /// `.` or `-`.
+    static func checkedName(_ name: String, what: String) throws -> String {
+        let allowed = name.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+        }
+        guard (1...64).contains(name.utf8.count), allowed, !name.hasPrefix("."), !name.hasPrefix("-") else {
+            throw HubError.badRequest(
+                "\"\(name.prefix(80))\" is not a usable \(what): 1 to 64 letters, digits, '.', '-' or '_', "
+                    + "not starting with '.' or '-'.")
+        }
+        return name
+    }
+
+    /// An alias: a name that is not a number (numbers are versions) and not `latest`.
+    static func checkedAlias(_ alias: String) throws -> String {
+        _ = try checkedName(alias, what: "alias")
+        guard Int(alias) == nil, alias != "latest" else {
+            throw HubError.badRequest(
+                "\"\(alias)\" cannot be an alias: numbers name versions, and latest is the newest.")
+        }
+        return alias
+    }
+
+    static func versionNumber(_ context: BasicRequestContext) throws -> Int {
+        guard let text = context.parameters.get("version"), let number = Int(text), number > 0 else {
+            throw HubError.badRequest("A version is a whole number from 1.")
+        }
+        return number
+    }
+
+    /// `{"version": 7}` or `{"targets": [{"version": 7, "weight": 90}, {"version": 8, "weight": 10}]}`.
+    static func targets(_ request: Request) async throws -> [HubAliasTarget] {
+        struct Body: Decodable {
+            var version: Int?
+            var targets: [HubAliasTarget]?
+        }
+        let data = try await request.body.collect(upTo: 64 << 10)
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(data.readableBytesView)) else {
+            throw HubError.badRequest(
+                "The body must be JSON: {\"version\": 7}, or {\"targets\": [{\"version\": 7, \"weight\": 90}, "
+                    + "{\"version\": 8, \"weight\": 10}]} for a staged rollout.")
+        }
+        let targets = body.targets ?? body.version.map { [HubAliasTarget(version: $0)] } ?? []
+        guard !targets.isEmpty, targets.count <= 10, targets.allSatisfy({ $0.weight > 0 && $0.version > 0 }),
+            targets.reduce(0, { $0 + $1.weight }) == 100, Set(targets.map(\.version)).count == targets.count
+        else {
+            throw HubError.badRequest(
+                "An alias points to 1 to 10 different versions whose weights are whole percents adding up to 100.")
+        }
+        return targets
+    }
+}

@@ -1,0 +1,437 @@
+import ArgumentParser
+import Dispatch
+import FoundationEssentials
+import Logging
+import NetRunnerHub
+import NetRunnerHubServer
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension NetRunnerCommand {
+    /// `netrunner hub ...`: the self-hosted model hub and its client.
+    struct Hub: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A self-hosted model hub: serve it, publish, list, pull, move aliases, roll back.",
+            discussion: """
+                The hub's address comes from --hub or NETRUNNER_HUB (default http://127.0.0.1:8090), the client's \
+                key from --token or NETRUNNER_HUB_TOKEN. Models published there run anywhere --model is taken: \
+                --model hub:flowers@production.
+                """,
+            subcommands: [
+                Serve.self, Push.self, List.self, Show.self, Pull.self, Alias.self, Rollback.self, History.self,
+                Delete.self, Key.self, Cache.self,
+            ])
+    }
+}
+
+/// `--hub` and `--token`.
+struct HubOptions: ParsableArguments {
+    @Option(help: "The hub's address (default: NETRUNNER_HUB, else http://127.0.0.1:8090).")
+    var hub: String?
+
+    @Option(help: "Your hub key (default: NETRUNNER_HUB_TOKEN).")
+    var token: String?
+
+    var client: HubClient { HubClient(address: hub, token: token) }
+}
+
+extension NetRunnerCommand.Hub {
+    /// `netrunner hub serve`.
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the hub: an embedded SQLite database and the files in --data, on 127.0.0.1:8090.")
+
+        @Option(help: "The folder of the hub's database and files (made if missing).")
+        var data = "Hub"
+
+        @Option(help: "The address to bind (127.0.0.1: this machine only).")
+        var host = "127.0.0.1"
+
+        @Option(parsing: .unconditional, help: "The port (0: any free port).")
+        var port = 8090
+
+        @Option(
+            name: .customLong("admin-key"),
+            help: "The first admin key, stored hashed (default: NETRUNNER_HUB_ADMIN_KEY).")
+        var adminKey: String?
+
+        @Flag(help: "Require a key with the read scope to list and download (default: anonymous reading).")
+        var `private` = false
+
+        @Option(
+            name: .customLong("max-upload-bytes"), parsing: .unconditional,
+            help: "The largest upload (default 1 GiB).")
+        var maximumUploadBytes = 1 << 30
+
+        func validate() throws {
+            try OptionLimits.check(port, "--port", in: 0...65_535)
+            try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 34))
+        }
+
+        func run() throws {
+            var logger = Logger(label: "netrunner.hub")
+            logger.logLevel = .notice
+            let key = adminKey ?? getenv("NETRUNNER_HUB_ADMIN_KEY").map { String(cString: $0) }
+            let hub = HubServer(
+                configuration: .init(
+                    host: host, port: port, dataFolder: data, adminKey: key, anonymousRead: !`private`,
+                    maximumUploadBytes: maximumUploadBytes),
+                logger: logger)
+            let folder = data
+            let outcome = Mutex<Result<Void, any Error>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                do {
+                    try await hub.run { host, port in
+                        Console.print("netrunner hub: listening on http://\(host):\(port) (data in \(folder))")
+                        Console.flush()
+                    }
+                    outcome.withLock { $0 = .success(()) }
+                } catch {
+                    outcome.withLock { $0 = .failure(error) }
+                }
+                done.signal()
+            }
+            done.wait()
+            try outcome.withLock { $0 }?.get()
+        }
+    }
+
+    /// `netrunner hub push FILE --name NAME [--alias A]`.
+    struct Push: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Publish a zipped bundle or a .tflite as the next version of a model.")
+
+        @Argument(help: "A zipped bundle (.tiobundle.zip) or a .tflite; a bundle folder is zipped first.")
+        var file: String
+
+        @Option(help: "The model's name on the hub.")
+        var name: String
+
+        @Option(help: "An alias to point at the new version (production, staging...).")
+        var alias: String?
+
+        @OptionGroup var options: HubOptions
+
+        func run() throws {
+            let client = options.client
+            let (file, name, alias) = (self.file, self.name, self.alias)
+            let version = try HubReference.waitFor { () throws(HubClientError) in
+                try await client.push(file: file, name: name, alias: alias)
+            }
+            Console.print(
+                "published \(version.name)@\(version.version) (sha256 \(version.sha256.prefix(12)), \(version.size) bytes, "
+                    + "\(version.task))" + (alias.map { "; \($0) -> \(version.version)" } ?? ""))
+        }
+    }
+
+    /// `netrunner hub list [SEARCH]`.
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the hub's models (matching SEARCH).")
+
+        @Argument(help: "Words in the name or description.")
+        var search: String?
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        @OptionGroup var options: HubOptions
+
+        func run() throws {
+            let client = options.client
+            let search = self.search
+            let models = try HubReference.waitFor { () throws(HubClientError) in try await client.models(search: search)
+            }
+            if json { return try Console.printJSON(["models": models]) }
+            if models.isEmpty { Console.print("no models on \(client.address)") }
+            for model in models {
+                let aliases = model.aliases.map { "\($0.alias) -> \($0.targets.summary)" }.joined(separator: ", ")
+                Console.print(
+                    "\(model.name)  latest \(model.latestVersion ?? 0)  \(model.description)"
+                        + (aliases.isEmpty ? "" : "  [\(aliases)]"))
+            }
+        }
+    }
+
+    /// `netrunner hub show NAME`.
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A model's versions and aliases.")
+
+        @Argument(help: "The model's name.")
+        var name: String
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        @OptionGroup var options: HubOptions
+
+        func run() throws {
+            let client = options.client
+            let name = self.name
+            let model = try HubReference.waitFor { () throws(HubClientError) in try await client.model(name) }
+            if json { return try Console.printJSON(model) }
+            Console.print("\(model.name): \(model.description)")
+            for version in model.versions ?? [] {
+                Console.print(
+                    "  \(version.version)  sha256 \(version.sha256.prefix(12))  \(version.size) bytes  \(version.task)  "
+                        + "\(version.createdAt) by \(version.createdBy)")
+            }
+            for alias in model.aliases {
+                Console.print(
+                    "  \(alias.alias) -> \(alias.targets.summary)  (\(alias.updatedAt) by \(alias.updatedBy))")
+            }
+        }
+    }
+
+    /// `netrunner hub pull NAME[@REF]`.
+    struct Pull: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Download a model into the local cache (verified; resumed if interrupted) and print its path.")
+
+        @Argument(help: "NAME, NAME@VERSION, NAME@ALIAS or NAME@sha256:HEX.")
+        var model: String
+
+        @Flag(help: "Use the local copy if there is one, without asking the hub.")
+        var local = false
+
+        @Option(
+            name: .customLong("max-bytes-per-second"), parsing: .unconditional,
+            help: "Download no faster than this (a condition).")
+        var maximumBytesPerSecond: Int?
+
+        @Flag(name: .customLong("requires-ac-power"), help: "Download only on mains power (when there is a battery).")
+        var requiresACPower = false
+
+        @Flag(name: .customLong("no-metered"), help: "Do not download over a metered connection (NetworkManager's).")
+        var noMetered = false
+
+        @Option(help: "Download only in these local hours, START-END (22-6 wraps past midnight).")
+        var hours: String?
+
+        @OptionGroup var options: HubOptions
+
+        func run() throws {
+            let downloader = ModelDownloader(hub: options.client)
+            var conditions = ModelDownloadConditions(
+                allowsCellularAccess: !noMetered, requiresACPower: requiresACPower,
+                maximumBytesPerSecond: maximumBytesPerSecond)
+            if let hours {
+                let parts = hours.split(separator: "-").compactMap { Int($0) }
+                guard parts.count == 2, parts.allSatisfy({ (0...24).contains($0) }), parts[0] != parts[1] else {
+                    throw ValidationError("--hours is START-END in whole hours, such as 1-5 or 22-6, not \(hours).")
+                }
+                conditions.allowedHours = .init(start: parts[0], end: parts[1])
+            }
+            let (model, type, chosen) = (self.model, local ? ModelDownloadType.localModel : .latestModel, conditions)
+            let meter = PullMeter()
+            let events = downloader.events
+            let watcher = Task {
+                for await event in events { meter.show(event) }
+            }
+            let found = try HubReference.waitFor { () throws(HubClientError) in
+                try await downloader.getModel(name: model, downloadType: type, conditions: chosen)
+            }
+            watcher.cancel()
+            meter.finish()
+            Console.print("\(found.name)@\(found.version) sha256 \(found.hash) \(found.size) bytes")
+            Console.print(found.path)
+        }
+    }
+
+    /// `netrunner hub alias NAME ALIAS VERSION[:WEIGHT]...`.
+    struct Alias: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Point an alias at a version, or at several with weights (a staged rollout).",
+            discussion: "netrunner hub alias flowers production 7          # everyone gets 7\n"
+                + "netrunner hub alias flowers production 7:90 8:10  # 90% of clients get 7, 10% get 8")
+
+        @Argument(help: "The model's name.")
+        var name: String
+
+        @Argument(help: "The alias.")
+        var alias: String
+
+        @Argument(help: "VERSION, or VERSION:PERCENT for each version of a staged rollout.")
+        var targets: [String]
+
+        @OptionGroup var options: HubOptions
+
+        func run() throws {
+            var parsed: [HubAliasTarget] = []
+            for target in targets {
+                let parts = target.split(separator: ":")
+                guard let version = Int(parts[0]), parts.count <= 2 else {
+                    throw ValidationError("\(target) is not VERSION or VERSION:PERCENT.")
+                }
+                let weight = parts.count == 2 ? Int(parts[1]) : (targets.count == 1 ? 100 : nil)
+                guard let weight else {
+                    throw ValidationError("Give each version of a rollout its percent: 7:90 8:10.")
+                }
+                parsed.append(HubAliasTarget(version: version, weight: weight))
+            }
+            let client = options.client
+            let (name, alias, chosen) = (self.name, self.alias, parsed)
+            let found = try HubReference.waitFor { () throws(HubClientError) in
+                try await client.setAlias(alias, model: name, targets: chosen)
+            }
+            Console.print("\(found.name): \(found.alias) -> \(found.targets.summary)")
+        }
+    }
+
+    /// `netrunner hub rollback NAME ALIAS`.
+    struct Rollback: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Point an alias back where it was before its last change.")
+
+        @Argument(help: "The model's name.")
+        var name: String
+
+        @Argument(help: "The alias.")
+        var alias: String
+
+        @OptionGroup var options: HubOptions
+
+        func run() throws {
+            let client = options.client
+            let (name, alias) = (self.name, self.alias)
+            let found = try HubReference.waitFor { () throws(HubClientError) in
+                try await client.rollback(alias, model: name)
+            }
+            Console.print("\(found.name): \(found.alias) -> \(found.targets.summary) (rolled back)")
+        }
+    }
+
+    /// `netrunner hub history NAME ALIAS`.
+    struct History: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "An alias's history: who pointed it where, when.")
+
+        @Argument(help: "The model's name.")
+        var name: String
+
+        @Argument(help: "The alias.")
+        var alias: String
+
+        @OptionGroup var options: HubOptions
+
+        func run() throws {
+            let client = options.client
+            let (name, alias) = (self.name, self.alias)
+            let history = try HubReference.waitFor { () throws(HubClientError) in
+                try await client.history(of: alias, model: name)
+            }
+            for change in history {
+                let before = change.previous.isEmpty ? "(new)" : change.previous.summary
+                Console.print(
+                    "\(change.sequence)  \(change.changedAt)  \(change.changedBy)  \(change.action)  "
+                        + "\(before) -> \(change.targets.summary)")
+            }
+        }
+    }
+
+    /// `netrunner hub delete NAME VERSION`.
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Unpublish a version (admin key; refused while an alias points to it).")
+
+        @Argument(help: "The model's name.")
+        var name: String
+
+        @Argument(help: "The version.")
+        var version: Int
+
+        @OptionGroup var options: HubOptions
+
+        func run() throws {
+            let client = options.client
+            let (name, version) = (self.name, self.version)
+            try HubReference.waitFor { () throws(HubClientError) in
+                try await client.delete(version: version, model: name)
+            }
+            Console.print("deleted \(name)@\(version)")
+        }
+    }
+
+    /// `netrunner hub key NAME --scope read|publish|admin`.
+    struct Key: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make an API key (admin key needed); it is printed once, the hub keeps only its digest.")
+
+        @Argument(help: "A name for the key (who or what uses it).")
+        var name: String
+
+        @Option(help: "read, publish or admin.")
+        var scope: String = "read"
+
+        @OptionGroup var options: HubOptions
+
+        func run() throws {
+            guard let scope = HubScope(rawValue: scope) else {
+                throw ValidationError("--scope is read, publish or admin, not \(scope).")
+            }
+            let client = options.client
+            let name = self.name
+            let key = try HubReference.waitFor { () throws(HubClientError) in
+                try await client.createKey(name: name, scope: scope)
+            }
+            Console.print(key)
+        }
+    }
+
+    /// `netrunner hub cache [--gc]`.
+    struct Cache: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The local copies of hub models: list them, or remove what nothing names (--gc).")
+
+        @Flag(help: "Remove cached files no reference names, and stale partial downloads.")
+        var gc = false
+
+        @Option(help: "Forget a model's local copies.")
+        var delete: String?
+
+        func run() throws {
+            let cache = HubCache()
+            if let delete {
+                Console.print("freed \(cache.delete(name: delete)) bytes")
+                return
+            }
+            if gc {
+                Console.print("freed \(cache.collectGarbage()) bytes")
+                return
+            }
+            for (hub, resolution, entry) in cache.references() {
+                Console.print(
+                    "\(hub)  \(resolution.name)@\(resolution.reference) -> \(resolution.version)  "
+                        + (entry.map { "\($0.size) bytes  \($0.path)" } ?? "(not downloaded)"))
+            }
+        }
+    }
+}
+
+/// A pull's progress on a terminal.
+private final class PullMeter: Sendable {
+    private let isVisible = isatty(STDERR_FILENO) == 1
+
+    func show(_ event: ModelDownloadEvent) {
+        guard isVisible else { return }
+        switch event {
+        case .progress(let name, let received, let total):
+            let width = 30
+            let filled = total > 0 ? min(width, received * width / total) : 0
+            Console.terminalControl(
+                "\r\u{1B}[2K\(name)  [\(String(repeating: "=", count: filled))\(String(repeating: " ", count: width - filled))] "
+                    + "\(Console.megabytes(received)) of \(Console.megabytes(total))")
+        case .verifying(let name): Console.terminalControl("\r\u{1B}[2K\(name)  verifying")
+        default: break
+        }
+    }
+
+    func finish() {
+        guard isVisible else { return }
+        Console.terminalControl("\r\u{1B}[2K")
+    }
+}

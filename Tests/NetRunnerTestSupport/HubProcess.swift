@@ -1,0 +1,86 @@
+public import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `netrunner hub serve` on a free loopback port with an admin key, in a data folder; stopped
+/// with SIGTERM (``stop()``) or killed (``kill()``), and restartable on the same folder.
+public final class HubProcess: @unchecked Sendable {
+    /// The admin key it was started with.
+    public static let adminKey = "test-admin-key"
+    private var process = Process()
+    /// The data folder.
+    public let data: String
+    /// `http://127.0.0.1:PORT`.
+    public private(set) var address = ""
+    private let extra: [String]
+
+    /// Starts a hub.
+    ///
+    /// - Parameters:
+    ///   - data: Its data folder.
+    ///   - arguments: More arguments of `hub serve`.
+    public init(data: String, arguments: [String] = []) throws {
+        self.data = data
+        self.extra = arguments
+        try start()
+    }
+
+    /// Starts (again) on the same folder, on a new port.
+    public func start() throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+        process.arguments =
+            ["hub", "serve", "--data", data, "--port", "0", "--admin-key", Self.adminKey] + extra
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        while !text.contains("\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let range = text.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else {
+            process.terminate()
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "hub printed: \(text)"])
+        }
+        address = String(text[range])
+    }
+
+    /// SIGTERM, then the exit status.
+    @discardableResult
+    public func stop() -> Int32 {
+        guard process.isRunning else { return process.terminationStatus }
+        process.terminate()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// SIGKILL: no chance to clean up.
+    public func kill() {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// A request to the hub: status, headers (lower-cased names), body.
+    public func request(
+        _ path: String, method: String = "GET", body: Data? = nil, headers: [String: String] = [:],
+        key: String? = HubProcess.adminKey
+    ) async throws -> (status: Int, headers: [String: String], body: Data) {
+        guard let url = URL(string: address + path) else { throw URLError(.badURL) }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = "\(value)" }
+        return (http.statusCode, fields, data)
+    }
+}

@@ -1,0 +1,347 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+/// `netrunner hub`: the hub and its client as people and programs use them, with real models,
+/// real processes, and the failures of real networks and machines.
+@Suite("netrunner hub", .serialized)
+struct HubCommandTests {
+    static let bundleZip = "Tests/Fixtures/Bundles/multi_io.tiobundle.zip"
+    static let tflite = "Models/mobilenet_v2_1.0_224_uint8_metadata.tflite"
+    static let coffee = Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")
+
+    /// A hub in a fresh folder, a client cache of its own, and what the CLI needs to reach both.
+    final class Setup {
+        let folder: TemporaryFolder
+        let hub: HubProcess
+        var environment: [String: String?] {
+            ["NETRUNNER_HUB": hub.address, "NETRUNNER_CACHE_DIR": folder.path("cache"), "NETRUNNER_HUB_TOKEN": nil]
+        }
+
+        init(_ arguments: [String] = []) throws {
+            folder = try TemporaryFolder(prefix: "netrunner-hub")
+            hub = try HubProcess(data: folder.path("data"), arguments: arguments)
+        }
+
+        func netrunner(_ arguments: [String], token: String? = HubProcess.adminKey) throws -> ProcessResult {
+            var environment = self.environment
+            environment["NETRUNNER_HUB_TOKEN"] = token
+            return try ProcessResult.run(Fixtures.netrunner, arguments, environment: environment)
+        }
+
+        /// The float32 MobileNetV2 bundle, zipped (13 MB: long enough to interrupt).
+        func floatBundleZip() throws -> String {
+            let bundle = "Models/bundles/mobilenet_v2_1.0_224_float32.tiobundle/"
+            let path = folder.path("float.tiobundle.zip")
+            if !FileManager.default.fileExists(atPath: path) {
+                try ZipFixture.zip([
+                    ("float.tiobundle/model.json", try Fixtures.data(bundle + "model.json")),
+                    (
+                        "float.tiobundle/mobilenet_v2_1.0_224_float32.tflite",
+                        try Fixtures.data(bundle + "mobilenet_v2_1.0_224_float32.tflite")
+                    ),
+                    ("float.tiobundle/assets/labels.txt", try Fixtures.data(bundle + "assets/labels.txt")),
+                ]).write(to: URL(fileURLWithPath: path))
+            }
+            return path
+        }
+
+        deinit {
+            hub.stop()
+            folder.remove()
+        }
+    }
+
+    @Test("Publish, list, alias with history, roll back, pull, and run a hub: model, as the README shows")
+    func workflow() throws {
+        let setup = try Setup()
+        let first = try setup.netrunner([
+            "hub", "push", Fixtures.path(Self.tflite), "--name", "mobilenet", "--alias", "production",
+        ])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.hasPrefix("published mobilenet@1 (sha256 f3594f132b91, 4059384 bytes, classification)"))
+        #expect(first.stdout.contains("; production -> 1"))
+        let second = try setup.netrunner(["hub", "push", try setup.floatBundleZip(), "--name", "mobilenet"])
+        #expect(second.stdout.hasPrefix("published mobilenet@2"), "\(second.stderr)")
+
+        let list = try setup.netrunner(["hub", "list"], token: nil)
+        #expect(
+            list.stdout.hasPrefix("mobilenet  latest 2  MobileNet V2 1.0 224 (float32)  [production -> 1]"), "\(list)")
+        #expect(try setup.netrunner(["hub", "list", "nothing-like-this"], token: nil).stdout.hasPrefix("no models"))
+
+        #expect(
+            try setup.netrunner(["hub", "alias", "mobilenet", "production", "2"]).stdout
+                == "mobilenet: production -> 2\n")
+        let rolled = try setup.netrunner(["hub", "rollback", "mobilenet", "production"])
+        #expect(rolled.stdout == "mobilenet: production -> 1 (rolled back)\n", "\(rolled)")
+        let history = try setup.netrunner(["hub", "history", "mobilenet", "production"], token: nil).stdout
+            .split(separator: "\n")
+        #expect(history.count == 3)
+        #expect(history.first?.hasSuffix("admin  set  (new) -> 1") == true, "\(history)")
+        #expect(history.last?.hasSuffix("admin  rollback  2 -> 1") == true, "\(history)")
+
+        // hub: wherever --model goes; the answer is the same as the file's own.
+        let viaHub = try setup.netrunner(["classify", "--model", "hub:mobilenet@production", Self.coffee], token: nil)
+        let direct = try ProcessResult.run(
+            Fixtures.netrunner, ["classify", "--model", Fixtures.path(Self.tflite), Self.coffee])
+        #expect(viaHub.status == 0, "\(viaHub.stderr)")
+        let answers = { (text: String) in text.split(separator: "\n").dropFirst().map(String.init) }
+        #expect(answers(viaHub.stdout) == answers(direct.stdout) && !answers(direct.stdout).isEmpty)
+        #expect(viaHub.stderr.contains("note: hub:mobilenet@production is version 1 (sha256 f3594f132b91)"))
+        let pulled = try setup.netrunner(["hub", "pull", "mobilenet@2"], token: nil)
+        #expect(pulled.status == 0 && pulled.stdout.contains("mobilenet@2 sha256 "), "\(pulled)")
+
+        // The hub stopped: the verified copy still runs (prefer offline).
+        setup.hub.stop()
+        let offline = try setup.netrunner(["classify", "--model", "hub:mobilenet@production", Self.coffee], token: nil)
+        #expect(offline.status == 0 && answers(offline.stdout) == answers(direct.stdout), "\(offline.stderr)")
+        let never = try setup.netrunner(["classify", "--model", "hub:other", Self.coffee], token: nil)
+        #expect(never.status == 1)
+        #expect(
+            never.stderr.contains("other@latest is not downloaded, and the hub cannot be reached"), "\(never.stderr)")
+    }
+
+    @Test("Resolve is the update check (strong ETag, 304); blobs resume with Range and If-Range (206, 416)")
+    func resolveAndRanges() async throws {
+        let setup = try Setup()
+        let data = try Fixtures.data(Self.tflite)
+        let pushed = try await setup.hub.request(
+            "/v1/models/m/versions?alias=production", method: "POST", body: data)
+        #expect(pushed.status == 201)
+        let resolved = try await setup.hub.request("/v1/models/m/resolve?ref=production", key: nil)
+        let digest = "f3594f132b91cffd0b45c85f33056564e98c4125c107ea964de7d5accf1dacae"
+        #expect(resolved.status == 200 && resolved.headers["etag"] == "\"sha256:\(digest)\"")
+        let json = try JSONSerialization.jsonObject(with: resolved.body) as? [String: Any]
+        #expect(json?["download"] as? String == "/v1/blobs/sha256:\(digest)" && json?["version"] as? Int == 1)
+        let unchanged = try await setup.hub.request(
+            "/v1/models/m/resolve?ref=production", headers: ["If-None-Match": "\"sha256:\(digest)\""], key: nil)
+        #expect(unchanged.status == 304)
+        let whole = try await setup.hub.request("/v1/blobs/sha256:\(digest)", key: nil)
+        #expect(whole.status == 200 && whole.body == data && whole.headers["content-length"] == "\(data.count)")
+        let tail = try await setup.hub.request(
+            "/v1/blobs/sha256:\(digest)", headers: ["Range": "bytes=4000000-", "If-Range": "\"sha256:\(digest)\""],
+            key: nil)
+        #expect(tail.status == 206 && tail.body == data.suffix(from: 4_000_000))
+        #expect(tail.headers["content-range"] == "bytes 4000000-\(data.count - 1)/\(data.count)")
+        let stale = try await setup.hub.request(
+            "/v1/blobs/sha256:\(digest)", headers: ["Range": "bytes=4000000-", "If-Range": "\"sha256:0\""], key: nil)
+        #expect(stale.status == 200 && stale.body.count == data.count, "a changed file is sent whole")
+        let beyond = try await setup.hub.request(
+            "/v1/blobs/sha256:\(digest)", headers: ["Range": "bytes=99999999-"], key: nil)
+        #expect(beyond.status == 416)
+        #expect(
+            try await setup.hub.request("/v1/blobs/sha256:\(String(repeating: "0", count: 64))", key: nil).status == 404
+        )
+        #expect(try await setup.hub.request("/v1/models/m/resolve?ref=9", key: nil).status == 404)
+    }
+
+    @Test("Keys: 401 without one, 403 with too small a scope, private reads; only digests are stored")
+    func keys() async throws {
+        let setup = try Setup(["--private"])
+        let data = try Fixtures.data(Self.tflite)
+        #expect(
+            try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data, key: nil).status == 401)
+        #expect(try await setup.hub.request("/v1/models", key: nil).status == 401)
+        #expect(try await setup.hub.request("/v1/models", key: "made-up").status == 401)
+        let made = try setup.netrunner(["hub", "key", "ci-reader", "--scope", "read"])
+        let reader = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(made.status == 0 && reader.hasPrefix("nrh_") && reader.count == 68, "\(made)")
+        #expect(try await setup.hub.request("/v1/models", key: reader).status == 200)
+        let refused = try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data, key: reader)
+        #expect(refused.status == 403)
+        #expect(String(decoding: refused.body, as: UTF8.self).contains("has the read scope; this needs publish"))
+        #expect(try await setup.hub.request("/v1/keys", key: reader).status == 403)
+        setup.hub.stop()
+        let database = try Data(contentsOf: URL(fileURLWithPath: setup.folder.path("data/hub.sqlite")))
+        let wal = (try? Data(contentsOf: URL(fileURLWithPath: setup.folder.path("data/hub.sqlite-wal")))) ?? Data()
+        for key in [reader, HubProcess.adminKey] {
+            #expect(database.range(of: Data(key.utf8)) == nil && wal.range(of: Data(key.utf8)) == nil)
+        }
+    }
+
+    @Test("Hostile uploads and names are refused with reasons, without a trace on disk or in the list")
+    func hostile() async throws {
+        let setup = try Setup(["--max-upload-bytes", "20000000"])
+        let json = Data(#"{"name": "x"}"#.utf8)
+        let model = try Fixtures.data(Self.tflite)
+        var bomb = [UInt8](ZipFixture.zip([("x.tiobundle/model.json", Data("{}".utf8))]))
+        if let central = bomb.indices.first(where: {
+            bomb[$0] == 0x50 && bomb[$0 + 1] == 0x4B && bomb[$0 + 2] == 1 && bomb[$0 + 3] == 2
+        }) {
+            for offset in [20, 24] {
+                bomb.replaceSubrange((central + offset)..<(central + offset + 4), with: [0, 0, 0, 0x80])
+            }
+        }
+        let uploads: [(String, Data, Int, String)] = [
+            ("zip-slip", ZipFixture.zip([("x.tiobundle/model.json", json), ("../evil.txt", json)]), 422, "evil.txt"),
+            ("symlink", ZipFixture.zip([("x.tiobundle/model.json", json)], attributes: 0o120777 << 16), 422, "link"),
+            ("bomb", Data(bomb), 422, "beyond the size limit"),
+            ("corrupt", model.prefix(model.count / 3), 422, "not a valid TensorFlow Lite flatbuffer"),
+            ("html", Data("<html><body>hi</body></html>".utf8), 422, "HTML page"),
+            ("empty", Data(), 400, "The upload is empty"),
+            ("too-large", Data(count: 20_000_001), 413, "this hub takes at most 20000000"),
+        ]
+        for (label, body, status, reason) in uploads {
+            let reply = try await setup.hub.request("/v1/models/x/versions", method: "POST", body: body)
+            let text = String(decoding: reply.body, as: UTF8.self)
+            #expect(reply.status == status && text.contains(reason), "\(label): \(reply.status) \(text)")
+        }
+        // A 10 GB Content-Length is refused before a byte is kept.
+        let huge = try ProcessResult.run(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import socket, sys
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+                s.sendall(b"POST /v1/models/x/versions HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer \(HubProcess.adminKey)\\r\\nContent-Length: 10000000000\\r\\n\\r\\n" + b"PK" * 1000)
+                print(s.recv(4096).split(b"\\r\\n")[0].decode())
+                """,
+                String(setup.hub.address.split(separator: ":").last ?? ""),
+            ])
+        #expect(huge.stdout.hasPrefix("HTTP/1.1 413"), "\(huge)")
+        for name in ["..%2F..%2Fetc", "a%00b", String(repeating: "n", count: 10_000), "-x", ".hidden"] {
+            let reply = try await setup.hub.request("/v1/models/\(name)/versions", method: "POST", body: model)
+            #expect(reply.status == 400 || reply.status == 404, "\(name.prefix(20)): \(reply.status)")
+        }
+        let list = try await setup.hub.request("/v1/models", key: nil)
+        #expect(String(decoding: list.body, as: UTF8.self) == #"{"models":[]}"#)
+        let blobs = (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("data/blobs/sha256"))) ?? []
+        #expect(blobs.isEmpty, "\(blobs)")
+        #expect(!FileManager.default.fileExists(atPath: setup.folder.path("data/evil.txt")))
+        let staging = (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("data/staging"))) ?? []
+        #expect(staging.isEmpty, "\(staging)")
+    }
+
+    @Test("A weighted alias splits clients deterministically (90/10) and the hub counts adoption per version")
+    func stagedRollout() async throws {
+        let setup = try Setup()
+        let data = try Fixtures.data(Self.tflite)
+        _ = try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data)
+        _ = try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data)
+        let set = try await setup.hub.request(
+            "/v1/models/m/aliases/production", method: "PUT",
+            body: Data(#"{"targets": [{"version": 1, "weight": 90}, {"version": 2, "weight": 10}]}"#.utf8),
+            headers: ["Content-Type": "application/json"])
+        #expect(set.status == 200, "\(String(decoding: set.body, as: UTF8.self))")
+        var counts: [Int: Int] = [:]
+        for client in 0..<200 {
+            let reply = try await setup.hub.request("/v1/models/m/resolve?ref=production&client=c\(client)", key: nil)
+            let version =
+                (try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])?["version"] as? Int ?? 0
+            counts[version, default: 0] += 1
+            if client < 5 {
+                let again = try await setup.hub.request(
+                    "/v1/models/m/resolve?ref=production&client=c\(client)", key: nil)
+                #expect(
+                    (try JSONSerialization.jsonObject(with: again.body) as? [String: Any])?["version"] as? Int
+                        == version)
+            }
+        }
+        #expect((160...195).contains(counts[1] ?? 0) && (counts[1] ?? 0) + (counts[2] ?? 0) == 200, "\(counts)")
+        let adoption = try await setup.hub.request("/v1/models/m/adoption", key: nil)
+        let versions =
+            (try JSONSerialization.jsonObject(with: adoption.body) as? [String: Any])?["versions"] as? [[String: Int]]
+        #expect(versions?.map { $0["clients"] ?? 0 } == [counts[1] ?? 0, counts[2] ?? 0], "\(versions ?? [])")
+        let bad = try await setup.hub.request(
+            "/v1/models/m/aliases/production", method: "PUT",
+            body: Data(#"{"targets": [{"version": 1, "weight": 90}, {"version": 2, "weight": 20}]}"#.utf8))
+        #expect(bad.status == 400)
+    }
+
+    @Test("kill -9 of a pull mid-download, then again: resumed, verified; a flipped bit is caught, nothing installed")
+    func resumeAndIntegrity() throws {
+        let setup = try Setup()
+        let zip = try setup.floatBundleZip()
+        #expect(try setup.netrunner(["hub", "push", zip, "--name", "float"]).status == 0)
+        // 2 MB/s for 13 MB: killed after about 2 s, a partial file is left.
+        let pull = Process()
+        pull.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+        pull.arguments = ["hub", "pull", "float", "--max-bytes-per-second", "2000000"]
+        var environment = ProcessInfo.processInfo.environment
+        for (key, value) in setup.environment { environment[key] = value }
+        pull.environment = environment
+        pull.standardOutput = FileHandle.nullDevice
+        pull.standardError = FileHandle.nullDevice
+        try pull.run()
+        Thread.sleep(forTimeInterval: 2.5)
+        kill(pull.processIdentifier, SIGKILL)
+        pull.waitUntilExit()
+        let partials =
+            (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("cache/hub/partial"))) ?? []
+        let part = try #require(partials.first { $0.hasSuffix(".part") }, "\(partials)")
+        let kept =
+            (try FileManager.default.attributesOfItem(atPath: setup.folder.path("cache/hub/partial/" + part))[.size]
+                as? Int) ?? 0
+        #expect(kept > 1_000_000 && kept < 13_000_000, "\(kept) bytes kept")
+        // The lock of the killed process is stale (its pid is gone): the rerun takes over and resumes.
+        let again = try setup.netrunner(["hub", "pull", "float"], token: nil)
+        #expect(again.status == 0, "\(again.stderr)")
+        let path = try #require(again.stdout.split(separator: "\n").last.map(String.init))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: zip)))
+
+        // Through a proxy that flips one bit: detected, not installed, the good copy untouched.
+        let proxy = Process()
+        let proxyOut = Pipe()
+        let proxyIn = Pipe()
+        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        proxy.arguments = ["python3", Fixtures.path("tools/hub/flip_proxy.py"), setup.hub.address]
+        proxy.standardOutput = proxyOut
+        proxy.standardInput = proxyIn
+        try proxy.run()
+        defer {
+            try? proxyIn.fileHandleForWriting.close()
+            proxy.waitUntilExit()
+        }
+        let port = String(decoding: proxyOut.fileHandleForReading.availableData, as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try setup.netrunner(["hub", "push", Fixtures.path(Self.tflite), "--name", "float"]).status == 0)
+        let damaged = try setup.netrunner(["hub", "pull", "float@2", "--hub", "http://127.0.0.1:\(port)"], token: nil)
+        #expect(damaged.status == 1)
+        #expect(damaged.stderr.contains("The download of float@2 is damaged: its SHA-256 is"), "\(damaged.stderr)")
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: setup.folder.path(
+                    "cache/hub/blobs/sha256/f3594f132b91cffd0b45c85f33056564e98c4125c107ea964de7d5accf1dacae.tflite")))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: zip)))
+    }
+
+    @Test("The hub killed (-9) mid-upload: no half version; after a restart every published version is there")
+    func crashMidUpload() async throws {
+        let setup = try Setup()
+        let data = try Fixtures.data(Self.tflite)
+        #expect(try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
+        let port = String(setup.hub.address.split(separator: ":").last ?? "")
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        client.arguments = [
+            "python3", "-c",
+            """
+            import socket, sys, time
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            s.sendall(b"POST /v1/models/m/versions HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer \(HubProcess.adminKey)\\r\\nContent-Length: 4059384\\r\\n\\r\\n")
+            s.sendall(open(sys.argv[2], "rb").read()[:2000000])
+            time.sleep(5)
+            """,
+            port, Fixtures.path(Self.tflite),
+        ]
+        try client.run()
+        try await Task.sleep(for: .seconds(1))
+        setup.hub.kill()
+        client.terminate()
+        client.waitUntilExit()
+        try setup.hub.start()
+        let model = try await setup.hub.request("/v1/models/m", key: nil)
+        let versions =
+            (try JSONSerialization.jsonObject(with: model.body) as? [String: Any])?["versions"] as? [[String: Any]]
+        #expect(versions?.count == 1, "\(versions ?? [])")
+        let uploads = (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("data/uploads"))) ?? []
+        #expect(uploads.isEmpty)
+        #expect(try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
+        let after = try await setup.hub.request("/v1/models/m", key: nil)
+        let numbers =
+            ((try JSONSerialization.jsonObject(with: after.body) as? [String: Any])?["versions"] as? [[String: Any]])?
+            .compactMap { $0["version"] as? Int }
+        #expect(numbers == [1, 2])
+    }
+}

@@ -44,7 +44,8 @@ test-python:
 
 test: setup test-python
 	$(SWIFT) build --build-tests
-	$(TEST_ENV) $(SWIFT) test --skip-build
+	@# The hub's PostgreSQL tests use a private Debian postgresql on 127.0.0.1:55432.
+	$(TEST_ENV) NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) $(SWIFT) test --skip-build
 	@# The README, pasted: every sh block run, every transcript's output compared.
 	$(TEST_ENV) python3 scripts/run-readme.py .build/debug/netrunner
 
@@ -53,7 +54,7 @@ test: setup test-python
 # allocations that fail instead of aborting.
 test-asan: setup test-python
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	$(TEST_ENV) ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	$(TEST_ENV) NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 
 bench-setup: setup
 	Benchmarks/setup.sh
@@ -64,6 +65,8 @@ bench: bench-setup build
 	NETRUNNER_CHECKER=$(CURDIR)/.build/release/netrunner Benchmarks/.build/release/PipelineBenchmark
 	@# netrunner serve against FastAPI + uvicorn under wrk (Benchmarks/setup.sh installs wrk).
 	.venv-bench/bin/python Benchmarks/serve_benchmark.py --netrunner .build/release/netrunner
+	@# The hub's downloads against nginx serving the same file, and wrk on list and the update check.
+	python3 Benchmarks/hub_benchmark.py --netrunner .build/release/netrunner
 
 format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift

@@ -33,9 +33,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // The HTTP client of model downloads (`netrunner import`, the hub client).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        // The hub's metadata: one SQL layer (sql-kit) over embedded SQLite (sqlite-kit).
+        // The hub's metadata: one SQL layer (sql-kit) over embedded SQLite (sqlite-kit)...
         .package(url: "https://github.com/vapor/sql-kit", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.2"),
+        // ... and PostgreSQL (postgres-kit), for several hub nodes sharing one store.
+        .package(url: "https://github.com/vapor/postgres-kit", from: "2.17.0"),
     ],
     targets: [
         // Our own declarations of the LiteRT C API and the dlopen loader. Nothing else.
@@ -126,6 +128,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

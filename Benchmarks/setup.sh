@@ -3,13 +3,15 @@
 # ai-edge-litert 2.3.0 + numpy + pillow, hash-pinned in tools/models/requirements-reference.txt,
 # and FastAPI + uvicorn for the serve benchmark (Benchmarks/python/requirements-serve.txt).
 set -euo pipefail
-# wrk (Debian) drives the serve benchmark.
-if ! command -v wrk >/dev/null 2>&1; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q wrk || {
-    $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q wrk; }
-fi
+# wrk (Debian) drives the serve and hub benchmarks; nginx (Debian) is the hub's yardstick.
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+for tool in wrk nginx; do
+  if ! command -v "$tool" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$tool" ]; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "$tool" || {
+      $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "$tool"; }
+  fi
+done
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/.venv-bench"
 req="$root/tools/models/requirements-reference.txt"

@@ -3,6 +3,7 @@ import Hummingbird
 public import Logging
 import NIOCore
 import NetRunnerHub
+import PostgresKit
 import SQLKit
 import SQLiteKit
 
@@ -31,6 +32,10 @@ public struct HubServer: Sendable {
         public var anonymousRead: Bool
         /// The largest upload, in bytes.
         public var maximumUploadBytes: Int
+        /// A PostgreSQL database for the metadata (`postgres://user:password@host:port/db`), so
+        /// several hub nodes sharing the data folder's files can share one store; `nil`: the
+        /// embedded SQLite database in the data folder.
+        public var databaseURL: String?
 
         /// Creates a configuration.
         ///
@@ -41,10 +46,12 @@ public struct HubServer: Sendable {
         ///   - adminKey: The first admin key, if any.
         ///   - anonymousRead: Whether reading needs no key (default yes).
         ///   - maximumUploadBytes: The largest upload (default 1 GiB).
+        ///   - databaseURL: A PostgreSQL URL; `nil` for the embedded SQLite database.
         public init(
             host: String = "127.0.0.1", port: Int = 8090, dataFolder: String, adminKey: String? = nil,
-            anonymousRead: Bool = true, maximumUploadBytes: Int = 1 << 30
+            anonymousRead: Bool = true, maximumUploadBytes: Int = 1 << 30, databaseURL: String? = nil
         ) {
+            self.databaseURL = databaseURL
             self.host = host
             self.port = port
             self.dataFolder = dataFolder
@@ -72,18 +79,36 @@ public struct HubServer: Sendable {
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws {
         let folder = configuration.dataFolder
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let connection = try await SQLiteConnection.open(storage: .file(path: folder + "/hub.sqlite"), logger: logger)
-        let database = connection.sql()
-        // WAL: a crash leaves the last committed state; readers do not block the writer.
-        try await database.raw("PRAGMA journal_mode=WAL").run()
-        try await database.raw("PRAGMA synchronous=FULL").run()
+        let database: any SQLDatabase
+        let close: @Sendable () async throws -> Void
+        if let url = configuration.databaseURL {
+            let postgres: PostgresConnection
+            do {
+                let settings = try SQLPostgresConfiguration(url: url)
+                postgres = try await PostgresConnection.connect(
+                    configuration: settings.coreConfiguration, id: 1, logger: logger)
+            } catch {
+                throw HubStartError(
+                    message: "cannot open the PostgreSQL database \(Self.redacted(url)): \(String(reflecting: error))")
+            }
+            database = postgres.sql()
+            close = { try await postgres.close() }
+        } else {
+            let sqlite = try await SQLiteConnection.open(storage: .file(path: folder + "/hub.sqlite"), logger: logger)
+            database = sqlite.sql()
+            // WAL: a crash leaves the last committed state; readers do not block the writer.
+            try await database.raw("PRAGMA journal_mode=WAL").run()
+            try await database.raw("PRAGMA synchronous=FULL").run()
+            close = { try await sqlite.close() }
+        }
         let store = HubStore(database: database, logger: logger)
         try await store.migrate()
         if let key = configuration.adminKey, !key.isEmpty {
             try await store.addKey(digest: HubKeys.digest(of: key), name: "admin", scope: .admin)
         }
-        // Uploads cut off by a crash are never recorded: their files go at the next start.
-        try? FileManager.default.removeItem(atPath: folder + "/uploads")
+        // Uploads cut off by a crash are never recorded: their files go at the next start
+        // (only this machine's, of processes that are gone: other nodes may share the folder).
+        Uploads.removeAbandoned(in: folder + "/uploads")
         let router = Router()
         HubRoutes(
             store: store, blobs: try BlobStore(dataFolder: folder), dataFolder: folder,
@@ -99,9 +124,23 @@ public struct HubServer: Sendable {
         do {
             try await app.runService()
         } catch {
-            try? await connection.close()
+            try? await close()
             throw error
         }
-        try await connection.close()
+        try await close()
     }
+
+    /// A database URL without its password, for messages.
+    static func redacted(_ url: String) -> String {
+        guard let at = url.lastIndex(of: "@"), let scheme = url.range(of: "://"),
+            let colon = url[scheme.upperBound..<at].firstIndex(of: ":")
+        else { return url }
+        return String(url[..<colon]) + ":***" + String(url[at...])
+    }
+}
+
+/// Why the hub could not start.
+struct HubStartError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
 }

@@ -51,3 +51,15 @@ func readmeExample3() async throws {
     }
     print(model.id, model.path, model.sha256)
 }
+
+/// README example 4.
+func readmeExample4() async throws {
+    let remote = CustomRemoteModel(name: "flowers@production")
+    let local = CustomLocalModel(modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite")
+    let manager = ModelManager.modelManager()
+    let progress = manager.download(remote, conditions: ModelDownloadConditions(requiresACPower: true))
+    let path = manager.modelPath(remote, fallback: local)  // the local model until the download is in
+    let model = try await ModelDownloader.modelDownloader().getModel(
+        name: "flowers", downloadType: .localModelUpdateInBackground, conditions: ModelDownloadConditions())
+    print(progress.fractionCompleted, path, model.path)
+}

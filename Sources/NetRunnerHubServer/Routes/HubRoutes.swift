@@ -183,8 +183,8 @@ struct HubRoutes: Sendable {
             throw HubError.tooLarge(
                 "The upload is \(length) bytes; this hub takes at most \(maximumUploadBytes) (--max-upload-bytes).")
         }
-        // uploads/<random>/<name>: a .tflite is described by its hub name.
-        let uploads = dataFolder + "/uploads"
+        // uploads/<host>-<pid>/<random>/<name>: a .tflite is described by its hub name.
+        let uploads = Uploads.folder(in: dataFolder + "/uploads")
         try FileManager.default.createDirectory(atPath: uploads, withIntermediateDirectories: true)
         var template = Array((uploads + "/upload-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {

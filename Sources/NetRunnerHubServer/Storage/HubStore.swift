@@ -65,7 +65,10 @@ actor HubStore {
             scope TEXT NOT NULL, created_at TEXT NOT NULL)
             """,
         ]
-        for statement in statements { try await database.raw(statement).run() }
+        // Two nodes starting at once may both create a table: the loser's error passes on a retry.
+        try await retrying("creating the tables") {
+            for statement in statements { try await database.raw(statement).run() }
+        }
     }
 
     // MARK: Transactions
@@ -154,7 +157,8 @@ actor HubStore {
             } catch {
                 // Another node took the number: try again with the next.
                 if attempt == 4 { throw error }
-                logger.notice("publish of \(name) retried after: \(error)")
+                logger.notice("publish of \(name) retried after: \(String(reflecting: error))")
+                try? await Task.sleep(for: .milliseconds(Int.random(in: 5...50)))
             }
         }
         throw HubError.conflict("could not number a version of \(name)")
@@ -297,16 +301,41 @@ actor HubStore {
     {
         await acquire()
         defer { release() }
-        return try await transaction { db in
-            try await HubStore.setAlias(db, name: name, alias: alias, targets: targets, by: who, action: "set")
+        return try await retrying("moving \(alias) of \(name)") {
+            try await transaction { db in
+                try await HubStore.setAlias(db, name: name, alias: alias, targets: targets, by: who, action: "set")
+            }
         }
+    }
+
+    /// Runs a transaction again when another node's commit got in its way (a unique key taken
+    /// between its read and its write); the hub's own refusals pass through.
+    private func retrying<Value: Sendable>(_ what: String, _ body: () async throws -> Value) async throws -> Value {
+        for attempt in 0..<5 {
+            do {
+                return try await body()
+            } catch let error as HubError {
+                throw error
+            } catch {
+                if attempt == 4 { throw error }
+                logger.notice("\(what) retried after: \(String(reflecting: error))")
+                try? await Task.sleep(for: .milliseconds(Int.random(in: 5...50)))
+            }
+        }
+        throw HubError.conflict("\(what) kept colliding with another node")
     }
 
     /// Points an alias back where it pointed before its last change.
     func rollback(_ alias: String, of name: String, by who: String) async throws -> HubAlias {
         await acquire()
         defer { release() }
-        return try await transaction { db in
+        return try await retrying("rolling back \(alias) of \(name)") {
+            try await rollbackTransaction(alias, of: name, by: who)
+        }
+    }
+
+    private func rollbackTransaction(_ alias: String, of name: String, by who: String) async throws -> HubAlias {
+        try await transaction { db in
             guard
                 let last = try await db.raw(
                     """
@@ -454,6 +483,12 @@ actor HubStore {
     func addKey(digest: String, name: String, scope: HubScope) async throws {
         await acquire()
         defer { release() }
+        try await retrying("storing key \(name)") {
+            try await addKeyTransaction(digest: digest, name: name, scope: scope)
+        }
+    }
+
+    private func addKeyTransaction(digest: String, name: String, scope: HubScope) async throws {
         try await transaction { db in
             try await db.raw("DELETE FROM hub_keys WHERE key_name = \(bind: name)").run()
             try await db.raw(

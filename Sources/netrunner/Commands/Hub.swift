@@ -44,10 +44,18 @@ extension NetRunnerCommand.Hub {
     /// `netrunner hub serve`.
     struct Serve: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Run the hub: an embedded SQLite database and the files in --data, on 127.0.0.1:8090.")
+            abstract:
+                "Run the hub: an embedded SQLite database (or --database postgres://...) and the files in --data, on 127.0.0.1:8090."
+        )
 
         @Option(help: "The folder of the hub's database and files (made if missing).")
         var data = "Hub"
+
+        @Option(
+            help:
+                "A PostgreSQL database for the metadata instead of the embedded SQLite (postgres://user:password@host:port/db?tlsmode=disable); nodes sharing it and the --data folder serve one hub."
+        )
+        var database: String?
 
         @Option(help: "The address to bind (127.0.0.1: this machine only).")
         var host = "127.0.0.1"
@@ -80,7 +88,7 @@ extension NetRunnerCommand.Hub {
             let hub = HubServer(
                 configuration: .init(
                     host: host, port: port, dataFolder: data, adminKey: key, anonymousRead: !`private`,
-                    maximumUploadBytes: maximumUploadBytes),
+                    maximumUploadBytes: maximumUploadBytes, databaseURL: database),
                 logger: logger)
             let folder = data
             let outcome = Mutex<Result<Void, any Error>?>(nil)

@@ -1,0 +1,107 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+/// The hub on PostgreSQL (Debian's, started by scripts/start-test-postgres.sh, which `make test`
+/// runs): several nodes on one database and one data folder, as a hub grows past one machine.
+@Suite("netrunner hub on PostgreSQL", .serialized)
+struct HubPostgresTests {
+    static let tflite = "Models/mobilenet_v2_1.0_224_uint8_metadata.tflite"
+
+    /// A new, empty database on the test server, and its URL.
+    static func freshDatabase() throws -> String {
+        let server = try #require(
+            ProcessInfo.processInfo.environment["NETRUNNER_TEST_POSTGRES"],
+            "NETRUNNER_TEST_POSTGRES is not set: run scripts/start-test-postgres.sh (make test does)")
+        let name = "hub_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let admin = server.replacingOccurrences(of: "?tlsmode=disable", with: "")
+        let made = try ProcessResult.run("/usr/bin/env", ["psql", admin, "-qc", "CREATE DATABASE \(name)"])
+        #expect(made.status == 0, "\(made.stderr)")
+        guard let at = server.range(of: "@"),
+            let slash = server.range(of: "/", options: .backwards, range: at.upperBound..<server.endIndex)
+        else { return server }
+        return String(server[..<slash.lowerBound]) + "/" + name + "?tlsmode=disable"
+    }
+
+    @Test("Two hub nodes on one database publishing the same name at once: every version once, none lost")
+    func twoNodes() async throws {
+        let database = try Self.freshDatabase()
+        let folder = try TemporaryFolder(prefix: "netrunner-hub-pg")
+        defer { folder.remove() }
+        let first = try HubProcess(data: folder.path("data"), arguments: ["--database", database])
+        defer { first.stop() }
+        let second = try HubProcess(data: folder.path("data"), arguments: ["--database", database])
+        defer { second.stop() }
+        let data = try Fixtures.data(Self.tflite)
+        let numbers = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<16 {
+                group.addTask {
+                    let node = index % 2 == 0 ? first : second
+                    let reply = try await node.request("/v1/models/m/versions", method: "POST", body: data)
+                    let json = try JSONSerialization.jsonObject(with: reply.body) as? [String: Any]
+                    return json?["version"] as? Int ?? -reply.status
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(numbers.sorted() == Array(1...16), "\(numbers.sorted())")
+        for node in [first, second] {
+            let model = try await node.request("/v1/models/m", key: nil)
+            let versions =
+                (try JSONSerialization.jsonObject(with: model.body) as? [String: Any])?["versions"]
+                as? [[String: Any]]
+            #expect(versions?.compactMap { $0["version"] as? Int } == Array(1...16))
+        }
+        // An alias moved on one node is seen on the other, with one history.
+        let moved = try await first.request(
+            "/v1/models/m/aliases/production", method: "PUT", body: Data(#"{"version": 3}"#.utf8))
+        #expect(moved.status == 200)
+        let again = try await second.request(
+            "/v1/models/m/aliases/production", method: "PUT", body: Data(#"{"version": 9}"#.utf8))
+        #expect(again.status == 200)
+        let rolled = try await first.request("/v1/models/m/aliases/production/rollback", method: "POST")
+        #expect(
+            (try JSONSerialization.jsonObject(with: rolled.body) as? [String: Any])?["targets"] as? [[String: Int]]
+                == [["version": 3, "weight": 100]])
+        let history = try await second.request("/v1/models/m/aliases/production/history", key: nil)
+        let entries =
+            (try JSONSerialization.jsonObject(with: history.body) as? [String: Any])?["history"] as? [[String: Any]]
+        #expect(entries?.compactMap { $0["action"] as? String } == ["set", "set", "rollback"])
+    }
+
+    @Test("A node killed (-9) mid-upload on PostgreSQL: no half version; restarted, it keeps everything")
+    func crashMidUpload() async throws {
+        let database = try Self.freshDatabase()
+        let folder = try TemporaryFolder(prefix: "netrunner-hub-pg")
+        defer { folder.remove() }
+        let hub = try HubProcess(data: folder.path("data"), arguments: ["--database", database])
+        defer { hub.stop() }
+        let data = try Fixtures.data(Self.tflite)
+        #expect(try await hub.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
+        let port = String(hub.address.split(separator: ":").last ?? "")
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        client.arguments = [
+            "python3", "-c",
+            """
+            import socket, sys, time
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            s.sendall(b"POST /v1/models/m/versions HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer \(HubProcess.adminKey)\\r\\nContent-Length: 4059384\\r\\n\\r\\n")
+            s.sendall(open(sys.argv[2], "rb").read()[:2000000])
+            time.sleep(5)
+            """,
+            port, Fixtures.path(Self.tflite),
+        ]
+        try client.run()
+        try await Task.sleep(for: .seconds(1))
+        hub.kill()
+        client.terminate()
+        client.waitUntilExit()
+        try hub.start()
+        #expect(try await hub.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
+        let model = try await hub.request("/v1/models/m", key: nil)
+        let versions =
+            (try JSONSerialization.jsonObject(with: model.body) as? [String: Any])?["versions"] as? [[String: Any]]
+        #expect(versions?.compactMap { $0["version"] as? Int } == [1, 2])
+    }
+}

@@ -7,9 +7,10 @@
    (a real bundle the hub validates and takes).
 2. `netrunner hub serve` (SQLite, a temporary data folder) and nginx (Debian, `sendfile on`)
    serving the very blob file the hub stored, both on loopback.
-3. One client: curl from nginx (the practical limit), curl from the hub's /v1/blobs (the
-   server), and `netrunner hub pull` into an empty cache (our client: download, hash, install),
-   alternating rounds, best of N; throughput and the ratios to nginx (target >= 0.8).
+3. One client: curl from nginx (the practical limit), to /dev/null and to a file synced to disk;
+   curl from the hub's /v1/blobs (the server); and `netrunner hub pull` into an empty cache (our
+   client as a whole process: resolve, download, hash, fsync, install), alternating rounds, best
+   of N; throughput and the ratios to nginx (target >= 0.8).
 4. 50 concurrent curl clients against each: aggregate throughput.
 5. wrk at 64 connections for 10 s on `GET /v1/models` (hub list) and on the update check
    (`/resolve` with If-None-Match: 304): requests/s, p50/p99 latency, errors.
@@ -127,9 +128,11 @@ http {{ access_log off; sendfile on; tcp_nopush on; client_body_temp_path {work}
         hub_url = f"http://127.0.0.1:{hub_port}/v1/blobs/sha256:{digest}"
         wait_for(nginx_url)
 
-        single = {"nginx_curl": [], "hub_curl": [], "hub_pull": []}
+        single = {"nginx_curl": [], "nginx_curl_to_file": [], "hub_curl": [], "hub_pull": []}
+        copy = os.path.join(work, "copy.zip")
         for _ in range(args.rounds):
             single["nginx_curl"].append(timed(["curl", "-sf", "-o", "/dev/null", nginx_url]))
+            single["nginx_curl_to_file"].append(timed(["sh", "-c", f"curl -sf -o {copy} {nginx_url} && sync {copy}"]))
             single["hub_curl"].append(timed(["curl", "-sf", "-o", "/dev/null", hub_url]))
             shutil.rmtree(os.path.join(work, "cache"), ignore_errors=True)
             single["hub_pull"].append(timed([args.netrunner, "hub", "pull", "bench@production"], env=env))
@@ -151,6 +154,7 @@ http {{ access_log off; sendfile on; tcp_nopush on; client_body_temp_path {work}
             "one_client_MB_per_s": {k: round(v, 1) for k, v in mbps.items()},
             "ratio_hub_server_to_nginx": round(mbps["hub_curl"] / mbps["nginx_curl"], 3),
             "ratio_hub_pull_to_nginx": round(mbps["hub_pull"] / mbps["nginx_curl"], 3),
+            "ratio_hub_pull_to_nginx_curl_to_file": round(mbps["hub_pull"] / mbps["nginx_curl_to_file"], 3),
             "fifty_clients_MB_per_s": {"nginx": round(nginx50, 1), "hub": round(hub50, 1)},
             "fifty_clients_failures": {"nginx": nginx50_failed, "hub": hub50_failed},
             "ratio_fifty_clients": round(hub50 / nginx50, 3),

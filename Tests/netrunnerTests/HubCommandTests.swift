@@ -306,6 +306,39 @@ struct HubCommandTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: zip)))
     }
 
+    @Test("Four processes pulling the same model at once share one download: one verified file, no leftovers")
+    func concurrentPulls() throws {
+        let setup = try Setup()
+        let zip = try setup.floatBundleZip()
+        #expect(try setup.netrunner(["hub", "push", zip, "--name", "float"]).status == 0)
+        var environment = ProcessInfo.processInfo.environment
+        for (key, value) in setup.environment { environment[key] = value }
+        let pulls = (0..<4).map { _ in
+            let pull = Process()
+            pull.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+            pull.arguments = ["hub", "pull", "float", "--max-bytes-per-second", "8000000"]
+            pull.environment = environment
+            let output = Pipe()
+            pull.standardOutput = output
+            pull.standardError = FileHandle.nullDevice
+            return (pull, output)
+        }
+        for (pull, _) in pulls { try pull.run() }
+        var paths = Set<String>()
+        for (pull, output) in pulls {
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            pull.waitUntilExit()
+            #expect(pull.terminationStatus == 0)
+            if let last = text.split(separator: "\n").last { paths.insert(String(last)) }
+        }
+        #expect(paths.count == 1, "\(paths)")
+        let path = try #require(paths.first)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: zip)))
+        let partial =
+            (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("cache/hub/partial"))) ?? []
+        #expect(partial.isEmpty, "\(partial)")
+    }
+
     @Test("The hub killed (-9) mid-upload: no half version; after a restart every published version is there")
     func crashMidUpload() async throws {
         let setup = try Setup()

@@ -48,9 +48,10 @@ struct HubFetcher: Sendable {
         if let entry = cache.blob(sha256: resolution.sha256) { return entry }
         let partial = partialFolder + "/\(resolution.sha256).part"
         var attempt = 0
+        var found = ""
         while true {
             do {
-                try await transfer(resolution, into: partial, lock: lock, progress: progress)
+                found = try await transfer(resolution, into: partial, lock: lock, progress: progress)
                 break
             } catch let error as HubClientError {
                 switch error {
@@ -65,13 +66,8 @@ struct HubFetcher: Sendable {
                 throw .storage(path: partial, reason: "\(error)")
             }
         }
-        // Verify the whole file, then install it with one rename.
-        let found: String
-        do {
-            found = try SHA256.hexDigest(ofFileAt: partial).digest
-        } catch {
-            throw .storage(path: partial, reason: "\(error)")
-        }
+        // The whole file's digest (the part kept from an earlier attempt hashed from disk, the
+        // rest as it arrived), then one rename installs it.
         guard found == resolution.sha256 else {
             unlink(partial)
             throw .verificationFailed(
@@ -85,10 +81,12 @@ struct HubFetcher: Sendable {
     }
 
     /// One attempt: asks for what the partial file lacks and appends it.
+    ///
+    /// - Returns: The SHA-256 of the whole file.
     private func transfer(
         _ resolution: HubResolution, into partial: String, lock: FileLock,
         progress: @Sendable (_ received: Int, _ total: Int) -> Void
-    ) async throws {
+    ) async throws -> String {
         var have = 0
         var status = stat()
         if stat(partial, &status) == 0 { have = Int(status.st_size) }
@@ -96,7 +94,7 @@ struct HubFetcher: Sendable {
             unlink(partial)
             have = 0
         }
-        if have == resolution.size, have > 0 { return }
+        if have == resolution.size, have > 0 { return try SHA256.hexDigest(ofFileAt: partial).digest }
         var request = HTTPClientRequest(url: client.address + resolution.download)
         if let token = client.token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         let etag = "\"sha256:\(resolution.sha256)\""
@@ -130,13 +128,27 @@ struct HubFetcher: Sendable {
             throw HubClientError.storage(path: partial, reason: String(cString: strerror(errno)))
         }
         defer { close(descriptor) }
+        // The digest runs over the kept part (read back once) and then every piece as it comes.
+        let hasher = SHA256.Hasher()
+        if have > 0 {
+            var left = have
+            try FileIO.forEachChunk(of: partial) { chunk in
+                let count = min(left, chunk.count)
+                if count > 0 { hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<count])) }
+                left -= count
+            }
+        }
         var received = have
         let started = ContinuousClock.now
         var lastBeat = started
         progress(received, resolution.size)
         do {
             for try await buffer in response.body {
-                if let failure = buffer.withUnsafeReadableBytes({ FileIO.writeAll(descriptor, $0) }) {
+                let failure = buffer.withUnsafeReadableBytes { bytes -> Int32? in
+                    hasher.update(bytes)
+                    return FileIO.writeAll(descriptor, bytes)
+                }
+                if let failure {
                     throw HubClientError.storage(path: partial, reason: String(cString: strerror(failure)))
                 }
                 received += buffer.readableBytes
@@ -166,6 +178,7 @@ struct HubFetcher: Sendable {
             throw HubClientError.unreachable(
                 hub: client.address, reason: "the connection closed after \(received) of \(resolution.size) bytes")
         }
+        return hasher.finalize()
     }
 }
 

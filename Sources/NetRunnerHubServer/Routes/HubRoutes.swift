@@ -327,13 +327,18 @@ struct HubRoutes: Sendable {
         if let range {
             headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
             headers[.contentLength] = "\(range.count)"
-            let body = try await fileIO.loadFile(path: blobs.path(of: hex), range: range, context: context)
+            let body = try await fileIO.loadFile(
+                path: blobs.path(of: hex), range: range, context: context, chunkLength: Self.chunkLength)
             return Response(status: .partialContent, headers: headers, body: body)
         }
         headers[.contentLength] = "\(size)"
-        let body = try await fileIO.loadFile(path: blobs.path(of: hex), context: context)
+        let body = try await fileIO.loadFile(path: blobs.path(of: hex), context: context, chunkLength: Self.chunkLength)
         return Response(status: .ok, headers: headers, body: body)
     }
+
+    /// The pieces a blob is read and sent in (1 MiB: fewer hops through the thread pool than
+    /// Hummingbird's default 128 KiB; measured 1.17 GB/s against 1.68 for nginx's sendfile before).
+    static let chunkLength = 1 << 20
 
     /// `bytes=N-`, `bytes=N-M` or `bytes=-K` within `size`; `nil` if unsatisfiable or several.
     static func byteRange(_ header: String, size: Int) -> ClosedRange<Int>? {

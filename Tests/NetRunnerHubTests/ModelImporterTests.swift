@@ -8,7 +8,7 @@ import Testing
 
 /// Net Runner's import by URL: real downloads from a loopback server, real bundles and photos,
 /// hostile inputs refused with the models folder left as it was.
-@Suite("Importing models by URL or path")
+@Suite("Importing models by URL or path", .serialized)
 struct ModelImporterTests {
     /// A site to download from and an empty models folder.
     final class Setup {

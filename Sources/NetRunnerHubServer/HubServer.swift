@@ -110,6 +110,8 @@ public struct HubServer: Sendable {
         // (only this machine's, of processes that are gone: other nodes may share the folder).
         Uploads.removeAbandoned(in: folder + "/uploads")
         let router = Router()
+        router.add(middleware: HubMethodMiddleware<BasicRequestContext>())
+        HubOpenAPI.add(to: router)
         HubRoutes(
             store: store, blobs: try BlobStore(dataFolder: folder), dataFolder: folder,
             maximumUploadBytes: configuration.maximumUploadBytes, anonymousRead: configuration.anonymousRead,

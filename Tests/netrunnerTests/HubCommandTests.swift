@@ -213,6 +213,28 @@ struct HubCommandTests {
         #expect(staging.isEmpty, "\(staging)")
     }
 
+    @Test("The hub's OpenAPI document holds: schemathesis (with the admin key) finds no 5xx and no response off it")
+    func openAPI() async throws {
+        let schemathesis = Fixtures.path(".venv-test/bin/schemathesis")
+        try #require(FileManager.default.isExecutableFile(atPath: schemathesis), "run scripts/setup-test-python.sh")
+        let setup = try Setup()
+        let pushed = try await setup.hub.request(
+            "/v1/models/m/versions?alias=production", method: "POST", body: try Fixtures.data(Self.tflite))
+        #expect(pushed.status == 201)
+        let wrongMethod = try await setup.hub.request("/v1/models", method: "PATCH")
+        #expect(wrongMethod.status == 405 && wrongMethod.headers["allow"] == "GET")
+        let run = try ProcessResult.run(
+            schemathesis,
+            [
+                "run", setup.hub.address + "/openapi.json", "--checks", "all", "--exclude-checks",
+                "positive_data_acceptance", "--max-examples", "25", "--seed", "20261123", "--no-color", "-H",
+                "Authorization: Bearer \(HubProcess.adminKey)",
+            ], environment: ["SCHEMATHESIS_HOOKS": nil], workingDirectory: setup.folder.url.path)
+        #expect(run.status == 0, "\(run.stdout.suffix(3000))")
+        let summary = run.stdout.firstMatch(of: /(\d+) generated, (\d+) passed\n/)
+        #expect(summary != nil && summary?.1 == summary?.2, "\(run.stdout.suffix(1500))")
+    }
+
     @Test("A weighted alias splits clients deterministically (90/10) and the hub counts adoption per version")
     func stagedRollout() async throws {
         let setup = try Setup()

@@ -1,0 +1,190 @@
+import Hummingbird
+import NIOCore
+
+/// The OpenAPI 3 description of the hub's API, served at `/openapi.json` so clients can be
+/// generated and the hub fuzzed against its own contract (schemathesis in the tests).
+enum HubOpenAPI {
+    static func add(to router: Router<BasicRequestContext>) {
+        router.get("/openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: document)))
+        }
+    }
+
+    /// The methods each route template takes (for 405 with `Allow`).
+    static let allowed: [String: String] = [
+        "/v1/health": "GET", "/openapi.json": "GET", "/v1/models": "GET", "/v1/models/{name}": "GET",
+        "/v1/models/{name}/versions": "POST", "/v1/models/{name}/versions/{version}": "GET, DELETE",
+        "/v1/models/{name}/aliases/{alias}": "GET, PUT", "/v1/models/{name}/aliases/{alias}/rollback": "POST",
+        "/v1/models/{name}/aliases/{alias}/history": "GET", "/v1/models/{name}/adoption": "GET",
+        "/v1/models/{name}/resolve": "GET", "/v1/blobs/{digest}": "GET, HEAD", "/v1/keys": "GET, POST",
+        "/v1/keys/{name}": "DELETE",
+    ]
+
+    /// The template of a path: `/v1/models/flowers/versions/3` is `/v1/models/{name}/versions/{version}`.
+    static func template(_ path: String) -> String? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        guard parts.first == "v1" || parts == ["openapi.json"] else { return nil }
+        if parts == ["openapi.json"] { return "/openapi.json" }
+        switch parts.count {
+        case 2: return ["health", "models", "keys"].contains(parts[1]) ? path : nil
+        case 3:
+            switch parts[1] {
+            case "models": return "/v1/models/{name}"
+            case "blobs": return "/v1/blobs/{digest}"
+            case "keys": return "/v1/keys/{name}"
+            default: return nil
+            }
+        case 4 where parts[1] == "models":
+            return ["versions", "adoption", "resolve"].contains(parts[3]) ? "/v1/models/{name}/" + parts[3] : nil
+        case 5 where parts[1] == "models":
+            if parts[3] == "versions" { return "/v1/models/{name}/versions/{version}" }
+            if parts[3] == "aliases" { return "/v1/models/{name}/aliases/{alias}" }
+            return nil
+        case 6 where parts[1] == "models" && parts[3] == "aliases":
+            return ["rollback", "history"].contains(parts[5]) ? "/v1/models/{name}/aliases/{alias}/" + parts[5] : nil
+        default: return nil
+        }
+    }
+
+    static let document = #"""
+        {
+          "openapi": "3.0.3",
+          "info": {"title": "netrunner hub", "version": "0.1.0",
+            "description": "A self-hosted model hub: versions, aliases with history and rollout, verified downloads."},
+          "components": {
+            "securitySchemes": {"key": {"type": "http", "scheme": "bearer"}},
+            "parameters": {
+              "name": {"name": "name", "in": "path", "required": true,
+                "schema": {"type": "string", "pattern": "^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$"}},
+              "alias": {"name": "alias", "in": "path", "required": true,
+                "schema": {"type": "string", "pattern": "^(?!latest$)(?![0-9]+$)[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$"}},
+              "version": {"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 1}}
+            },
+            "responses": {
+              "Error": {"description": "What went wrong, for a person.", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["error", "error_description"],
+                "properties": {"error": {"type": "boolean"}, "error_description": {"type": "string"}}}}}}
+            },
+            "schemas": {
+              "Target": {"type": "object", "required": ["version", "weight"],
+                "properties": {"version": {"type": "integer"}, "weight": {"type": "integer"}}},
+              "Version": {"type": "object",
+                "required": ["name", "version", "sha256", "size", "format", "task", "model_id", "description", "created_at", "created_by"],
+                "properties": {"name": {"type": "string"}, "version": {"type": "integer"}, "sha256": {"type": "string"},
+                  "size": {"type": "integer"}, "format": {"type": "string", "enum": ["zip", "tflite"]},
+                  "task": {"type": "string"}, "model_id": {"type": "string"}, "description": {"type": "string"},
+                  "created_at": {"type": "string"}, "created_by": {"type": "string"}}},
+              "Alias": {"type": "object", "required": ["name", "alias", "targets", "updated_at", "updated_by"],
+                "properties": {"name": {"type": "string"}, "alias": {"type": "string"},
+                  "targets": {"type": "array", "items": {"$ref": "#/components/schemas/Target"}},
+                  "updated_at": {"type": "string"}, "updated_by": {"type": "string"}}},
+              "Model": {"type": "object", "required": ["name", "description", "aliases", "created_at"],
+                "properties": {"name": {"type": "string"}, "description": {"type": "string"},
+                  "latest_version": {"type": "integer"},
+                  "versions": {"type": "array", "items": {"$ref": "#/components/schemas/Version"}},
+                  "aliases": {"type": "array", "items": {"$ref": "#/components/schemas/Alias"}},
+                  "created_at": {"type": "string"}}}
+            }
+          },
+          "security": [{"key": []}, {}],
+          "paths": {
+            "/v1/health": {"get": {"operationId": "health", "responses": {"200": {"description": "It runs.",
+              "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+            "/v1/models": {"get": {"operationId": "listModels",
+              "parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}],
+              "responses": {"200": {"description": "The models.", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["models"],
+                "properties": {"models": {"type": "array", "items": {"$ref": "#/components/schemas/Model"}}}}}}},
+                "401": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/models/{name}": {"get": {"operationId": "getModel", "parameters": [{"$ref": "#/components/parameters/name"}],
+              "responses": {"200": {"description": "The model.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Model"}}}},
+                "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
+                "404": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/models/{name}/versions": {"post": {"operationId": "publish",
+              "parameters": [{"$ref": "#/components/parameters/name"},
+                {"name": "alias", "in": "query", "schema": {"type": "string"}}],
+              "requestBody": {"required": true, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+              "responses": {"201": {"description": "Published.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Version"}}}},
+                "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
+                "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
+                "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
+                "422": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/models/{name}/versions/{version}": {
+              "get": {"operationId": "getVersion",
+                "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/version"}],
+                "responses": {"200": {"description": "The version.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Version"}}}},
+                  "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
+                  "404": {"$ref": "#/components/responses/Error"}}},
+              "delete": {"operationId": "deleteVersion",
+                "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/version"}],
+                "responses": {"200": {"description": "Unpublished.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                  "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
+                  "409": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/models/{name}/aliases/{alias}": {
+              "get": {"operationId": "getAlias",
+                "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
+                "responses": {"200": {"description": "The alias.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Alias"}}}},
+                  "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
+                  "404": {"$ref": "#/components/responses/Error"}}},
+              "put": {"operationId": "setAlias",
+                "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "properties": {
+                  "version": {"type": "integer"}, "targets": {"type": "array", "items": {"$ref": "#/components/schemas/Target"}}}}}}},
+                "responses": {"200": {"description": "Moved.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Alias"}}}},
+                  "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
+                  "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/models/{name}/aliases/{alias}/rollback": {"post": {"operationId": "rollback",
+              "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
+              "responses": {"200": {"description": "Rolled back.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Alias"}}}},
+                "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
+                "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
+                "409": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/models/{name}/aliases/{alias}/history": {"get": {"operationId": "aliasHistory",
+              "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
+              "responses": {"200": {"description": "Its history.", "content": {"application/json": {"schema": {"type": "object",
+                "required": ["history"], "properties": {"history": {"type": "array", "items": {"type": "object"}}}}}}},
+                "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/models/{name}/adoption": {"get": {"operationId": "adoption",
+              "parameters": [{"$ref": "#/components/parameters/name"}],
+              "responses": {"200": {"description": "Clients per version.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/models/{name}/resolve": {"get": {"operationId": "resolve",
+              "parameters": [{"$ref": "#/components/parameters/name"},
+                {"name": "ref", "in": "query", "schema": {"type": "string"}},
+                {"name": "client", "in": "query", "schema": {"type": "string"}}],
+              "responses": {"200": {"description": "What it resolves to.", "content": {"application/json": {"schema": {"type": "object",
+                "required": ["name", "reference", "version", "sha256", "size", "format", "download"]}}}},
+                "304": {"description": "Unchanged."},
+                "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
+                "404": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/blobs/{digest}": {"get": {"operationId": "blob",
+              "parameters": [{"name": "digest", "in": "path", "required": true, "schema": {"type": "string"}}],
+              "responses": {"200": {"description": "The file.", "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+                "206": {"description": "Part of it.", "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+                "304": {"description": "Unchanged."}, "401": {"$ref": "#/components/responses/Error"},
+                "404": {"$ref": "#/components/responses/Error"}, "416": {"description": "No such range."}}}},
+            "/v1/keys": {
+              "get": {"operationId": "listKeys", "responses": {"200": {"description": "The keys (names and scopes).",
+                "content": {"application/json": {"schema": {"type": "object"}}}},
+                "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}},
+              "post": {"operationId": "createKey",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object",
+                  "required": ["name", "scope"], "properties": {"name": {"type": "string"},
+                  "scope": {"type": "string", "enum": ["read", "publish", "admin"]}}}}}},
+                "responses": {"201": {"description": "The key, shown once.", "content": {"application/json": {"schema": {"type": "object",
+                  "required": ["key", "name", "scope"]}}}},
+                  "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/keys/{name}": {"delete": {"operationId": "deleteKey",
+              "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+              "responses": {"200": {"description": "Deleted.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"},
+                "404": {"$ref": "#/components/responses/Error"}}}}
+          }
+        }
+        """#
+}

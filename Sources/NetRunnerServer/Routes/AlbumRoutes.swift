@@ -160,8 +160,20 @@ struct AlbumRoutes {
         }
         router.get("/v1/runs/{id}") { request, context in
             let query = request.uri.queryParameters
-            let offset = max(0, query.get("offset").flatMap { Int($0) } ?? 0)
-            let limit = min(10_000, max(0, query.get("limit").flatMap { Int($0) } ?? 1000))
+            // Each given once, as a whole number in range; anything else is the caller's mistake.
+            func number(_ name: String, _ range: ClosedRange<Int>, default value: Int) -> Int? {
+                let given = query.getAll(name)
+                guard !given.isEmpty else { return value }
+                guard given.count == 1, let parsed = Int(given[0]), range.contains(parsed) else { return nil }
+                return parsed
+            }
+            guard let offset = number("offset", 0...Int(Int32.max), default: 0),
+                let limit = number("limit", 0...10_000, default: 1000)
+            else {
+                return HTTPReply.error(
+                    "offset is a whole number from 0, and limit one from 0 to 10000, each given once.",
+                    status: .badRequest)
+            }
             guard let report = runs.report(context.parameters.get("id") ?? "", offset: offset, limit: limit) else {
                 return HTTPReply.error("No album run with this id.", status: .notFound)
             }

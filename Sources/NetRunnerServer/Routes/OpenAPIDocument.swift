@@ -114,7 +114,7 @@ enum OpenAPIDocument {
                 {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 10000}}],
               "responses": {
                 "200": {"description": "Progress and results.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AlbumRun"}}}},
-                "404": {"$ref": "#/components/responses/Error"}}}},
+                "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}}}},
             "/v2/health/live": {"get": {"operationId": "live", "responses": {"200": {"description": "The server runs."}}}},
             "/v2/health/ready": {"get": {"operationId": "ready", "responses": {
               "200": {"description": "Every model is loaded and warmed up."},

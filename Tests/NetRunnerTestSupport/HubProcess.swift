@@ -66,6 +66,32 @@ public final class HubProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 
+    /// Starts an upload of `file` as a version of `name` declaring its whole length, sends half
+    /// of it, kills the hub (SIGKILL) while the rest is awaited, then starts it again on the same
+    /// folder.
+    public func killMidUploadAndRestart(file: String, name: String) async throws {
+        let size = try Data(contentsOf: URL(fileURLWithPath: file)).count
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        client.arguments = [
+            "python3", "-c",
+            """
+            import socket, sys, time
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            s.sendall(b"POST /v1/models/\(name)/versions HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer \(Self.adminKey)\\r\\nContent-Length: \(size)\\r\\n\\r\\n")
+            s.sendall(open(sys.argv[2], "rb").read()[:\(size / 2)])
+            time.sleep(5)
+            """,
+            String(address.split(separator: ":").last ?? ""), file,
+        ]
+        try client.run()
+        try await Task.sleep(for: .seconds(1))
+        kill()
+        client.terminate()
+        client.waitUntilExit()
+        try start()
+    }
+
     /// A request to the hub: status, headers (lower-cased names), body.
     public func request(
         _ path: String, method: String = "GET", body: Data? = nil, headers: [String: String] = [:],

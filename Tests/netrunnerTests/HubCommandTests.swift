@@ -366,26 +366,7 @@ struct HubCommandTests {
         let setup = try Setup()
         let data = try Fixtures.data(Self.tflite)
         #expect(try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
-        let port = String(setup.hub.address.split(separator: ":").last ?? "")
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        client.arguments = [
-            "python3", "-c",
-            """
-            import socket, sys, time
-            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-            s.sendall(b"POST /v1/models/m/versions HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer \(HubProcess.adminKey)\\r\\nContent-Length: 4059384\\r\\n\\r\\n")
-            s.sendall(open(sys.argv[2], "rb").read()[:2000000])
-            time.sleep(5)
-            """,
-            port, Fixtures.path(Self.tflite),
-        ]
-        try client.run()
-        try await Task.sleep(for: .seconds(1))
-        setup.hub.kill()
-        client.terminate()
-        client.waitUntilExit()
-        try setup.hub.start()
+        try await setup.hub.killMidUploadAndRestart(file: Fixtures.path(Self.tflite), name: "m")
         let model = try await setup.hub.request("/v1/models/m", key: nil)
         let versions =
             (try JSONSerialization.jsonObject(with: model.body) as? [String: Any])?["versions"] as? [[String: Any]]

@@ -78,26 +78,7 @@ struct HubPostgresTests {
         defer { hub.stop() }
         let data = try Fixtures.data(Self.tflite)
         #expect(try await hub.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
-        let port = String(hub.address.split(separator: ":").last ?? "")
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        client.arguments = [
-            "python3", "-c",
-            """
-            import socket, sys, time
-            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-            s.sendall(b"POST /v1/models/m/versions HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer \(HubProcess.adminKey)\\r\\nContent-Length: 4059384\\r\\n\\r\\n")
-            s.sendall(open(sys.argv[2], "rb").read()[:2000000])
-            time.sleep(5)
-            """,
-            port, Fixtures.path(Self.tflite),
-        ]
-        try client.run()
-        try await Task.sleep(for: .seconds(1))
-        hub.kill()
-        client.terminate()
-        client.waitUntilExit()
-        try hub.start()
+        try await hub.killMidUploadAndRestart(file: Fixtures.path(Self.tflite), name: "m")
         #expect(try await hub.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
         let model = try await hub.request("/v1/models/m", key: nil)
         let versions =

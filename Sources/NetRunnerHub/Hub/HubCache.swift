@@ -61,11 +61,15 @@ public struct HubCache: Sendable {
 
     // MARK: References
 
-    func referenceFile(hub: String, name: String, reference: String) -> String {
-        let hubKey = ModelImporter.safeName(
+    /// The folder name of a hub's references: its address made a safe name.
+    static func hubKey(_ hub: String) -> String {
+        ModelImporter.safeName(
             hub.replacing("http://", with: "").replacing("https://", with: "").replacing(":", with: "_"),
             fallback: "hub")
-        return folder + "/refs/\(hubKey)/\(ModelImporter.safeName(name, fallback: "model"))/"
+    }
+
+    func referenceFile(hub: String, name: String, reference: String) -> String {
+        folder + "/refs/\(Self.hubKey(hub))/\(ModelImporter.safeName(name, fallback: "model"))/"
             + "\(ModelImporter.safeName(reference, fallback: "latest")).json"
     }
 
@@ -111,9 +115,8 @@ public struct HubCache: Sendable {
     @discardableResult
     public func delete(name: String) -> Int {
         for (hub, resolution, _) in references() where resolution.name == name {
-            let file = folder + "/refs/\(hub)/\(ModelImporter.safeName(name, fallback: "model"))"
-            try? FileManager.default.removeItem(atPath: file)
-            _ = resolution
+            try? FileManager.default.removeItem(
+                atPath: folder + "/refs/\(hub)/\(ModelImporter.safeName(name, fallback: "model"))")
         }
         return collectGarbage()
     }

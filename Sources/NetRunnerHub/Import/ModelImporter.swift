@@ -278,7 +278,6 @@ public struct ModelImporter: Sendable {
         if starts([0x1F, 0x8B]) { return .other("a gzip file (unpack it first: a zip is expected)") }
         if count > 262, Array(head[257..<262]) == Array("ustar".utf8) { return .other("a tar archive") }
         if starts(Array("%PDF".utf8)) { return .other("a PDF document") }
-        if starts([0x08]) || text.contains("protobuf") { return .other("a file in no model format NetRunner reads") }
         return .other("a file in no model format NetRunner reads")
     }
 

@@ -159,9 +159,7 @@ public final class ModelDownloader: Sendable {
 
     /// The models downloaded from this downloader's hub (ML Kit's `listDownloadedModels`).
     public func listDownloadedModels() -> [CustomModel] {
-        let hubKey = String(
-            cache.referenceFile(hub: hub.address, name: "x", reference: "x").split(separator: "/").dropLast(2).last
-                ?? "")
+        let hubKey = HubCache.hubKey(hub.address)
         var seen = Set<String>()
         return cache.references().compactMap { hubName, resolution, entry in
             guard hubName == hubKey, let entry, seen.insert("\(resolution.name)\u{0}\(entry.sha256)").inserted else {

@@ -1,10 +1,8 @@
 import ArgumentParser
-import Dispatch
 import FoundationEssentials
 import Logging
 import NetRunnerHub
 import NetRunnerHubServer
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -91,22 +89,12 @@ extension NetRunnerCommand.Hub {
                     maximumUploadBytes: maximumUploadBytes, databaseURL: database),
                 logger: logger)
             let folder = data
-            let outcome = Mutex<Result<Void, any Error>?>(nil)
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                do {
-                    try await hub.run { host, port in
-                        Console.print("netrunner hub: listening on http://\(host):\(port) (data in \(folder))")
-                        Console.flush()
-                    }
-                    outcome.withLock { $0 = .success(()) }
-                } catch {
-                    outcome.withLock { $0 = .failure(error) }
+            try AsyncCommand.wait { () async throws in
+                try await hub.run { host, port in
+                    Console.print("netrunner hub: listening on http://\(host):\(port) (data in \(folder))")
+                    Console.flush()
                 }
-                done.signal()
             }
-            done.wait()
-            try outcome.withLock { $0 }?.get()
         }
     }
 
@@ -129,7 +117,7 @@ extension NetRunnerCommand.Hub {
         func run() throws {
             let client = options.client
             let (file, name, alias) = (self.file, self.name, self.alias)
-            let version = try HubReference.waitFor { () throws(HubClientError) in
+            let version = try AsyncCommand.wait { () throws(HubClientError) in
                 try await client.push(file: file, name: name, alias: alias)
             }
             Console.print(
@@ -153,7 +141,7 @@ extension NetRunnerCommand.Hub {
         func run() throws {
             let client = options.client
             let search = self.search
-            let models = try HubReference.waitFor { () throws(HubClientError) in try await client.models(search: search)
+            let models = try AsyncCommand.wait { () throws(HubClientError) in try await client.models(search: search)
             }
             if json { return try Console.printJSON(["models": models]) }
             if models.isEmpty { Console.print("no models on \(client.address)") }
@@ -181,7 +169,7 @@ extension NetRunnerCommand.Hub {
         func run() throws {
             let client = options.client
             let name = self.name
-            let model = try HubReference.waitFor { () throws(HubClientError) in try await client.model(name) }
+            let model = try AsyncCommand.wait { () throws(HubClientError) in try await client.model(name) }
             if json { return try Console.printJSON(model) }
             Console.print("\(model.name): \(model.description)")
             for version in model.versions ?? [] {
@@ -241,7 +229,7 @@ extension NetRunnerCommand.Hub {
             let watcher = Task {
                 for await event in events { meter.show(event) }
             }
-            let found = try HubReference.waitFor { () throws(HubClientError) in
+            let found = try AsyncCommand.wait { () throws(HubClientError) in
                 try await downloader.getModel(name: model, downloadType: type, conditions: chosen)
             }
             watcher.cancel()
@@ -284,7 +272,7 @@ extension NetRunnerCommand.Hub {
             }
             let client = options.client
             let (name, alias, chosen) = (self.name, self.alias, parsed)
-            let found = try HubReference.waitFor { () throws(HubClientError) in
+            let found = try AsyncCommand.wait { () throws(HubClientError) in
                 try await client.setAlias(alias, model: name, targets: chosen)
             }
             Console.print("\(found.name): \(found.alias) -> \(found.targets.summary)")
@@ -307,7 +295,7 @@ extension NetRunnerCommand.Hub {
         func run() throws {
             let client = options.client
             let (name, alias) = (self.name, self.alias)
-            let found = try HubReference.waitFor { () throws(HubClientError) in
+            let found = try AsyncCommand.wait { () throws(HubClientError) in
                 try await client.rollback(alias, model: name)
             }
             Console.print("\(found.name): \(found.alias) -> \(found.targets.summary) (rolled back)")
@@ -329,7 +317,7 @@ extension NetRunnerCommand.Hub {
         func run() throws {
             let client = options.client
             let (name, alias) = (self.name, self.alias)
-            let history = try HubReference.waitFor { () throws(HubClientError) in
+            let history = try AsyncCommand.wait { () throws(HubClientError) in
                 try await client.history(of: alias, model: name)
             }
             for change in history {
@@ -357,7 +345,7 @@ extension NetRunnerCommand.Hub {
         func run() throws {
             let client = options.client
             let (name, version) = (self.name, self.version)
-            try HubReference.waitFor { () throws(HubClientError) in
+            try AsyncCommand.wait { () throws(HubClientError) in
                 try await client.delete(version: version, model: name)
             }
             Console.print("deleted \(name)@\(version)")
@@ -383,7 +371,7 @@ extension NetRunnerCommand.Hub {
             }
             let client = options.client
             let name = self.name
-            let key = try HubReference.waitFor { () throws(HubClientError) in
+            let key = try AsyncCommand.wait { () throws(HubClientError) in
                 try await client.createKey(name: name, scope: scope)
             }
             Console.print(key)
@@ -422,24 +410,15 @@ extension NetRunnerCommand.Hub {
 
 /// A pull's progress on a terminal.
 private final class PullMeter: Sendable {
-    private let isVisible = isatty(STDERR_FILENO) == 1
+    private let meter = ByteMeter()
 
     func show(_ event: ModelDownloadEvent) {
-        guard isVisible else { return }
         switch event {
-        case .progress(let name, let received, let total):
-            let width = 30
-            let filled = total > 0 ? min(width, received * width / total) : 0
-            Console.terminalControl(
-                "\r\u{1B}[2K\(name)  [\(String(repeating: "=", count: filled))\(String(repeating: " ", count: width - filled))] "
-                    + "\(Console.megabytes(received)) of \(Console.megabytes(total))")
-        case .verifying(let name): Console.terminalControl("\r\u{1B}[2K\(name)  verifying")
+        case .progress(let name, let received, let total): meter.bytes(name, received: received, total: total)
+        case .verifying(let name): meter.step("\(name)  verifying")
         default: break
         }
     }
 
-    func finish() {
-        guard isVisible else { return }
-        Console.terminalControl("\r\u{1B}[2K")
-    }
+    func finish() { meter.finish() }
 }

@@ -1,8 +1,6 @@
 import ArgumentParser
-import Dispatch
 import NetRunner
 import NetRunnerHub
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -43,23 +41,16 @@ extension NetRunnerCommand {
             let importer = ModelImporter(modelsFolder: models)
             let meter = DownloadMeter()
             let (source, sha256, replace) = (self.source, self.sha256, self.replace)
-            let outcome = Mutex<Result<ImportedModel, ImportError>?>(nil)
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                do throws(ImportError) {
-                    let model = try await importer.importModel(from: source, sha256: sha256, replace: replace) {
-                        meter.show($0)
-                    }
-                    outcome.withLock { $0 = .success(model) }
-                } catch {
-                    outcome.withLock { $0 = .failure(error) }
+            let model: ImportedModel
+            do {
+                model = try AsyncCommand.wait { () throws(ImportError) in
+                    try await importer.importModel(from: source, sha256: sha256, replace: replace) { meter.show($0) }
                 }
-                done.signal()
+            } catch {
+                meter.finish()
+                throw error
             }
-            done.wait()
             meter.finish()
-            guard let result = outcome.withLock({ $0 }) else { throw ExitCode.failure }
-            let model = try result.get()
             let kind = model.kind == .detection ? "detector" : "classifier"
             Console.print(
                 "\(model.replaced ? "replaced" : "imported") \(model.id) (\"\(model.name)\", \(kind)) into \(model.path)"
@@ -71,37 +62,16 @@ extension NetRunnerCommand {
 
 /// The import's progress on a terminal: bytes received, then each step.
 private final class DownloadMeter: Sendable {
-    private let isVisible = isatty(STDERR_FILENO) == 1
-    private let last = Mutex<ContinuousClock.Instant?>(nil)
+    private let meter = ByteMeter()
 
     func show(_ progress: ImportProgress) {
-        guard isVisible else { return }
         switch progress {
-        case .downloading(let received, let total):
-            let now = ContinuousClock.now
-            let due = last.withLock { last in
-                if let previous = last, now - previous < .milliseconds(100), received != total { return false }
-                last = now
-                return true
-            }
-            guard due else { return }
-            var line = "downloading  \(Console.megabytes(received))"
-            if let total, total > 0 {
-                let width = 30
-                let filled = min(width, received * width / total)
-                line =
-                    "downloading  [\(String(repeating: "=", count: filled))\(String(repeating: " ", count: width - filled))] "
-                    + "\(Console.megabytes(received)) of \(Console.megabytes(total))"
-            }
-            Console.terminalControl("\r\u{1B}[2K" + line)
-        case .unpacking: Console.terminalControl("\r\u{1B}[2Kunpacking")
-        case .validating: Console.terminalControl("\r\u{1B}[2Kvalidating (the model runs once in a child process)")
-        case .installing: Console.terminalControl("\r\u{1B}[2Kinstalling")
+        case .downloading(let received, let total): meter.bytes("downloading", received: received, total: total)
+        case .unpacking: meter.step("unpacking")
+        case .validating: meter.step("validating (the model runs once in a child process)")
+        case .installing: meter.step("installing")
         }
     }
 
-    func finish() {
-        guard isVisible else { return }
-        Console.terminalControl("\r\u{1B}[2K")
-    }
+    func finish() { meter.finish() }
 }

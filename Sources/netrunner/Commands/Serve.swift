@@ -1,12 +1,10 @@
 import ArgumentParser
-import Dispatch
 import FoundationEssentials
 import Logging
 import NetRunner
 import NetRunnerEvaluation
 import NetRunnerServer
 import NetRunnerSupport
-import Synchronization
 
 extension NetRunnerCommand {
     /// `netrunner serve`: the inference server, for programs (`/v1`, KServe v2 at `/v2`).
@@ -107,24 +105,14 @@ extension NetRunnerCommand {
                     modelsFolder: allowsImport ? (models ?? "Models") : nil, albums: albums),
                 logger: logger)
             let ids = served.map(\.id).joined(separator: ", ")
-            let outcome = Mutex<Result<Void, any Error>?>(nil)
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                do {
-                    try await server.run { host, port in
-                        Console.print(
-                            "netrunner serve: listening on http://\(host):\(port) (\(served.count) models: \(ids))")
-                        Console.print("  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s)")
-                        Console.flush()
-                    }
-                    outcome.withLock { $0 = .success(()) }
-                } catch {
-                    outcome.withLock { $0 = .failure(error) }
+            try AsyncCommand.wait { () async throws in
+                try await server.run { host, port in
+                    Console.print(
+                        "netrunner serve: listening on http://\(host):\(port) (\(served.count) models: \(ids))")
+                    Console.print("  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s)")
+                    Console.flush()
                 }
-                done.signal()
             }
-            done.wait()
-            try outcome.withLock { $0 }?.get()
         }
 
         /// The embedded models, then the models folder's, ids unique (the first wins).

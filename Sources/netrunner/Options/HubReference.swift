@@ -1,7 +1,4 @@
-import ArgumentParser
-import Dispatch
 import NetRunnerHub
-import Synchronization
 
 /// `--model hub:NAME[@VERSION|@ALIAS]`: the hub's model, downloaded once (verified, cached),
 /// then read from the cache; when the hub cannot be reached, the verified copy is used.
@@ -17,31 +14,11 @@ enum HubReference {
     static func localPath(_ text: String, hub: String? = nil, token: String? = nil) throws -> String {
         guard let remote = CustomRemoteModel.parse(text) else { return text }
         let downloader = ModelDownloader(hub: HubClient(address: hub, token: token))
-        let model = try waitFor { () throws(HubClientError) in
+        let model = try AsyncCommand.wait { () throws(HubClientError) in
             try await downloader.getModel(
                 name: "\(remote.name)@\(remote.reference)", downloadType: .latestModel)
         }
         Console.diagnostic("note: \(text) is version \(model.version) (sha256 \(model.hash.prefix(12))), \(model.path)")
         return model.path
-    }
-
-    /// Runs async work from a synchronous command and returns its result.
-    static func waitFor<Value: Sendable>(
-        _ body: @escaping @Sendable () async throws(HubClientError) -> Value
-    ) throws -> Value {
-        let outcome = Mutex<Result<Value, HubClientError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do throws(HubClientError) {
-                let value = try await body()
-                outcome.withLock { $0 = .success(value) }
-            } catch {
-                outcome.withLock { $0 = .failure(error) }
-            }
-            done.signal()
-        }
-        done.wait()
-        guard let result = outcome.withLock({ $0 }) else { throw ExitCode.failure }
-        return try result.get()
     }
 }

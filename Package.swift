@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "NetRunner", targets: ["NetRunner"]),
         .library(name: "NetRunnerEvaluation", targets: ["NetRunnerEvaluation"]),
         .library(name: "NetRunnerHub", targets: ["NetRunnerHub"]),
+        .library(name: "NetRunnerVideo", targets: ["NetRunnerVideo"]),
         .executable(name: "netrunner", targets: ["netrunner"]),
     ],
     dependencies: [
@@ -38,6 +39,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-kit", from: "4.5.2"),
         // ... and PostgreSQL (postgres-kit), for several hub nodes sharing one store.
         .package(url: "https://github.com/vapor/postgres-kit", from: "2.17.0"),
+        // ffmpeg as a child process for video (`netrunner stream`), without its Foundation trait.
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [
         // Our own declarations of the LiteRT C API and the dlopen loader. Nothing else.
@@ -99,6 +103,19 @@ let package = Package(
         .target(
             name: "NetRunnerEvaluation",
             dependencies: ["NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"],
+            swiftSettings: swiftSettings
+        ),
+        // Frames from video files, URLs, cameras and stdin through an ffmpeg child process, and
+        // annotated videos written through another. Knows nothing of models.
+        .target(
+            name: "NetRunnerVideo",
+            dependencies: [
+                "NetRunnerImage",
+                "NetRunnerSupport",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Hosted models, client side: downloads (resumed, verified, installed atomically), the
@@ -171,6 +188,7 @@ let package = Package(
                 "NetRunnerServer",
                 "NetRunnerHub",
                 "NetRunnerHubServer",
+                "NetRunnerVideo",
                 "NetRunnerSupport",
                 "CEmbeddedModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -218,6 +236,11 @@ let package = Package(
         .testTarget(
             name: "NetRunnerHubTests",
             dependencies: ["NetRunnerHub", "NetRunner", "NetRunnerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NetRunnerVideoTests",
+            dependencies: ["NetRunnerVideo", "NetRunner", "NetRunnerImage", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
         // README.md's swift blocks, extracted by scripts/check-readme.py: compiled, so they cannot rot.

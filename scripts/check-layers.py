@@ -24,7 +24,7 @@ MAY_IMPORT = {
     "NetRunner": {"TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "NetRunnerSupport", "CArchive"},
     "NetRunnerEvaluation": {"NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"},
     # Coming modules, each the only one to import its framework:
-    "NetRunnerVideo": {"NetRunnerImage", "NetRunnerSupport", "Subprocess", "Logging"},
+    "NetRunnerVideo": {"NetRunnerImage", "NetRunnerSupport", "Subprocess", "SystemPackage", "System", "Logging"},
     "NetRunnerHub": {
         "NetRunner", "NetRunnerSupport", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore", "NIOHTTP1",
     },

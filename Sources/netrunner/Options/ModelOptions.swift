@@ -65,7 +65,11 @@ struct ModelOptions: ParsableArguments {
     /// - Returns: The loaded model.
     /// - Throws: The errors of ``LoadedModel/init(_:labelsPath:)``.
     func load(defaultFor kind: ImageTask.Kind) throws -> LoadedModel {
-        if let model {
+        var kind = kind
+        // The embedded models by name (`--model face`), unless a file has that name.
+        if let model, let named = Self.embeddedNames[model.lowercased()], access(model, F_OK) != 0 {
+            kind = named
+        } else if let model {
             return try LoadedModel(.path(HubReference.localPath(model, hub: hub, token: token)), labelsPath: labels)
         }
         // The embedded models are part of this executable: trusted, not checked in a child.
@@ -73,6 +77,11 @@ struct ModelOptions: ParsableArguments {
         embedded.trust = .trusted
         return embedded
     }
+
+    /// The names `--model` takes for the embedded models.
+    static let embeddedNames: [String: ImageTask.Kind] = [
+        "mobilenet": .classification, "face": .detection, "blazeface": .detection,
+    ]
 
     /// A one-line notice when a bare `.tflite` gives nothing to go by (no metadata, no
     /// `model.json`, no labels), saying what is assumed for the task; `nil` otherwise.

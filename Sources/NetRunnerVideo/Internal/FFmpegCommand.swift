@@ -1,0 +1,70 @@
+import NetRunnerImage
+import NetRunnerSupport
+
+/// The arguments of the ffmpeg child that decodes a source into raw RGB frames on its stdout.
+///
+/// The filter chain: `[fps=F,]showinfo,[select=every N,]scale,format=rgb24,showinfo`. The first
+/// `showinfo` logs every decoded frame (its number, presentation time and size), the second each
+/// frame that is sent (its size after scaling); ``FFmpegLog`` pairs them with the bytes.
+struct FFmpegCommand {
+    /// The index of the first `showinfo` in the chain (it names itself `Parsed_showinfo_<index>`).
+    let decodedFilterIndex: Int
+    /// The index of the second `showinfo`.
+    let sentFilterIndex: Int
+    /// The arguments, without the program.
+    let arguments: [String]
+
+    init(source: VideoSource, options: FrameSource.Options) {
+        var arguments = ["-hide_banner", "-nostats", "-loglevel", "level+info"]
+        if source.kind != .standardInput { arguments.append("-nostdin") }
+        let timeout = String(Int(options.stallTimeout.inMilliseconds * 1000))
+        switch source.kind {
+        case .file:
+            if options.readsAtNativeRate { arguments.append("-re") }
+            arguments += ["-fflags", "+genpts+discardcorrupt", "-i", "file:" + source.location]
+        case .standardInput:
+            if options.readsAtNativeRate { arguments.append("-re") }
+            arguments += ["-fflags", "+genpts+discardcorrupt", "-i", "pipe:0"]
+        case .device:
+            #if os(Linux)
+                arguments += ["-f", "v4l2"]
+            #endif
+            arguments += ["-fflags", "+genpts+discardcorrupt+nobuffer", "-i", source.location]
+        case .url:
+            if options.readsAtNativeRate { arguments.append("-re") }
+            let live = source.isLive
+            arguments += ["-fflags", live ? "+genpts+discardcorrupt+nobuffer" : "+genpts+discardcorrupt"]
+            if live { arguments += ["-flags", "low_delay"] }
+            switch source.scheme {
+            case "rtsp", "rtsps": arguments += ["-rtsp_transport", "tcp", "-timeout", timeout]
+            default: arguments += ["-rw_timeout", timeout]
+            }
+            arguments += ["-i", source.location]
+        }
+        var filters: [String] = []
+        if let fps = options.framesPerSecond { filters.append("fps=\(fps)") }
+        decodedFilterIndex = filters.count
+        filters.append("showinfo=checksum=0")
+        if options.everyNthFrame > 1 { filters.append("select='not(mod(n\\,\(options.everyNthFrame)))'") }
+        switch options.frameSize {
+        case .original: break
+        case .covering(let size):
+            filters.append(
+                "scale=w=\(size.width):h=\(size.height):force_original_aspect_ratio=increase:flags=bilinear")
+            filters.append("setsar=1")
+        case .fitting(let size):
+            filters.append(
+                "scale=w='min(iw\\,\(size.width))':h='min(ih\\,\(size.height))':force_original_aspect_ratio=decrease:flags=bilinear"
+            )
+            filters.append("setsar=1")
+        }
+        filters.append("format=rgb24")
+        sentFilterIndex = filters.count
+        filters.append("showinfo=checksum=0")
+        arguments += [
+            "-map", "0:v:0", "-an", "-sn", "-dn", "-vf", filters.joined(separator: ","),
+            "-fps_mode", "passthrough", "-pix_fmt", "rgb24", "-f", "rawvideo", "pipe:1",
+        ]
+        self.arguments = arguments
+    }
+}

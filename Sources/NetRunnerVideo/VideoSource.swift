@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where frames come from: a video file, a URL, a camera device or standard input.
+///
+///     VideoSource("clip.mp4")                   // a file: every frame, timestamps from the stream
+///     VideoSource("rtsp://camera/stream")       // live: a monotonic clock, reconnected when it drops
+///     VideoSource("/dev/video0")                // a V4L2 webcam
+///     VideoSource("-")                          // standard input (any container ffmpeg reads)
+public struct VideoSource: Sendable, Hashable, CustomStringConvertible {
+    /// What kind of source it is.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// A file on disk.
+        case file
+        /// A network URL: http(s), rtsp, rtmp, udp, tcp, srt.
+        case url
+        /// A V4L2 capture device (`/dev/video*`).
+        case device
+        /// The process's standard input.
+        case standardInput
+    }
+
+    /// The path, URL or device, as given.
+    public var location: String
+    /// The kind.
+    public var kind: Kind
+
+    /// Reads a source as the command line names it: `-` is standard input, `/dev/video*` (or any
+    /// character device) a camera, `scheme://...` a URL, anything else a file.
+    ///
+    /// - Parameter text: The path, URL or device.
+    public init(_ text: String) {
+        location = text
+        if text == "-" {
+            kind = .standardInput
+        } else if text.contains("://") {
+            kind = .url
+        } else if text.hasPrefix("/dev/video") || Self.isCharacterDevice(text) {
+            kind = .device
+        } else {
+            kind = .file
+        }
+    }
+
+    /// Creates a source of a given kind.
+    ///
+    /// - Parameters:
+    ///   - location: The path, URL or device.
+    ///   - kind: Its kind.
+    public init(location: String, kind: Kind) {
+        self.location = location
+        self.kind = kind
+    }
+
+    /// Whether the source runs in real time (a camera, a live URL), so that frames keep coming
+    /// whether or not they are read: live mode is its default, it is reconnected when it drops, and
+    /// its timestamps come from a monotonic clock.
+    ///
+    /// A URL whose path ends in a video file's extension (`.mp4`, `.mkv`, `.webm`, `.mov`,
+    /// `.avi`, `.m4v`) is read as a file.
+    public var isLive: Bool {
+        switch kind {
+        case .file, .standardInput: return false
+        case .device: return true
+        case .url:
+            var path = Substring(location)
+            if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
+            let lower = path.lowercased()
+            return ![".mp4", ".mkv", ".webm", ".mov", ".avi", ".m4v"].contains { lower.hasSuffix($0) }
+        }
+    }
+
+    /// The URL's scheme in lower case (`rtsp`, `http`...), or `nil` for other kinds.
+    public var scheme: String? {
+        guard kind == .url, let end = location.firstRange(of: "://") else { return nil }
+        return location[..<end.lowerBound].lowercased()
+    }
+
+    /// The location, with a URL's user and password replaced by `***` (for messages and logs).
+    public var description: String {
+        guard kind == .url, let start = location.firstRange(of: "://") else { return location }
+        let rest = location[start.upperBound...]
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return location }
+        return String(location[..<start.upperBound]) + "***@" + String(rest[rest.index(after: at)...])
+    }
+
+    private static func isCharacterDevice(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        return (info.st_mode & S_IFMT) == S_IFCHR
+    }
+}

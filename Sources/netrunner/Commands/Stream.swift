@@ -1,0 +1,437 @@
+import ArgumentParser
+import FoundationEssentials
+import NetRunner
+import NetRunnerEvaluation
+import NetRunnerImage
+import NetRunnerVideo
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension NetRunnerCommand {
+    /// `netrunner stream SOURCE`: a model on every frame of a video, a URL or a camera.
+    struct Stream: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a model on the frames of a video file, a live URL, a camera or stdin.",
+            discussion: """
+                SOURCE is a video file, an http(s)/rtsp/rtmp/udp/srt URL, a V4L2 device (/dev/video0) or - for \
+                standard input; Debian's ffmpeg decodes it in a child process and scales frames to what the model \
+                needs. Video mode (files, stdin, URLs of video files) runs every frame in order (--every N: every \
+                Nth); live mode (cameras, other URLs) runs the latest frame whenever the model is free and \
+                --interval has passed, dropping the others, and reconnects a dropped source. One line per \
+                answered frame (--json: JSON Lines, the classify/detect --json shape plus frame, timestamp_ms and \
+                delay_ms), a summary on stderr at the end (one JSON line with --json). --model also takes the \
+                embedded models by name: mobilenet (the default) or face.
+                """)
+
+        @Argument(help: "A video file, a URL, a camera device, or - for standard input.")
+        var source: String
+
+        @OptionGroup var model: ModelOptions
+
+        @OptionGroup var results: ResultOptions
+
+        @Option(
+            help:
+                "video (every frame, in order) or live (latest frame wins); default: live for cameras and stream URLs.")
+        var mode: ModeChoice?
+
+        enum ModeChoice: String, ExpressibleByArgument, CaseIterable {
+            case video, live
+        }
+
+        @Option(parsing: .unconditional, help: "Video mode: run every Nth frame (ffmpeg leaves the others out).")
+        var every: Int?
+
+        @Option(
+            parsing: .unconditional,
+            help:
+                "Live mode: at least this many milliseconds between the starts of two inferences (the seeds' delayBetweenInferencesMs)."
+        )
+        var interval: Int?
+
+        @Option(
+            name: .customLong("fps"), parsing: .unconditional, help: "Have ffmpeg keep this many frames per second.")
+        var framesPerSecond: Double?
+
+        @Flag(help: "Read a file at its own frame rate, as a camera would deliver it (ffmpeg's -re).")
+        var realtime = false
+
+        @Option(name: .customLong("max-frames"), parsing: .unconditional, help: "Stop after this many frames.")
+        var maxFrames: Int?
+
+        @Option(
+            parsing: .unconditional, help: "Seconds without a frame before the source counts as stalled (default 10).")
+        var watchdog: Double = 10
+
+        @Option(
+            parsing: .unconditional,
+            help:
+                "Live sources: failed reconnection attempts in a row before giving up (default 8; 0: never reconnect).")
+        var reconnect: Int = 8
+
+        @Option(help: "Write the video with the answers drawn (.mp4, .mkv, .mov...), through an ffmpeg encoder.")
+        var annotate: String?
+
+        @Flag(help: "Print one JSON object per answered frame (JSON Lines), and the summary as JSON on stderr.")
+        var json = false
+
+        func validate() throws {
+            if let every { try OptionLimits.check(every, "--every", in: 1...1_000_000) }
+            if let interval { try OptionLimits.check(interval, "--interval", in: 0...3_600_000) }
+            if let framesPerSecond { try OptionLimits.check(framesPerSecond, "--fps", in: 0.01...1000) }
+            if let maxFrames { try OptionLimits.check(maxFrames, "--max-frames", in: 1...Int(Int32.max)) }
+            try OptionLimits.check(watchdog, "--watchdog", in: 0.5...3600)
+            try OptionLimits.check(reconnect, "--reconnect", in: 0...1_000_000)
+            if every != nil && interval != nil {
+                throw ValidationError("--every is for video mode and --interval for live mode: give one.")
+            }
+            if every != nil, mode == .live {
+                throw ValidationError("--every is for video mode; live mode takes --interval.")
+            }
+            if interval != nil, mode == .video {
+                throw ValidationError("--interval is for live mode; video mode takes --every.")
+            }
+        }
+
+        func run() throws {
+            let video = VideoSource(source)
+            let runningMode: RunningMode
+            switch mode ?? (every != nil ? .video : interval != nil ? .live : video.isLive ? .live : .video) {
+            case .video: runningMode = .video
+            case .live: runningMode = .liveStream(minimumInterval: .milliseconds(interval ?? 0))
+            }
+            let loaded = try model.load(defaultFor: .classification)
+            if let notice = model.assumptionNotice(for: loaded, task: ImageTask.kind(of: loaded)) {
+                Console.diagnostic(notice)
+            }
+            var taskOptions = ImageTask.Options()
+            results.apply(to: &taskOptions)
+            taskOptions.threadCount = model.threads ?? 1
+            taskOptions.isErrorLoggingEnabled = model.verbose
+            let pool = try VisionTaskPool(count: 1) { try ImageTask(model: loaded, options: taskOptions) }
+
+            var frameOptions = FrameSource.Options(
+                frameSize: annotate == nil
+                    ? .covering(pool.preprocessing.size) : .fitting(PixelSize(width: 1920, height: 1920)))
+            frameOptions.everyNthFrame = every ?? 1
+            frameOptions.framesPerSecond = framesPerSecond
+            frameOptions.readsAtNativeRate = realtime
+            frameOptions.stallTimeout = .milliseconds(Int(watchdog * 1000))
+            frameOptions.reconnectionAttempts = reconnect
+            frameOptions.frameLimit = maxFrames
+            let frames = FrameSource(video, options: frameOptions)
+            let runner = StreamRunner(pool: pool, mode: runningMode)
+            let session = StreamSession(
+                source: video, modelName: loaded.name, kind: pool.kind, runner: runner, frames: frames,
+                results: results, json: json, maxFrames: maxFrames, annotate: annotate)
+            let outcome = AsyncCommand.wait { await session.run() }
+            session.printSummary(elapsed: outcome.elapsed, error: outcome.error)
+            if let error = outcome.error { throw TaskFailure(message: "\(error)") }
+            if runner.statistics.failed > 0 { throw ExitCode.failure }
+            if outcome.interrupted { throw ExitCode(130) }
+        }
+    }
+}
+
+/// One `netrunner stream` run: prints answers, writes the annotated video, keeps latencies.
+private final class StreamSession: Sendable {
+    struct Outcome: Sendable {
+        var elapsed: Duration
+        var error: (any Error)?
+        var interrupted: Bool
+    }
+
+    let source: VideoSource
+    let modelName: String
+    let kind: ImageTask.Kind
+    let runner: StreamRunner
+    let frames: FrameSource
+    let results: ResultOptions
+    let json: Bool
+    let maxFrames: Int?
+    let annotate: String?
+    private let latencies = Mutex<(inference: [Double], delay: [Double])>(([], []))
+
+    init(
+        source: VideoSource, modelName: String, kind: ImageTask.Kind, runner: StreamRunner, frames: FrameSource,
+        results: ResultOptions, json: Bool, maxFrames: Int?, annotate: String?
+    ) {
+        self.source = source
+        self.modelName = modelName
+        self.kind = kind
+        self.runner = runner
+        self.frames = frames
+        self.results = results
+        self.json = json
+        self.maxFrames = maxFrames
+        self.annotate = annotate
+    }
+
+    func run() async -> Outcome {
+        let interruption = Interruption()
+        let started = ContinuousClock.now
+        var failure: (any Error)? = nil
+        var annotation = annotate.map { AnnotatedVideo(path: $0) }
+        var seen = 0
+        do {
+            for try await event in runner.events(for: frames) {
+                seen += 1
+                switch event {
+                case .answered(let answer):
+                    let shown = results.worthPrinting(answer.answer)
+                    latencies.withLock {
+                        $0.inference.append(shown.inferenceMilliseconds)
+                        $0.delay.append(answer.delayMilliseconds)
+                    }
+                    try printAnswer(FrameAnswer(frame: answer.frame, answer: shown, answeredAt: answer.answeredAt))
+                    try await annotation?.add(answer.frame, answer: shown)
+                case .dropped(let frame, _):
+                    try await annotation?.add(frame, answer: nil)
+                case .failed(let frame, let problem):
+                    if json {
+                        try ClassificationOutput.printLine(
+                            StreamLine(
+                                record: BulkRecord(image: source.description, error: "\(problem)"), frame: frame,
+                                delay: nil))
+                    } else {
+                        Console.diagnostic("frame \(frame.index): \(problem)")
+                    }
+                    try await annotation?.add(frame, answer: nil)
+                }
+                if interruption.happened { break }
+            }
+        } catch {
+            if !interruption.happened { failure = error }
+        }
+        do {
+            try await annotation?.finish()
+        } catch {
+            failure = failure ?? error
+        }
+        _ = seen
+        return Outcome(elapsed: .now - started, error: failure, interrupted: interruption.happened)
+    }
+
+    private func printAnswer(_ answer: FrameAnswer) throws {
+        if json {
+            try ClassificationOutput.printLine(
+                StreamLine(
+                    record: BulkRecord(image: source.description, answer: answer.answer), frame: answer.frame,
+                    delay: answer.delayMilliseconds))
+            return
+        }
+        let time = Console.format(answer.frame.timestampMilliseconds / 1000, decimals: 3)
+        let head =
+            "frame \(answer.frame.index)  \(time) s  (\(Console.format(answer.answer.inferenceMilliseconds, decimals: 1)) ms)"
+        switch answer.answer {
+        case .classification(let result):
+            let best = result.categories.prefix(3).map {
+                "\($0.displayName ?? $0.label ?? "class \($0.index)") \(Console.format(Double($0.score), decimals: 3))"
+            }
+            Console.print(
+                head + "  " + (best.isEmpty ? "(no label above the threshold)" : best.joined(separator: ", ")))
+        case .detection(let result):
+            let boxes = result.detections.map { detection in
+                let box = detection.boundingBox
+                let name = detection.categories.first.flatMap { $0.displayName ?? $0.label } ?? "object"
+                return "\(name) \(Console.format(Double(detection.score), decimals: 2)) "
+                    + "(\(Int(box.minX.rounded())),\(Int(box.minY.rounded())))-(\(Int(box.maxX.rounded())),\(Int(box.maxY.rounded())))"
+            }
+            Console.print(
+                head + "  " + (boxes.isEmpty ? "(nothing)" : "\(boxes.count): " + boxes.joined(separator: ", ")))
+        }
+    }
+
+    /// The summary: on stderr, as text or one JSON line.
+    func printSummary(elapsed: Duration, error: (any Error)?) {
+        let stream = runner.statistics
+        let source = frames.statistics
+        let seconds = max(elapsed.inMillisecondsValue / 1000, 1e-9)
+        let (inference, delay) = latencies.withLock { ($0.inference, $0.delay) }
+        let inferenceSummary = LatencySummary(milliseconds: inference)
+        let delaySummary = LatencySummary(milliseconds: delay)
+        if json {
+            let summary = StreamSummary(
+                source: self.source.description, model: modelName,
+                mode: runner.mode == .video ? "video" : "live", decoded: source.decoded, received: source.received,
+                skippedByEvery: source.skippedByEvery, inferred: stream.inferred, failed: stream.failed,
+                droppedWhileBusy: stream.droppedWhileBusy, droppedByInterval: stream.droppedByInterval,
+                reconnections: source.reconnections, repairedTimestamps: source.repairedTimestamps,
+                seconds: seconds, receivedPerSecond: Double(source.received) / seconds,
+                inferredPerSecond: Double(stream.inferred) / seconds, inferenceMilliseconds: inferenceSummary,
+                delayMilliseconds: delaySummary, error: error.map { "\($0)" })
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            if let data = try? encoder.encode(["summary": summary]) {
+                Console.diagnostic(String(decoding: data, as: UTF8.self))
+            }
+            return
+        }
+        let mode = runner.mode == .video ? "video mode" : "live mode"
+        Console.diagnostic("\(self.source): \(mode), \(modelName)")
+        var frameLine =
+            "  frames: \(source.decoded) decoded, \(source.received) received, \(stream.inferred) inferred"
+        if source.skippedByEvery > 0 { frameLine += ", \(source.skippedByEvery) skipped by --every" }
+        if runner.mode != .video {
+            frameLine +=
+                ", \(stream.droppedWhileBusy) dropped while busy, \(stream.droppedByInterval) dropped by interval"
+        }
+        if stream.failed > 0 { frameLine += ", \(stream.failed) failed" }
+        Console.diagnostic(frameLine)
+        Console.diagnostic(
+            "  rate: \(Console.format(Double(source.received) / seconds, decimals: 1)) frames/s received, "
+                + "\(Console.format(Double(stream.inferred) / seconds, decimals: 1)) inferred/s over "
+                + "\(Console.format(seconds, decimals: 2)) s")
+        if let inferenceSummary, let delaySummary {
+            Console.diagnostic(
+                "  latency (ms): inference p50 \(Console.format(inferenceSummary.median, decimals: 2)), "
+                    + "p90 \(Console.format(inferenceSummary.p90, decimals: 2)), p99 \(Console.format(inferenceSummary.p99, decimals: 2)); "
+                    + "frame to answer p50 \(Console.format(delaySummary.median, decimals: 2)), "
+                    + "p99 \(Console.format(delaySummary.p99, decimals: 2))")
+        }
+        if source.reconnections > 0 || source.repairedTimestamps > 0 {
+            Console.diagnostic(
+                "  \(source.reconnections) reconnections, \(source.repairedTimestamps) timestamps repaired")
+        }
+    }
+}
+
+/// A frame's JSON line: a `bulk` results line (docs/results-line.schema.json) with the frame's
+/// number, timestamp and delay.
+private struct StreamLine: Encodable {
+    var record: BulkRecord
+    var frame: VideoFrame
+    var delay: Double?
+
+    enum Keys: String, CodingKey {
+        case frame
+        case timestamp = "timestamp_ms"
+        case delay = "delay_ms"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try record.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(frame.index, forKey: .frame)
+        try container.encode((frame.timestampMilliseconds * 1000).rounded() / 1000, forKey: .timestamp)
+        if let delay { try container.encode((delay * 1000).rounded() / 1000, forKey: .delay) }
+    }
+}
+
+/// The summary's JSON.
+private struct StreamSummary: Encodable {
+    var source: String
+    var model: String
+    var mode: String
+    var decoded: Int
+    var received: Int
+    var skippedByEvery: Int
+    var inferred: Int
+    var failed: Int
+    var droppedWhileBusy: Int
+    var droppedByInterval: Int
+    var reconnections: Int
+    var repairedTimestamps: Int
+    var seconds: Double
+    var receivedPerSecond: Double
+    var inferredPerSecond: Double
+    var inferenceMilliseconds: LatencySummary?
+    var delayMilliseconds: LatencySummary?
+    var error: String?
+
+    enum CodingKeys: String, CodingKey {
+        case source, model, mode, decoded, received, inferred, failed, reconnections, seconds, error
+        case skippedByEvery = "skipped_by_every"
+        case droppedWhileBusy = "dropped_while_busy"
+        case droppedByInterval = "dropped_by_interval"
+        case repairedTimestamps = "repaired_timestamps"
+        case receivedPerSecond = "received_fps"
+        case inferredPerSecond = "inferred_fps"
+        case inferenceMilliseconds = "inference_ms"
+        case delayMilliseconds = "delay_ms"
+    }
+}
+
+/// The annotated video of `--annotate`: every frame, with the latest answer drawn.
+private struct AnnotatedVideo {
+    let path: String
+    var writer: VideoWriter? = nil
+    var first: VideoFrame? = nil
+    var latest: (answer: ImageAnswer, sourceSize: PixelSize)? = nil
+    var lastIndex = -1
+
+    init(path: String) {
+        self.path = path
+    }
+
+    mutating func add(_ frame: VideoFrame, answer: ImageAnswer?) async throws {
+        if let answer { latest = (answer, frame.sourceSize) }
+        // Live mode answers a frame after later ones were written: its answer is drawn from now on.
+        guard frame.index > lastIndex else { return }
+        lastIndex = frame.index
+        guard let writer else {
+            guard let first else {
+                first = frame
+                return
+            }
+            let step = frame.timestampMilliseconds - first.timestampMilliseconds
+            let fps = step > 0 ? 1000 / step : 25
+            let writer = try VideoWriter(path: path, size: first.pixels.size, framesPerSecond: fps)
+            self.writer = writer
+            try await writer.write(draw(on: first))
+            try await writer.write(draw(on: frame))
+            return
+        }
+        try await writer.write(draw(on: frame))
+    }
+
+    mutating func finish() async throws {
+        if writer == nil, let first {
+            let writer = try VideoWriter(path: path, size: first.pixels.size, framesPerSecond: 25)
+            self.writer = writer
+            try await writer.write(draw(on: first))
+        }
+        try await writer?.finish()
+    }
+
+    private func draw(on frame: VideoFrame) throws -> PixelBuffer {
+        guard let latest else { return frame.pixels }
+        let answer = latest.answer.scaled(from: latest.sourceSize, to: frame.pixels.size)
+        switch answer {
+        case .detection(let result):
+            return try Annotator.draw(result.detections, on: frame.pixels)
+        case .classification(let result):
+            var pixels = frame.pixels.format == .rgb24 ? frame.pixels : frame.pixels.converted(to: .rgb24)
+            let scale = max(1, pixels.height / 240)
+            for (row, category) in result.categories.prefix(3).enumerated() {
+                let text =
+                    "\(category.displayName ?? category.label ?? "class \(category.index)") \(String(format3: category.score))"
+                let size = PixelBuffer.textSize(text, scale: scale)
+                let y = 4 + row * (size.height + 4)
+                pixels.fill(
+                    PixelRect(x: 2, y: y - 2, width: min(size.width + 4, pixels.width - 2), height: size.height + 4),
+                    color: PixelColor(red: 0, green: 0, blue: 0))
+                pixels.drawText(text, x: 4, y: y, scale: scale, color: Annotator.color(forClass: category.index))
+            }
+            return pixels
+        }
+    }
+}
+
+extension String {
+    fileprivate init(format3 value: Float) {
+        self = Console.format(Double(value), decimals: 3)
+    }
+}
+
+extension Duration {
+    fileprivate var inMillisecondsValue: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+    }
+}

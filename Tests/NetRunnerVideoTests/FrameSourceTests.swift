@@ -1,0 +1,127 @@
+import Foundation
+import NetRunner
+import NetRunnerImage
+import NetRunnerTestSupport
+import Testing
+
+@testable import NetRunnerVideo
+
+/// The frame source and the video and live-stream modes, through the library's API.
+@Suite("Frame sources and running modes", .serialized)
+struct FrameSourceTests {
+    @Test("A file's frames: scaled in ffmpeg to cover the model's input, source size kept, timestamps from the stream")
+    func fileFrames() async throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-video")
+        defer { folder.remove() }
+        let clip = try VideoClips.photos(in: folder.url.path)
+        var options = FrameSource.Options(frameSize: .covering(PixelSize(width: 224, height: 160)))
+        options.everyNthFrame = 3
+        let source = FrameSource(VideoSource(clip), options: options)
+        var frames: [VideoFrame] = []
+        for try await frame in source { frames.append(frame) }
+        #expect(frames.map(\.index) == Array(stride(from: 0, to: 32, by: 3)))
+        #expect(frames.map(\.timestampMilliseconds) == frames.map { Double($0.index) * 125 })
+        #expect(
+            frames.allSatisfy { $0.pixels.size == PixelSize(width: 224, height: 224) && $0.pixels.format == .rgb24 })
+        #expect(frames.allSatisfy { $0.sourceSize == PixelSize(width: 320, height: 320) })
+        let statistics = source.statistics
+        #expect(statistics.decoded == 32 && statistics.received == 11 && statistics.skippedByEvery == 21)
+    }
+
+    @Test("Two streams share one interpreter: video mode answers every frame, live mode accounts for every frame")
+    func sharedPool() async throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-video")
+        defer { folder.remove() }
+        let clip = try VideoClips.faces(in: folder.url.path, seconds: 2)
+        let model = Fixtures.path("Models/bundles/face_detection_short_range.tiobundle")
+        let pool = try VisionTaskPool(count: 1) { try ImageTask(modelAt: model) }
+        #expect(pool.kind == .detection)
+        let video = StreamRunner(pool: pool, mode: .video)
+        let live = StreamRunner(pool: pool, mode: .liveStream(minimumInterval: .milliseconds(150)))
+        var liveOptions = FrameSource.Options(frameSize: .covering(pool.preprocessing.size))
+        liveOptions.readsAtNativeRate = true
+        let videoFrames = FrameSource(VideoSource(clip), options: .init(frameSize: .covering(pool.preprocessing.size)))
+        let liveFrames = FrameSource(VideoSource(clip), options: liveOptions)
+        async let videoEvents = Self.collect(video.events(for: videoFrames))
+        async let liveEvents = Self.collect(live.events(for: liveFrames))
+        let (fromVideo, fromLive) = try await (videoEvents, liveEvents)
+
+        let answered = fromVideo.compactMap { event -> FrameAnswer? in
+            if case .answered(let answer) = event { return answer }
+            return nil
+        }
+        #expect(answered.map(\.frame.index) == Array(0..<20))
+        for answer in answered {
+            guard case .detection(let result) = answer.answer else {
+                Issue.record("not a detection")
+                continue
+            }
+            #expect(result.detections.count == 2 && result.imageWidth == 640 && result.imageHeight == 400)
+        }
+        let statistics = live.statistics
+        #expect(statistics.received == 20)
+        #expect(statistics.inferred + statistics.droppedWhileBusy + statistics.droppedByInterval == 20)
+        #expect(statistics.droppedByInterval > 0 && statistics.inferred >= 5)
+        #expect(fromLive.count == 20)
+        let liveAnswers = fromLive.compactMap { event -> Double? in
+            if case .answered(let answer) = event { return answer.frame.timestampMilliseconds }
+            return nil
+        }
+        #expect(liveAnswers == liveAnswers.sorted())
+    }
+
+    static func collect(_ events: AsyncThrowingStream<StreamEvent, any Error>) async throws -> [StreamEvent] {
+        var all: [StreamEvent] = []
+        for try await event in events { all.append(event) }
+        return all
+    }
+
+    @Test("Bad presentation times are replaced by increasing ones and counted; never an error")
+    func timestampRepair() {
+        var timing = Timestamps(live: false, start: .now)
+        let given: [Double?] = [0, 0.04, 0.04, 0.02, nil, 0.2]
+        var repairs = 0
+        var values: [Double] = []
+        for time in given {
+            let (value, repaired) = timing.next(presentationTime: time, receivedAt: .now)
+            values.append(value)
+            if repaired { repairs += 1 }
+        }
+        #expect(values == [0, 40, 80, 120, 160, 200])
+        #expect(repairs == 3)
+    }
+
+    @Test("ffmpeg's log: frame lines paired in order, every Nth frame, errors kept for the message")
+    func logPairing() {
+        let command = FFmpegCommand(source: VideoSource("a.mp4"), options: FrameSource.Options())
+        var log = FFmpegLog(command: command, everyNthFrame: 2)
+        let first = "[Parsed_showinfo_\(command.decodedFilterIndex) @ 0x1] [info] n:"
+        let second = "[Parsed_showinfo_\(command.sentFilterIndex) @ 0x2] [info] n:"
+        #expect(
+            log.read("\(first)   0 pts:      0 pts_time:0       pos: 1 fmt:yuv420p sar:1/1 s:640x480 i:P")
+                == .decoded(number: 0))
+        #expect(
+            log.read("\(first)   1 pts:    512 pts_time:0.04    pos: 1 fmt:yuv420p sar:1/1 s:640x480 i:P")
+                == .decoded(number: 1))
+        #expect(
+            log.read("\(second)   0 pts:      0 pts_time:0 pos: -1 fmt:rgb24 sar:1/1 s:171x128 i:P")
+                == .frame(
+                    .init(
+                        number: 0, presentationTime: 0, sourceSize: PixelSize(width: 640, height: 480),
+                        size: PixelSize(width: 171, height: 128))))
+        #expect(log.read("\(first) garbage s:0x0") == .other)
+        #expect(log.read("[h264 @ 0x3] [error] corrupt macroblock 3 5") == .other)
+        #expect(log.read("[info] Stream mapping:") == .other)
+        #expect(log.explanation == "corrupt macroblock 3 5")
+    }
+
+    @Test("Sources by name: files, URLs (a video file's URL is not live), devices, stdin; passwords hidden")
+    func sources() {
+        #expect(VideoSource("clip.mp4").kind == .file && !VideoSource("clip.mp4").isLive)
+        #expect(VideoSource("-").kind == .standardInput)
+        #expect(VideoSource("/dev/video0").kind == .device && VideoSource("/dev/video0").isLive)
+        #expect(VideoSource("rtsp://cam/stream").isLive)
+        #expect(!VideoSource("https://host/clip.MP4?x=1").isLive)
+        #expect(VideoSource("rtsp://admin:secret@cam:554/s").description == "rtsp://***@cam:554/s")
+    }
+}

@@ -1,0 +1,287 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+/// `netrunner stream`: videos made at test time from the committed photos, a live loopback
+/// source that drops and comes back, and hostile sources.
+@Suite("netrunner stream", .serialized)
+struct StreamCommandTests {
+    func netrunner(_ arguments: [String], environment: [String: String?] = [:]) throws -> ProcessResult {
+        try ProcessResult.run(Fixtures.netrunner, arguments, environment: environment)
+    }
+
+    func lines(_ text: String) throws -> [[String: Any]] {
+        try text.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    func summary(_ stderr: String) throws -> [String: Any] {
+        let line = try #require(stderr.split(separator: "\n").last { $0.hasPrefix("{\"summary\"") })
+        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        return try #require(object["summary"] as? [String: Any])
+    }
+
+    func topLabel(_ line: [String: Any]) -> String? {
+        let results = line["inference_results"] as? [String: Any]
+        return (results?["classification"] as? [[String: Any]])?.first?["label"] as? String
+    }
+
+    @Test(
+        "Video mode: every frame of every segment is classified as classify classifies its photo, timestamps from the stream"
+    )
+    func photosClip() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-stream")
+        defer { folder.remove() }
+        let clip = try VideoClips.photos(in: folder.url.path)
+        let run = try netrunner(["stream", clip, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let frames = try lines(run.stdout)
+        #expect(frames.count == 32)
+        for (segment, photo) in VideoClips.photoOrder.enumerated() {
+            let still = try netrunner(["classify", "--json", Fixtures.path("Tests/Fixtures/Photos/test/" + photo)])
+            let stillLine = try #require(try lines(still.stdout).first)
+            let expected = try #require(topLabel(stillLine))
+            for offset in 0..<VideoClips.framesPerPhoto {
+                let index = segment * VideoClips.framesPerPhoto + offset
+                let frame = frames[index]
+                #expect(frame["frame"] as? Int == index)
+                #expect(frame["timestamp_ms"] as? Double == Double(index) * 1000 / 8)
+                #expect(topLabel(frame) == expected, "frame \(index) of \(photo)")
+            }
+        }
+        let totals = try summary(run.stderr)
+        #expect(totals["received"] as? Int == 32 && totals["inferred"] as? Int == 32 && totals["decoded"] as? Int == 32)
+        #expect(totals["mode"] as? String == "video")
+
+        // Every 8th frame: ffmpeg sends frames 0, 8, 16, 24 only, under their own numbers.
+        let sparse = try netrunner(["stream", clip, "--json", "--every", "8"])
+        #expect(sparse.status == 0, "\(sparse.stderr)")
+        #expect(try lines(sparse.stdout).map { $0["frame"] as? Int } == [0, 8, 16, 24])
+        let sparseTotals = try summary(sparse.stderr)
+        #expect(sparseTotals["skipped_by_every"] as? Int == 28 && sparseTotals["inferred"] as? Int == 4)
+
+        // The same clip on standard input, in a container that streams (MPEG-TS; an MP4 whose
+        // index is at its end cannot be read from a pipe, and says so).
+        let ts = folder.path("photos.ts")
+        try VideoClips.ffmpeg(["-loglevel", "error", "-i", clip, "-c", "copy", ts])
+        let piped = try ProcessResult.run(
+            "/bin/sh", ["-c", "\"$0\" stream - --json --every 8 < \"$1\"", Fixtures.netrunner, ts])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        let pipedLabels = try lines(piped.stdout).compactMap(topLabel)
+        let fileLabels = try lines(sparse.stdout).compactMap(topLabel)
+        #expect(pipedLabels == fileLabels && pipedLabels.count == 4)
+    }
+
+    @Test("Faces in a video are found at the boxes detect finds on the still (IoU >= 0.9), in the source's pixels")
+    func facesClip() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-stream")
+        defer { folder.remove() }
+        let clip = try VideoClips.faces(in: folder.url.path)
+        let still = try netrunner([
+            "detect", "--json", Fixtures.path("Tests/Fixtures/Photos/faces/two_portraits.jpg"),
+        ])
+        let stillLine = try #require(try lines(still.stdout).first)
+        let expected = try boxes(stillLine)
+        #expect(expected.count == 2)
+        let run = try netrunner(["stream", clip, "--model", "face", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let frames = try lines(run.stdout)
+        #expect(frames.count == 10)
+        for frame in frames {
+            #expect(frame["image_width"] as? Int == 640 && frame["image_height"] as? Int == 400)
+            let found = try boxes(frame)
+            #expect(found.count == 2, "frame \(frame["frame"] ?? "?")")
+            for box in expected {
+                let best = found.map { iou(box, $0) }.max() ?? 0
+                #expect(best >= 0.9, "frame \(frame["frame"] ?? "?"): IoU \(best)")
+            }
+        }
+    }
+
+    @Test("--annotate writes every frame with the answers drawn, a whole file and nothing partial beside it")
+    func annotate() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-stream")
+        defer { folder.remove() }
+        let clip = try VideoClips.faces(in: folder.url.path)
+        let output = folder.path("out/annotated.mp4")
+        try FileManager.default.createDirectory(atPath: folder.path("out"), withIntermediateDirectories: true)
+        let run = try netrunner(["stream", clip, "--model", "face", "--annotate", output])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try VideoClips.frameCount(output) == 10)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("out")) == ["annotated.mp4"])
+        // The boxes are drawn: the annotated frame differs from the source frame around a face.
+        try VideoClips.ffmpeg(["-loglevel", "error", "-i", output, "-frames:v", "1", folder.path("a.png")])
+        try VideoClips.ffmpeg(["-loglevel", "error", "-i", clip, "-frames:v", "1", folder.path("s.png")])
+        let annotated = try Data(contentsOf: URL(fileURLWithPath: folder.path("a.png")))
+        let plain = try Data(contentsOf: URL(fileURLWithPath: folder.path("s.png")))
+        #expect(annotated != plain)
+    }
+
+    @Test(
+        "Live mode on a loopback HTTP stream: the interval drops frames, a disconnect is reconnected, numbers and timestamps keep increasing"
+    )
+    func liveReconnect() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-stream")
+        defer { folder.remove() }
+        let clip = try VideoClips.faces(in: folder.url.path, seconds: 2)
+        let server = try LiveVideoServer(clip: clip, port: LiveVideoServer.freePort())
+        defer { server.stop() }
+        Thread.sleep(forTimeInterval: 0.5)
+        nonisolated(unsafe) var result: ProcessResult?
+        let done = DispatchSemaphore(value: 0)
+        let url = server.url
+        DispatchQueue.global().async {
+            result = try? ProcessResult.run(
+                Fixtures.netrunner,
+                [
+                    "stream", url, "--model", "face", "--interval", "250", "--reconnect", "6", "--max-frames", "70",
+                    "--json",
+                ])
+            done.signal()
+        }
+        // Let it run, drop the connection, and serve again.
+        Thread.sleep(forTimeInterval: 4)
+        server.stop()
+        Thread.sleep(forTimeInterval: 1)
+        try server.start()
+        #expect(done.wait(timeout: .now() + 60) == .success, "stream did not end")
+        let run = try #require(result)
+        #expect(run.status == 0, "\(run.stderr)")
+        let frames = try lines(run.stdout)
+        let totals = try summary(run.stderr)
+        #expect((totals["reconnections"] as? Int ?? 0) >= 1, "\(totals)")
+        #expect(totals["mode"] as? String == "live")
+        let received = totals["received"] as? Int ?? 0
+        let inferred = totals["inferred"] as? Int ?? 0
+        let droppedInterval = totals["dropped_by_interval"] as? Int ?? 0
+        let droppedBusy = totals["dropped_while_busy"] as? Int ?? 0
+        #expect(received == 70)
+        #expect(inferred == frames.count && inferred + droppedInterval + droppedBusy == received)
+        #expect(droppedInterval > 0)
+        let numbers = frames.compactMap { $0["frame"] as? Int }
+        let times = frames.compactMap { $0["timestamp_ms"] as? Double }
+        #expect(numbers == numbers.sorted() && Set(numbers).count == numbers.count)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
+        for frame in frames { #expect(try boxes(frame).count == 2) }
+    }
+
+    @Test("Hostile sources: clear errors naming the source, bounded by the watchdog, never a crash")
+    func hostile() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-stream")
+        defer { folder.remove() }
+        let clip = try VideoClips.faces(in: folder.url.path)
+
+        let missing = try netrunner(["stream", folder.path("nothing.mp4")])
+        #expect(missing.status == 1 && missing.stderr.contains("nothing.mp4: no such file"), "\(missing.stderr)")
+
+        let text = folder.path("notes.mp4")
+        try Data("not a video at all\n".utf8).write(to: URL(fileURLWithPath: text))
+        let notVideo = try netrunner(["stream", text])
+        #expect(
+            notVideo.status == 1 && notVideo.stderr.contains("notes.mp4 holds no video frame"), "\(notVideo.stderr)")
+
+        let audio = folder.path("tone.m4a")
+        try VideoClips.ffmpeg(["-loglevel", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=1", audio])
+        let noVideo = try netrunner(["stream", audio])
+        #expect(noVideo.status == 1 && noVideo.stderr.contains("tone.m4a has no video stream"), "\(noVideo.stderr)")
+
+        // Truncated: the first 60% of a clip in MPEG-TS (no index needed): the frames before the cut.
+        let ts = folder.path("clip.ts")
+        try VideoClips.ffmpeg(["-loglevel", "error", "-i", clip, "-c", "copy", ts])
+        let whole = try Data(contentsOf: URL(fileURLWithPath: ts))
+        try whole.prefix(whole.count * 6 / 10).write(to: URL(fileURLWithPath: folder.path("cut.ts")))
+        let truncated = try netrunner(["stream", folder.path("cut.ts"), "--model", "face", "--json"])
+        #expect(truncated.status == 0, "\(truncated.stderr)")
+        let kept = try lines(truncated.stdout).count
+        #expect(kept > 0 && kept < 10)
+
+        // An MP4 cut before its index: nothing to decode; a clear error.
+        let mp4 = try Data(contentsOf: URL(fileURLWithPath: clip))
+        try mp4.prefix(mp4.count / 2).write(to: URL(fileURLWithPath: folder.path("cut.mp4")))
+        let cut = try netrunner(["stream", folder.path("cut.mp4")])
+        #expect(cut.status == 1 && cut.stderr.contains("cut.mp4"), "\(cut.stderr)")
+
+        // Nobody listening: one attempt, an error naming the URL.
+        let port = LiveVideoServer.freePort()
+        let started = Date()
+        let refused = try netrunner(["stream", "http://127.0.0.1:\(port)/live.ts", "--reconnect", "0"])
+        #expect(refused.status == 1 && refused.stderr.contains("http://127.0.0.1:\(port)/live.ts"), "\(refused.stderr)")
+        #expect(Date().timeIntervalSince(started) < 10)
+
+        // A server that accepts and never sends: stopped within the watchdog's bound.
+        let silent = try SilentServer()
+        defer { silent.stop() }
+        let stallStart = Date()
+        let stalled = try netrunner([
+            "stream", "http://127.0.0.1:\(silent.port)/live.ts", "--watchdog", "2", "--reconnect", "0",
+        ])
+        #expect(stalled.status == 1, "\(stalled.stderr)")
+        #expect(stalled.stderr.contains("127.0.0.1:\(silent.port)"), "\(stalled.stderr)")
+        #expect(Date().timeIntervalSince(stallStart) < 15)
+
+        // No ffmpeg: the message says which package to install.
+        let noFFmpeg = try netrunner(["stream", clip], environment: ["NETRUNNER_FFMPEG": "/nonexistent/ffmpeg"])
+        #expect(noFFmpeg.status == 1 && noFFmpeg.stderr.contains("apt-get install ffmpeg"), "\(noFFmpeg.stderr)")
+
+        // A huge picture (12000x9000): ffmpeg scales it down before it reaches the model.
+        let huge = folder.path("huge.png")
+        try VideoClips.ffmpeg([
+            "-loglevel", "error", "-f", "lavfi", "-i", "color=c=gray:size=12000x9000", "-frames:v", "1", huge,
+        ])
+        let big = try netrunner(["stream", huge, "--json"])
+        let bigLines = try lines(big.stdout)
+        #expect(big.status == 0 && bigLines.count == 1, "\(big.stderr)")
+
+        // Options that contradict each other.
+        let both = try netrunner(["stream", clip, "--every", "2", "--interval", "100"])
+        #expect(both.status != 0 && both.stderr.contains("give one"))
+    }
+
+    func boxes(_ line: [String: Any]) throws -> [[Double]] {
+        let results = try #require(line["inference_results"] as? [String: Any])
+        let detections = try #require(results["detection"] as? [[String: Any]])
+        return try detections.map { try #require($0["box"] as? [Double]) }
+    }
+
+    /// IoU of two [x, y, width, height] boxes.
+    func iou(_ a: [Double], _ b: [Double]) -> Double {
+        let x1 = max(a[0], b[0])
+        let y1 = max(a[1], b[1])
+        let x2 = min(a[0] + a[2], b[0] + b[2])
+        let y2 = min(a[1] + a[3], b[1] + b[3])
+        let overlap = max(0, x2 - x1) * max(0, y2 - y1)
+        return overlap / (a[2] * a[3] + b[2] * b[3] - overlap)
+    }
+}
+
+/// A TCP server on loopback that accepts connections and never answers: a stalled source.
+final class SilentServer: @unchecked Sendable {
+    let port: Int
+    private let process = Process()
+
+    init() throws {
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c",
+            """
+            import socket, sys, time
+            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+            print(s.getsockname()[1], flush=True)
+            kept = []
+            while True:
+                c, _ = s.accept(); kept.append(c)
+            """,
+        ]
+        process.standardOutput = output
+        try process.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+
+    func stop() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}

@@ -67,6 +67,8 @@ bench: bench-setup build
 	.venv-bench/bin/python Benchmarks/serve_benchmark.py --netrunner .build/release/netrunner
 	@# The hub's downloads against nginx serving the same file, and wrk on list and the update check.
 	python3 Benchmarks/hub_benchmark.py --netrunner .build/release/netrunner
+	@# netrunner stream (video mode) against MediaPipe's FaceDetector in VIDEO mode, same clip and model.
+	python3 Benchmarks/stream_benchmark.py --netrunner .build/release/netrunner
 
 format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift

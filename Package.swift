@@ -246,7 +246,7 @@ let package = Package(
         // README.md's swift blocks, extracted by scripts/check-readme.py: compiled, so they cannot rot.
         .testTarget(
             name: "ReadmeSnippetsTests",
-            dependencies: ["NetRunner", "NetRunnerHub", "TensorFlowLite"],
+            dependencies: ["NetRunner", "NetRunnerHub", "NetRunnerVideo", "TensorFlowLite"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates .venv-bench (git-ignored) with the reference side of the benchmarks: Python
+# Creates .venv-bench and .venv-mediapipe (git-ignored) with the reference side of the benchmarks: Python
 # ai-edge-litert 2.3.0 + numpy + pillow, hash-pinned in tools/models/requirements-reference.txt,
 # and FastAPI + uvicorn for the serve benchmark (Benchmarks/python/requirements-serve.txt).
 set -euo pipefail
@@ -18,11 +18,23 @@ req="$root/tools/models/requirements-reference.txt"
 serve="$root/Benchmarks/python/requirements-serve.txt"
 stamp="$venv/.requirements.sha256"
 want=$(cat "$req" "$serve" | sha256sum | cut -d' ' -f1)
-if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-  exit 0
+if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes -r "$req"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes -r "$serve"
+  echo "$want" > "$stamp"
+  echo "Reference benchmark environment ready: $venv"
 fi
-python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes -r "$req"
-"$venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes -r "$serve"
-echo "$want" > "$stamp"
-echo "Reference benchmark environment ready: $venv"
+
+# MediaPipe (the stream benchmark's reference side) in its own venv: its pins (protobuf 4,
+# numpy 1.26) differ from the reference's. CPython 3.11 (Debian 12's python3).
+mp_venv="$root/.venv-mediapipe"
+mp_req="$root/Benchmarks/python/requirements-mediapipe.txt"
+mp_stamp="$mp_venv/.requirements.sha256"
+mp_want=$(sha256sum "$mp_req" | cut -d' ' -f1)
+if [[ ! -x "$mp_venv/bin/python" || ! -f "$mp_stamp" || "$(cat "$mp_stamp")" != "$mp_want" ]]; then
+  python3 -m venv "$mp_venv"
+  "$mp_venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes -r "$mp_req"
+  echo "$mp_want" > "$mp_stamp"
+  echo "MediaPipe benchmark environment ready: $mp_venv"
+fi

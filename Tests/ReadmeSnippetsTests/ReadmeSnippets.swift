@@ -5,6 +5,8 @@
 import FoundationEssentials
 import NetRunner
 import NetRunnerHub
+import NetRunnerImage
+import NetRunnerVideo
 import TensorFlowLite
 
 /// README example 1.
@@ -62,4 +64,16 @@ func readmeExample4() async throws {
     let model = try await ModelDownloader.modelDownloader().getModel(
         name: "flowers", downloadType: .localModelUpdateInBackground, conditions: ModelDownloadConditions())
     print(progress.fractionCompleted, path, model.path)
+}
+
+/// README example 5.
+func readmeExample5() async throws {
+    let pool = try VisionTaskPool(count: 1) { try ImageTask(modelAt: "Models/face_detection_short_range.tflite") }
+    let frames = FrameSource(
+        VideoSource("rtsp://camera/stream"), options: .init(frameSize: .covering(pool.preprocessing.size)))
+    let runner = StreamRunner(pool: pool, mode: .liveStream(minimumInterval: .milliseconds(200)))
+    for try await event in runner.events(for: frames) {
+        if case .answered(let answer) = event { print(answer.frame.timestampMilliseconds, answer.answer) }
+    }
+    print(runner.statistics.droppedWhileBusy, frames.statistics.reconnections)
 }

@@ -130,7 +130,7 @@ extension NetRunnerCommand {
                 source: video, modelName: loaded.name, kind: pool.kind, runner: runner, frames: frames,
                 results: results, json: json, maxFrames: maxFrames, annotate: annotate)
             let outcome = AsyncCommand.wait { await session.run() }
-            session.printSummary(elapsed: outcome.elapsed, error: outcome.error)
+            session.printSummary(outcome)
             if let error = outcome.error { throw TaskFailure(message: "\(error)") }
             if runner.statistics.failed > 0 { throw ExitCode.failure }
             if outcome.interrupted { throw ExitCode(130) }
@@ -142,6 +142,10 @@ extension NetRunnerCommand {
 private final class StreamSession: Sendable {
     struct Outcome: Sendable {
         var elapsed: Duration
+        /// From the first frame's arrival to the last event (start-up left out).
+        var steady: Duration?
+        /// Frames seen after the first.
+        var steadyFrames: Int
         var error: (any Error)?
         var interrupted: Bool
     }
@@ -178,9 +182,13 @@ private final class StreamSession: Sendable {
         var failure: (any Error)? = nil
         var annotation = annotate.map { AnnotatedVideo(path: $0) }
         var seen = 0
+        var firstFrame: ContinuousClock.Instant? = nil
+        var lastEvent: ContinuousClock.Instant? = nil
         do {
             for try await event in runner.events(for: frames) {
                 seen += 1
+                if firstFrame == nil { firstFrame = event.frame.receivedAt }
+                lastEvent = .now
                 switch event {
                 case .answered(let answer):
                     let shown = results.worthPrinting(answer.answer)
@@ -213,8 +221,10 @@ private final class StreamSession: Sendable {
         } catch {
             failure = failure ?? error
         }
-        _ = seen
-        return Outcome(elapsed: .now - started, error: failure, interrupted: interruption.happened)
+        let steady = firstFrame.flatMap { first in lastEvent.map { $0 - first } }
+        return Outcome(
+            elapsed: .now - started, steady: steady, steadyFrames: max(0, seen - 1), error: failure,
+            interrupted: interruption.happened)
     }
 
     private func printAnswer(_ answer: FrameAnswer) throws {
@@ -248,10 +258,13 @@ private final class StreamSession: Sendable {
     }
 
     /// The summary: on stderr, as text or one JSON line.
-    func printSummary(elapsed: Duration, error: (any Error)?) {
+    func printSummary(_ outcome: Outcome) {
+        let error = outcome.error
         let stream = runner.statistics
         let source = frames.statistics
-        let seconds = max(elapsed.inMillisecondsValue / 1000, 1e-9)
+        let seconds = max(outcome.elapsed.inMillisecondsValue / 1000, 1e-9)
+        let steadySeconds = outcome.steady.map { $0.inMillisecondsValue / 1000 } ?? 0
+        let steadyRate = steadySeconds > 0 ? Double(outcome.steadyFrames) / steadySeconds : nil
         let (inference, delay) = latencies.withLock { ($0.inference, $0.delay) }
         let inferenceSummary = LatencySummary(milliseconds: inference)
         let delaySummary = LatencySummary(milliseconds: delay)
@@ -263,7 +276,8 @@ private final class StreamSession: Sendable {
                 droppedWhileBusy: stream.droppedWhileBusy, droppedByInterval: stream.droppedByInterval,
                 reconnections: source.reconnections, repairedTimestamps: source.repairedTimestamps,
                 seconds: seconds, receivedPerSecond: Double(source.received) / seconds,
-                inferredPerSecond: Double(stream.inferred) / seconds, inferenceMilliseconds: inferenceSummary,
+                inferredPerSecond: Double(stream.inferred) / seconds, steadyPerSecond: steadyRate,
+                inferenceMilliseconds: inferenceSummary,
                 delayMilliseconds: delaySummary, error: error.map { "\($0)" })
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -286,7 +300,8 @@ private final class StreamSession: Sendable {
         Console.diagnostic(
             "  rate: \(Console.format(Double(source.received) / seconds, decimals: 1)) frames/s received, "
                 + "\(Console.format(Double(stream.inferred) / seconds, decimals: 1)) inferred/s over "
-                + "\(Console.format(seconds, decimals: 2)) s")
+                + "\(Console.format(seconds, decimals: 2)) s"
+                + (steadyRate.map { "; \(Console.format($0, decimals: 1)) frames/s after the first frame" } ?? ""))
         if let inferenceSummary, let delaySummary {
             Console.diagnostic(
                 "  latency (ms): inference p50 \(Console.format(inferenceSummary.median, decimals: 2)), "
@@ -340,6 +355,7 @@ private struct StreamSummary: Encodable {
     var seconds: Double
     var receivedPerSecond: Double
     var inferredPerSecond: Double
+    var steadyPerSecond: Double?
     var inferenceMilliseconds: LatencySummary?
     var delayMilliseconds: LatencySummary?
     var error: String?
@@ -352,6 +368,7 @@ private struct StreamSummary: Encodable {
         case repairedTimestamps = "repaired_timestamps"
         case receivedPerSecond = "received_fps"
         case inferredPerSecond = "inferred_fps"
+        case steadyPerSecond = "steady_fps"
         case inferenceMilliseconds = "inference_ms"
         case delayMilliseconds = "delay_ms"
     }

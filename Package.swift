@@ -159,6 +159,7 @@ let package = Package(
                 "NetRunnerImage",
                 "NetRunnerEvaluation",
                 "NetRunnerHub",
+                "NetRunnerVideo",
                 "NetRunnerSupport",
                 "TensorFlowLite",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -3,7 +3,9 @@ import Hummingbird
 import HummingbirdWebSocket
 public import Logging
 import NIOCore
+import NetRunner
 import NetRunnerHub
+import NetRunnerVideo
 
 /// `netrunner serve`: the engine behind an HTTP server, the native API at `/v1`, KServe v2 at
 /// `/v2`.
@@ -33,6 +35,13 @@ public struct InferenceServer: Sendable {
         public var modelsFolder: String?
         /// Folders of photos offered as albums (`/v1/albums`).
         public var albums: [String] = []
+        /// Video sources the server reads itself (`/v1/streams`), by name.
+        public var streams: [(name: String, source: String)] = []
+        /// The model the streams run (an id of the engine's); `nil`: the first detector served,
+        /// else the first model.
+        public var streamModel: String? = nil
+        /// The minimum interval between two inferences of one stream (live mode).
+        public var streamInterval: Duration = .milliseconds(200)
 
         /// Creates a configuration.
         ///
@@ -45,13 +54,20 @@ public struct InferenceServer: Sendable {
         ///   - allowedOrigins: Origins whose pages may call (CORS).
         ///   - modelsFolder: Where imports are installed; `nil`: no imports.
         ///   - albums: Folders of photos offered as albums.
+        ///   - streams: Video sources the server reads, by name.
+        ///   - streamModel: The model the streams run; `nil`: the first detector, else the first model.
+        ///   - streamInterval: The minimum interval between two inferences of one stream.
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maximumUploadBytes: Int = 32 << 20, version: String = "0.1.0",
             apiKeys: Set<String> = [], allowedOrigins: Set<String> = [], modelsFolder: String? = nil,
-            albums: [String] = []
+            albums: [String] = [], streams: [(name: String, source: String)] = [], streamModel: String? = nil,
+            streamInterval: Duration = .milliseconds(200)
         ) {
             self.modelsFolder = modelsFolder
             self.albums = albums
+            self.streams = streams
+            self.streamModel = streamModel
+            self.streamInterval = streamInterval
             self.host = host
             self.port = port
             self.maximumUploadBytes = maximumUploadBytes
@@ -80,6 +96,23 @@ public struct InferenceServer: Sendable {
         self.engine = engine
         self.configuration = configuration
         self.logger = logger
+    }
+
+    /// The streams of the configuration, or `nil` when there are none.
+    private func makeStreams() throws -> ServerStreams? {
+        guard !configuration.streams.isEmpty else { return nil }
+        let models = engine.models
+        let model: ServedModel
+        if let id = configuration.streamModel {
+            model = try engine.model(id)
+        } else if let first = models.first(where: { $0.kind == .detection }) ?? models.first {
+            model = first
+        } else {
+            throw EngineError.unknownModel(id: "(none)", known: [])
+        }
+        return try ServerStreams(
+            streams: configuration.streams.map { ServerStreams.Stream(name: $0.name, source: VideoSource($0.source)) },
+            model: model, interval: configuration.streamInterval, logger: logger)
     }
 
     /// Serves until SIGTERM or SIGINT, then lets the requests in flight finish and stops the
@@ -111,6 +144,8 @@ public struct InferenceServer: Sendable {
             engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, version: configuration.version
         )
         .add(to: router)
+        let streams = try makeStreams()
+        StreamRoutes(streams: streams).add(to: router)
         WebApp.add(to: router)
         OpenAPIDocument.add(to: router)
         let host = configuration.host
@@ -134,7 +169,10 @@ public struct InferenceServer: Sendable {
             logger: logger)
         engine.start()
         defer { Task { await engine.shutdown() } }
+        let reading = Task { await streams?.run() }
+        defer { reading.cancel() }
         try await app.runService()
+        reading.cancel()
         await engine.shutdown()
     }
 }

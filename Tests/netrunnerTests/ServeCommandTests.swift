@@ -341,8 +341,14 @@ struct ServeCommandTests {
         ]).write(to: URL(fileURLWithPath: folder.path("site/float.tiobundle.zip")))
         let site = try FileServer(folder: folder.path("site"))
         defer { site.stop() }
+        let clip = try VideoClips.faces(in: folder.url.path, seconds: 2)
         let server = try await ServerProcess(
-            ["--threads", "2", "--albums", Fixtures.path("Tests/Fixtures/Photos/test")], models: folder.path("Models"))
+            [
+                "--threads", "2", "--albums", Fixtures.path("Tests/Fixtures/Photos/test"), "--stream",
+                "portraits=" + clip,
+                "--stream-interval", "100",
+            ],
+            models: folder.path("Models"))
         defer { #expect(server.stop() == 0) }
         // Screenshots go to the repository's git-ignored out/ folder, where CI keeps them.
         let shots = Fixtures.path("out/browser")
@@ -377,10 +383,15 @@ struct ServeCommandTests {
         #expect(captions.contains { $0.hasPrefix("espresso") } && captions.contains { $0.hasPrefix("bald eagle") })
         #expect(report["album_thumbnails_loaded"] as? Int == 4)
         #expect((report["album_opened_labels"] as? [String])?.isEmpty == false)
+        // Streams: the clip the server reads, previewed with its two faces, frame after frame.
+        #expect(report["streams_tab_shown"] as? Bool == true)
+        #expect(report["stream_faces"] as? Int == 2, "\(report)")
+        #expect(report["stream_frame_width"] as? Int == 640)
+        #expect(report["stream_advances"] as? Bool == true, "\(report["stream_name"] ?? "")")
         #expect((report["console_errors"] as? [String]) == [], "\(report["console_errors"] ?? "")")
         for name in [
             "camera-classifier-1.png", "camera-detector.png", "photo.png", "settings-import.png", "album-grid.png",
-            "album-opened.png",
+            "album-opened.png", "streams.png",
         ] {
             #expect(FileManager.default.fileExists(atPath: shots + "/" + name), "\(name)")
         }
@@ -499,6 +510,52 @@ struct ServeCommandTests {
         }
     }
 
+    @Test(
+        "Streams the server reads: the latest answer at the boxes detect finds, the frame drawn, a file looped, keys required"
+    )
+    func streams() async throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-serve-streams")
+        defer { folder.remove() }
+        let clip = try VideoClips.faces(in: folder.url.path)
+        let server = try await ServerProcess([
+            "--stream", "cam=" + clip, "--stream", folder.path("missing.mp4"), "--stream-interval", "50",
+            "--api-key", "k",
+        ])
+        defer { #expect(server.stop() == 0) }
+        let key = ["Authorization": "Bearer k"]
+        #expect(try await server.request("/v1/streams").status == 401)
+        // The 1-second clip plays at its own rate and loops: wait for the second pass.
+        var status: [String: Any] = [:]
+        for _ in 0..<100 {
+            status = try await server.request("/v1/streams/cam", headers: key).json
+            if (status["restarts"] as? Int ?? 0) >= 1, (status["inferred"] as? Int ?? 0) >= 12 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(status["state"] as? String == "running" || status["state"] as? String == "restarting", "\(status)")
+        #expect((status["restarts"] as? Int ?? 0) >= 1 && (status["inferred"] as? Int ?? 0) >= 10, "\(status)")
+        #expect(status["model"] as? String == Self.detector)
+        let line = try #require(status["result"] as? [String: Any])
+        let still = try cliLine("face_detection_short_range.tiobundle", Self.portraits)
+        let found = (results(line)["detection"] as? [[String: Any]] ?? []).compactMap { $0["box"] as? [Double] }
+        let expected = (results(still)["detection"] as? [[String: Any]] ?? []).compactMap { $0["box"] as? [Double] }
+        #expect(found.count == 2 && expected.count == 2)
+        for box in expected {
+            let best = found.map { StreamCommandTests().iou(box, $0) }.max() ?? 0
+            #expect(best >= 0.9, "IoU \(best)")
+        }
+        let frame = try await server.request("/v1/streams/cam/frame.jpg", headers: key)
+        #expect(frame.status == 200 && frame.headers["content-type"] == "image/jpeg")
+        #expect(frame.body.prefix(2) == Data([0xFF, 0xD8]))
+        // A source that cannot be read: named, failing, retried; the server goes on.
+        let broken = try await server.request("/v1/streams/stream2", headers: key).json
+        #expect(broken["state"] as? String == "failed", "\(broken)")
+        #expect((broken["problem"] as? String)?.contains("missing.mp4: no such file") == true, "\(broken)")
+        let list = try await server.request("/v1/streams", headers: key).json
+        #expect((list["streams"] as? [[String: Any]])?.count == 2)
+        #expect(try await server.request("/v1/streams/nope", headers: key).status == 404)
+        #expect(try await server.request("/v1/streams/stream2/frame.jpg", headers: key).status == 404)
+    }
+
     @Test("API keys guard what runs models; CORS answers only the origins allowed")
     func access() async throws {
         let server = try await ServerProcess([
@@ -563,9 +620,12 @@ struct ServeCommandTests {
     func openAPI() async throws {
         let schemathesis = Fixtures.path(".venv-test/bin/schemathesis")
         try #require(FileManager.default.isExecutableFile(atPath: schemathesis), "run scripts/setup-test-python.sh")
-        // An album, so the album routes are reached with real data too.
+        // An album and a stream, so their routes are reached with real data too.
+        let folder = try TemporaryFolder(prefix: "netrunner-openapi")
+        defer { folder.remove() }
+        let clip = try VideoClips.faces(in: folder.url.path)
         let server = try await ServerProcess([
-            "--threads", "2", "--albums", Fixtures.path("Tests/Fixtures/Photos/test"),
+            "--threads", "2", "--albums", Fixtures.path("Tests/Fixtures/Photos/test"), "--stream", "cam=" + clip,
         ])
         defer { #expect(server.stop() == 0) }
         let document = try await server.request("/openapi.json")

@@ -13,6 +13,8 @@ video made from the committed photos by ffmpeg.
    picked, answering the eagle photo.
 6. The album (the server's --albums folder): the model over every photo with the progress
    bar, the grid of thumbnails with answers, one photo opened.
+7. Streams (the server's --stream, a clip it reads itself in live mode): the latest answered
+   frame with the boxes the server drew, and the answers beside it.
 Screenshots of each step go to OUT; the figures are printed as one JSON object for the Swift
 test to assert on.
 
@@ -161,6 +163,17 @@ def main():
         driver.find_elements(By.CSS_SELECTOR, "#album-grid .tile")[2].click()
         report["album_opened_labels"] = wait(lambda: answers(driver, "album-answers"), 10)
         driver.save_screenshot(os.path.join(out, "album-opened.png"))
+        # Streams: the server reads a clip of the two portraits; the page previews it.
+        report["streams_tab_shown"] = driver.find_element(By.ID, "tab-streams").is_displayed()
+        driver.find_element(By.ID, "tab-streams").click()
+        report["stream_faces"] = len(wait(lambda: answers(driver, "stream-answers"), 15) or [])
+        report["stream_frame_width"] = wait(lambda: driver.execute_script(
+            "const i = document.getElementById('stream-frame'); return i.complete ? i.naturalWidth : 0"), 10)
+        first = driver.find_element(By.ID, "stream-name").text
+        report["stream_name"] = first
+        report["stream_advances"] = bool(wait(lambda: driver.find_element(By.ID, "stream-name").text != first, 10))
+        report["stream_status"] = driver.find_element(By.ID, "stream-status").text
+        driver.save_screenshot(os.path.join(out, "streams.png"))
         report["console_errors"] = [entry["message"] for entry in driver.get_log("browser")
                                     if entry.get("level") == "SEVERE"]
     finally:

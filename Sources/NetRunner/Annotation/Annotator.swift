@@ -63,6 +63,36 @@ public enum Annotator {
         return canvas
     }
 
+    /// A copy of `image` (as RGB) with an answer drawn: a detector's boxes, or a classifier's
+    /// top three labels with their scores in the top-left corner (a camera preview's overlay).
+    ///
+    /// - Parameters:
+    ///   - answer: The answer, in the image's pixel coordinates.
+    ///   - image: The image.
+    /// - Returns: An RGB image with the annotations.
+    /// - Throws: ``ImageError`` if the image cannot be converted.
+    public static func draw(_ answer: ImageAnswer, on image: PixelBuffer) throws(ImageError) -> PixelBuffer {
+        switch answer {
+        case .detection(let result):
+            return try draw(result.detections, on: image)
+        case .classification(let result):
+            var canvas = image.format == .rgb24 ? image : image.converted(to: .rgb24)
+            let scale = max(1, min(canvas.width, canvas.height) / 240)
+            var y = 2 * scale
+            for category in result.categories.prefix(3) {
+                let name = category.displayName ?? category.label ?? "class \(category.index)"
+                let text = "\(name) \(Int((category.score * 100).rounded()))%"
+                let size = PixelBuffer.textSize(text, scale: scale)
+                canvas.fill(
+                    PixelRect(x: 0, y: y - scale, width: size.width + 4 * scale, height: size.height + 2 * scale),
+                    color: color(forClass: category.index))
+                canvas.drawText(text, x: 2 * scale, y: y, scale: scale, color: .white)
+                y += size.height + 4 * scale
+            }
+            return canvas
+        }
+    }
+
     /// A coordinate as a pixel index, clamped to a range drawing can add to without overflow.
     private static func pixel(_ value: Float) -> Int {
         guard value.isFinite else { return -1 }

@@ -38,7 +38,7 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
     static func needsKey(_ request: Request) -> Bool {
         let path = request.uri.path
         return request.method == .post || path == "/v1/live" || path.hasPrefix("/v1/albums")
-            || path.hasPrefix("/v1/runs") || path.hasPrefix("/v1/imports")
+            || path.hasPrefix("/v1/runs") || path.hasPrefix("/v1/imports") || path.hasPrefix("/v1/streams")
     }
 
     private func hasKey(_ request: Request) -> Bool {

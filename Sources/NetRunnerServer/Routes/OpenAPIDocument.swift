@@ -74,6 +74,19 @@ enum OpenAPIDocument {
               "responses": {
                 "200": {"description": "How far the import got.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Import"}}}},
                 "404": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/streams": {"get": {"operationId": "listStreams", "responses": {"200": {"description": "The streams the server reads (serve --stream).",
+              "content": {"application/json": {"schema": {"type": "object", "required": ["streams"],
+                "properties": {"streams": {"type": "array", "items": {"$ref": "#/components/schemas/Stream"}}}}}}}}}},
+            "/v1/streams/{name}": {"get": {"operationId": "getStream",
+              "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+              "responses": {
+                "200": {"description": "The stream's latest answer and counts.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Stream"}}}},
+                "404": {"$ref": "#/components/responses/Error"}}}},
+            "/v1/streams/{name}/frame.jpg": {"get": {"operationId": "getStreamFrame",
+              "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+              "responses": {
+                "200": {"description": "The latest answered frame with the answer drawn.", "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}}},
+                "404": {"$ref": "#/components/responses/Error"}}}},
             "/v1/albums": {"get": {"operationId": "listAlbums", "responses": {"200": {"description": "The albums.",
               "content": {"application/json": {"schema": {"type": "object", "required": ["albums"],
                 "properties": {"albums": {"type": "array", "items": {"type": "object",
@@ -148,6 +161,14 @@ enum OpenAPIDocument {
                 "properties": {"error": {"type": "boolean"}, "error_description": {"type": "string"}}}}}}
             },
             "schemas": {
+              "Stream": {"type": "object",
+                "required": ["name", "source", "model", "state", "received", "inferred", "dropped_while_busy", "dropped_by_interval", "reconnections", "restarts"],
+                "properties": {"name": {"type": "string"}, "source": {"type": "string"}, "model": {"type": "string"},
+                  "state": {"type": "string"}, "problem": {"type": "string"}, "frame": {"type": "integer"},
+                  "timestamp_ms": {"type": "number"}, "result": {"$ref": "#/components/schemas/ResultLine"},
+                  "received": {"type": "integer"}, "inferred": {"type": "integer"},
+                  "dropped_while_busy": {"type": "integer"}, "dropped_by_interval": {"type": "integer"},
+                  "reconnections": {"type": "integer"}, "restarts": {"type": "integer"}}},
               "Category": {"type": "object", "required": ["index", "score"], "properties": {
                 "index": {"type": "integer"}, "label": {"type": "string"}, "display_name": {"type": "string"},
                 "score": {"type": "number"}}},

@@ -89,6 +89,7 @@ struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
             "/v2/models/{name}/infer": "POST", "/v1/imports": "GET, POST", "/v1/imports/{id}": "GET",
             "/v1/albums": "GET", "/v1/albums/{album}": "GET", "/v1/albums/{album}/images/{index}": "GET",
             "/v1/albums/{album}/runs": "POST", "/v1/runs/{id}": "GET",
+            "/v1/streams": "GET", "/v1/streams/{name}": "GET", "/v1/streams/{name}/frame.jpg": "GET",
         ]
     }
 
@@ -136,7 +137,11 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         switch parts.count {
         case 0: return "/"
         case 1 where ["metrics", "favicon.ico", "v2", "openapi.json"].contains(parts[0]): return path
-        case 2 where parts[0] == "v1" && ["models", "live", "imports", "albums"].contains(parts[1]): return path
+        case 2 where parts[0] == "v1" && ["models", "live", "imports", "albums", "streams"].contains(parts[1]):
+            return path
+        case 3 where parts[0] == "v1" && parts[1] == "streams": return "/v1/streams/{name}"
+        case 4 where parts[0] == "v1" && parts[1] == "streams" && parts[3] == "frame.jpg":
+            return "/v1/streams/{name}/frame.jpg"
         case 3 where parts[0] == "v1" && parts[1] == "imports": return "/v1/imports/{id}"
         case 3 where parts[0] == "v1" && parts[1] == "runs": return "/v1/runs/{id}"
         case 3 where parts[0] == "v1" && parts[1] == "albums": return "/v1/albums/{album}"

@@ -89,6 +89,7 @@ enum WebApp {
           <nav>
             <button id="tab-live" class="active">Camera</button>
             <button id="tab-album">Album</button>
+            <button id="tab-streams" hidden>Streams</button>
             <button id="tab-settings">Settings</button>
           </nav>
           <label>Model <select id="model"></select></label>
@@ -141,6 +142,18 @@ enum WebApp {
               <div class="controls"><button id="album-close">Back to the grid</button></div></section>
           </div>
           <div class="grid" id="album-grid"></div>
+        </div>
+        <div class="view wide" id="view-streams" hidden>
+          <section><h2>Streams the server reads</h2>
+            <div class="controls">
+              <label>Stream <select id="stream"></select></label>
+              <span id="stream-status" class="muted"></span>
+            </div>
+          </section>
+          <div class="opened" id="stream-opened">
+            <div class="stage"><img id="stream-frame" class="photo" alt="the stream's latest answered frame"><canvas id="stream-overlay" hidden></canvas></div>
+            <section><h2 id="stream-name">Answer</h2><div id="stream-answers"><span class="muted">No answer yet.</span></div></section>
+          </div>
         </div>
         <div class="view wide" id="view-settings" hidden>
           <section><h2>Import a model by URL</h2>
@@ -342,14 +355,59 @@ enum WebApp {
 
         // Views: the camera, an album, settings.
         function showView(name) {
-          for (const view of ["live", "album", "settings"]) {
+          for (const view of ["live", "album", "streams", "settings"]) {
             $("view-" + view).hidden = view !== name;
             $("tab-" + view).classList.toggle("active", view === name);
           }
           window.scrollTo(0, 0);
           if (name === "album") loadAlbums();
+          if (name === "streams") pollStream();
         }
-        for (const view of ["live", "album", "settings"]) $("tab-" + view).onclick = () => showView(view);
+        for (const view of ["live", "album", "streams", "settings"]) $("tab-" + view).onclick = () => showView(view);
+
+        // Streams: cameras, live URLs or files the server reads (serve --stream), the latest
+        // answered frame with the answer drawn by the server, polled while the view is open.
+        let streamFrame = -1, streamTimer = null;
+        async function loadStreams() {
+          const reply = await fetch("/v1/streams", authorized());
+          if (!reply.ok) return;
+          const list = (await reply.json()).streams;
+          $("tab-streams").hidden = list.length === 0;
+          const select = $("stream");
+          select.innerHTML = "";
+          for (const item of list) {
+            const option = document.createElement("option");
+            option.value = item.name;
+            option.textContent = `${item.name} (${item.source}, ${item.model})`;
+            select.appendChild(option);
+          }
+        }
+        async function pollStream() {
+          clearTimeout(streamTimer);
+          const name = $("stream").value;
+          if (!name || $("view-streams").hidden) return;
+          try {
+            const reply = await fetch(`/v1/streams/${encodeURIComponent(name)}`, authorized());
+            const info = await reply.json();
+            $("stream-status").textContent = info.error ? info.error_description
+              : `${info.state}${info.problem ? ": " + info.problem : ""}; frame ${info.frame ?? "-"}, `
+                + `${info.inferred} inferred, ${info.dropped_by_interval} dropped by interval, `
+                + `${info.dropped_while_busy} dropped while busy, ${info.reconnections} reconnections`;
+            if (info.result && info.frame !== streamFrame) {
+              streamFrame = info.frame;
+              const image = $("stream-frame");
+              image.src = withKey(`/v1/streams/${encodeURIComponent(name)}/frame.jpg?frame=${info.frame}`);
+              await image.decode().catch(() => {});
+              $("stream-name").textContent = `${name}: frame ${info.frame} at ${(info.timestamp_ms / 1000).toFixed(2)} s`;
+              showAnswer(info.result, image.naturalWidth, image.naturalHeight, "stream-answers", "stream-overlay");
+            }
+          } catch (error) {
+            $("stream-status").textContent = "cannot read the stream: " + error.message;
+          }
+          streamTimer = setTimeout(pollStream, 250);
+        }
+        $("stream").onchange = () => { streamFrame = -1; pollStream(); };
+        loadStreams().catch(() => {});
 
         // Settings: import a model by URL, follow its progress, then pick it.
         async function importModel() {

@@ -65,6 +65,23 @@ extension NetRunnerCommand {
             help: "A folder of photos the page offers as an album (bulk inference, results one by one); repeatable.")
         var albums: [String] = []
 
+        @Option(
+            name: .customLong("stream"),
+            help: ArgumentHelp(
+                "A video source the server reads and the page previews live with the answers drawn: [NAME=]SOURCE, a camera (/dev/video0), a live URL, or a file played at its own rate in a loop; repeatable.",
+                valueName: "name=source"))
+        var streams: [String] = []
+
+        @Option(
+            name: .customLong("stream-model"),
+            help: "The model the streams run (default: the first detector served, else the first model).")
+        var streamModel: String?
+
+        @Option(
+            name: .customLong("stream-interval"), parsing: .unconditional,
+            help: "Milliseconds between two inferences of one stream (live mode; default 200).")
+        var streamInterval = 200
+
         @Flag(
             name: .customLong("import"), inversion: .prefixedNo,
             help: "Let the page and POST /v1/imports import models by URL into the models folder.")
@@ -81,6 +98,21 @@ extension NetRunnerCommand {
                 throw ValidationError("--albums \(album) is not a folder.")
             }
             try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 30))
+            try OptionLimits.check(streamInterval, "--stream-interval", in: 0...3_600_000)
+            let names = namedStreams().map(\.name)
+            if Set(names).count != names.count { throw ValidationError("--stream names must differ.") }
+        }
+
+        /// `--stream [NAME=]SOURCE` values, named (`stream1`, `stream2`... when no name is given).
+        func namedStreams() -> [(name: String, source: String)] {
+            streams.enumerated().map { index, text in
+                if let equals = text.firstIndex(of: "="), equals > text.startIndex,
+                    text[..<equals].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+                {
+                    return (String(text[..<equals]), String(text[text.index(after: equals)...]))
+                }
+                return ("stream\(index + 1)", text)
+            }
         }
 
         func run() throws {
@@ -102,7 +134,8 @@ extension NetRunnerCommand {
                 configuration: .init(
                     host: host, port: port, maximumUploadBytes: maximumUploadBytes,
                     version: NetRunnerCommand.configuration.version, apiKeys: keys, allowedOrigins: Set(corsOrigins),
-                    modelsFolder: allowsImport ? (models ?? "Models") : nil, albums: albums),
+                    modelsFolder: allowsImport ? (models ?? "Models") : nil, albums: albums, streams: namedStreams(),
+                    streamModel: streamModel, streamInterval: .milliseconds(streamInterval)),
                 logger: logger)
             let ids = served.map(\.id).joined(separator: ", ")
             try AsyncCommand.wait { () async throws in

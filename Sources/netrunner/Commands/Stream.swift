@@ -418,31 +418,8 @@ private struct AnnotatedVideo {
 
     private func draw(on frame: VideoFrame) throws -> PixelBuffer {
         guard let latest else { return frame.pixels }
-        let answer = latest.answer.scaled(from: latest.sourceSize, to: frame.pixels.size)
-        switch answer {
-        case .detection(let result):
-            return try Annotator.draw(result.detections, on: frame.pixels)
-        case .classification(let result):
-            var pixels = frame.pixels.format == .rgb24 ? frame.pixels : frame.pixels.converted(to: .rgb24)
-            let scale = max(1, pixels.height / 240)
-            for (row, category) in result.categories.prefix(3).enumerated() {
-                let text =
-                    "\(category.displayName ?? category.label ?? "class \(category.index)") \(String(format3: category.score))"
-                let size = PixelBuffer.textSize(text, scale: scale)
-                let y = 4 + row * (size.height + 4)
-                pixels.fill(
-                    PixelRect(x: 2, y: y - 2, width: min(size.width + 4, pixels.width - 2), height: size.height + 4),
-                    color: PixelColor(red: 0, green: 0, blue: 0))
-                pixels.drawText(text, x: 4, y: y, scale: scale, color: Annotator.color(forClass: category.index))
-            }
-            return pixels
-        }
-    }
-}
-
-extension String {
-    fileprivate init(format3 value: Float) {
-        self = Console.format(Double(value), decimals: 3)
+        return try Annotator.draw(
+            latest.answer.scaled(from: latest.sourceSize, to: frame.pixels.size), on: frame.pixels)
     }
 }
 

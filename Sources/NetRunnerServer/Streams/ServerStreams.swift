@@ -1,0 +1,149 @@
+import FoundationEssentials
+import Logging
+import NetRunner
+import NetRunnerEvaluation
+import NetRunnerImage
+import NetRunnerVideo
+import Synchronization
+
+/// Video streams the server reads itself (`serve --stream [NAME=]SOURCE`): cameras, live URLs,
+/// or files played at their own rate in a loop, each run in live mode on one shared pool of
+/// interpreters, the latest answer and an annotated JPEG kept for the page's preview.
+///
+/// A source that fails is tried again every few seconds for as long as the server runs.
+final class ServerStreams: Sendable {
+    /// One stream as the server was told it.
+    struct Stream: Sendable {
+        var name: String
+        var source: VideoSource
+    }
+
+    /// What a stream last did, for `/v1/streams`.
+    struct Status: Sendable {
+        var state = "starting"
+        var problem: String? = nil
+        var record: BulkRecord? = nil
+        var frame = -1
+        var timestampMilliseconds = 0.0
+        var jpeg: [UInt8]? = nil
+        /// Counts of the current run (a file starts a new run each time it loops).
+        var statistics = StreamStatistics()
+        var source = FrameSourceStatistics()
+        /// Counts of the runs before.
+        var earlier = StreamStatistics()
+        var earlierReconnections = 0
+        var restarts = 0
+
+        /// Counts since the server started.
+        var total: StreamStatistics {
+            var total = earlier
+            total.received += statistics.received
+            total.inferred += statistics.inferred
+            total.failed += statistics.failed
+            total.droppedWhileBusy += statistics.droppedWhileBusy
+            total.droppedByInterval += statistics.droppedByInterval
+            return total
+        }
+
+        /// Reconnections since the server started.
+        var reconnections: Int { earlierReconnections + source.reconnections }
+    }
+
+    let streams: [Stream]
+    let model: ServedModel
+    let interval: Duration
+    private let pool: VisionTaskPool
+    private let statuses: Mutex<[String: Status]>
+    private let logger: Logger
+
+    /// Creates the streams (nothing is read until ``run()``).
+    init(streams: [Stream], model: ServedModel, interval: Duration, logger: Logger) throws {
+        self.streams = streams
+        self.model = model
+        self.interval = interval
+        self.logger = logger
+        let loaded = model.model
+        pool = try VisionTaskPool(count: 1) { try ImageTask(model: loaded) }
+        statuses = Mutex(Dictionary(uniqueKeysWithValues: streams.map { ($0.name, Status()) }))
+    }
+
+    /// The status of a stream, or `nil` for an unknown name.
+    func status(_ name: String) -> Status? { statuses.withLock { $0[name] } }
+
+    /// Reads every stream until cancelled.
+    func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            for stream in streams {
+                group.addTask { await self.keepReading(stream) }
+            }
+        }
+    }
+
+    private func keepReading(_ stream: Stream) async {
+        var first = true
+        while !Task.isCancelled {
+            if !first {
+                update(stream.name) {
+                    $0.earlier = $0.total
+                    $0.earlierReconnections = $0.reconnections
+                    $0.statistics = StreamStatistics()
+                    $0.source = FrameSourceStatistics()
+                    $0.restarts += 1
+                }
+            }
+            first = false
+            var options = FrameSource.Options(frameSize: .fitting(PixelSize(width: 960, height: 960)))
+            options.readsAtNativeRate = !stream.source.isLive
+            options.reconnectionAttempts = 1_000_000
+            let frames = FrameSource(stream.source, options: options, logger: logger)
+            let runner = StreamRunner(pool: pool, mode: .liveStream(minimumInterval: interval))
+            do {
+                for try await event in runner.events(for: frames) {
+                    if case .answered(let answer) = event { record(answer, stream: stream) }
+                    let statistics = runner.statistics
+                    let source = frames.statistics
+                    update(stream.name) {
+                        $0.statistics = statistics
+                        $0.source = source
+                        if $0.state != "running" {
+                            $0.state = "running"
+                            $0.problem = nil
+                        }
+                    }
+                }
+                // A file ended: play it again.
+                update(stream.name) { $0.state = "restarting" }
+                try? await Task.sleep(for: .milliseconds(100))
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("stream \(stream.name): \(error)")
+                update(stream.name) {
+                    $0.state = "failed"
+                    $0.problem = "\(error)"
+                }
+                try? await Task.sleep(for: .seconds(3))
+            }
+        }
+    }
+
+    private func record(_ answer: FrameAnswer, stream: Stream) {
+        let shown = answer.answer.withoutUnprintableScores
+        let jpeg = try? Annotator.draw(
+            shown.scaled(from: answer.frame.sourceSize, to: answer.frame.pixels.size), on: answer.frame.pixels
+        ).jpegData(quality: 80)
+        update(stream.name) {
+            $0.record = BulkRecord(image: stream.source.description, model: model.id, answer: shown)
+            $0.frame = answer.frame.index
+            $0.timestampMilliseconds = answer.frame.timestampMilliseconds
+            if let jpeg { $0.jpeg = Array(jpeg) }
+        }
+    }
+
+    private func update(_ name: String, _ change: (inout Status) -> Void) {
+        statuses.withLock { statuses in
+            guard var status = statuses[name] else { return }
+            change(&status)
+            statuses[name] = status
+        }
+    }
+}

@@ -103,7 +103,7 @@ extension NetRunnerCommand {
             if Set(names).count != names.count { throw ValidationError("--stream names must differ.") }
         }
 
-        /// `--stream [NAME=]SOURCE` values, named (`stream1`, `stream2`... when no name is given).
+        /// The `--stream [NAME=]SOURCE` values with their names (`stream1`, `stream2`... by default).
         func namedStreams() -> [(name: String, source: String)] {
             streams.enumerated().map { index, text in
                 if let equals = text.firstIndex(of: "="), equals > text.startIndex,

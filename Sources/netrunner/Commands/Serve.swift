@@ -104,7 +104,7 @@ extension NetRunnerCommand {
         }
 
         /// The `--stream [NAME=]SOURCE` values with their names (`stream1`, `stream2`... by default).
-        func namedStreams() -> [(name: String, source: String)] {
+        /// The `--stream` values with their names (`stream1`, `stream2` and so on when none is given).
             streams.enumerated().map { index, text in
                 if let equals = text.firstIndex(of: "="), equals > text.startIndex,
                     text[..<equals].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })

@@ -103,8 +103,8 @@ extension NetRunnerCommand {
             if Set(names).count != names.count { throw ValidationError("--stream names must differ.") }
         }
 
-        /// The `--stream [NAME=]SOURCE` values with their names (`stream1`, `stream2`... by default).
         /// The `--stream` values with their names (`stream1`, `stream2` and so on when none is given).
+        func namedStreams() -> [(name: String, source: String)] {
             streams.enumerated().map { index, text in
                 if let equals = text.firstIndex(of: "="), equals > text.startIndex,
                     text[..<equals].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })

@@ -118,6 +118,34 @@ struct StreamCommandTests {
         #expect(annotated != plain)
     }
 
+    @Test("Ctrl-C stops a stream at once and still leaves a whole annotated video, exit 130")
+    func interrupted() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-stream")
+        defer { folder.remove() }
+        let clip = try VideoClips.faces(in: folder.url.path, seconds: 20)
+        let output = folder.path("out/live.mp4")
+        try FileManager.default.createDirectory(atPath: folder.path("out"), withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+        process.arguments = ["stream", clip, "--model", "face", "--realtime", "--annotate", output]
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        Thread.sleep(forTimeInterval: 3)
+        let stopped = Date()
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(Date().timeIntervalSince(stopped) < 5)
+        #expect(process.terminationStatus == 130)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(stderr.contains("received"), "\(stderr)")
+        // About 2 s of the 20 s clip, readable to its end; nothing partial left beside it.
+        let frames = try VideoClips.frameCount(output)
+        #expect(frames > 5 && frames < 100, "\(frames) frames")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("out")) == ["live.mp4"])
+    }
+
     @Test(
         "Live mode on a loopback HTTP stream: the interval drops frames, a disconnect is reconnected, numbers and timestamps keep increasing"
     )

@@ -221,6 +221,7 @@ private final class RunState: Sendable {
     private struct State {
         var lastProgress = ContinuousClock.now
         var paused = false
+        var started = false
         var finished = false
         var stalled = false
         var explanation = ""

@@ -176,19 +176,45 @@ private final class StreamSession: Sendable {
         self.annotate = annotate
     }
 
-    func run() async -> Outcome {
-        let interruption = Interruption()
-        let started = ContinuousClock.now
+    /// What the reading loop leaves behind.
+    private struct Progress: Sendable {
         var failure: (any Error)? = nil
-        var annotation = annotate.map { AnnotatedVideo(path: $0) }
         var seen = 0
         var firstFrame: ContinuousClock.Instant? = nil
         var lastEvent: ContinuousClock.Instant? = nil
+    }
+
+    func run() async -> Outcome {
+        let interruption = Interruption()
+        let started = ContinuousClock.now
+        // Ctrl-C stops the loop at once, even while a source sends nothing; the annotated video
+        // is then finished, so it is a whole file.
+        let loop = Task { await readEvents(interruption) }
+        let watcher = Task {
+            while !Task.isCancelled {
+                if interruption.happened {
+                    loop.cancel()
+                    return
+                }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let progress = await loop.value
+        watcher.cancel()
+        let steady = progress.firstFrame.flatMap { first in progress.lastEvent.map { $0 - first } }
+        return Outcome(
+            elapsed: .now - started, steady: steady, steadyFrames: max(0, progress.seen - 1),
+            error: progress.failure, interrupted: interruption.happened)
+    }
+
+    private func readEvents(_ interruption: Interruption) async -> Progress {
+        var progress = Progress()
+        var annotation = annotate.map { AnnotatedVideo(path: $0) }
         do {
             for try await event in runner.events(for: frames) {
-                seen += 1
-                if firstFrame == nil { firstFrame = event.frame.receivedAt }
-                lastEvent = .now
+                progress.seen += 1
+                if progress.firstFrame == nil { progress.firstFrame = event.frame.receivedAt }
+                progress.lastEvent = .now
                 switch event {
                 case .answered(let answer):
                     let shown = results.worthPrinting(answer.answer)
@@ -211,20 +237,21 @@ private final class StreamSession: Sendable {
                     }
                     try await annotation?.add(frame, answer: nil)
                 }
-                if interruption.happened { break }
+                if interruption.happened || Task.isCancelled { break }
             }
         } catch {
-            if !interruption.happened { failure = error }
+            if !interruption.happened && !(error is CancellationError) { progress.failure = error }
         }
         do {
-            try await annotation?.finish()
+            // Finished outside the loop's cancellation: the encoder must write the file's end.
+            try await Task.detached { [annotation] in
+                var annotation = annotation
+                try await annotation?.finish()
+            }.value
         } catch {
-            failure = failure ?? error
+            progress.failure = progress.failure ?? error
         }
-        let steady = firstFrame.flatMap { first in lastEvent.map { $0 - first } }
-        return Outcome(
-            elapsed: .now - started, steady: steady, steadyFrames: max(0, seen - 1), error: failure,
-            interrupted: interruption.happened)
+        return progress
     }
 
     private func printAnswer(_ answer: FrameAnswer) throws {

@@ -16,6 +16,10 @@ public enum EvaluationError: Error, Equatable, Hashable, Sendable {
     case invalidTest(file: String, reason: String)
     /// A results file could not be read, resumed or written.
     case unreadableResults(file: String, reason: String)
+    /// A shard that is not `I/N` with `0 <= I < N`.
+    case badShard(String)
+    /// Shard results that cannot be merged into one run's.
+    case unmergeable(file: String, reason: String)
 }
 
 extension EvaluationError: LocalizedError {
@@ -31,6 +35,11 @@ extension EvaluationError: LocalizedError {
             "\(file): \(reason)"
         case .unreadableResults(let file, let reason):
             "\(file): cannot use it for results: \(reason)"
+        case .badShard(let text):
+            "\"\(text)\" is not a shard: give INDEX/COUNT with 0 <= INDEX < COUNT (--shard 0/4 ... 3/4; a Kubernetes "
+                + "Indexed Job sets JOB_COMPLETION_INDEX, the manifest JOB_COMPLETION_COUNT)."
+        case .unmergeable(let file, let reason):
+            "\(file): cannot merge it: \(reason)"
         }
     }
 }

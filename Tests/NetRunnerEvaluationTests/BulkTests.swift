@@ -195,3 +195,29 @@ struct BulkTests {
         }
     }
 }
+
+/// How images are split into shards.
+@Suite("Bulk shards")
+struct BulkShardTests {
+    @Test("Shards: balanced, stable when files are added, the same whatever the folder is mounted as")
+    func assignment() throws {
+        let count = 8
+        let paths = (0..<20_000).map { "album-\($0 % 37)/IMG_\(String($0, radix: 16)).jpg" }
+        var sizes = [Int](repeating: 0, count: count)
+        for path in paths { sizes[BulkShard.shard(of: path, count: count)] += 1 }
+        let even = paths.count / count
+        #expect(sizes.allSatisfy { abs($0 - even) < even / 10 }, "\(sizes)")
+        // Adding files moves no existing file.
+        let shard = try BulkShard(parsing: "3/8")
+        let before = paths.filter { shard.contains("/data/photos/" + $0, roots: ["/data/photos"]) }
+        let added = paths + (0..<500).map { "new/\($0).jpg" }
+        let after = added.filter { shard.contains("/data/photos/" + $0, roots: ["/data/photos/"]) }
+        #expect(Set(before).isSubset(of: Set(after)))
+        // Another mount point, the same split.
+        let elsewhere = paths.filter { shard.contains("/mnt/nfs/photos/" + $0, roots: ["/mnt/nfs/photos"]) }
+        #expect(before == elsewhere)
+        #expect(throws: EvaluationError.badShard("8/8")) { try BulkShard(parsing: "8/8") }
+        #expect(throws: EvaluationError.badShard("x")) { try BulkShard(parsing: "x") }
+        #expect(try BulkShard(parsing: "0/1").contains("anything", roots: []))
+    }
+}

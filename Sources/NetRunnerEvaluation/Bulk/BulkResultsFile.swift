@@ -201,6 +201,21 @@ public final class BulkResultsFile: Sendable {
         return descriptor
     }
 
+    /// The whole lines of a JSON Lines results file, as written (an unfinished last line is
+    /// left out).
+    ///
+    /// - Parameter path: The file.
+    /// - Returns: Each line without its newline.
+    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` when it cannot be read.
+    static func wholeLines(in path: String) throws(EvaluationError) -> [Data] {
+        guard let data = try existingContents(path) else {
+            throw .unreadableResults(file: path, reason: "no such file")
+        }
+        var lines: [Data] = []
+        try forEachWholeLine(data) { (line, _) throws(EvaluationError) in lines.append(Data(line)) }
+        return lines
+    }
+
     /// Every record in a JSON Lines results file.
     ///
     /// - Parameter path: The file.

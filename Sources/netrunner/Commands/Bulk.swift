@@ -12,9 +12,21 @@ import Synchronization
 #endif
 
 extension NetRunnerCommand {
-    /// `netrunner bulk DIR`: Net Runner's photo-album evaluation over a whole folder tree.
+    /// `netrunner bulk`: `bulk DIR` (``Images``, the default) and `bulk merge` (``Merge``).
     struct Bulk: ParsableCommand {
         static let configuration = CommandConfiguration(
+            abstract: Images.configuration.abstract,
+            discussion: Images.configuration.discussion,
+            subcommands: [Images.self, Merge.self],
+            defaultSubcommand: Images.self)
+    }
+}
+
+extension NetRunnerCommand.Bulk {
+    /// `netrunner bulk DIR`: Net Runner's photo-album evaluation over a whole folder tree.
+    struct Images: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "images",
             abstract: "Run a model on every image under a folder, one result line per image.",
             discussion: """
                 Every image under DIR (recursively, in sorted order) is run through the model; each result is \
@@ -33,6 +45,11 @@ extension NetRunnerCommand {
                 with 1, decoding runs on a second thread ahead of inference. A progress bar with the rate and \
                 the time left is drawn on stderr when it is a terminal. Exit status: 0 when every image gave \
                 an answer (this run or the one resumed), 1 when any failed, 130 when interrupted.
+
+                On several machines: --shard I/N runs the images whose path under its folder hashes to I (a \
+                Kubernetes Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETION_COUNT are read when set); \
+                `netrunner bulk merge SHARD.jsonl... --output FILE` joins the shards' files into what one machine \
+                would have written.
                 """)
 
         @OptionGroup var inputs: ImageArguments
@@ -61,6 +78,12 @@ extension NetRunnerCommand {
 
         @OptionGroup var resultOptions: ResultOptions
 
+        @Option(
+            help: ArgumentHelp(
+                "Run only shard I of N (from 0): the images whose path under its folder hashes to I (default: JOB_COMPLETION_INDEX of JOB_COMPLETION_COUNT when set).",
+                valueName: "i/n"))
+        var shard: String?
+
         @Flag(name: .customLong("no-progress"), help: "Never draw the progress bar.")
         var noProgress = false
 
@@ -69,10 +92,22 @@ extension NetRunnerCommand {
             if restart && output == nil { throw ValidationError("--restart needs --output.") }
             if retryFailed && output == nil { throw ValidationError("--retry-failed needs --output.") }
             if retryFailed && restart { throw ValidationError("--retry-failed and --restart cannot be used together.") }
+            if let shard { _ = try BulkShard(parsing: shard) }
+        }
+
+        /// `--shard`, else the Kubernetes Indexed Job's, else `nil` (the whole run).
+        func chosenShard() throws -> BulkShard? {
+            if let shard { return try BulkShard(parsing: shard) }
+            return try BulkShard.fromEnvironment()
         }
 
         func run() throws {
-            let (files, unreadable) = try inputs.requiredFiles()
+            let shard = try chosenShard()
+            let (listed, unreadable) = try inputs.requiredFiles()
+            let files = shard.map { shard in listed.filter { shard.contains($0, roots: inputs.images) } } ?? listed
+            if let shard {
+                Console.diagnostic("Shard \(shard): \(files.count) of \(listed.count) images.")
+            }
             var options = ImageTask.Options()
             resultOptions.apply(to: &options)
             options.scalesWhileDecoding = model.fastDecoding
@@ -91,7 +126,8 @@ extension NetRunnerCommand {
             }
             // The run's identity beside the file: a resumed run must be the same run.
             let identity = BulkRunIdentity(
-                modelSHA256: loaded.sha256, model: loaded.name, options: try answerOptions(), roots: inputs.images)
+                modelSHA256: loaded.sha256, model: loaded.name, options: try answerOptions(shard: shard),
+                roots: inputs.images)
             var spelling = identity
             if let results, let output {
                 if let recorded = try BulkRunIdentity.read(for: output), results.resumedCount > 0 {
@@ -193,8 +229,9 @@ extension NetRunnerCommand {
         }
 
         /// The options that change answers, for the run's identity.
-        private func answerOptions() throws -> [String: String] {
+        private func answerOptions(shard: BulkShard?) throws -> [String: String] {
             var options: [String: String] = [:]
+            if let shard { options["--shard"] = shard.description }
             if let value = resultOptions.maxResults { options["--max-results"] = String(value) }
             if let value = resultOptions.scoreThreshold { options["--score-threshold"] = String(value) }
             if !resultOptions.categoryAllowlist.isEmpty {
@@ -236,6 +273,37 @@ extension NetRunnerCommand {
             if warmUp > 0 {
                 Console.diagnostic("  (the first \(warmUp) image\(warmUp == 1 ? "" : "s") excluded as warm-up)")
             }
+        }
+    }
+}
+
+extension NetRunnerCommand.Bulk {
+    /// `netrunner bulk merge SHARD... --output FILE`: the shards' results as one run's.
+    struct Merge: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Join the results of bulk --shard runs into the file one machine would have written.",
+            discussion: """
+                Every shard of the run must be given once (their .run.json descriptions must agree: the same \
+                model, options and folders); the merged file holds each image once, in the order of a single \
+                run, and gets the run's description, so `bulk` resumes it and `report` reads it. Written \
+                atomically: FILE is the whole merge or untouched.
+                """)
+
+        @Argument(help: "The shards' JSON Lines results files.")
+        var shards: [String] = []
+
+        @Option(name: .shortAndLong, help: "The merged results file (.jsonl).")
+        var output: String
+
+        func validate() throws {
+            guard !shards.isEmpty else { throw ValidationError("Name the shards' results files.") }
+        }
+
+        func run() throws {
+            let summary = try BulkMerge.merge(shards, into: output)
+            Console.diagnostic(
+                "Merged \(summary.shards) shards into \(output): \(summary.lines) images"
+                    + (summary.failures > 0 ? ", \(summary.failures) failed" : "") + ".")
         }
     }
 }

@@ -1,0 +1,72 @@
+public import Foundation
+
+/// Debian's nginx on loopback, in front of `netrunner serve` processes, configured by the
+/// repository's own `deploy/nginx/netrunner-serve.conf` with the ports substituted.
+public final class NginxProcess: @unchecked Sendable {
+    private let process = Process()
+    private let folder: String
+    /// The port nginx listens on.
+    public let port: Int
+
+    /// Starts nginx with `upstreams` (loopback ports) as the workers.
+    ///
+    /// - Parameters:
+    ///   - upstreams: The workers' ports.
+    ///   - folder: A scratch folder for its configuration, logs and temporary files.
+    public init(upstreams: [Int], folder: String) throws {
+        self.folder = folder
+        port = LiveVideoServer.freePort()
+        var site = try String(contentsOfFile: Fixtures.path("deploy/nginx/netrunner-serve.conf"), encoding: .utf8)
+        let servers = upstreams.map { "    server 127.0.0.1:\($0) max_fails=1 fail_timeout=2s;" }.joined(
+            separator: "\n")
+        site = site.replacingOccurrences(
+            of:
+                "    server 127.0.0.1:8081 max_fails=1 fail_timeout=2s;\n    server 127.0.0.1:8082 max_fails=1 fail_timeout=2s;",
+            with: servers)
+        site = site.replacingOccurrences(of: "listen 127.0.0.1:8080;", with: "listen 127.0.0.1:\(port);")
+        try site.write(toFile: folder + "/site.conf", atomically: true, encoding: .utf8)
+        let temporary = ["body", "proxy", "fastcgi", "uwsgi", "scgi"].map { name in
+            "\(name == "body" ? "client_body" : name)_temp_path \(folder)/\(name);"
+        }
+        let main = """
+            \(getuid() == 0 ? "user root;" : "")
+            daemon off; worker_processes 1; pid \(folder)/nginx.pid; error_log \(folder)/error.log warn;
+            events { worker_connections 512; }
+            http { access_log off; \(temporary.joined(separator: " ")) include \(folder)/site.conf; }
+            """
+        try main.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
+        let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        process.executableURL = URL(fileURLWithPath: binary ?? "/usr/sbin/nginx")
+        process.arguments = ["-p", folder, "-c", folder + "/nginx.conf"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<100 {
+            let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            close(socket)
+            if connected == 0 { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// The URL of a path through nginx.
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// nginx's error log (what it said about the workers).
+    public var errorLog: String { (try? String(contentsOfFile: folder + "/error.log", encoding: .utf8)) ?? "" }
+
+    /// Stops nginx.
+    public func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}

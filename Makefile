@@ -69,6 +69,8 @@ bench: bench-setup build
 	python3 Benchmarks/hub_benchmark.py --netrunner .build/release/netrunner
 	@# netrunner stream (video mode) against MediaPipe's FaceDetector in VIDEO mode, same clip and model.
 	python3 Benchmarks/stream_benchmark.py --netrunner .build/release/netrunner
+	@# serve behind nginx with 1, 2, 3 workers, a worker killed under load, bulk images/s per core.
+	python3 Benchmarks/scale_benchmark.py --netrunner .build/release/netrunner
 
 format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift

@@ -85,4 +85,74 @@ struct HubPostgresTests {
             (try JSONSerialization.jsonObject(with: model.body) as? [String: Any])?["versions"] as? [[String: Any]]
         #expect(versions?.compactMap { $0["version"] as? Int } == [1, 2])
     }
+
+    @Test("Two nodes behind nginx: the node serving a download killed (-9) mid-way, the client resumes from the other")
+    func failoverBehindNginx() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx"), "make test installs nginx")
+        let database = try Self.freshDatabase()
+        let folder = try TemporaryFolder(prefix: "netrunner-hub-pg")
+        defer { folder.remove() }
+        let first = try HubProcess(data: folder.path("data"), arguments: ["--database", database])
+        defer { first.stop() }
+        let second = try HubProcess(data: folder.path("data"), arguments: ["--database", database])
+        defer { second.stop() }
+        // The shipped configuration, with the second node as the backup, so the download starts
+        // on the first.
+        let port = { (address: String) in address.split(separator: ":").last.map(String.init) ?? "" }
+        let nginx = try NginxProcess(
+            site: "deploy/nginx/netrunner-hub.conf", folder: folder.url.path, listen: "listen 127.0.0.1:8090;",
+            replacing: [
+                "    server 127.0.0.1:8091 max_fails=1 fail_timeout=5s;\n    server 127.0.0.1:8092 max_fails=1 fail_timeout=5s;":
+                    "    server 127.0.0.1:\(port(first.address)) max_fails=1 fail_timeout=5s;\n"
+                    + "    server 127.0.0.1:\(port(second.address)) backup;"
+            ])
+        defer { nginx.stop() }
+        let hub = nginx.url("")
+        let environment: [String: String?] = [
+            "NETRUNNER_HUB": hub, "NETRUNNER_CACHE_DIR": folder.path("cache"),
+            "NETRUNNER_HUB_TOKEN": HubProcess.adminKey,
+        ]
+        // 13 MB: the float32 MobileNetV2 bundle, zipped, published through nginx.
+        let bundle = "Models/bundles/mobilenet_v2_1.0_224_float32.tiobundle/"
+        let zip = folder.path("float.tiobundle.zip")
+        try ZipFixture.zip([
+            ("float.tiobundle/model.json", try Fixtures.data(bundle + "model.json")),
+            (
+                "float.tiobundle/mobilenet_v2_1.0_224_float32.tflite",
+                try Fixtures.data(bundle + "mobilenet_v2_1.0_224_float32.tflite")
+            ),
+            ("float.tiobundle/assets/labels.txt", try Fixtures.data(bundle + "assets/labels.txt")),
+        ]).write(to: URL(fileURLWithPath: zip))
+        let push = try ProcessResult.run(
+            Fixtures.netrunner, ["hub", "push", zip, "--name", "float"], environment: environment)
+        #expect(push.status == 0, "\(push.stderr)")
+
+        // A pull at 2 MB/s; the first node killed after 2 s, when about a third has come.
+        let pull = Process()
+        pull.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+        pull.arguments = ["hub", "pull", "float", "--max-bytes-per-second", "2000000"]
+        var inherited = ProcessInfo.processInfo.environment
+        for (key, value) in environment { inherited[key] = value }
+        inherited["NETRUNNER_CACHE_DIR"] = folder.path("client-cache")  // another machine's cache
+        pull.environment = inherited
+        let output = Pipe()
+        let errors = Pipe()
+        pull.standardOutput = output
+        pull.standardError = errors
+        try pull.run()
+        try await Task.sleep(for: .seconds(2))
+        first.kill()
+        pull.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(pull.terminationStatus == 0, "\(stderr)")
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let path = try #require(stdout.split(separator: "\n").last.map(String.init))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: zip)))
+        // The rest came from the second node as a range: "206 bytes=N- <second node>".
+        let log = nginx.accessLog
+        let resumed = log.split(separator: "\n").contains {
+            $0.hasPrefix("206 bytes=") && $0.hasSuffix(port(second.address))
+        }
+        #expect(resumed, "\(log)")
+    }
 }

@@ -33,6 +33,65 @@ struct EvaluateCommandTests {
         try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
+    @Test(
+        "Two evaluate shards merged: the single run's results line for line and the same report; wrong merges refused")
+    func shards() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let single = try evaluate(Self.imagenet, Self.faces, "--output", folder.path("single"), "--no-progress")
+        #expect(single.status == 0, "\(single.stderr)")
+        for index in 0..<2 {
+            let shard = try evaluate(
+                Self.imagenet, Self.faces, "--output", folder.path("shard\(index)"), "--shard", "\(index)/2",
+                "--no-progress")
+            #expect(shard.status == 0, "\(shard.stderr)")
+            #expect(shard.stdout.contains("shard \(index)/2, results in"), "\(shard.stdout)")
+            #expect(
+                !FileManager.default.fileExists(atPath: folder.path("shard\(index)/imagenet-sample-photos/report.json"))
+            )
+        }
+        let merge = try ProcessResult.run(
+            Fixtures.netrunner,
+            [
+                "evaluate", "merge", Self.imagenet, Self.faces, "--models", Self.models, "--shards",
+                folder.path("shard1"),
+                "--shards", folder.path("shard0"), "--output", folder.path("merged"),
+            ])
+        #expect(merge.status == 0, "\(merge.stderr)")
+        #expect(merge.stdout.contains("0 runs to go") || merge.stderr.contains("0 runs to go"), "\(merge.stderr)")
+        for test in ["imagenet-sample-photos", "faces-sample-photos"] {
+            #expect(
+                try withoutLatencies(folder.path("merged/\(test)/results.jsonl"))
+                    == withoutLatencies(folder.path("single/\(test)/results.jsonl")))
+            let merged = try report(folder.path("merged/\(test)/report.json"))
+            let whole = try report(folder.path("single/\(test)/report.json"))
+            #expect(merged.models.map(\.metric) == whole.models.map(\.metric) && !merged.models.isEmpty)
+        }
+        let missing = try ProcessResult.run(
+            Fixtures.netrunner,
+            [
+                "evaluate", "merge", Self.imagenet, "--models", Self.models, "--shards", folder.path("shard0"),
+                "--output",
+                folder.path("merged-2"),
+            ])
+        #expect(missing.status != 0 && missing.stderr.contains("shard 1/2 missing"), "\(missing.stderr)")
+        // A shard's folder is not resumed as another shard.
+        let mixed = try evaluate(Self.faces, "--output", folder.path("shard0"), "--shard", "1/2", "--no-progress")
+        #expect(mixed.status != 0 && mixed.stderr.contains("holds the runs of shard 0/2"), "\(mixed.stderr)")
+    }
+
+    /// A results file's lines without their latencies.
+    func withoutLatencies(_ path: String) throws -> [String] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { line in
+            var object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            for key in ["decode_latency", "preprocessor_latency", "inference_latency", "total_latency"] {
+                object[key] = nil
+            }
+            return String(
+                decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
+        }
+    }
+
     @Test("The sample bundles print accuracy and latency per model and write JSON and HTML reports")
     func sampleBundles() throws {
         let folder = try TemporaryFolder()

@@ -38,6 +38,9 @@ public struct TestBundleRunner: Sendable {
     public let metric: TestMetric
     /// The models, in order.
     public let models: [Model]
+    /// Only this shard's images are run (``BulkShard`` of the image as the test names it), or
+    /// `nil` for all; shards' results are joined by ``merge(_:into:)``.
+    public var shard: BulkShard? = nil
     /// How models are loaded (the thread count; the result limits are set from the metric).
     public let options: ImageTask.Options
 
@@ -119,14 +122,56 @@ public struct TestBundleRunner: Sendable {
     /// - Returns: The image (as the test names it), its local path (`nil` when it is not read:
     ///   see ``TestBundle/refusal(of:)``) and the iteration, in run order.
     public func runs(of model: Model) -> some Sequence<(image: String, path: String?, iteration: Int)> {
-        let images = test.description.images.map { (key: $0.key, path: test.localPath(of: $0)) }
+        let images = shardImages.map { (key: $0.key, path: test.localPath(of: $0)) }
         return (1...test.description.iterations).lazy.flatMap { iteration in
             images.lazy.map { (image: $0.key, path: $0.path, iteration: iteration) }
         }
     }
 
-    /// How many runs a test makes per model.
-    public var runsPerModel: Int { test.description.iterations * test.description.images.count }
+    /// How many runs a test makes per model (in this shard).
+    public var runsPerModel: Int { test.description.iterations * shardImages.count }
+
+    /// The test's images this runner runs: all, or its shard's.
+    private var shardImages: [TestBundleDescription.ImageSource] {
+        guard let shard else { return test.description.images }
+        return test.description.images.filter { BulkShard.shard(of: $0.key, count: shard.count) == shard.index }
+    }
+
+    /// Joins shards' records of this test into the order one machine runs them (model by model,
+    /// iteration by iteration, image by image as the test lists them).
+    ///
+    /// - Parameters:
+    ///   - shards: Each shard's records.
+    ///   - modelOrder: The models' ids in run order.
+    /// - Returns: The records in run order.
+    /// - Throws: ``EvaluationError/unmergeable(file:reason:)`` for a run recorded twice, or a
+    ///   record of an image or model this test does not have.
+    public func merge(_ shards: [(file: String, records: [BulkRecord])], modelOrder: [String]) throws(EvaluationError)
+        -> [BulkRecord]
+    {
+        let imageIndex = Dictionary(
+            test.description.images.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
+        let modelIndex = Dictionary(modelOrder.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        var seen: [String: String] = [:]
+        var keyed: [((Int, Int, Int), BulkRecord)] = []
+        for (file, records) in shards {
+            for record in records {
+                guard let image = imageIndex[record.image], let model = modelIndex[record.model ?? ""] else {
+                    throw .unmergeable(
+                        file: file,
+                        reason: "\(record.image) (model \(record.model ?? "none")) is not a run of this test")
+                }
+                if let earlier = seen[record.key] {
+                    throw .unmergeable(
+                        file: file, reason: "\(record.image), iteration \(record.iteration ?? 1), is also in \(earlier)"
+                    )
+                }
+                seen[record.key] = file
+                keyed.append(((model, record.iteration ?? 1, image), record))
+            }
+        }
+        return keyed.sorted { $0.0 < $1.0 }.map(\.1)
+    }
 
     /// The labels the test expects that a model does not have, each with the model's closest
     /// label: such a label can never be scored correct, a typo scores 0% without a word.

@@ -6,9 +6,21 @@ import NetRunnerImage
 import NetRunnerSupport
 
 extension NetRunnerCommand {
-    /// `netrunner evaluate TESTBUNDLE...`: Net Runner's headless mode.
+    /// `netrunner evaluate`: `evaluate TESTBUNDLE...` (``Tests``, the default) and `evaluate merge`.
     struct Evaluate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            abstract: Tests.configuration.abstract,
+            discussion: Tests.configuration.discussion,
+            subcommands: [Tests.self, Merge.self],
+            defaultSubcommand: Tests.self)
+    }
+}
+
+extension NetRunnerCommand.Evaluate {
+    /// `netrunner evaluate TESTBUNDLE...`: Net Runner's headless mode.
+    struct Tests: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "run",
             abstract: "Run Net Runner test bundles: accuracy and latency per model, as JSON and an HTML report.",
             discussion: """
                 Each TESTBUNDLE is a .testbundle folder with a test.json (name, id, version, models, \
@@ -24,6 +36,11 @@ extension NetRunnerCommand {
                 Results go to OUTPUT/<test id>/: results.jsonl (one line per run; an interrupted evaluation \
                 resumes from it, --restart starts afresh), report.json and report.html (self-contained: open it \
                 in any browser). --compare runs the given models instead of the test's own, side by side.
+
+                On several machines: --shard I/N runs the images whose name in test.json hashes to I (a \
+                Kubernetes Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETION_COUNT are read when set) and \
+                writes only results; `netrunner evaluate merge TESTBUNDLE... --shards DIR... --output DIR` joins \
+                the shards' results and writes the reports one machine would have written.
                 """)
 
         @Argument(help: "Test bundle folders (.testbundle).")
@@ -54,12 +71,20 @@ extension NetRunnerCommand {
         @Flag(name: .customLong("no-progress"), help: "Never draw the progress bar.")
         var noProgress = false
 
+        @Option(
+            help: ArgumentHelp(
+                "Run only shard I of N (from 0): the images whose name in test.json hashes to I; results only, no report (default: JOB_COMPLETION_INDEX of JOB_COMPLETION_COUNT when set).",
+                valueName: "i/n"))
+        var shard: String?
+
         func validate() throws {
             guard !testBundles.isEmpty else { throw ValidationError("Name at least one .testbundle folder.") }
             try OptionLimits.checkThreads(threads)
+            if let shard { _ = try BulkShard(parsing: shard) }
         }
 
         func run() throws {
+            let shard = try self.shard.map { try BulkShard(parsing: $0) } ?? BulkShard.fromEnvironment()
             // Everything is checked before anything runs: a bad test or model is one clear error.
             let tests = try testBundles.map { try TestBundle(path: $0) }
             let needsDirectory = compare.isEmpty || !compare.allSatisfy { FileManager.default.fileExists(atPath: $0) }
@@ -76,8 +101,9 @@ extension NetRunnerCommand {
                 let entries = try (compare.isEmpty ? test.description.models : compare).map { name in
                     try Self.resolve(name, in: directory, file: file)
                 }
-                let runner = try TestBundleRunner(
+                var runner = try TestBundleRunner(
                     test: test, models: entries, threadCount: threads, exactDecoding: !fastDecoding)
+                runner.shard = shard
                 let loaded = try entries.map { ($0, try runner.loadTask($0)) }
                 for (entry, task) in loaded {
                     for (label, closest) in runner.unknownLabels(for: task) {
@@ -95,6 +121,17 @@ extension NetRunnerCommand {
             var failedImages = 0
             var failedRuns = 0
             var failedModels = 0
+            if let shard {
+                for (runner, models) in plans {
+                    let (path, failed) = try runShard(runner, models: models, shard: shard)
+                    failedRuns += failed
+                    Console.print("\(runner.test.description.name): shard \(shard), results in \(path)")
+                }
+                Console.print(
+                    "Join the shards with: netrunner evaluate merge TESTBUNDLE... --shards DIR... --output DIR")
+                if failedRuns > 0 { throw ExitCode.failure }
+                return
+            }
             for (runner, models) in plans {
                 let report = try evaluate(runner, models: models)
                 reports.append(report)
@@ -131,14 +168,53 @@ extension NetRunnerCommand {
             }
         }
 
+        /// Runs one test's shard (resuming its results file): the path and the failed runs.
+        private func runShard(
+            _ runner: TestBundleRunner, models: [(TestBundleRunner.Model, ImageTask)], shard: BulkShard
+        ) throws -> (String, Int) {
+            try runResults(runner, models: models, shard: shard)
+            let path = Self.folder(for: runner.test, in: output) + "/results.jsonl"
+            return (path, try BulkResultsFile.records(in: path).filter { $0.error != nil }.count)
+        }
+
         /// Runs one test (resuming its results file) and builds its report.
         private func evaluate(
             _ runner: TestBundleRunner, models: [(TestBundleRunner.Model, ImageTask)]
         ) throws -> EvaluationReport {
+            let resultsPath = try runResults(runner, models: models, shard: nil)
+            return EvaluationReport.build(
+                test: runner.test, metric: runner.metric,
+                models: models.map { (id: $0.0.id, path: $0.0.path, kind: $0.1.kind) },
+                records: try BulkResultsFile.records(in: resultsPath),
+                latencyNote: "one run at a time on \(threads) thread\(threads == 1 ? "" : "s"); "
+                    + "each model ran once untimed before timing (warm-up); "
+                    + (fastDecoding ? "JPEGs scaled while decoding" : "every JPEG pixel decoded"))
+        }
+
+        /// Runs what a test's results file lacks; the file's path.
+        @discardableResult
+        private func runResults(
+            _ runner: TestBundleRunner, models: [(TestBundleRunner.Model, ImageTask)], shard: BulkShard?
+        ) throws -> String {
             let folder = Self.folder(for: runner.test, in: output)
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             let resultsPath = folder + "/results.jsonl"
+            // A shard's results say which shard they are: never mixed with another's or a whole run's.
+            let recorded = restart ? nil : try BulkRunIdentity.read(for: resultsPath)?.options["--shard"]
+            if !restart, FileManager.default.fileExists(atPath: resultsPath), recorded != shard?.description {
+                throw ValidationError(
+                    "\(resultsPath) holds the runs of \(recorded.map { "shard \($0)" } ?? "a whole evaluation"); this is "
+                        + "\(shard.map { "shard \($0)" } ?? "a whole evaluation"). Use another --output, or --restart.")
+            }
             let results = try BulkResultsFile(path: resultsPath, format: .jsonLines, resume: !restart)
+            if let shard {
+                try BulkRunIdentity(
+                    modelSHA256: "", model: runner.test.description.id, options: ["--shard": shard.description],
+                    roots: [runner.test.path]
+                ).write(for: resultsPath)
+            } else if FileManager.default.fileExists(atPath: BulkRunIdentity.sidecar(for: resultsPath)) {
+                try FileManager.default.removeItem(atPath: BulkRunIdentity.sidecar(for: resultsPath))
+            }
             let done = results.completedKeys
             // Counted, not planned: a million iterations must not be listed in memory.
             let pending = max(0, runner.runsPerModel * models.count - done.count)
@@ -161,13 +237,7 @@ extension NetRunnerCommand {
                 Console.diagnostic("Interrupted; rerun the same command to resume from \(resultsPath).")
                 throw ExitCode(interrupted.exitCode)
             }
-            return EvaluationReport.build(
-                test: runner.test, metric: runner.metric,
-                models: models.map { (id: $0.0.id, path: $0.0.path, kind: $0.1.kind) },
-                records: try BulkResultsFile.records(in: resultsPath),
-                latencyNote: "one run at a time on \(threads) thread\(threads == 1 ? "" : "s"); "
-                    + "each model ran once untimed before timing (warm-up); "
-                    + (fastDecoding ? "JPEGs scaled while decoding" : "every JPEG pixel decoded"))
+            return resultsPath
         }
 
         /// A model named by a test or by --compare: a path as given, else an id in the models folder.
@@ -233,6 +303,90 @@ extension NetRunnerCommand {
                 Console.print(line)
             }
             Console.print("  (\(report.latencyNote))")
+        }
+    }
+}
+
+extension NetRunnerCommand.Evaluate {
+    /// `netrunner evaluate merge TESTBUNDLE... --shards DIR...`: the shards' results as one run's,
+    /// then the reports.
+    struct Merge: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Join the results of evaluate --shard runs and write the reports one machine would have.",
+            discussion: """
+                Each --shards DIR is the --output of one shard's evaluate run; every shard must be given once. \
+                The merged results go to OUTPUT/<test id>/results.jsonl in the order one machine runs them, then \
+                the reports are written as evaluate writes them (nothing is run again).
+                """)
+
+        @Argument(help: "The test bundle folders the shards ran.")
+        var testBundles: [String] = []
+
+        @Option(name: .customLong("shards"), help: "A shard's output folder (repeat for every shard).")
+        var shards: [String] = []
+
+        @Option(help: "The folder of models the tests name by id.")
+        var models = "Models"
+
+        @Option(name: .customLong("compare"), help: "The models the shards ran with --compare, in the same order.")
+        var compare: [String] = []
+
+        @Option(name: .shortAndLong, help: "Where the merged results and the reports go.")
+        var output = "netrunner-evaluation"
+
+        func validate() throws {
+            guard !testBundles.isEmpty else { throw ValidationError("Name the test bundles the shards ran.") }
+            guard !shards.isEmpty else { throw ValidationError("Name every shard's output folder with --shards.") }
+        }
+
+        func run() throws {
+            for path in testBundles {
+                let test = try TestBundle(path: path)
+                let folder = Tests.folder(for: test, in: output)
+                var parts: [(file: String, records: [BulkRecord])] = []
+                var indexes: [Int: String] = [:]
+                var count: Int?
+                for shardFolder in shards {
+                    let file = Tests.folder(for: test, in: shardFolder) + "/results.jsonl"
+                    guard let text = try BulkRunIdentity.read(for: file)?.options["--shard"] else {
+                        throw EvaluationError.unmergeable(
+                            file: file, reason: "it is not a shard's results (written by evaluate --shard I/N)")
+                    }
+                    let shard = try BulkShard(parsing: text)
+                    if let count, count != shard.count {
+                        throw EvaluationError.unmergeable(file: file, reason: "it is shard \(shard), not of \(count)")
+                    }
+                    count = shard.count
+                    if let earlier = indexes[shard.index] {
+                        throw EvaluationError.unmergeable(file: file, reason: "shard \(shard) is also in \(earlier)")
+                    }
+                    indexes[shard.index] = file
+                    parts.append((file, try BulkResultsFile.records(in: file)))
+                }
+                let total = count ?? 0
+                let missing = (0..<total).filter { indexes[$0] == nil }
+                guard missing.isEmpty else {
+                    throw EvaluationError.unmergeable(
+                        file: test.path,
+                        reason: "shard\(missing.count == 1 ? "" : "s") "
+                            + missing.map { "\($0)/\(total)" }.joined(separator: ", ") + " missing")
+                }
+                let order = compare.isEmpty ? test.description.models : compare.map { ModelDirectory.id(ofModelAt: $0) }
+                let runner = try TestBundleRunner(test: test, models: [])
+                let merged = try runner.merge(parts, modelOrder: order)
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                let text = merged.map { BulkResultsFile.Format.jsonLines.line(for: $0) }.joined()
+                try FileIO.writeAtomically(Data(text.utf8), to: folder + "/results.jsonl")
+                if FileManager.default.fileExists(atPath: BulkRunIdentity.sidecar(for: folder + "/results.jsonl")) {
+                    try FileManager.default.removeItem(atPath: BulkRunIdentity.sidecar(for: folder + "/results.jsonl"))
+                }
+                Console.diagnostic("Merged \(total) shards of \(test.description.name): \(merged.count) runs.")
+            }
+            // The reports, as evaluate writes them: every run is in the results, nothing runs again.
+            var arguments = testBundles + ["--output", output, "--models", models, "--no-progress"]
+            for model in compare { arguments += ["--compare", model] }
+            var reports = try Tests.parse(arguments)
+            try reports.run()
         }
     }
 }

@@ -47,4 +47,35 @@ public enum ZipFixture {
         return ~crc
     }
 
+    /// Writes the float32 MobileNetV2 bundle of the repository, zipped as `float.tiobundle/`
+    /// (13 MB: long enough to interrupt a download), to `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The zip file to write.
+    ///   - padding: Bytes of seeded random data added as `assets/padding.bin` (a download longer
+    ///     than what the kernel's socket buffers hold, so cutting it is seen).
+    public static func writeFloatBundle(to path: String, padding: Int = 0) throws {
+        let bundle = "Models/bundles/mobilenet_v2_1.0_224_float32.tiobundle/"
+        var generator = SeededGenerator(seed: 20_261_123)
+        var extra: [(String, Data)] = []
+        if padding > 0 {
+            var bytes = Data(count: padding)
+            bytes.withUnsafeMutableBytes { raw in
+                for offset in stride(from: 0, to: padding - 7, by: 8) {
+                    raw.storeBytes(of: generator.next(), toByteOffset: offset, as: UInt64.self)
+                }
+            }
+            extra.append(("float.tiobundle/assets/padding.bin", bytes))
+        }
+        try zip(
+            extra + [
+                ("float.tiobundle/model.json", try Fixtures.data(bundle + "model.json")),
+                (
+                    "float.tiobundle/mobilenet_v2_1.0_224_float32.tflite",
+                    try Fixtures.data(bundle + "mobilenet_v2_1.0_224_float32.tflite")
+                ),
+                ("float.tiobundle/assets/labels.txt", try Fixtures.data(bundle + "assets/labels.txt")),
+            ]
+        ).write(to: URL(fileURLWithPath: path))
+    }
 }

@@ -61,8 +61,8 @@ struct EvaluateCommandTests {
         #expect(merge.stdout.contains("0 runs to go") || merge.stderr.contains("0 runs to go"), "\(merge.stderr)")
         for test in ["imagenet-sample-photos", "faces-sample-photos"] {
             #expect(
-                try withoutLatencies(folder.path("merged/\(test)/results.jsonl"))
-                    == withoutLatencies(folder.path("single/\(test)/results.jsonl")))
+                try ResultsLines.withoutLatencies(folder.path("merged/\(test)/results.jsonl"))
+                    == ResultsLines.withoutLatencies(folder.path("single/\(test)/results.jsonl")))
             let merged = try report(folder.path("merged/\(test)/report.json"))
             let whole = try report(folder.path("single/\(test)/report.json"))
             #expect(merged.models.map(\.metric) == whole.models.map(\.metric) && !merged.models.isEmpty)
@@ -78,18 +78,6 @@ struct EvaluateCommandTests {
         // A shard's folder is not resumed as another shard.
         let mixed = try evaluate(Self.faces, "--output", folder.path("shard0"), "--shard", "1/2", "--no-progress")
         #expect(mixed.status != 0 && mixed.stderr.contains("holds the runs of shard 0/2"), "\(mixed.stderr)")
-    }
-
-    /// A results file's lines without their latencies.
-    func withoutLatencies(_ path: String) throws -> [String] {
-        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { line in
-            var object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            for key in ["decode_latency", "preprocessor_latency", "inference_latency", "total_latency"] {
-                object[key] = nil
-            }
-            return String(
-                decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
-        }
     }
 
     @Test("The sample bundles print accuracy and latency per model and write JSON and HTML reports")

@@ -31,18 +31,8 @@ struct HubCommandTests {
 
         /// The float32 MobileNetV2 bundle, zipped (13 MB: long enough to interrupt).
         func floatBundleZip() throws -> String {
-            let bundle = "Models/bundles/mobilenet_v2_1.0_224_float32.tiobundle/"
             let path = folder.path("float.tiobundle.zip")
-            if !FileManager.default.fileExists(atPath: path) {
-                try ZipFixture.zip([
-                    ("float.tiobundle/model.json", try Fixtures.data(bundle + "model.json")),
-                    (
-                        "float.tiobundle/mobilenet_v2_1.0_224_float32.tflite",
-                        try Fixtures.data(bundle + "mobilenet_v2_1.0_224_float32.tflite")
-                    ),
-                    ("float.tiobundle/assets/labels.txt", try Fixtures.data(bundle + "assets/labels.txt")),
-                ]).write(to: URL(fileURLWithPath: path))
-            }
+            if !FileManager.default.fileExists(atPath: path) { try ZipFixture.writeFloatBundle(to: path) }
             return path
         }
 

@@ -328,17 +328,9 @@ struct ServeCommandTests {
         // folder to import it into, and an album of the committed photos.
         let folder = try TemporaryFolder(prefix: "netrunner-browser")
         defer { folder.remove() }
-        let bundle = "Models/bundles/mobilenet_v2_1.0_224_float32.tiobundle/"
         try FileManager.default.createDirectory(atPath: folder.path("site"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: folder.path("Models"), withIntermediateDirectories: true)
-        try ZipFixture.zip([
-            ("float.tiobundle/model.json", try Fixtures.data(bundle + "model.json")),
-            (
-                "float.tiobundle/mobilenet_v2_1.0_224_float32.tflite",
-                try Fixtures.data(bundle + "mobilenet_v2_1.0_224_float32.tflite")
-            ),
-            ("float.tiobundle/assets/labels.txt", try Fixtures.data(bundle + "assets/labels.txt")),
-        ]).write(to: URL(fileURLWithPath: folder.path("site/float.tiobundle.zip")))
+        try ZipFixture.writeFloatBundle(to: folder.path("site/float.tiobundle.zip"))
         let site = try FileServer(folder: folder.path("site"))
         defer { site.stop() }
         let clip = try VideoClips.faces(in: folder.url.path, seconds: 2)

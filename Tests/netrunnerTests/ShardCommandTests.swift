@@ -33,16 +33,7 @@ struct ShardCommandTests {
     }
 
     /// The lines of a results file without their latencies (which differ run to run).
-    func answers(_ path: String) throws -> [String] {
-        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { line in
-            var object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            for key in ["decode_latency", "preprocessor_latency", "inference_latency", "total_latency"] {
-                object[key] = nil
-            }
-            return String(
-                decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
-        }
-    }
+    func answers(_ path: String) throws -> [String] { try ResultsLines.withoutLatencies(path) }
 
     @Test(
         "Three shard processes at once, merged: the single run's file, line for line; the merged file resumes as done")

@@ -2,6 +2,7 @@ import Foundation
 import NetRunner
 import NetRunnerImage
 import NetRunnerTestSupport
+import Synchronization
 import Testing
 
 @testable import NetRunnerVideo
@@ -72,10 +73,26 @@ struct FrameSourceTests {
         #expect(liveAnswers == liveAnswers.sorted())
     }
 
-    static func collect(_ events: AsyncThrowingStream<StreamEvent, any Error>) async throws -> [StreamEvent] {
+    static func collect(_ events: StreamEvents) async throws -> [StreamEvent] {
         var all: [StreamEvent] = []
         for try await event in events { all.append(event) }
         return all
+    }
+
+    @Test("Video mode waits for a slow reader: the source is read only a few frames ahead of it")
+    func backPressure() async throws {
+        let model = Fixtures.path("Models/bundles/face_detection_short_range.tiobundle")
+        let pool = try VisionTaskPool(count: 1) { try ImageTask(modelAt: model) }
+        let frames = CountedFrames(count: 1000)
+        var read = 0
+        for try await _ in StreamRunner(pool: pool, mode: .video).events(for: frames) {
+            read += 1
+            try await Task.sleep(for: .milliseconds(20))
+            if read == 10 { break }
+        }
+        // Ten read, at most videoReadAhead more made; never the thousand a free-running producer makes.
+        let pulled = frames.pulled
+        #expect(pulled >= 10 && pulled <= 10 + StreamEvents.videoReadAhead + 1, "\(pulled) frames pulled")
     }
 
     @Test("Bad presentation times are replaced by increasing ones and counted; never an error")
@@ -126,4 +143,31 @@ struct FrameSourceTests {
         #expect(!VideoSource("https://host/clip.MP4?x=1").isLive)
         #expect(VideoSource("rtsp://admin:secret@cam:554/s").description == "rtsp://***@cam:554/s")
     }
+}
+
+/// Frames made on demand (gray 64x64), counting how many were asked for.
+final class CountedFrames: AsyncSequence, Sendable {
+    typealias Element = VideoFrame
+    let count: Int
+    private let counter = Mutex(0)
+
+    init(count: Int) { self.count = count }
+
+    var pulled: Int { counter.withLock { $0 } }
+
+    struct Iterator: AsyncIteratorProtocol {
+        let frames: CountedFrames
+
+        mutating func next() async throws -> VideoFrame? {
+            let index = frames.counter.withLock { value -> Int in
+                value += 1
+                return value - 1
+            }
+            guard index < frames.count else { return nil }
+            let pixels = try PixelBuffer(width: 64, height: 64, format: .rgb24)
+            return VideoFrame(pixels: pixels, index: index, timestampMilliseconds: Double(index) * 40)
+        }
+    }
+
+    func makeAsyncIterator() -> Iterator { Iterator(frames: self) }
 }

@@ -10,9 +10,11 @@ import Synchronization
 ///     }
 ///     print(runner.statistics.droppedWhileBusy)
 ///
-/// Several runners (several streams) can share one ``VisionTaskPool``. In live mode at most one
-/// frame per stream is with the model at a time, and nothing queues: memory stays bounded
-/// however fast the source.
+/// Several runners (several streams) can share one ``VisionTaskPool``. Memory stays bounded
+/// however fast the source and however slow the reader: in video mode the runner reads the next
+/// frame only when the reader has nearly caught up (so the source waits); in live mode at most one
+/// frame per stream is with the model, and a reader more than
+/// ``StreamEvents/liveBufferLimit`` events behind loses the oldest.
 public final class StreamRunner: Sendable {
     /// The interpreters.
     public let pool: VisionTaskPool
@@ -40,14 +42,16 @@ public final class StreamRunner: Sendable {
     ///
     /// - Parameter frames: The frames (a `NetRunnerVideo.FrameSource`, say).
     /// - Returns: The events.
-    public func events<Frames: AsyncSequence & Sendable>(for frames: Frames) -> AsyncThrowingStream<
-        StreamEvent, any Error
-    > where Frames.Element == VideoFrame {
-        let (stream, continuation) = AsyncThrowingStream<StreamEvent, any Error>.makeStream()
+    public func events<Frames: AsyncSequence & Sendable>(for frames: Frames) -> StreamEvents
+    where Frames.Element == VideoFrame {
+        let policy: AsyncThrowingStream<StreamEvent, any Error>.Continuation.BufferingPolicy =
+            mode == .video ? .unbounded : .bufferingNewest(StreamEvents.liveBufferLimit)
+        let (stream, continuation) = AsyncThrowingStream<StreamEvent, any Error>.makeStream(bufferingPolicy: policy)
+        let credits = StreamEvents.Credits(StreamEvents.videoReadAhead)
         let task = Task { [self] in
             do {
                 switch mode {
-                case .video: try await runVideo(frames, continuation)
+                case .video: try await runVideo(frames, continuation, credits: credits)
                 case .liveStream(let interval): try await runLive(frames, interval: interval, continuation)
                 }
                 continuation.finish()
@@ -55,14 +59,23 @@ public final class StreamRunner: Sendable {
                 continuation.finish(throwing: error)
             }
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+        continuation.onTermination = { _ in
+            task.cancel()
+            credits.close()
+        }
+        return StreamEvents(stream: stream, credits: credits)
     }
 
     private func runVideo<Frames: AsyncSequence>(
-        _ frames: Frames, _ continuation: AsyncThrowingStream<StreamEvent, any Error>.Continuation
+        _ frames: Frames, _ continuation: AsyncThrowingStream<StreamEvent, any Error>.Continuation,
+        credits: StreamEvents.Credits
     ) async throws where Frames.Element == VideoFrame {
-        for try await frame in frames {
+        var iterator = frames.makeAsyncIterator()
+        while true {
+            // The next frame only when the reader is at most `videoReadAhead` events behind.
+            await credits.take()
+            try Task.checkCancellation()
+            guard let frame = try await iterator.next() else { return }
             try Task.checkCancellation()
             counters.withLock { $0.received += 1 }
             continuation.yield(await infer(frame))
@@ -74,7 +87,9 @@ public final class StreamRunner: Sendable {
     ) async throws where Frames.Element == VideoFrame {
         let busy = BusyFlag()
         var lastStart: ContinuousClock.Instant? = nil
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        // A discarding group: an answered frame's task leaves nothing behind, so a stream that
+        // runs for days holds no more than the one frame with the model.
+        try await withThrowingDiscardingTaskGroup { group in
             for try await frame in frames {
                 try Task.checkCancellation()
                 counters.withLock { $0.received += 1 }
@@ -98,7 +113,6 @@ public final class StreamRunner: Sendable {
                     busy.value.store(false, ordering: .releasing)
                 }
             }
-            try await group.waitForAll()
         }
     }
 

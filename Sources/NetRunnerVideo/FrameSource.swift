@@ -28,7 +28,8 @@ import SystemPackage
 ///   backward one is replaced by an increasing one and counted, never an error); live sources
 ///   get a monotonic clock from the start, which keeps running across reconnections.
 /// - A source that sends nothing for ``Options/stallTimeout`` is stopped by a watchdog (live
-///   sources are then reconnected); a live source that drops is reconnected with exponential
+///   sources are then reconnected; a regular file is not watched, since a slow machine decoding
+///   it is not a dead source); a live source that drops is reconnected with exponential
 ///   back-off, up to ``Options/reconnectionAttempts`` failures in a row.
 /// - Frames are read as they are consumed: a slow consumer slows ffmpeg down through the pipe
 ///   (at most ``Options/bufferedFrames`` wait in memory). Live mode consumes at once and drops

@@ -88,6 +88,15 @@ public struct VideoSource: Sendable, Hashable, CustomStringConvertible {
         return String(location[..<start.upperBound]) + "***@" + String(rest[rest.index(after: at)...])
     }
 
+    /// Whether the watchdog watches it: every source but a regular file, which cannot stall
+    /// (a slow machine decoding it is not a dead source; a named pipe can stall and is watched).
+    var canStall: Bool {
+        guard kind == .file else { return true }
+        var info = stat()
+        guard stat(location, &info) == 0 else { return true }
+        return (info.st_mode & S_IFMT) != S_IFREG
+    }
+
     private static func isCharacterDevice(_ path: String) -> Bool {
         var info = stat()
         guard stat(path, &info) == 0 else { return false }

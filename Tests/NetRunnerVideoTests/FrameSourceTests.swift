@@ -143,6 +143,21 @@ struct FrameSourceTests {
         #expect(!VideoSource("https://host/clip.MP4?x=1").isLive)
         #expect(VideoSource("rtsp://admin:secret@cam:554/s").description == "rtsp://***@cam:554/s")
     }
+
+    @Test("The watchdog watches URLs, devices, stdin and named pipes, not regular files (slow is not stalled)")
+    func watched() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-video")
+        defer { folder.remove() }
+        let file = folder.path("clip.mp4")
+        try Data([0]).write(to: URL(fileURLWithPath: file))
+        let fifo = folder.path("pipe")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(!VideoSource(file).canStall)
+        #expect(VideoSource(fifo).kind == .file && VideoSource(fifo).canStall)
+        #expect(VideoSource(folder.path("missing.mp4")).canStall)
+        #expect(VideoSource("-").canStall && VideoSource("rtsp://cam/s").canStall)
+        #expect(VideoSource("https://host/clip.mp4").canStall && VideoSource("/dev/video0").canStall)
+    }
 }
 
 /// Frames made on demand (gray 64x64), counting how many were asked for.

@@ -248,6 +248,16 @@ struct StreamCommandTests {
         #expect(stalled.stderr.contains("127.0.0.1:\(silent.port)"), "\(stalled.stderr)")
         #expect(Date().timeIntervalSince(stallStart) < 15)
 
+        // A named pipe nobody writes to is watched like a URL (a regular file is not: it only
+        // decodes slowly on a busy machine).
+        let fifo = folder.path("camera.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let fifoStart = Date()
+        let fifoStalled = try netrunner(["stream", fifo, "--watchdog", "1"])
+        #expect(fifoStalled.status == 1 && fifoStalled.stderr.contains("camera.fifo"), "\(fifoStalled.stderr)")
+        #expect(fifoStalled.stderr.contains("stalled"), "\(fifoStalled.stderr)")
+        #expect(Date().timeIntervalSince(fifoStart) < 15)
+
         // No ffmpeg: the message says which package to install.
         let noFFmpeg = try netrunner(["stream", clip], environment: ["NETRUNNER_FFMPEG": "/nonexistent/ffmpeg"])
         #expect(noFFmpeg.status == 1 && noFFmpeg.stderr.contains("apt-get install ffmpeg"), "\(noFFmpeg.stderr)")

@@ -102,10 +102,11 @@ struct FFmpegRun {
                         infoSink.finish()
                     }
                     // The watchdog: no frame and no decoding progress for the timeout stops ffmpeg.
+                    let watched = source.canStall
                     group.addTask {
                         while !shared.isFinished {
                             try? await Task.sleep(for: .milliseconds(100))
-                            if shared.hasStalled() {
+                            if watched, shared.hasStalled() {
                                 try? execution.send(signal: .kill)
                                 return
                             }

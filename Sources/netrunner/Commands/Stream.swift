@@ -65,7 +65,8 @@ extension NetRunnerCommand {
         var maxFrames: Int?
 
         @Option(
-            parsing: .unconditional, help: "Seconds without a frame before the source counts as stalled (default 10).")
+            parsing: .unconditional,
+            help: "Seconds without a frame before a URL, device or pipe counts as stalled (default 10).")
         var watchdog: Double = 10
 
         @Option(

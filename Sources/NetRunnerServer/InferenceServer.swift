@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Hummingbird
 import HummingbirdWebSocket
 public import Logging
@@ -122,7 +122,8 @@ public struct InferenceServer: Sendable {
     /// - Throws: The server's errors (the port taken, say).
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws {
         let router = Router()
-        let metrics = ServerMetrics(engine: engine)
+        let streams = try makeStreams()
+        let metrics = ServerMetrics(engine: engine, streams: streams)
         router.add(middleware: MetricsMiddleware<BasicRequestContext>(metrics: metrics))
         if !configuration.apiKeys.isEmpty || !configuration.allowedOrigins.isEmpty {
             router.add(
@@ -144,7 +145,6 @@ public struct InferenceServer: Sendable {
             engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, version: configuration.version
         )
         .add(to: router)
-        let streams = try makeStreams()
         StreamRoutes(streams: streams).add(to: router)
         WebApp.add(to: router)
         OpenAPIDocument.add(to: router)

@@ -546,6 +546,26 @@ struct ServeCommandTests {
         #expect((list["streams"] as? [[String: Any]])?.count == 2)
         #expect(try await server.request("/v1/streams/nope", headers: key).status == 404)
         #expect(try await server.request("/v1/streams/stream2/frame.jpg", headers: key).status == 404)
+        // Prometheus: each stream's frames by outcome (counters, never going down), restarts, up.
+        func metric(_ name: String, _ labels: String) async throws -> Double? {
+            let text = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
+            let prefix = name + "{" + labels + "} "
+            return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap {
+                Double($0.dropFirst(prefix.count))
+            }
+        }
+        let inferred = try #require(
+            try await metric("netrunner_stream_frames_total", #"stream="cam",outcome="inferred""#))
+        #expect(inferred >= Double(status["inferred"] as? Int ?? .max))
+        let received = try #require(
+            try await metric("netrunner_stream_frames_total", #"stream="cam",outcome="received""#))
+        #expect(received >= inferred)
+        #expect(try await metric("netrunner_stream_restarts_total", #"stream="cam""#) ?? 0 >= 1)
+        #expect(try await metric("netrunner_stream_up", #"stream="stream2""#) == 0)
+        #expect(try await metric("netrunner_stream_restarts_total", #"stream="stream2""#) != nil)
+        try await Task.sleep(for: .milliseconds(300))
+        let later = try #require(try await metric("netrunner_stream_frames_total", #"stream="cam",outcome="inferred""#))
+        #expect(later >= inferred)
     }
 
     @Test("API keys guard what runs models; CORS answers only the origins allowed")

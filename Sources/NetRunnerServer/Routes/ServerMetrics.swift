@@ -2,9 +2,11 @@ import Hummingbird
 import NIOCore
 import NetRunner
 import Prometheus
+import Synchronization
 
 /// The server's Prometheus metrics at `GET /metrics`: requests by route and status, latency
-/// histograms per model and stage, the queue depth and the models ready.
+/// histograms per model and stage, the queue depth and the models ready, and for each stream of
+/// `serve --stream` its frames by outcome, reconnections, restarts and whether it is running.
 ///
 /// swift-prometheus's registry (the swift-metrics backend) is used directly, not through a
 /// global `MetricsSystem.bootstrap`: a program embedding the server keeps its own metrics
@@ -12,14 +14,18 @@ import Prometheus
 final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let engine: InferenceEngine
+    private let streams: ServerStreams?
+    /// The stream counts already added to the counters, by stream and counter.
+    private let published = Mutex<[String: Int]>([:])
 
     /// Latency buckets: 0.5 ms to 2.5 s.
     static let buckets: [Duration] = [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2500].map {
         .microseconds(Int64($0 * 1000))
     }
 
-    init(engine: InferenceEngine) {
+    init(engine: InferenceEngine, streams: ServerStreams? = nil) {
         self.engine = engine
+        self.streams = streams
     }
 
     /// Counts a request by its route (model ids kept: they are few) and status.
@@ -65,7 +71,59 @@ final class ServerMetrics: Sendable {
                 namespace: "netrunner", metricName: "models_ready", unitName: "count",
                 helpText: "Models loaded and warmed up.")
         ).set(Double(ready))
+        if let streams { publish(streams) }
         return registry.emitToString()
+    }
+
+    /// Brings the streams' counters up to their totals since the server started (the streams
+    /// count for their own page; a Prometheus counter only goes up, by the difference).
+    private func publish(_ streams: ServerStreams) {
+        for stream in streams.streams {
+            guard let status = streams.status(stream.name) else { continue }
+            let total = status.total
+            let frames = [
+                ("received", total.received), ("inferred", total.inferred), ("failed", total.failed),
+                ("dropped_while_busy", total.droppedWhileBusy), ("dropped_by_interval", total.droppedByInterval),
+            ]
+            for (outcome, count) in frames {
+                let counter = registry.makeCounter(
+                    descriptor: .init(
+                        namespace: "netrunner", metricName: "stream_frames", unitName: "total",
+                        helpText:
+                            "Frames of a stream by outcome (received, inferred, failed, dropped_while_busy, dropped_by_interval)."
+                    ),
+                    labels: [("stream", stream.name), ("outcome", outcome)])
+                counter.increment(by: Int64(newCount(count, key: stream.name + "\u{0}" + outcome)))
+            }
+            for (name, count, help) in [
+                ("reconnections", status.reconnections, "Reconnections of a live stream's source."),
+                (
+                    "restarts", status.restarts,
+                    "Times a stream was started again (a file looping, a failed source retried)."
+                ),
+            ] {
+                registry.makeCounter(
+                    descriptor: .init(
+                        namespace: "netrunner", metricName: "stream_" + name, unitName: "total", helpText: help),
+                    labels: [("stream", stream.name)]
+                ).increment(by: Int64(newCount(count, key: stream.name + "\u{0}" + name)))
+            }
+            registry.makeGauge(
+                descriptor: .init(
+                    namespace: "netrunner", metricName: "stream", unitName: "up",
+                    helpText: "1 while a stream is running, else 0."),
+                labels: [("stream", stream.name)]
+            ).set(status.state == "running" ? 1.0 : 0.0)
+        }
+    }
+
+    /// How much a total grew since it was last published (never negative).
+    private func newCount(_ total: Int, key: String) -> Int {
+        published.withLock { published in
+            let grown = max(0, total - published[key, default: 0])
+            published[key] = max(total, published[key, default: 0])
+            return grown
+        }
     }
 
     func add(to router: Router<BasicRequestContext>) {

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import Hummingbird
 public import Logging
 import NIOCore
@@ -81,18 +81,19 @@ public struct HubServer: Sendable {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let database: any SQLDatabase
         let close: @Sendable () async throws -> Void
+        var reconnect: (@Sendable () async throws -> (any SQLDatabase)?)? = nil
         if let url = configuration.databaseURL {
-            let postgres: PostgresConnection
+            let link: PostgresLink
             do {
                 let settings = try SQLPostgresConfiguration(url: url)
-                postgres = try await PostgresConnection.connect(
-                    configuration: settings.coreConfiguration, id: 1, logger: logger)
+                link = try await PostgresLink.connect(configuration: settings.coreConfiguration, logger: logger)
             } catch {
                 throw HubStartError(
                     message: "cannot open the PostgreSQL database \(Self.redacted(url)): \(String(reflecting: error))")
             }
-            database = postgres.sql()
-            close = { try await postgres.close() }
+            database = link.database
+            reconnect = { try await link.reopenedIfClosed() }
+            close = { try await link.close() }
         } else {
             let sqlite = try await SQLiteConnection.open(storage: .file(path: folder + "/hub.sqlite"), logger: logger)
             database = sqlite.sql()
@@ -101,7 +102,7 @@ public struct HubServer: Sendable {
             try await database.raw("PRAGMA synchronous=FULL").run()
             close = { try await sqlite.close() }
         }
-        let store = HubStore(database: database, logger: logger)
+        let store = HubStore(database: database, reconnect: reconnect, logger: logger)
         try await store.migrate()
         if let key = configuration.adminKey, !key.isEmpty {
             try await store.addKey(digest: HubKeys.digest(of: key), name: "admin", scope: .admin)

@@ -50,11 +50,15 @@ public final class HubProcess: @unchecked Sendable {
         address = String(text[range])
     }
 
-    /// SIGTERM, then the exit status.
+    /// SIGTERM, then the exit status; SIGKILL if the hub has not stopped within 15 s (a hub stuck on a request
+    /// must fail its test, not hang the suite).
     @discardableResult
     public func stop() -> Int32 {
         guard process.isRunning else { return process.terminationStatus }
         process.terminate()
+        let deadline = Date().addingTimeInterval(15)
+        while process.isRunning, Date() < deadline { usleep(50_000) }
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         return process.terminationStatus
     }
@@ -95,10 +99,10 @@ public final class HubProcess: @unchecked Sendable {
     /// A request to the hub: status, headers (lower-cased names), body.
     public func request(
         _ path: String, method: String = "GET", body: Data? = nil, headers: [String: String] = [:],
-        key: String? = HubProcess.adminKey
+        key: String? = HubProcess.adminKey, timeout: TimeInterval = 60
     ) async throws -> (status: Int, headers: [String: String], body: Data) {
         guard let url = URL(string: address + path) else { throw URLError(.badURL) }
-        var request = URLRequest(url: url)
+        var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         request.httpBody = body
         if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }

@@ -69,6 +69,42 @@ struct HubPostgresTests {
         #expect(entries?.compactMap { $0["action"] as? String } == ["set", "set", "rollback"])
     }
 
+    @Test("PostgreSQL ends a node's session (pg_terminate_backend): the node connects again and goes on")
+    func connectionCut() async throws {
+        let database = try Self.freshDatabase()
+        let name = try #require(database.split(separator: "/").last?.split(separator: "?").first.map(String.init))
+        let folder = try TemporaryFolder(prefix: "netrunner-hub-pg")
+        defer { folder.remove() }
+        let node = try HubProcess(data: folder.path("data"), arguments: ["--database", database])
+        defer { node.stop() }
+        let data = try Fixtures.data(Self.tflite)
+        #expect(try await node.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
+        let admin = try #require(ProcessInfo.processInfo.environment["NETRUNNER_TEST_POSTGRES"])
+            .replacingOccurrences(of: "?tlsmode=disable", with: "")
+        let cut = try ProcessResult.run(
+            "/usr/bin/env",
+            [
+                "psql", admin, "-tAc",
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(name)'",
+            ])
+        #expect(cut.status == 0 && cut.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(cut)")
+        // At most the request that meets the closed connection fails; the next ones answer.
+        var statuses: [Int] = []
+        for _ in 0..<20 {
+            // (A node that lost its connection for good used to hang here: postgres-nio never
+            // answers a query written to a closed connection.)
+            let listed = try? await node.request("/v1/models/m", key: nil, timeout: 10)
+            statuses.append(listed?.status ?? 0)
+            if listed == nil { break }
+            if listed?.status == 200 { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        try #require(statuses.last == 200 && statuses.count <= 2, "\(statuses)")
+        let second = try await node.request("/v1/models/m/versions", method: "POST", body: data)
+        #expect(second.status == 201)
+        #expect((try JSONSerialization.jsonObject(with: second.body) as? [String: Any])?["version"] as? Int == 2)
+    }
+
     @Test("A node killed (-9) mid-upload on PostgreSQL: no half version; restarted, it keeps everything")
     func crashMidUpload() async throws {
         let database = try Self.freshDatabase()

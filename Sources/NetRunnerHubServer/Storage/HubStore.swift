@@ -11,8 +11,11 @@ import SQLKit
 /// primary key (name, version) refuses a duplicate, so two nodes publishing the same name at
 /// once get two versions, never one twice or one lost (the loser retries).
 actor HubStore {
-    let database: any SQLDatabase
+    private(set) var database: any SQLDatabase
     let logger: Logger
+    /// A new database when the connection was closed (PostgreSQL's ``PostgresLink``), asked
+    /// before each operation; `nil` for SQLite, which is a file.
+    private let reconnect: (@Sendable () async throws -> (any SQLDatabase)?)?
 
     /// One statement sequence at a time: an SQLite connection is one session, and an actor
     /// lets another call in at every `await`, which would interleave with an open transaction.
@@ -25,14 +28,27 @@ actor HubStore {
         } else {
             isBusy = true
         }
+        if let reconnect {
+            do {
+                if let fresh = try await reconnect() { database = fresh }
+            } catch {
+                // PostgreSQL cannot be reached yet: this operation fails on the closed
+                // connection with its own error, and the next one tries again.
+                logger.warning("cannot connect to PostgreSQL again: \(String(reflecting: error))")
+            }
+        }
     }
 
     private func release() {
         if waiting.isEmpty { isBusy = false } else { waiting.removeFirst().resume() }
     }
 
-    init(database: any SQLDatabase, logger: Logger) {
+    init(
+        database: any SQLDatabase, reconnect: (@Sendable () async throws -> (any SQLDatabase)?)? = nil,
+        logger: Logger
+    ) {
         self.database = database
+        self.reconnect = reconnect
         self.logger = logger
     }
 

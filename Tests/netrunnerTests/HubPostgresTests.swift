@@ -23,14 +23,24 @@ struct HubPostgresTests {
         return String(server[..<slash.lowerBound]) + "/" + name + "?tlsmode=disable"
     }
 
+    /// Two hub nodes on one database and one data folder.
+    static func twoNodes(database: String, data: String) throws -> (HubProcess, HubProcess) {
+        let first = try HubProcess(data: data, arguments: ["--database", database])
+        do {
+            return (first, try HubProcess(data: data, arguments: ["--database", database]))
+        } catch {
+            first.stop()
+            throw error
+        }
+    }
+
     @Test("Two hub nodes on one database publishing the same name at once: every version once, none lost")
     func twoNodes() async throws {
         let database = try Self.freshDatabase()
         let folder = try TemporaryFolder(prefix: "netrunner-hub-pg")
         defer { folder.remove() }
-        let first = try HubProcess(data: folder.path("data"), arguments: ["--database", database])
+        let (first, second) = try Self.twoNodes(database: database, data: folder.path("data"))
         defer { first.stop() }
-        let second = try HubProcess(data: folder.path("data"), arguments: ["--database", database])
         defer { second.stop() }
         let data = try Fixtures.data(Self.tflite)
         let numbers = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -130,9 +140,8 @@ struct HubPostgresTests {
         let database = try Self.freshDatabase()
         let folder = try TemporaryFolder(prefix: "netrunner-hub-pg")
         defer { folder.remove() }
-        let first = try HubProcess(data: folder.path("data"), arguments: ["--database", database])
+        let (first, second) = try Self.twoNodes(database: database, data: folder.path("data"))
         defer { first.stop() }
-        let second = try HubProcess(data: folder.path("data"), arguments: ["--database", database])
         defer { second.stop() }
         // The shipped configuration, with the second node as the backup, so the download starts
         // on the first.

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 import NetRunnerSupport
 
 /// Joins the results of a bulk run's shards (`bulk --shard I/N --output F`) into the one file a

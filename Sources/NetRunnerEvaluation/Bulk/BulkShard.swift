@@ -53,6 +53,17 @@ public struct BulkShard: Equatable, Hashable, Sendable, CustomStringConvertible 
         return try BulkShard(parsing: index + "/" + (variable("JOB_COMPLETION_COUNT") ?? ""))
     }
 
+    /// The shard a command runs: its `--shard` option when given, else the Indexed Job's
+    /// (``fromEnvironment()``), else `nil` (the whole run).
+    ///
+    /// - Parameter option: The `--shard` value, if any.
+    /// - Returns: The shard.
+    /// - Throws: ``EvaluationError/badShard(_:)`` for a malformed option or environment.
+    public static func chosen(option: String?) throws(EvaluationError) -> BulkShard? {
+        if let option { return try BulkShard(parsing: option) }
+        return try fromEnvironment()
+    }
+
     /// `index/count`.
     public var description: String { "\(index)/\(count)" }
 

@@ -95,14 +95,8 @@ extension NetRunnerCommand.Bulk {
             if let shard { _ = try BulkShard(parsing: shard) }
         }
 
-        /// `--shard`, else the Kubernetes Indexed Job's, else `nil` (the whole run).
-        func chosenShard() throws -> BulkShard? {
-            if let shard { return try BulkShard(parsing: shard) }
-            return try BulkShard.fromEnvironment()
-        }
-
         func run() throws {
-            let shard = try chosenShard()
+            let shard = try BulkShard.chosen(option: shard)
             let (listed, unreadable) = try inputs.requiredFiles()
             let files = shard.map { shard in listed.filter { shard.contains($0, roots: inputs.images) } } ?? listed
             if let shard {

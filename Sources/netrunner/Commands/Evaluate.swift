@@ -84,7 +84,7 @@ extension NetRunnerCommand.Evaluate {
         }
 
         func run() throws {
-            let shard = try self.shard.map { try BulkShard(parsing: $0) } ?? BulkShard.fromEnvironment()
+            let shard = try BulkShard.chosen(option: shard)
             // Everything is checked before anything runs: a bad test or model is one clear error.
             let tests = try testBundles.map { try TestBundle(path: $0) }
             let needsDirectory = compare.isEmpty || !compare.allSatisfy { FileManager.default.fileExists(atPath: $0) }

@@ -23,6 +23,15 @@ struct HubPostgresTests {
         return String(server[..<slash.lowerBound]) + "/" + name + "?tlsmode=disable"
     }
 
+    /// The bytes of the files under a folder, at any depth (0 while it does not exist).
+    static func bytes(under folder: String) -> Int {
+        let files = FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []
+        return files.reduce(0) { total, name in
+            let size = (try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size]) as? Int
+            return total + (size ?? 0)
+        }
+    }
+
     /// Two hub nodes on one database and one data folder.
     static func twoNodes(database: String, data: String) throws -> (HubProcess, HubProcess) {
         let first = try HubProcess(data: data, arguments: ["--database", database])
@@ -168,7 +177,7 @@ struct HubPostgresTests {
             Fixtures.netrunner, ["hub", "push", zip, "--name", "float"], environment: environment)
         #expect(push.status == 0, "\(push.stderr)")
 
-        // A pull at 8 MB/s; the first node killed after 2 s, when about a third has come.
+        // A pull at 8 MB/s (about 6 s for the whole file).
         let pull = Process()
         pull.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
         pull.arguments = ["hub", "pull", "float", "--max-bytes-per-second", "8000000"]
@@ -181,7 +190,9 @@ struct HubPostgresTests {
         pull.standardOutput = output
         pull.standardError = errors
         try pull.run()
-        try await Task.sleep(for: .seconds(2))
+        // The first node killed once about a tenth has arrived: polled, not slept, since on a busy
+        // machine a sleeping task can wake after the whole download is done (seen under ASan).
+        while pull.isRunning, Self.bytes(under: folder.path("client-cache")) < 4_000_000 { usleep(20_000) }
         first.kill()
         pull.waitUntilExit()
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -13,6 +13,10 @@ final class ServerProcess: @unchecked Sendable {
     let base: URL
     private let output = Pipe()
     private let errors = Pipe()
+    private let logged = ServerLog()
+
+    /// What the server wrote to standard error so far (its log), the last 4 KB.
+    var log: String { logged.text }
 
     /// Starts the server and waits until `/v2/health/ready` answers 200.
     ///
@@ -28,6 +32,12 @@ final class ServerProcess: @unchecked Sendable {
             + arguments
         process.standardOutput = output
         process.standardError = errors
+        // Read the log as it comes, so a chatty server never blocks on a full pipe and a
+        // failing test can show what the server said.
+        errors.fileHandleForReading.readabilityHandler = { [logged] handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty { handle.readabilityHandler = nil } else { logged.append(chunk) }
+        }
         try process.run()
         // The first line says where it listens: "netrunner serve: listening on http://127.0.0.1:PORT (...)".
         var text = ""
@@ -86,11 +96,35 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Sends SIGTERM and waits for the exit status.
+    @discardableResult
     func stop() -> Int32 {
         process.terminate()
         process.waitUntilExit()
+        errors.fileHandleForReading.readabilityHandler = nil
         return process.terminationStatus
     }
+
+    /// Stops the server and expects it to exit with 0, showing its log if it does not.
+    func expectCleanStop(_ comment: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+        let status = stop()
+        #expect(status == 0, "\(comment) exit \(status); its log: \(log)", sourceLocation: sourceLocation)
+    }
+}
+
+/// A server's standard error as it comes, the last 64 KB kept.
+final class ServerLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+
+    func append(_ chunk: Data) {
+        lock.withLock {
+            data.append(chunk)
+            if data.count > 65536 { data.removeFirst(data.count - 65536) }
+        }
+    }
+
+    /// The last 4 KB.
+    var text: String { lock.withLock { String(decoding: data.suffix(4096), as: UTF8.self) } }
 }
 
 /// `netrunner serve` as programs use it: the native API with curl-style uploads and browser
@@ -120,7 +154,7 @@ struct ServeCommandTests {
     @Test("The native API answers as the CLI does: raw uploads, browser forms, boxes in pixels, timings")
     func nativeAPI() async throws {
         let server = try await ServerProcess(["--threads", "2"])
-        defer { #expect(server.stop() == 0) }
+        defer { server.expectCleanStop() }
         let photo = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))
         // curl --data-binary sends application/x-www-form-urlencoded unless told otherwise.
         for type in ["image/jpeg", "application/octet-stream", "application/x-www-form-urlencoded"] {
@@ -190,7 +224,7 @@ struct ServeCommandTests {
     @Test("Bad requests get the right status and a message to act on, never a 500")
     func errors() async throws {
         let server = try await ServerProcess(["--threads", "1", "--max-upload-bytes", "100000"])
-        defer { #expect(server.stop() == 0) }
+        defer { server.expectCleanStop() }
         let photo = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))  // 80 KB
         let big = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/eagle.jpg")))
         let cases: [(String, Data?, String?, Int, String)] = [
@@ -238,7 +272,7 @@ struct ServeCommandTests {
         try #require(
             FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh (make test does)")
         let server = try await ServerProcess(["--threads", "2"])
-        defer { #expect(server.stop() == 0) }
+        defer { server.expectCleanStop() }
         let run = try ProcessResult.run(
             python,
             [Fixtures.path("tools/serve/triton_check.py"), server.base.absoluteString, Self.classifier, Self.coffee])
@@ -273,7 +307,7 @@ struct ServeCommandTests {
         let python = Fixtures.path(".venv-test/bin/python")
         try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
         let server = try await ServerProcess(["--threads", "1"])
-        defer { #expect(server.stop() == 0) }
+        defer { server.expectCleanStop() }
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let broken = try folder.write(Data("not a frame".utf8), named: "broken.jpg")
@@ -341,7 +375,7 @@ struct ServeCommandTests {
                 "--stream-interval", "100",
             ],
             models: folder.path("Models"))
-        defer { #expect(server.stop() == 0) }
+        defer { server.expectCleanStop() }
         // Screenshots go to the repository's git-ignored out/ folder, where CI keeps them.
         let shots = Fixtures.path("out/browser")
         let run = try ProcessResult.run(
@@ -356,29 +390,31 @@ struct ServeCommandTests {
         let labels = report["classifier_labels"] as? [String] ?? []
         // The fake camera shows the espresso, then the eagle: the page names each in turn.
         #expect(labels.contains("espresso") && labels.contains("bald eagle"), "\(labels)")
-        #expect((labels.firstIndex(of: "espresso") ?? 99) < (labels.firstIndex(of: "bald eagle") ?? -1))
+        #expect((labels.firstIndex(of: "espresso") ?? 99) < (labels.firstIndex(of: "bald eagle") ?? -1), "\(line)")
         #expect((report["frames"] as? Int ?? 0) >= 5, "frames answered: \(report["frames"] ?? "")")
-        #expect(report["frames_while_paused"] as? Int == 0)
-        #expect((report["inference"] as? String)?.hasSuffix(" ms") == true)
-        #expect(report["seen_src"] as? String == "data:image/png;base64,")
+        #expect(report["frames_while_paused"] as? Int == 0, "\(line)")
+        #expect((report["inference"] as? String)?.hasSuffix(" ms") == true, "\(line)")
+        #expect(report["seen_src"] as? String == "data:image/png;base64,", "\(line)")
         #expect(report["detector_faces"] as? Int == 2, "the two portraits: \(report["detector_faces"] ?? "")")
-        #expect((report["photo_labels"] as? [String])?.first == "bald eagle")
+        #expect((report["photo_labels"] as? [String])?.first == "bald eagle", "\(line)")
         // Settings: the model imported by URL, picked, and answering a dropped photo.
         #expect((report["import_status"] as? String)?.hasPrefix("Imported MobileNet V2") == true, "\(report)")
-        #expect(report["model_after_import"] as? String == "mobilenet-v2-1.0-224-float32")
-        #expect((report["imported_photo_labels"] as? [String])?.first == "bald eagle")
-        #expect(FileManager.default.fileExists(atPath: folder.path("Models/float.tiobundle/model.json")))
+        #expect(report["model_after_import"] as? String == "mobilenet-v2-1.0-224-float32", "\(line)")
+        #expect((report["imported_photo_labels"] as? [String])?.first == "bald eagle", "\(line)")
+        #expect(FileManager.default.fileExists(atPath: folder.path("Models/float.tiobundle/model.json")), "\(line)")
         // The album: every photo in the grid with its answer, one opened.
         #expect(report["album_status"] as? String == "mobilenet-v2-1.0-224-float32: 4 of 4 photos", "\(report)")
         let captions = report["album_captions"] as? [String] ?? []
         #expect(captions.count == 4 && captions.contains { $0.hasPrefix("Egyptian cat") }, "\(captions)")
-        #expect(captions.contains { $0.hasPrefix("espresso") } && captions.contains { $0.hasPrefix("bald eagle") })
-        #expect(report["album_thumbnails_loaded"] as? Int == 4)
-        #expect((report["album_opened_labels"] as? [String])?.isEmpty == false)
+        #expect(
+            captions.contains { $0.hasPrefix("espresso") } && captions.contains { $0.hasPrefix("bald eagle") },
+            "\(line)")
+        #expect(report["album_thumbnails_loaded"] as? Int == 4, "\(line)")
+        #expect((report["album_opened_labels"] as? [String])?.isEmpty == false, "\(line)")
         // Streams: the clip the server reads, previewed with its two faces, frame after frame.
-        #expect(report["streams_tab_shown"] as? Bool == true)
+        #expect(report["streams_tab_shown"] as? Bool == true, "\(line)")
         #expect(report["stream_faces"] as? Int == 2, "\(report)")
-        #expect(report["stream_frame_width"] as? Int == 640)
+        #expect(report["stream_frame_width"] as? Int == 640, "\(line)")
         #expect(report["stream_advances"] as? Bool == true, "\(report["stream_name"] ?? "")")
         #expect((report["console_errors"] as? [String]) == [], "\(report["console_errors"] ?? "")")
         for name in [
@@ -399,7 +435,7 @@ struct ServeCommandTests {
         let site = try FileServer(folder: folder.path("site"))
         defer { site.stop() }
         let server = try await ServerProcess(["--threads", "1"], models: folder.path("Models"))
-        defer { #expect(server.stop() == 0) }
+        defer { server.expectCleanStop() }
 
         let json = "application/json"
         let broken = try await server.request(
@@ -446,7 +482,7 @@ struct ServeCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("Models")) == ["flowers.tflite"])
 
         let closed = try await ServerProcess(["--threads", "1"])
-        defer { #expect(closed.stop() == 0) }
+        defer { closed.expectCleanStop() }
         let refused = try await closed.request(
             "/v1/imports", method: "POST", body: Data(#"{"url": "http://127.0.0.1:1/x.zip"}"#.utf8), contentType: json)
         #expect(refused.status == 403)
@@ -456,7 +492,7 @@ struct ServeCommandTests {
     func albums() async throws {
         let album = Fixtures.path("Tests/Fixtures/Photos/test")
         let server = try await ServerProcess(["--threads", "2", "--albums", album])
-        defer { #expect(server.stop() == 0) }
+        defer { server.expectCleanStop() }
         let list = try await server.request("/v1/albums").json
         let albums = try #require(list["albums"] as? [[String: Any]])
         #expect(albums.count == 1 && albums[0]["id"] as? String == "test" && albums[0]["images"] as? Int == 4)
@@ -513,7 +549,7 @@ struct ServeCommandTests {
             "--stream", "cam=" + clip, "--stream", folder.path("missing.mp4"), "--stream-interval", "50",
             "--api-key", "k",
         ])
-        defer { #expect(server.stop() == 0) }
+        defer { server.expectCleanStop() }
         let key = ["Authorization": "Bearer k"]
         #expect(try await server.request("/v1/streams").status == 401)
         // The 1-second clip plays at its own rate and loops: wait for the second pass.
@@ -573,7 +609,7 @@ struct ServeCommandTests {
         let server = try await ServerProcess([
             "--threads", "1", "--api-key", "s3cret", "--cors-origin", "https://app.example",
         ])
-        defer { #expect(server.stop() == 0) }
+        defer { server.expectCleanStop() }
         let photo = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))
         let path = "/v1/models/\(Self.classifier)/classify"
         let anonymous = try await server.request(path, method: "POST", body: photo, contentType: "image/jpeg")
@@ -605,7 +641,7 @@ struct ServeCommandTests {
         let python = Fixtures.path(".venv-test/bin/python")
         try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
         let server = try await ServerProcess(["--threads", "1"])
-        defer { #expect(server.stop() == 0, "still stops cleanly") }
+        defer { server.expectCleanStop("still stops cleanly:") }
         let run = try ProcessResult.run(
             python,
             [
@@ -639,7 +675,7 @@ struct ServeCommandTests {
         let server = try await ServerProcess([
             "--threads", "2", "--albums", Fixtures.path("Tests/Fixtures/Photos/test"), "--stream", "cam=" + clip,
         ])
-        defer { #expect(server.stop() == 0) }
+        defer { server.expectCleanStop() }
         let document = try await server.request("/openapi.json")
         #expect(document.status == 200 && document.json["openapi"] as? String == "3.0.3")
         let wrongMethod = try await server.request("/v1/models", method: "DELETE")

@@ -78,6 +78,17 @@ def wait(condition, seconds):
     return value
 
 
+def settled(read, quiet, seconds):
+    """Polls a value until it has not changed for `quiet` seconds (or `seconds` are up)."""
+    deadline, value, since = time.time() + seconds, read(), time.time()
+    while time.time() < deadline and time.time() - since < quiet:
+        time.sleep(0.1)
+        now = read()
+        if now != value:
+            value, since = now, time.time()
+    return value
+
+
 def main():
     url, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
@@ -106,8 +117,10 @@ def main():
         report["inference"] = driver.find_element(By.ID, "t-inference").text
         report["seen_src"] = (driver.find_element(By.ID, "seen").get_attribute("src") or "")[:22]
         driver.find_element(By.ID, "pause").click()
-        time.sleep(1.0)  # the frame in flight when pausing still gets its answer
-        frames = report["frames"] = int(driver.find_element(By.ID, "t-count").text)
+        # The frame in flight when pausing still gets its answer, however slow the machine:
+        # the count must settle (unchanged for a second), then stay put.
+        frames = settled(lambda: int(driver.find_element(By.ID, "t-count").text), 1.0, 15)
+        report["frames"] = frames
         time.sleep(1.5)
         report["frames_while_paused"] = int(driver.find_element(By.ID, "t-count").text) - frames
 
@@ -178,6 +191,9 @@ def main():
                                     if entry.get("level") == "SEVERE"]
     finally:
         driver.quit()
+        # Kept beside the screenshots (CI keeps out/), whatever happened.
+        with open(os.path.join(out, "report.json"), "w") as file:
+            json.dump(report, file, indent=1)
     print(json.dumps(report))
 
 

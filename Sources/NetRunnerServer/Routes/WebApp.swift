@@ -176,6 +176,8 @@ enum WebApp {
         const authorized = (options = {}) => apiKey
           ? { ...options, headers: { ...(options.headers || {}), Authorization: "Bearer " + apiKey } } : options;
         let models = [], model = null, socket = null, stream = null, paused = false, timer = null, sentAt = 0;
+        // One frame at a time: set from the frame's capture to its answer (or its socket's end).
+        let waiting = false;
         const sums = { decode: 0, preprocess: 0, inference: 0, total: 0, trip: 0, count: 0 };
 
         async function loadModels(choose) {
@@ -278,11 +280,19 @@ enum WebApp {
 
         function openSocket() {
           if (socket) socket.close();
+          waiting = false;
           if (!model) return;
-          socket = new WebSocket(liveURL());
-          socket.onopen = () => { $("status").textContent = "live: " + model.id; sendFrame(); };
-          socket.onclose = () => { $("status").textContent = "not connected"; };
-          socket.onmessage = (event) => {
+          const current = socket = new WebSocket(liveURL());
+          // A socket replaced (another model) or closed (camera stopped) has nothing more to say.
+          current.onopen = () => {
+            if (socket !== current) return;
+            $("status").textContent = "live: " + model.id;
+            sendFrame();
+          };
+          current.onclose = () => { if (socket === current || !socket) $("status").textContent = "not connected"; };
+          current.onmessage = (event) => {
+            if (socket !== current) return;
+            waiting = false;
             const message = JSON.parse(event.data);
             const video = $("video");
             record(message.result, performance.now() - sentAt);
@@ -294,14 +304,28 @@ enum WebApp {
         }
 
         function sendFrame() {
-          if (!socket || socket.readyState !== WebSocket.OPEN || paused || !stream) return;
+          if (!socket || socket.readyState !== WebSocket.OPEN || paused || !stream || waiting) return;
+          clearTimeout(timer);
           const video = $("video");
           if (!video.videoWidth) { timer = setTimeout(sendFrame, 100); return; }
+          waiting = true;
           const canvas = document.createElement("canvas");
           canvas.width = video.videoWidth;
           canvas.height = video.videoHeight;
           canvas.getContext("2d").drawImage(video, 0, 0);
-          canvas.toBlob((blob) => { sentAt = performance.now(); socket.send(blob); }, "image/jpeg", 0.9);
+          // The encoding is asynchronous: by its end the camera may be stopped, paused or
+          // switched to another model's socket, and the frame is then not sent.
+          const target = socket;
+          canvas.toBlob((blob) => {
+            if (socket !== target) return;
+            if (!blob || paused || target.readyState !== WebSocket.OPEN) {
+              waiting = false;
+              if (!blob && !paused) timer = setTimeout(sendFrame, 100);
+              return;
+            }
+            sentAt = performance.now();
+            target.send(blob);
+          }, "image/jpeg", 0.9);
         }
 
         async function startCamera() {
@@ -328,6 +352,7 @@ enum WebApp {
           stream = null;
           if (socket) socket.close();
           socket = null;
+          waiting = false;
           clearTimeout(timer);
           $("camera").textContent = "Start camera";
           $("pause").disabled = true;

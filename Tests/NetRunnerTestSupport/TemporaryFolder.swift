@@ -42,6 +42,19 @@ public struct TemporaryFolder: Sendable {
         return file.path
     }
 
+    /// The bytes of every file under `folder`, subfolders included (0 for a missing folder):
+    /// for waiting until a download has written so much.
+    ///
+    /// - Parameter folder: A folder's path.
+    /// - Returns: The sum of the files' sizes.
+    public static func bytes(under folder: String) -> Int {
+        let files = FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []
+        return files.reduce(0) { total, name in
+            let size = (try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size]) as? Int
+            return total + (size ?? 0)
+        }
+    }
+
     /// Deletes the folder and its contents; a folder already gone is not an error.
     public func remove() {
         try? FileManager.default.removeItem(at: url)

@@ -266,7 +266,7 @@ struct HubCommandTests {
         let setup = try Setup()
         let zip = try setup.floatBundleZip()
         #expect(try setup.netrunner(["hub", "push", zip, "--name", "float"]).status == 0)
-        // 2 MB/s for 13 MB: killed after about 2 s, a partial file is left.
+        // 2 MB/s for 13 MB: killed mid-way, a partial file is left.
         let pull = Process()
         pull.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
         pull.arguments = ["hub", "pull", "float", "--max-bytes-per-second", "2000000"]
@@ -276,7 +276,14 @@ struct HubCommandTests {
         pull.standardOutput = FileHandle.nullDevice
         pull.standardError = FileHandle.nullDevice
         try pull.run()
-        Thread.sleep(forTimeInterval: 2.5)
+        // Killed once 2 MB have arrived (however slowly the machine starts the pull), which at
+        // 2 MB/s leaves most of the file to come.
+        let deadline = Date() + 60
+        while pull.isRunning, Date() < deadline,
+            TemporaryFolder.bytes(under: setup.folder.path("cache/hub/partial")) < 2_000_000
+        {
+            usleep(20_000)
+        }
         kill(pull.processIdentifier, SIGKILL)
         pull.waitUntilExit()
         let partials =

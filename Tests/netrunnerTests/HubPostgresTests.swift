@@ -23,15 +23,6 @@ struct HubPostgresTests {
         return String(server[..<slash.lowerBound]) + "/" + name + "?tlsmode=disable"
     }
 
-    /// The bytes of the files under a folder, at any depth (0 while it does not exist).
-    static func bytes(under folder: String) -> Int {
-        let files = FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []
-        return files.reduce(0) { total, name in
-            let size = (try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size]) as? Int
-            return total + (size ?? 0)
-        }
-    }
-
     /// Two hub nodes on one database and one data folder.
     static func twoNodes(database: String, data: String) throws -> (HubProcess, HubProcess) {
         let first = try HubProcess(data: data, arguments: ["--database", database])
@@ -192,7 +183,7 @@ struct HubPostgresTests {
         try pull.run()
         // The first node killed once about a tenth has arrived: polled, not slept, since on a busy
         // machine a sleeping task can wake after the whole download is done (seen under ASan).
-        while pull.isRunning, Self.bytes(under: folder.path("client-cache")) < 4_000_000 { usleep(20_000) }
+        while pull.isRunning, TemporaryFolder.bytes(under: folder.path("client-cache")) < 4_000_000 { usleep(20_000) }
         first.kill()
         pull.waitUntilExit()
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -57,6 +57,23 @@ public struct LatencySummary: Equatable, Sendable, Codable {
         p99 = Self.percentile(99, ofSorted: samples)
     }
 
+    /// A summary computed elsewhere (``LatencySamples``).
+    init(
+        count: Int, warmUpExcluded: Int, totalMilliseconds: Double, mean: Double, standardDeviation: Double,
+        min: Double, median: Double, p90: Double, p99: Double, max: Double
+    ) {
+        self.count = count
+        self.warmUpExcluded = warmUpExcluded
+        self.totalMilliseconds = totalMilliseconds
+        self.mean = mean
+        self.standardDeviation = standardDeviation
+        self.min = min
+        self.median = median
+        self.p90 = p90
+        self.p99 = p99
+        self.max = max
+    }
+
     /// Summarises latencies given as durations, in the order they were measured.
     ///
     /// - Parameters:

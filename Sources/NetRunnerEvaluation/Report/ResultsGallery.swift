@@ -1,5 +1,5 @@
 import FoundationEssentials
-public import NetRunner
+import NetRunner
 import NetRunnerImage
 
 /// A browsable page of bulk results.

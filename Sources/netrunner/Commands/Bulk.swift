@@ -164,7 +164,7 @@ extension NetRunnerCommand.Bulk {
 
             let interrupted = Interruption()
             let progress = ProgressBar(total: pending.count, unit: "images", enabled: !noProgress)
-            let tally = Mutex(Tally())
+            let tally = Mutex(Tally(threads: threads))
             let clock = ContinuousClock()
             let started = clock.now
             try BulkInference.run(
@@ -250,13 +250,11 @@ extension NetRunnerCommand.Bulk {
             if tally.failed > 0 { line += ", \(tally.failed) failed" }
             if skipped > 0 { line += ", \(skipped) already done" }
             Console.diagnostic(line + ".")
-            // The first image of each thread pays for the runtime's first-run set-up.
-            let warmUp = min(threads, max(0, tally.inference.count - 1))
             for (name, values) in [
                 ("decode", tally.decode), ("preprocess", tally.preprocess), ("inference", tally.inference),
                 ("total", tally.total),
             ] {
-                guard let summary = LatencySummary(milliseconds: values, warmUp: warmUp) else { continue }
+                guard let summary = values.summary else { continue }
                 Console.diagnostic(
                     "  \(name) ms: mean \(Console.format(summary.mean, decimals: 2)), "
                         + "median \(Console.format(summary.median, decimals: 2)), "
@@ -264,6 +262,7 @@ extension NetRunnerCommand.Bulk {
                         + "p99 \(Console.format(summary.p99, decimals: 2)), "
                         + "max \(Console.format(summary.max, decimals: 2))")
             }
+            let warmUp = tally.inference.summary?.warmUpExcluded ?? 0
             if warmUp > 0 {
                 Console.diagnostic("  (the first \(warmUp) image\(warmUp == 1 ? "" : "s") excluded as warm-up)")
             }
@@ -306,11 +305,20 @@ extension NetRunnerCommand.Bulk {
 private struct Tally {
     var count = 0
     var failed = 0
-    var decode: [Double] = []
-    var preprocess: [Double] = []
-    var inference: [Double] = []
-    var total: [Double] = []
+    // Bounded whatever the number of images; the first image of each thread pays for the
+    // runtime's first-run set-up and is left out as warm-up.
+    var decode: LatencySamples
+    var preprocess: LatencySamples
+    var inference: LatencySamples
+    var total: LatencySamples
     var writeError: String?
+
+    init(threads: Int) {
+        decode = LatencySamples(warmUp: threads)
+        preprocess = decode
+        inference = decode
+        total = decode
+    }
 
     mutating func add(_ record: BulkRecord) {
         count += 1
@@ -318,9 +326,9 @@ private struct Tally {
             failed += 1
             return
         }
-        decode.append(answer.decodingMilliseconds)
-        preprocess.append(answer.preprocessingMilliseconds)
-        inference.append(answer.inferenceMilliseconds)
-        total.append(record.totalMilliseconds ?? 0)
+        decode.add(answer.decodingMilliseconds)
+        preprocess.add(answer.preprocessingMilliseconds)
+        inference.add(answer.inferenceMilliseconds)
+        total.add(record.totalMilliseconds ?? 0)
     }
 }

@@ -160,7 +160,8 @@ private final class StreamSession: Sendable {
     let json: Bool
     let maxFrames: Int?
     let annotate: String?
-    private let latencies = Mutex<(inference: [Double], delay: [Double])>(([], []))
+    /// Bounded however long the stream runs.
+    private let latencies = Mutex<(inference: LatencySamples, delay: LatencySamples)>((.init(), .init()))
 
     init(
         source: VideoSource, modelName: String, kind: ImageTask.Kind, runner: StreamRunner, frames: FrameSource,
@@ -220,8 +221,8 @@ private final class StreamSession: Sendable {
                 case .answered(let answer):
                     let shown = results.worthPrinting(answer.answer)
                     latencies.withLock {
-                        $0.inference.append(shown.inferenceMilliseconds)
-                        $0.delay.append(answer.delayMilliseconds)
+                        $0.inference.add(shown.inferenceMilliseconds)
+                        $0.delay.add(answer.delayMilliseconds)
                     }
                     try printAnswer(FrameAnswer(frame: answer.frame, answer: shown, answeredAt: answer.answeredAt))
                     try await annotation?.add(answer.frame, answer: shown)
@@ -293,9 +294,7 @@ private final class StreamSession: Sendable {
         let seconds = max(outcome.elapsed.inMillisecondsValue / 1000, 1e-9)
         let steadySeconds = outcome.steady.map { $0.inMillisecondsValue / 1000 } ?? 0
         let steadyRate = steadySeconds > 0 ? Double(outcome.steadyFrames) / steadySeconds : nil
-        let (inference, delay) = latencies.withLock { ($0.inference, $0.delay) }
-        let inferenceSummary = LatencySummary(milliseconds: inference)
-        let delaySummary = LatencySummary(milliseconds: delay)
+        let (inferenceSummary, delaySummary) = latencies.withLock { ($0.inference.summary, $0.delay.summary) }
         if json {
             let summary = StreamSummary(
                 source: self.source.description, model: modelName,

@@ -7,6 +7,8 @@ enum HubError: Error, CustomStringConvertible {
     case conflict(String)
     case tooLarge(String)
     case invalidModel(String)
+    /// The database did not answer in time (503, with Retry-After).
+    case unavailable(String)
 
     var status: Int {
         switch self {
@@ -17,13 +19,14 @@ enum HubError: Error, CustomStringConvertible {
         case .conflict: 409
         case .tooLarge: 413
         case .invalidModel: 422
+        case .unavailable: 503
         }
     }
 
     var description: String {
         switch self {
         case .badRequest(let text), .unauthorized(let text), .forbidden(let text), .notFound(let text),
-            .conflict(let text), .tooLarge(let text), .invalidModel(let text):
+            .conflict(let text), .tooLarge(let text), .invalidModel(let text), .unavailable(let text):
             text
         }
     }

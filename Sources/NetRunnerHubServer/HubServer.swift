@@ -36,6 +36,9 @@ public struct HubServer: Sendable {
         /// several hub nodes sharing the data folder's files can share one store; `nil`: the
         /// embedded SQLite database in the data folder.
         public var databaseURL: String?
+        /// PostgreSQL: the longest a statement may go unanswered before its request fails
+        /// with 503 and the connection is opened again.
+        public var databaseDeadline: Duration
 
         /// Creates a configuration.
         ///
@@ -47,11 +50,15 @@ public struct HubServer: Sendable {
         ///   - anonymousRead: Whether reading needs no key (default yes).
         ///   - maximumUploadBytes: The largest upload (default 1 GiB).
         ///   - databaseURL: A PostgreSQL URL; `nil` for the embedded SQLite database.
+        ///   - databaseDeadline: PostgreSQL: the longest a statement may go unanswered
+        ///     (default 30 s).
         public init(
             host: String = "127.0.0.1", port: Int = 8090, dataFolder: String, adminKey: String? = nil,
-            anonymousRead: Bool = true, maximumUploadBytes: Int = 1 << 30, databaseURL: String? = nil
+            anonymousRead: Bool = true, maximumUploadBytes: Int = 1 << 30, databaseURL: String? = nil,
+            databaseDeadline: Duration = .seconds(30)
         ) {
             self.databaseURL = databaseURL
+            self.databaseDeadline = databaseDeadline
             self.host = host
             self.port = port
             self.dataFolder = dataFolder
@@ -86,7 +93,8 @@ public struct HubServer: Sendable {
             let link: PostgresLink
             do {
                 let settings = try SQLPostgresConfiguration(url: url)
-                link = try await PostgresLink.connect(configuration: settings.coreConfiguration, logger: logger)
+                link = try await PostgresLink.connect(
+                    configuration: settings.coreConfiguration, deadline: configuration.databaseDeadline, logger: logger)
             } catch {
                 throw HubStartError(
                     message: "cannot open the PostgreSQL database \(Self.redacted(url)): \(String(reflecting: error))")

@@ -115,6 +115,54 @@ struct HubPostgresTests {
         #expect((try JSONSerialization.jsonObject(with: second.body) as? [String: Any])?["version"] as? Int == 2)
     }
 
+    @Test(
+        "A statement stuck behind another session's lock: 503 with Retry-After at the deadline, then the node connects again"
+    )
+    func statementDeadline() async throws {
+        let database = try Self.freshDatabase()
+        let folder = try TemporaryFolder(prefix: "netrunner-hub-pg")
+        defer { folder.remove() }
+        let node = try HubProcess(
+            data: folder.path("data"), arguments: ["--database", database, "--database-timeout", "2"])
+        defer { node.stop() }
+        let data = try Fixtures.data(Self.tflite)
+        #expect(try await node.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
+        // Another session holds the versions table for 6 s (a migration, an administrator).
+        let psql = database.replacingOccurrences(of: "?tlsmode=disable", with: "")
+        let locker = Process()
+        locker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        locker.arguments = [
+            "psql", psql, "-qc", "BEGIN; LOCK TABLE hub_versions IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT;",
+        ]
+        locker.standardOutput = FileHandle.nullDevice
+        try locker.run()
+        defer { locker.waitUntilExit() }
+        var locked = false
+        for _ in 0..<100 where !locked {
+            let held = try ProcessResult.run(
+                "/usr/bin/env",
+                [
+                    "psql", psql, "-tAc",
+                    "SELECT count(*) FROM pg_locks WHERE relation = 'hub_versions'::regclass AND mode = 'AccessExclusiveLock' AND granted",
+                ])
+            locked = held.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
+            if !locked { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        try #require(locked, "the lock was not taken")
+        let asked = Date()
+        let stuck = try await node.request("/v1/models/m", key: nil, timeout: 30)
+        let waited = Date().timeIntervalSince(asked)
+        #expect(stuck.status == 503, "\(String(decoding: stuck.body, as: UTF8.self))")
+        #expect(stuck.headers["retry-after"] == "1")
+        #expect(String(decoding: stuck.body, as: UTF8.self).contains("did not answer within 2 s"))
+        #expect(waited > 1.5 && waited < 5.5, "answered after \(waited) s")
+        // Once the lock is gone, the node answers again (on a new connection).
+        locker.waitUntilExit()
+        let after = try await node.request("/v1/models/m", key: nil, timeout: 30)
+        #expect(after.status == 200, "\(String(decoding: after.body, as: UTF8.self))")
+        #expect(try await node.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
+    }
+
     @Test("A node killed (-9) mid-upload on PostgreSQL: no half version; restarted, it keeps everything")
     func crashMidUpload() async throws {
         let database = try Self.freshDatabase()

@@ -386,6 +386,7 @@ struct HubRoutes: Sendable {
         } catch let error as HubError {
             var response = Self.error(error.description, status: .init(code: error.status))
             if case .unauthorized = error { response.headers[.wwwAuthenticate] = "Bearer" }
+            if case .unavailable = error { response.headers[.retryAfter] = "1" }
             return response
         } catch let error as any HTTPResponseError {
             throw error

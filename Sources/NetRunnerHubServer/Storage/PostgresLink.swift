@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import PostgresKit
 import SQLKit
 import Synchronization
@@ -13,41 +14,145 @@ import Synchronization
 /// ``HubStore`` asks before each operation, holding its one-at-a-time lock, so two reconnections
 /// never race. An operation already running when the connection drops fails (its transaction
 /// is rolled back by the server); the next one runs on the new connection.
+///
+/// Every statement has a deadline: one not answered in time fails with
+/// ``HubError/unavailable(_:)`` (503) and the connection is closed, so the next operation
+/// connects again. This covers what the check before each operation cannot: a connection that
+/// closes between the check and the statement (never answered), and a statement stuck behind
+/// another session's lock.
 final class PostgresLink: Sendable {
+    private struct Current {
+        var connection: PostgresConnection
+        var id: Int
+        /// A statement on it outlived its deadline: it is being closed, nothing more is sent.
+        var abandoned = false
+    }
+
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
-    private let current: Mutex<(connection: PostgresConnection, id: Int)>
+    private let deadline: TimeAmount
+    private let current: Mutex<Current>
 
-    private init(configuration: PostgresConnection.Configuration, connection: PostgresConnection, logger: Logger) {
+    private init(
+        configuration: PostgresConnection.Configuration, connection: PostgresConnection, deadline: Duration,
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.logger = logger
-        current = Mutex((connection, 1))
+        let (seconds, attoseconds) = deadline.components
+        self.deadline = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        current = Mutex(Current(connection: connection, id: 1))
     }
 
     /// Connects.
-    static func connect(configuration: PostgresConnection.Configuration, logger: Logger) async throws -> PostgresLink {
+    ///
+    /// - Parameters:
+    ///   - configuration: Where and as whom.
+    ///   - deadline: The longest a statement may go unanswered.
+    ///   - logger: The node's logger.
+    /// - Returns: The link, connected.
+    /// - Throws: The connection's error.
+    static func connect(
+        configuration: PostgresConnection.Configuration, deadline: Duration, logger: Logger
+    ) async throws -> PostgresLink {
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-        return PostgresLink(configuration: configuration, connection: connection, logger: logger)
+        return PostgresLink(configuration: configuration, connection: connection, deadline: deadline, logger: logger)
     }
 
     /// The database of the connection open now.
-    var database: any SQLDatabase { current.withLock { $0.connection }.sql() }
+    var database: any SQLDatabase {
+        let (connection, id) = current.withLock { ($0.connection, $0.id) }
+        return guarded(connection, id: id)
+    }
 
-    /// A new connection's database when the current one was closed; `nil` while it is open.
+    private func guarded(_ connection: PostgresConnection, id: Int) -> any SQLDatabase {
+        DeadlineDatabase(
+            base: connection.sql(), deadline: deadline,
+            isAbandoned: { [weak self] in self?.current.withLock { $0.id == id && $0.abandoned } ?? true },
+            onTimeout: { [weak self] in self?.abandon(id: id) })
+    }
+
+    /// Closes connection `id` after a statement outlived its deadline (if it is still the
+    /// current one), so the next operation connects again.
+    private func abandon(id: Int) {
+        let connection = current.withLock { current -> PostgresConnection? in
+            guard current.id == id, !current.abandoned else { return nil }
+            current.abandoned = true
+            return current.connection
+        }
+        guard let connection else { return }
+        logger.warning(
+            "A PostgreSQL statement went unanswered for \(DeadlineDatabase.seconds(deadline)) s; the connection is closed and will be opened again."
+        )
+        connection.close().whenComplete { _ in }
+    }
+
+    /// A new connection's database when the current one was closed or abandoned; `nil` while
+    /// it is open.
     ///
     /// - Throws: The connection's error while PostgreSQL cannot be reached (the next
     ///   operation tries again).
     func reopenedIfClosed() async throws -> (any SQLDatabase)? {
-        let (connection, id) = current.withLock { $0 }
-        guard connection.isClosed else { return nil }
+        let (connection, id, abandoned) = current.withLock { ($0.connection, $0.id, $0.abandoned) }
+        guard connection.isClosed || abandoned else { return nil }
         let fresh = try await PostgresConnection.connect(configuration: configuration, id: id + 1, logger: logger)
-        current.withLock { $0 = (fresh, id + 1) }
+        current.withLock { $0 = Current(connection: fresh, id: id + 1) }
         logger.notice("The connection to PostgreSQL was closed; connected again.")
-        return fresh.sql()
+        return guarded(fresh, id: id + 1)
     }
 
     /// Closes the connection.
     func close() async throws {
         try await current.withLock { $0.connection }.close()
+    }
+}
+
+/// A database whose statements fail with ``HubError/unavailable(_:)`` when not answered within
+/// `deadline` (`onTimeout` is then called), or at once when the connection was given up
+/// (`isAbandoned`: a transaction's ROLLBACK after its statement timed out does not wait again).
+///
+/// The statement itself is not cancelled (postgres-nio offers no way to): its answer, if it ever
+/// comes, is dropped.
+struct DeadlineDatabase: SQLDatabase {
+    let base: any SQLDatabase
+    let deadline: TimeAmount
+    let isAbandoned: @Sendable () -> Bool
+    let onTimeout: @Sendable () -> Void
+
+    var logger: Logger { base.logger }
+    var eventLoop: any EventLoop { base.eventLoop }
+    var version: (any SQLDatabaseReportedVersion)? { base.version }
+    var dialect: any SQLDialect { base.dialect }
+    var queryLogLevel: Logger.Level? { base.queryLogLevel }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void)
+        -> EventLoopFuture<Void>
+    {
+        let unavailable = HubError.unavailable(
+            "The hub's database did not answer within \(Self.seconds(deadline)) s; try again in a moment.")
+        if isAbandoned() { return eventLoop.makeFailedFuture(unavailable) }
+        let promise = eventLoop.makePromise(of: Void.self)
+        let onTimeout = self.onTimeout
+        let timer = eventLoop.scheduleTask(in: deadline) {
+            promise.fail(unavailable)
+            onTimeout()
+        }
+        // A promise completed twice keeps its first result: a late answer after the deadline
+        // is dropped.
+        base.execute(sql: query, onRow).whenComplete { result in
+            timer.cancel()
+            promise.completeWith(result)
+        }
+        return promise.futureResult
+    }
+
+    /// A deadline in seconds as people write it: "30", "2.5".
+    static func seconds(_ amount: TimeAmount) -> String {
+        amount.nanoseconds % 1_000_000_000 == 0
+            ? String(amount.nanoseconds / 1_000_000_000) : String(Double(amount.nanoseconds) / 1e9)
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try await execute(sql: query, onRow).get()
     }
 }

@@ -55,6 +55,13 @@ extension NetRunnerCommand.Hub {
         )
         var database: String?
 
+        @Option(
+            name: .customLong("database-timeout"), parsing: .unconditional,
+            help:
+                "With --database: the seconds a statement may go unanswered before its request fails with 503 and the node connects again."
+        )
+        var databaseTimeout = 30.0
+
         @Option(help: "The address to bind (127.0.0.1: this machine only).")
         var host = "127.0.0.1"
 
@@ -77,6 +84,7 @@ extension NetRunnerCommand.Hub {
         func validate() throws {
             try OptionLimits.check(port, "--port", in: 0...65_535)
             try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 34))
+            try OptionLimits.check(databaseTimeout, "--database-timeout", in: 0.1...3600)
         }
 
         func run() throws {
@@ -86,7 +94,8 @@ extension NetRunnerCommand.Hub {
             let hub = HubServer(
                 configuration: .init(
                     host: host, port: port, dataFolder: data, adminKey: key, anonymousRead: !`private`,
-                    maximumUploadBytes: maximumUploadBytes, databaseURL: database),
+                    maximumUploadBytes: maximumUploadBytes, databaseURL: database,
+                    databaseDeadline: .milliseconds(Int64(databaseTimeout * 1000))),
                 logger: logger)
             let folder = data
             try AsyncCommand.wait { () async throws in

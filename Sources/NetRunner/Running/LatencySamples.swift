@@ -1,3 +1,5 @@
+import NetRunnerSupport
+
 /// Latencies gathered one at a time in bounded memory, for runs of any length: a live stream
 /// that runs for days, a bulk run over ten million photos.
 ///
@@ -80,21 +82,5 @@ public struct LatencySamples: Sendable {
             median: LatencySummary.percentile(50, ofSorted: sorted),
             p90: LatencySummary.percentile(90, ofSorted: sorted),
             p99: LatencySummary.percentile(99, ofSorted: sorted), max: highest)
-    }
-}
-
-/// SplitMix64 (Steele, Lea and Flood): a small, fast generator with a fixed seed, so that which
-/// latencies a reservoir keeps is the same from run to run.
-struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

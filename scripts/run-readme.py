@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 README = os.path.join(ROOT, "README.md")
@@ -68,13 +69,31 @@ def blocks(text):
 INSTALL_PREFIX = tempfile.mkdtemp(prefix="netrunner-readme-")
 
 
+# A block may build the release binary from nothing (`make install` in a fresh clone: about ten
+# minutes on two busy cores), so the bound is for a block that hangs, not a slow one.
+BLOCK_SECONDS = 1800
+
+
 def run(command, binary_folder):
     # `make install` goes to a scratch prefix: checking the README installs nothing for the user.
     environment = dict(
         os.environ, PATH=binary_folder + os.pathsep + os.environ.get("PATH", ""), PREFIX=INSTALL_PREFIX)
-    return subprocess.run(
-        ["bash", "-o", "pipefail", "-c", command], cwd=ROOT, env=environment, capture_output=True,
-        text=True, timeout=600)
+    started = time.monotonic()
+    try:
+        result = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", command], cwd=ROOT, env=environment, capture_output=True,
+            text=True, timeout=BLOCK_SECONDS)
+    except subprocess.TimeoutExpired as expired:
+        output = expired.stderr or expired.stdout or b""
+        if isinstance(output, bytes):
+            output = output.decode("utf-8", "replace")
+        return subprocess.CompletedProcess(
+            expired.cmd, 124, "", f"timed out after {BLOCK_SECONDS} s; the last it printed: {output[-600:]}")
+    seconds = time.monotonic() - started
+    if seconds > 60:
+        first = next((line for line in command.splitlines() if line.strip() and line != "set -e"), "")
+        print(f"run-readme: a block took {seconds:.0f} s: {first[:80]}", file=sys.stderr)
+    return result
 
 
 def with_server(text, number):

@@ -8,14 +8,20 @@ import Testing
 struct HubPostgresTests {
     static let tflite = "Models/mobilenet_v2_1.0_224_uint8_metadata.tflite"
 
+    /// Runs one SQL text with `psql` on the database of `url` (a node's URL, `?tlsmode=disable`
+    /// and all): its rows unaligned, without headers.
+    static func psql(_ url: String, _ sql: String) throws -> ProcessResult {
+        try ProcessResult.run(
+            "/usr/bin/env", ["psql", url.replacingOccurrences(of: "?tlsmode=disable", with: ""), "-qtAc", sql])
+    }
+
     /// A new, empty database on the test server, and its URL.
     static func freshDatabase() throws -> String {
         let server = try #require(
             ProcessInfo.processInfo.environment["NETRUNNER_TEST_POSTGRES"],
             "NETRUNNER_TEST_POSTGRES is not set: run scripts/start-test-postgres.sh (make test does)")
         let name = "hub_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let admin = server.replacingOccurrences(of: "?tlsmode=disable", with: "")
-        let made = try ProcessResult.run("/usr/bin/env", ["psql", admin, "-qc", "CREATE DATABASE \(name)"])
+        let made = try psql(server, "CREATE DATABASE \(name)")
         #expect(made.status == 0, "\(made.stderr)")
         guard let at = server.range(of: "@"),
             let slash = server.range(of: "/", options: .backwards, range: at.upperBound..<server.endIndex)
@@ -90,13 +96,8 @@ struct HubPostgresTests {
         let data = try Fixtures.data(Self.tflite)
         #expect(try await node.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
         let admin = try #require(ProcessInfo.processInfo.environment["NETRUNNER_TEST_POSTGRES"])
-            .replacingOccurrences(of: "?tlsmode=disable", with: "")
-        let cut = try ProcessResult.run(
-            "/usr/bin/env",
-            [
-                "psql", admin, "-tAc",
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(name)'",
-            ])
+        let cut = try Self.psql(
+            admin, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(name)'")
         #expect(cut.status == 0 && cut.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(cut)")
         // At most the request that meets the closed connection fails; the next ones answer.
         var statuses: [Int] = []
@@ -128,23 +129,21 @@ struct HubPostgresTests {
         let data = try Fixtures.data(Self.tflite)
         #expect(try await node.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
         // Another session holds the versions table for 6 s (a migration, an administrator).
-        let psql = database.replacingOccurrences(of: "?tlsmode=disable", with: "")
         let locker = Process()
         locker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         locker.arguments = [
-            "psql", psql, "-qc", "BEGIN; LOCK TABLE hub_versions IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT;",
+            "psql", database.replacingOccurrences(of: "?tlsmode=disable", with: ""), "-qc",
+            "BEGIN; LOCK TABLE hub_versions IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT;",
         ]
         locker.standardOutput = FileHandle.nullDevice
         try locker.run()
         defer { locker.waitUntilExit() }
         var locked = false
         for _ in 0..<100 where !locked {
-            let held = try ProcessResult.run(
-                "/usr/bin/env",
-                [
-                    "psql", psql, "-tAc",
-                    "SELECT count(*) FROM pg_locks WHERE relation = 'hub_versions'::regclass AND mode = 'AccessExclusiveLock' AND granted",
-                ])
+            let held = try Self.psql(
+                database,
+                "SELECT count(*) FROM pg_locks WHERE relation = 'hub_versions'::regclass AND mode = 'AccessExclusiveLock' AND granted"
+            )
             locked = held.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1"
             if !locked { try await Task.sleep(for: .milliseconds(50)) }
         }

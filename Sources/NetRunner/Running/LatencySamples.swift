@@ -24,7 +24,6 @@ public struct LatencySamples: Sendable {
 
     private var head: [Double] = []
     private var kept: [Double] = []
-    private var seen = 0
     private var total = 0.0
     private var mean = 0.0
     private var squares = 0.0
@@ -54,7 +53,7 @@ public struct LatencySamples: Sendable {
             head.append(milliseconds)
             return
         }
-        seen += 1
+        let seen = count - head.count
         total += milliseconds
         let delta = milliseconds - mean
         mean += delta / Double(seen)
@@ -71,6 +70,7 @@ public struct LatencySamples: Sendable {
 
     /// The summary: `nil` when no latency was added.
     public var summary: LatencySummary? {
+        let seen = count - head.count
         guard seen > 0 else {
             // No more latencies than the warm-up: none is left out.
             return LatencySummary(milliseconds: head)

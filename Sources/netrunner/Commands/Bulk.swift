@@ -250,11 +250,13 @@ extension NetRunnerCommand.Bulk {
             if tally.failed > 0 { line += ", \(tally.failed) failed" }
             if skipped > 0 { line += ", \(skipped) already done" }
             Console.diagnostic(line + ".")
+            var warmUp = 0
             for (name, values) in [
                 ("decode", tally.decode), ("preprocess", tally.preprocess), ("inference", tally.inference),
                 ("total", tally.total),
             ] {
                 guard let summary = values.summary else { continue }
+                warmUp = summary.warmUpExcluded
                 Console.diagnostic(
                     "  \(name) ms: mean \(Console.format(summary.mean, decimals: 2)), "
                         + "median \(Console.format(summary.median, decimals: 2)), "
@@ -262,7 +264,6 @@ extension NetRunnerCommand.Bulk {
                         + "p99 \(Console.format(summary.p99, decimals: 2)), "
                         + "max \(Console.format(summary.max, decimals: 2))")
             }
-            let warmUp = tally.inference.summary?.warmUpExcluded ?? 0
             if warmUp > 0 {
                 Console.diagnostic("  (the first \(warmUp) image\(warmUp == 1 ? "" : "s") excluded as warm-up)")
             }

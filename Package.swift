@@ -229,6 +229,17 @@ let package = Package(
             dependencies: ["NetRunnerSupport", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
+        // The server's routes and codecs in process (KServe tensors, access, metrics).
+        .testTarget(
+            name: "NetRunnerServerTests",
+            dependencies: [
+                "NetRunnerServer",
+                "NetRunner",
+                "NetRunnerTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "NetRunnerEvaluationTests",
             dependencies: ["NetRunnerEvaluation", "NetRunner", "NetRunnerTestSupport"],

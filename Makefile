@@ -19,13 +19,17 @@ runtime:
 
 setup: system runtime
 
+# CONFIG=debug installs the debug build instead (the README check does, so that `make test` never
+# builds the release binary: ten minutes on two cores).
+CONFIG ?= release
+
 build: setup
-	$(SWIFT) build -c release --product netrunner
+	$(SWIFT) build -c $(CONFIG) --product netrunner
 
 # The tool by name: a release build copied to $(PREFIX)/bin (default ~/.local/bin).
 install: build
 	install -d "$(PREFIX)/bin"
-	install -m 755 .build/release/netrunner "$(PREFIX)/bin/netrunner"
+	install -m 755 .build/$(CONFIG)/netrunner "$(PREFIX)/bin/netrunner"
 	@echo "installed $(PREFIX)/bin/netrunner"
 
 run: build
@@ -34,7 +38,8 @@ run: build
 	.build/release/netrunner evaluate TestBundles/imagenet-sample.testbundle TestBundles/faces.testbundle --output out/evaluation --restart
 
 # Model-check verdicts (ModelGate) of the tests go to a cache inside the build folder, not the user's.
-TEST_ENV = NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache
+# The Python reference the bit-for-bit tests compare with is recorded on this machine's CPU.
+TEST_ENV = NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache NETRUNNER_TEST_REFERENCE=$$(scripts/record-local-reference.sh)
 
 # The Python the server tests drive it with (the real Triton client, selenium), pinned; and
 # the Debian packages of the browser test (chromium, chromium-driver) and of the camera clip (ffmpeg).
@@ -49,12 +54,18 @@ test: setup test-python
 	@# The README, pasted: every sh block run, every transcript's output compared.
 	$(TEST_ENV) python3 scripts/run-readme.py .build/debug/netrunner
 
-# Every test again under AddressSanitizer (child processes included). Leak reports are off:
-# the only leaks found are XCTest's and Foundation.Process's; the out-of-memory tests need
-# allocations that fail instead of aborting.
+# The unit tests of the modules below the servers (TensorFlowLite, NetRunnerImage, NetRunner,
+# NetRunnerEvaluation, NetRunnerVideo, NetRunnerSupport: where the C shims and the unsafe
+# pointers are) again under AddressSanitizer. Package.swift leaves the HTTP stacks, the hub and
+# the command line out when NETRUNNER_UNITS_ONLY=1; the tests that run the tool as a child (the
+# model gate's checker among them) run the plain build's. Leak reports are off: the only leaks
+# found are XCTest's and Foundation.Process's; the out-of-memory tests need allocations that fail
+# instead of aborting.
+ASAN_ENV = NETRUNNER_UNITS_ONLY=1 NETRUNNER_TEST_TOOL=$(CURDIR)/.build/debug/netrunner NETRUNNER_CHECKER=$(CURDIR)/.build/debug/netrunner
 test-asan: setup test-python
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	$(TEST_ENV) NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	$(SWIFT) build --product netrunner
+	$(ASAN_ENV) $(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	$(TEST_ENV) $(ASAN_ENV) ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 
 bench-setup: setup
 	Benchmarks/setup.sh

@@ -156,7 +156,9 @@ struct RuntimeTests {
         let expected = Self.expectedInstalledPath(xdgDataHome: "relative/data", home: home)
         #expect(expected == home + "/.local/share/netrunner/litert-2.3.0/libLiteRt.so")
         #expect(line.contains("\(expected) (no such file)"), "\(line)")
-        #expect(line.contains(Fixtures.productsFolder.appendingPathComponent("libLiteRt.so").path + " (no such file)"))
+        // Beside the tool (the real path the kernel reports for it; `make test-asan` runs the plain build's).
+        let beside = URL(fileURLWithPath: Fixtures.netrunner).resolvingSymlinksInPath().deletingLastPathComponent()
+        #expect(line.contains(beside.appendingPathComponent("libLiteRt.so").path + " (no such file)"), "\(line)")
         #expect(!line.contains("relative/data"))
     }
 

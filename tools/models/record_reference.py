@@ -36,7 +36,7 @@ order, computed from the flatbuffer with the schema module that ships inside ai_
 
 Identical byte blobs are written once and shared between cases.
 
-Usage: .venv-ref/bin/python tools/models/record_reference.py
+Usage: .venv-ref/bin/python tools/models/record_reference.py [--out DIR]
 """
 from __future__ import annotations
 
@@ -359,6 +359,14 @@ def record_synthetic(blobs):
 
 
 def main():
+    # --out DIR: record into another folder (`make test` records this machine's reference into
+    # .build/reference: XNNPACK's float kernels differ in the last bit between CPUs, e.g. AVX-512
+    # and AVX2 machines, so "bit for bit equal to Python" is checked against Python on the same CPU).
+    global REF_DIR
+    if len(sys.argv) == 3 and sys.argv[1] == "--out":
+        REF_DIR = os.path.abspath(sys.argv[2])
+    elif len(sys.argv) != 1:
+        sys.exit("usage: record_reference.py [--out DIR]")
     os.makedirs(REF_DIR, exist_ok=True)
     for old in glob.glob(os.path.join(REF_DIR, "*.bin")):
         os.remove(old)

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The house rules of Sources/, checked from the import lines (run by `make lint`).
 
-1. Each module imports only the modules below it (the table MAY_IMPORT, the same as the
-   README's Layout section): the lowest Swift layer never depends on the top one, only the
-   server module will import the HTTP server, only the hub client the HTTP client.
+1. Each module imports only the modules below it (the table MAY_IMPORT, the same as the table
+   of docs/architecture.md): the lowest Swift layer never depends on the top one, only the two
+   server modules import the HTTP server, only the hub client the HTTP client.
 2. C modules are imported only from the folders that fence unsafe code (Internal/, Codecs/,
    Storage/).
 3. Every top-level public type is declared in a file named after it (`X.swift`, or an
@@ -23,7 +23,8 @@ MAY_IMPORT = {
     "NetRunnerImage": {"CImageCodecs", "NetRunnerSupport"},
     "NetRunner": {"TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "NetRunnerSupport", "CArchive"},
     "NetRunnerEvaluation": {"NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"},
-    # Coming modules, each the only one to import its framework:
+    # Above NetRunner: NetRunnerVideo is the only module to import Subprocess, NetRunnerHub the only
+    # one to import AsyncHTTPClient, and the two servers the only ones to import Hummingbird.
     "NetRunnerVideo": {"NetRunnerImage", "NetRunnerSupport", "Subprocess", "SystemPackage", "System", "Logging"},
     "NetRunnerHub": {
         "NetRunner", "NetRunnerSupport", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore", "NIOHTTP1",

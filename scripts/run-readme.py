@@ -1,39 +1,55 @@
 #!/usr/bin/env python3
-"""Runs README.md's shell examples as a reader pasting them would, and checks what they print.
+"""Runs the shell examples of README.md and docs/*.md as a reader pasting them would, and checks
+what they print.
 
-- Every ```sh block is run as one script (as if pasted into one shell: a server started in the
-  background with `&` is there for the next lines) with bash from the repository root,
-  `netrunner` on the PATH (the binary given as the first argument); any command exiting
-  non-zero fails the check. A
+- Every ```sh block is run as one script with bash from the repository root, `netrunner` on the
+  PATH (the binary given as the argument); any command exiting non-zero fails the check. A
   block right after an `<!-- readme: not run -->` line is skipped (the two setup commands,
   which are what runs this script).
 - Every ``` block (no language) whose first line starts with `$ ` is a transcript: each `$ `
   line is run, and its stdout must match the lines below it. Timings are compared as `#`
   (`4.1 ms`, `mean 4.69`); a line ending in `...` matches any line starting with what comes
   before it; a line that is only `...` matches any number of lines.
-
 - Every ```python block after an `<!-- readme: with netrunner serve -->` line is run with
   .venv-test's Python (scripts/setup-test-python.sh) while `netrunner serve` listens on
   127.0.0.1:8080; its output must be the block's last line, a comment (`# ...`).
 
-`make install` installs into a scratch PREFIX, removed afterwards.
+Each block must stand on its own, as a reader opening one guide pastes it into a fresh clone:
+the blocks of all files run in a random order (the seed is printed; `--seed N` replays an
+order), and before each block the scratch outputs a block may leave are removed (`out/`, and
+anything untracked that appeared in `Models/` since the run began, such as an imported model),
+so a block leaning on another's files fails. A block must also stop what it starts: processes
+of its own still running a few seconds after it ends fail it (and are killed).
 
-Usage: scripts/run-readme.py PATH/TO/netrunner
+`make install` installs the debug build (CONFIG=debug, already built by `make test`) into a
+scratch PREFIX, removed afterwards.
+
+Usage: scripts/run-readme.py [--seed N] [--only FILE]... PATH/TO/netrunner
 """
+import argparse
+import glob
 import os
+import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-README = os.path.join(ROOT, "README.md")
 TIMING = [
     (re.compile(r"\d+(\.\d+)? ms\b"), "# ms"),
     (re.compile(r"\b(mean|median|p90|p99|max|min) \d+(\.\d+)?"), r"\1 #"),
 ]
+NOT_RUN = "<!-- readme: not run -->"
+WITH_SERVER = "<!-- readme: with netrunner serve -->"
+
+
+def documents():
+    """README.md and every guide in docs/, as paths relative to the repository root."""
+    return ["README.md"] + sorted(os.path.relpath(path, ROOT) for path in glob.glob(os.path.join(ROOT, "docs", "*.md")))
 
 
 def normalized(line):
@@ -44,7 +60,7 @@ def normalized(line):
 
 
 def blocks(text):
-    """(line number, language, lines, skipped) of every fenced block."""
+    """(line number, language, lines, marks) of every fenced block; marks: the markers just before it."""
     lines = text.splitlines()
     found = []
     index = 0
@@ -60,8 +76,8 @@ def blocks(text):
         while index < len(lines) and not lines[index].startswith("```"):
             body.append(lines[index])
             index += 1
-        before = [line.strip() for line in lines[max(0, start - 2):start]]
-        found.append((start + 1, language, body, "<!-- readme: not run -->" in before))
+        before = " ".join(line.strip() for line in lines[max(0, start - 2):start])
+        found.append((start + 1, language, body, before))
         index += 1
     return found
 
@@ -69,37 +85,75 @@ def blocks(text):
 INSTALL_PREFIX = tempfile.mkdtemp(prefix="netrunner-readme-")
 
 
-# A block may build the release binary from nothing (`make install` in a fresh clone: about ten
-# minutes on two busy cores), so the bound is for a block that hangs, not a slow one.
-BLOCK_SECONDS = 1800
+# The bound is for a block that hangs, not a slow one (`make install` copies the debug build
+# `make test` made; it no longer builds the release binary, ten minutes on two busy cores).
+BLOCK_SECONDS = 600
+# How long a block's background processes may take to end after the block (a server draining).
+LINGER_SECONDS = 10
+
+
+def group_alive(group):
+    try:
+        os.killpg(group, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
 
 
 def run(command, binary_folder):
+    """Runs a block (or a transcript's command) in a session of its own; its result, with a
+    note in stderr when it left processes running."""
     # `make install` goes to a scratch prefix: checking the README installs nothing for the user.
     environment = dict(
-        os.environ, PATH=binary_folder + os.pathsep + os.environ.get("PATH", ""), PREFIX=INSTALL_PREFIX)
+        os.environ, PATH=binary_folder + os.pathsep + os.environ.get("PATH", ""), PREFIX=INSTALL_PREFIX,
+        CONFIG="debug")
     started = time.monotonic()
+    process = subprocess.Popen(
+        ["bash", "-o", "pipefail", "-c", command], cwd=ROOT, env=environment, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        result = subprocess.run(
-            ["bash", "-o", "pipefail", "-c", command], cwd=ROOT, env=environment, capture_output=True,
-            text=True, timeout=BLOCK_SECONDS)
-    except subprocess.TimeoutExpired as expired:
-        output = expired.stderr or expired.stdout or b""
-        if isinstance(output, bytes):
-            output = output.decode("utf-8", "replace")
+        stdout, stderr = process.communicate(timeout=BLOCK_SECONDS)
+        returncode = process.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
         return subprocess.CompletedProcess(
-            expired.cmd, 124, "", f"timed out after {BLOCK_SECONDS} s; the last it printed: {output[-600:]}")
+            command, 124, "", f"timed out after {BLOCK_SECONDS} s; the last it printed: {(stderr or stdout)[-600:]}")
+    deadline = time.monotonic() + LINGER_SECONDS
+    while group_alive(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if group_alive(process.pid):
+        os.killpg(process.pid, signal.SIGKILL)
+        if returncode == 0:
+            returncode = 1
+        stderr += (
+            f"\nthe block left processes running {LINGER_SECONDS} s after it ended (killed now): a block "
+            "stops what it starts (a server: `trap 'kill $PID' EXIT`)")
     seconds = time.monotonic() - started
     if seconds > 60:
         first = next((line for line in command.splitlines() if line.strip() and line != "set -e"), "")
         print(f"run-readme: a block took {seconds:.0f} s: {first[:80]}", file=sys.stderr)
-    return result
+    return subprocess.CompletedProcess(command, returncode, stdout, stderr)
 
 
-def with_server(text, number):
-    """Whether the block starting at line `number` is marked to run against a server."""
-    lines = text.splitlines()
-    return any("<!-- readme: with netrunner serve -->" in line for line in lines[max(0, number - 3):number - 1])
+def untracked(folder):
+    """The untracked, not ignored paths under `folder` (relative to the root), as git lists them."""
+    result = subprocess.run(
+        ["git", "ls-files", "--others", "--directory", "--", folder], cwd=ROOT, capture_output=True, text=True)
+    return set(result.stdout.splitlines()) if result.returncode == 0 else set()
+
+
+def clean(models_before):
+    """Removes what blocks leave: `out/`, and what appeared untracked in Models/ since the start."""
+    shutil.rmtree(os.path.join(ROOT, "out"), ignore_errors=True)
+    for path in sorted(untracked("Models") - models_before):
+        full = os.path.join(ROOT, path)
+        if os.path.isdir(full) and not os.path.islink(full):
+            shutil.rmtree(full, ignore_errors=True)
+        elif os.path.lexists(full):
+            os.remove(full)
 
 
 def run_python(body, binary_folder):
@@ -121,7 +175,7 @@ def run_python(body, binary_folder):
         if result.returncode != 0:
             return f"the Python block exited {result.returncode}: {result.stderr.strip()[-800:]}"
         if expected is not None and result.stdout.strip() != expected:
-            return f"the Python block printed {result.stdout.strip()!r}, the README shows {expected!r}"
+            return f"the Python block printed {result.stdout.strip()!r}, the guide shows {expected!r}"
         return None
     finally:
         server.terminate()
@@ -150,58 +204,96 @@ def matches(expected, actual):
     return match_from(0, 0)
 
 
+def runnable(files):
+    """Every block to run: (file, line number, kind, body)."""
+    found = []
+    for name in files:
+        with open(os.path.join(ROOT, name), encoding="utf-8") as handle:
+            text = handle.read()
+        for number, language, body, before in blocks(text):
+            if NOT_RUN in before:
+                continue
+            if language == "sh":
+                found.append((name, number, "sh", body))
+            elif language == "python" and WITH_SERVER in before:
+                found.append((name, number, "python", body))
+            elif language == "" and body and body[0].startswith("$ "):
+                found.append((name, number, "transcript", body))
+    return found
+
+
+def check(block, folder):
+    """Runs one block; (commands run, failures)."""
+    name, number, kind, body = block
+    where = f"{name}:{number}"
+    if kind == "sh":
+        result = run("set -e\n" + "\n".join(body) + "\n", folder)
+        commands = sum(1 for line in body if line.strip() and not line.lstrip().startswith("#"))
+        if result.returncode != 0:
+            return commands, [f"{where}: the block exited {result.returncode}: "
+                              + (result.stderr.strip() or result.stdout.strip())[-800:]]
+        return commands, []
+    if kind == "python":
+        failure = run_python(body, folder)
+        return 1, [f"{where}: {failure}"] if failure else []
+    failures = []
+    commands = 0
+    index = 0
+    while index < len(body):
+        command = body[index][2:]
+        index += 1
+        expected = []
+        while index < len(body) and not body[index].startswith("$ "):
+            expected.append(body[index])
+            index += 1
+        commands += 1
+        result = run(command, folder)
+        output = result.stdout.splitlines()
+        if result.returncode != 0:
+            failures.append(f"{where}: `{command}` exited {result.returncode}: {result.stderr.strip()[-600:]}")
+            break
+        if not matches(expected, output):
+            failures.append(
+                f"{where}: `{command}` printed what the guide does not show:\n  guide:\n    "
+                + "\n    ".join(expected) + "\n  printed:\n    " + "\n    ".join(output))
+    return commands, failures
+
+
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
-        return 2
-    binary = os.path.abspath(sys.argv[1])
+    parser = argparse.ArgumentParser(description="Runs the examples of README.md and docs/*.md.")
+    parser.add_argument("netrunner", help="the netrunner binary to put on the PATH")
+    parser.add_argument("--seed", type=int, help="the order's seed, to replay a run (default: a new one)")
+    parser.add_argument("--only", action="append", metavar="FILE", help="run only this file's blocks (repeatable)")
+    arguments = parser.parse_args()
+    binary = os.path.abspath(arguments.netrunner)
     folder = os.path.dirname(binary)
     if os.path.basename(binary) != "netrunner" or not os.access(binary, os.X_OK):
         print(f"run-readme: {binary} is not an executable named netrunner", file=sys.stderr)
         return 2
-    with open(README, encoding="utf-8") as handle:
-        text = handle.read()
+    files = documents()
+    if arguments.only:
+        wanted = {os.path.normpath(name) for name in arguments.only}
+        files = [name for name in files if name in wanted]
+    seed = arguments.seed if arguments.seed is not None else random.SystemRandom().randrange(1, 1_000_000)
+    print(f"run-readme: seed {seed} (replay this order with --seed {seed})", flush=True)
+    order = runnable(files)
+    random.Random(seed).shuffle(order)
+    models_before = untracked("Models")
     failures = []
     commands = 0
-    for number, language, body, skipped in blocks(text):
-        if skipped:
-            continue
-        if language == "sh":
-            script = "set -e\n" + "\n".join(body) + "\n"
-            commands += sum(1 for line in body if line.strip() and not line.lstrip().startswith("#"))
-            result = run(script, folder)
-            if result.returncode != 0:
-                failures.append(
-                    f"README.md:{number}: the block exited {result.returncode}: "
-                    + (result.stderr.strip() or result.stdout.strip())[-800:])
-        elif language == "python" and with_server(text, number):
-            commands += 1
-            failure = run_python(body, folder)
-            if failure:
-                failures.append(f"README.md:{number}: {failure}")
-        elif language == "" and body and body[0].startswith("$ "):
-            index = 0
-            while index < len(body):
-                command = body[index][2:]
-                index += 1
-                expected = []
-                while index < len(body) and not body[index].startswith("$ "):
-                    expected.append(body[index])
-                    index += 1
-                commands += 1
-                result = run(command, folder)
-                output = result.stdout.splitlines()
-                if result.returncode != 0:
-                    failures.append(
-                        f"README.md:{number}: `{command}` exited {result.returncode}: {result.stderr.strip()[-600:]}")
-                elif not matches(expected, output):
-                    failures.append(
-                        f"README.md:{number}: `{command}` printed what the README does not show:\n  README:\n    "
-                        + "\n    ".join(expected) + "\n  printed:\n    " + "\n    ".join(output))
-    shutil.rmtree(INSTALL_PREFIX, ignore_errors=True)
+    try:
+        for block in order:
+            clean(models_before)
+            ran, failed = check(block, folder)
+            commands += ran
+            failures += failed
+    finally:
+        clean(models_before)
+        shutil.rmtree(INSTALL_PREFIX, ignore_errors=True)
     for failure in failures:
         print(failure, file=sys.stderr)
-    print(f"run-readme: {commands} commands from README.md, {len(failures)} failed")
+    print(f"run-readme: {commands} commands in {len(order)} blocks from {len(files)} files, {len(failures)} failed"
+          f" (seed {seed})")
     return 1 if failures else 0
 
 

@@ -51,7 +51,7 @@ test: setup test-python
 	$(SWIFT) build --build-tests
 	@# The hub's PostgreSQL tests use a private Debian postgresql on 127.0.0.1:55432.
 	$(TEST_ENV) NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) $(SWIFT) test --skip-build
-	@# The README, pasted: every sh block run, every transcript's output compared.
+	@# README.md and docs/*.md, pasted: every sh block run in a random order, each on its own, every transcript's output compared.
 	$(TEST_ENV) python3 scripts/run-readme.py .build/debug/netrunner
 
 # The unit tests of the modules below the servers (TensorFlowLite, NetRunnerImage, NetRunner,
@@ -90,9 +90,9 @@ lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift
 	@# The library and tool link FoundationEssentials only: full Foundation (ICU) costs start-up time.
 	@! grep -rnE '^(public |package |internal )?import Foundation$$' Sources || { echo "Sources must not import Foundation (use FoundationEssentials)"; exit 1; }
-	@# The layers of README's Layout: who may import whom, C behind its fences, one public type per file.
+	@# The layers of docs/architecture.md: who may import whom, C behind its fences, one public type per file.
 	python3 scripts/check-layers.py
-	@# README.md's swift blocks, compiled by the ReadmeSnippetsTests target, must be current.
+	@# The swift blocks of README.md and docs/*.md, compiled by the ReadmeSnippetsTests target, must be current.
 	python3 scripts/check-readme.py --check
 
 clean:

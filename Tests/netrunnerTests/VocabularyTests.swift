@@ -115,6 +115,11 @@ struct VocabularyTests {
                 "--category-allowlist: \"tabby kat\" is not one of the model's 1000 labels (closest: \"tabby\")."
             ),
             (
+                ["classify", "--category-allowlist", "cat", chelsea],
+                "--category-allowlist: \"cat\" is not one of the model's 1000 labels (closest: \"tabby\", "
+                    + "\"tiger cat\", \"Persian cat\", \"Siamese cat\", \"Egyptian cat\")."
+            ),
+            (
                 ["classify", "--category-denylist", "not a label", chelsea],
                 "--category-denylist: \"not a label\" is not one of the model's 1000 labels."
             ),

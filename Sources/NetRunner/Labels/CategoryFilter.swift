@@ -5,7 +5,8 @@ import NetRunnerSupport
 ///
 /// A name matches a label when it equals the whole label line or its display name (the
 /// first comma-separated synonym). A name that matches no label is an error naming the closest
-/// label (the Task Library ignores it, so a typo silently filters out everything, or nothing).
+/// labels, those holding it as a word first, else the nearest spelling (the Task Library
+/// ignores it, so a typo silently filters out everything, or nothing).
 struct CategoryFilter: Sendable {
     private let allowed: Set<Int>?
     private let denied: Set<Int>
@@ -34,8 +35,14 @@ struct CategoryFilter: Sendable {
                     labels.labels[$0] == name || labels.displayName($0) == name
                 }
                 guard !matching.isEmpty else {
-                    let names = labels.labels.indices.map { labels.displayName($0) ?? labels.labels[$0] }
-                    let hint = closestMatch(to: name, in: names).map { " (closest: \"\($0)\")" } ?? ""
+                    // Labels holding the name as a word first ("cat": "tiger cat"), else the
+                    // nearest spelling; each suggested by the name the filter takes.
+                    let candidates = labels.labels.indices.map {
+                        (name: labels.displayName($0) ?? labels.labels[$0], text: labels.labels[$0])
+                    }
+                    let close = closestMatches(to: name, in: candidates, limit: 5)
+                    let hint =
+                        close.isEmpty ? "" : " (closest: " + close.map { "\"\($0)\"" }.joined(separator: ", ") + ")"
                     throw .invalidOption(
                         name: option,
                         reason: "\"\(name)\" is not one of the model's \(labels.labels.count) labels\(hint)")

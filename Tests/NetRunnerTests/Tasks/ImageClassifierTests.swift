@@ -130,6 +130,15 @@ struct ImageClassifierTests {
         ) {
             try classifier(Fixtures.MobileNet.uint8) { $0.categoryAllowlist = ["tabby", "tabby kat"] }
         }
+        // A word of several labels suggests the labels holding it, not the nearest spelling ("cab").
+        #expect(
+            throws: NetRunnerError.invalidOption(
+                name: "categoryAllowlist",
+                reason: "\"cat\" is not one of the model's 1000 labels (closest: \"tabby\", \"tiger cat\", "
+                    + "\"Persian cat\", \"Siamese cat\", \"Egyptian cat\")")
+        ) {
+            try classifier(Fixtures.MobileNet.uint8) { $0.categoryAllowlist = ["cat"] }
+        }
         #expect(
             throws: NetRunnerError.invalidOption(
                 name: "categoryDenylist", reason: "\"not a label\" is not one of the model's 1000 labels")

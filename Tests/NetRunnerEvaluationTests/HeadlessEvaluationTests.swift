@@ -160,6 +160,60 @@ struct HeadlessEvaluationTests {
         #expect(html.contains("mAP@0.5"))
     }
 
+    /// A sample bundle's report, from one model run as `netrunner evaluate` runs it.
+    func sampleReport(_ path: String, model: String, kind: ImageTask.Kind) throws -> EvaluationReport {
+        let test = try TestBundle(path: path)
+        let runner = try TestBundleRunner(test: test, models: [.init(id: "m", path: Fixtures.path(model))])
+        let task = try runner.loadTask(runner.models[0])
+        var records: [BulkRecord] = []
+        try runner.run(runner.models[0], task: task, skipping: []) { records.append($0) }
+        return EvaluationReport.build(
+            test: test, metric: runner.metric, models: [(id: "m", path: "p", kind: kind)], records: records,
+            latencyNote: "n")
+    }
+
+    @Test("The HTML report names its metrics for people, colours a right count as right, and keeps chart titles clear")
+    func htmlReadable() throws {
+        let faces = HTMLReport.render(
+            [
+                try sampleReport(
+                    Self.faces, model: "Models/bundles/face_detection_short_range.tiobundle", kind: .detection)
+            ])
+        let imagenet = HTMLReport.render(
+            [
+                try sampleReport(
+                    Self.imagenet, model: "Models/bundles/mobilenet_v2_1.0_224_uint8.tiobundle", kind: .classification)
+            ])
+        // The summary's headings: the metric's name, not its key.
+        #expect(imagenet.contains(">Accuracy (top-5)</th>") && !imagenet.contains(">classification_accuracy<"))
+        #expect(imagenet.contains("by the test&#39;s metric, Accuracy (top-5)"))
+        #expect(faces.contains(">mAP@0.5</th>") && faces.contains(">mAP@0.5:0.95</th>") && !faces.contains(">mAP50<"))
+        // A right answer's count is shown as right (green), a wrong one's as wrong (red).
+        let cards = faces.components(separatedBy: "<figure class=\"card").dropFirst()
+        #expect(!cards.isEmpty)
+        for card in cards {
+            let right = !card.hasPrefix(" wrong")
+            #expect(card.contains("<span class=\"count \(right ? "right" : "wrong")\">found "), "\(card.prefix(300))")
+        }
+        #expect(cards.contains { !$0.hasPrefix(" wrong") && $0.contains(">found 2</span>") })
+        #expect(faces.contains("span.count.right{color:#1f9d3a}"))
+        // A histogram's title has its line to itself: the count axis's label is a line lower.
+        for html in [faces, imagenet] {
+            let charts = html.components(separatedBy: "<svg class=\"chart\"").dropFirst().filter {
+                $0.contains(">runs</text>")
+            }
+            #expect(charts.count == 2)
+            for chart in charts {
+                let title = try #require(chart.firstMatch(of: /<text x="[0-9.]+" y="([0-9.]+)" class="title">/))
+                let runs = try #require(chart.firstMatch(of: /<text x="[0-9.]+" y="([0-9.]+)"[^>]*>runs<\/text>/))
+                let titleY = try #require(Double(title.1))
+                let runsY = try #require(Double(runs.1))
+                // 12 px titles: the next line starts at least 12 px lower.
+                #expect(runsY - titleY >= 12, "\(chart.prefix(200))")
+            }
+        }
+    }
+
     struct SampleReference: Decodable {
         struct Category: Decodable {
             var index: Int

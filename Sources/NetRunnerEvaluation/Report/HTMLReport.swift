@@ -59,7 +59,10 @@ public enum HTMLReport {
         let detection = report.models.contains { $0.kind == .detection }
         page.element("h3", "Summary")
         page.raw("<table class=\"summary\"><thead><tr><th>Model</th><th>Answered</th><th>Failed</th>")
-        for key in metricKeys(report) { page.raw("<th>\(page.escaped(key))</th>") }
+        for key in metricKeys(report) {
+            page.raw(
+                "<th title=\"\(page.escaped(key))\">\(page.escaped(metricTitle(key, metric: report.test.metric)))</th>")
+        }
         if !detection { page.raw("<th>Top-1</th><th>Top-5</th>") }
         page.raw(
             "<th>Inference mean</th><th>median</th><th>p90</th><th>p99</th><th>Total mean</th></tr></thead><tbody>")
@@ -95,6 +98,23 @@ public enum HTMLReport {
         kind == .detection ? fixed(value, 3) : percent(value)
     }
 
+    /// A metric's key as a heading: `classification_accuracy` (Net Runner's key for its top-5 or
+    /// top-1 metric) and `top3_accuracy` are "Accuracy (top-5)", "Accuracy (top-3)"; the
+    /// detectors' `mAP50` and `mAP50to95` are "mAP@0.5" and "mAP@0.5:0.95".
+    static func metricTitle(_ key: String, metric: String) -> String {
+        switch key {
+        case "classification_accuracy":
+            return TopKAccuracy.named(metric).map { "Accuracy (top-\($0.k))" } ?? "Accuracy"
+        case "mAP50": return "mAP@0.5"
+        case "mAP50to95": return "mAP@0.5:0.95"
+        default:
+            if key.hasPrefix("top"), key.hasSuffix("_accuracy"), let k = Int(key.dropFirst(3).dropLast(9)) {
+                return "Accuracy (top-\(k))"
+            }
+            return key
+        }
+    }
+
     private static func metricKeys(_ report: EvaluationReport) -> [String] {
         Set(report.models.flatMap(\.metric.keys)).sorted()
     }
@@ -107,7 +127,10 @@ public enum HTMLReport {
         if let key {
             let bars = report.models.map { ($0.id, $0.metric[key] ?? 0) }
             let kind = report.models.first?.kind ?? .classification
-            page.raw(barChart(title: key, bars: bars, maximum: 1, format: { metricText($0, kind: kind) }))
+            page.raw(
+                barChart(
+                    title: metricTitle(key, metric: report.test.metric), bars: bars, maximum: 1,
+                    format: { metricText($0, kind: kind) }))
         }
         let latencies = report.models.compactMap { model in model.latency.inference.map { (model.id, $0) } }
         if !latencies.isEmpty {
@@ -161,8 +184,9 @@ public enum HTMLReport {
         page.element(
             "h4",
             mistakes.isEmpty
-                ? "No mistakes among the \(model.examples.count) labelled images (\(rule(of: model)))"
-                : "Mistakes: \(mistakes.count) of \(model.examples.count) labelled images (\(rule(of: model)))")
+                ? "No mistakes among the \(model.examples.count) labelled images (\(rule(of: model, metric: test.metric)))"
+                : "Mistakes: \(mistakes.count) of \(model.examples.count) labelled images (\(rule(of: model, metric: test.metric)))"
+        )
         let shown = model.shownExamples
         if !shown.isEmpty {
             if shown.count > mistakes.count {
@@ -180,10 +204,10 @@ public enum HTMLReport {
     }
 
     /// What counts as right, in the heading of the mistakes.
-    private static func rule(of model: ModelReport) -> String {
+    private static func rule(of model: ModelReport, metric: String) -> String {
         guard model.kind == .classification else { return "every expected box found at IoU 0.5, nothing else" }
         let key = model.metric.keys.sorted().first ?? ""
-        return key.isEmpty ? "by the test's metric" : "by the test's metric, \(key)"
+        return key.isEmpty ? "by the test's metric" : "by the test's metric, \(metricTitle(key, metric: metric))"
     }
 
     private static func latencySection(_ model: ModelReport, into page: inout HTMLWriter) {
@@ -299,7 +323,8 @@ public enum HTMLReport {
         if let boxes = example.expectedBoxes {
             page.raw(
                 "<span class=\"truth\">expected \(boxes.count) object\(boxes.count == 1 ? "" : "s")</span> · "
-                    + "<span class=\"answer\">found \(example.answers.count)</span>")
+                    + "<span class=\"count \(example.correct ? "right" : "wrong")\">found \(example.answers.count)</span>"
+            )
             for answer in example.answers {
                 page.raw("<br>\(page.escaped(answer.label)) \(fixed(Double(answer.score), 2))")
             }
@@ -324,11 +349,13 @@ public enum HTMLReport {
 
     private static func histogramChart(title: String, _ histogram: ModelReport.Histogram) -> String {
         let width = 360.0
-        let height = 150.0
+        let height = 166.0
         let left = 34.0
         let bottom = 24.0
         let plotWidth = width - left - 8
-        let plotHeight = height - bottom - 18
+        // The title has the top line to itself; the count axis's label ("runs") sits on the
+        // second, over the axis, so a long title never runs into it.
+        let plotHeight = height - bottom - 34
         let largest = Double(max(1, histogram.counts.max() ?? 1))
         let barWidth = plotWidth / Double(max(1, histogram.counts.count))
         var svg =
@@ -365,7 +392,7 @@ public enum HTMLReport {
                 "<line class=\"axis\" x1=\"\(left - 3)\" y1=\"\(fixed(y, 1))\" x2=\"\(left)\" y2=\"\(fixed(y, 1))\"/>"
                 + "<text x=\"\(left - 5)\" y=\"\(fixed(y + 4, 1))\" text-anchor=\"end\">\(count)</text>"
         }
-        return svg + "<text x=\"\(width - 8)\" y=\"\(base - plotHeight - 2)\" text-anchor=\"end\">runs</text></svg>"
+        return svg + "<text x=\"\(left)\" y=\"\(base - plotHeight - 6)\" class=\"axislabel\">runs</text></svg>"
     }
 
     private static func barChart(
@@ -459,6 +486,7 @@ public enum HTMLReport {
         figcaption{font-size:12.5px;margin-top:4px;white-space:normal;word-break:break-all}figcaption ol{margin:4px 0 0 18px;padding:0}\
         rect.truth{fill:none;stroke:#1f9d3a;stroke-width:2;stroke-dasharray:5 3}rect.answer{fill:none;stroke:#d0342c;stroke-width:2}\
         span.truth{color:#1f9d3a;font-weight:600}span.answer{color:#d0342c;font-weight:600}\
+        span.count{font-weight:600}span.count.right{color:#1f9d3a}span.count.wrong{color:#b3261e}\
         ul.failures{font-size:13px}footer{margin-top:40px;color:#7a8590;font-size:12px}
         """
 }

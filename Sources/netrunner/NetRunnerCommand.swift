@@ -46,8 +46,9 @@ struct NetRunnerCommand: ParsableCommand {
             let code = exitCode(for: error)
             let message = optionMessage(for: error) ?? fullMessage(for: error)
             if code == .success {
-                // --help and --version: the tool's own text.
-                if !message.isEmpty { Swift.print(message) }
+                // --help and --version: the tool's own text, a command with a default
+                // subcommand's with that subcommand's flags.
+                if !message.isEmpty { Swift.print(helpWithDefaultFlags(message)) }
             } else {
                 for line in message.split(separator: "\n", omittingEmptySubsequences: false) {
                     Console.diagnostic(String(line))
@@ -55,6 +56,31 @@ struct NetRunnerCommand: ParsableCommand {
             }
             exit(withError: code)
         }
+    }
+
+    /// The help of a command with a default subcommand, showing that subcommand's flags.
+    ///
+    /// `bulk` runs `bulk images` and `evaluate` runs `evaluate run`: their help is the default
+    /// subcommand's, spelled without its name, followed by the other subcommands, so
+    /// `netrunner bulk --help` shows the flags `netrunner bulk DIR` takes. Any other text is
+    /// returned as it is.
+    ///
+    /// - Parameter message: The help ArgumentParser made.
+    /// - Returns: The help to print.
+    static func helpWithDefaultFlags(_ message: String) -> String {
+        for parent in configuration.subcommands {
+            guard let child = parent.configuration.defaultSubcommand,
+                message == helpMessage(for: parent)
+            else { continue }
+            let parentName = "netrunner " + parent._commandName
+            let childName = parentName + " " + child._commandName
+            var text = helpMessage(for: child).replacing(childName, with: parentName)
+            if let subcommands = message.firstRange(of: "\nSUBCOMMANDS:") {
+                text += message[subcommands.lowerBound...]
+            }
+            return text
+        }
+        return message
     }
 
     /// A library option error in the command line's words: the library and the flags share

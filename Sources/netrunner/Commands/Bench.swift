@@ -31,7 +31,7 @@ extension NetRunnerCommand {
 
         @Option(
             name: .customLong("num_threads"), parsing: .unconditional,
-            help: "benchmark_model's name for --threads.")
+            help: "benchmark_model's name for --runtime-threads.")
         var numThreads: Int?
 
         @Option(name: [.customLong("runs"), .customLong("num_runs")], parsing: .unconditional, help: "Timed runs.")
@@ -44,7 +44,9 @@ extension NetRunnerCommand {
 
         @Option(
             name: [.customLong("min-seconds"), .customLong("min_secs")], parsing: .unconditional,
-            help: "Keep running past --runs until this many seconds have passed (benchmark_model's default is 1).")
+            help:
+                "Keep running past --runs until this many seconds have passed (benchmark_model's --min_secs is 1 unless given)."
+        )
         var minSeconds: Double = 0
 
         @Option(

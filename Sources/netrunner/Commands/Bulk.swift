@@ -41,8 +41,9 @@ extension NetRunnerCommand.Bulk {
                 taking images at once and exits 143 within 2 seconds, leaving only whole lines. Two runs cannot \
                 write one output file: the second is refused at once.
 
-                With --threads N (default: every core), N single-threaded interpreters work side by side; \
-                with 1, decoding runs on a second thread ahead of inference. A progress bar with the rate and \
+                With --threads N (default: every core), N interpreters work side by side, each on one thread \
+                (--runtime-threads M: M threads inside each); with 1, decoding runs on a second thread ahead of \
+                inference. A progress bar with the rate and \
                 the time left is drawn on stderr when it is a terminal. Exit status: 0 when every image gave \
                 an answer (this run or the one resumed), 1 when any failed, 130 when interrupted.
 
@@ -171,7 +172,7 @@ extension NetRunnerCommand.Bulk {
                 files: pending, threads: threads,
                 makeTask: { threadCount in
                     var taskOptions = baseOptions
-                    taskOptions.threadCount = threadCount
+                    taskOptions.threadCount = model.runtimeThreadCount(else: threadCount)
                     return try ImageTask(model: loaded, options: taskOptions)
                 },
                 isCancelled: { interrupted.happened },

@@ -1,4 +1,5 @@
 import ArgumentParser
+import NetRunner
 import TensorFlowLite
 
 extension NetRunnerCommand {
@@ -7,11 +8,12 @@ extension NetRunnerCommand {
         static let configuration = CommandConfiguration(
             abstract: "Check untrusted models: each is loaded, compiled and run once in a child process.",
             discussion: """
-                A model that crashes or hangs the runtime only takes the child process down. \
+                A model that crashes or hangs the runtime only takes the child process down. A bundle folder \
+                (.tiobundle, .tfbundle) is checked by the model file its model.json names. \
                 Exits 0 when every model is accepted, 1 otherwise.
                 """)
 
-        @Argument(help: "The .tflite files to check.")
+        @Argument(help: "The models to check: .tflite files or bundle folders.")
         var models: [String]
 
         @OptionGroup var runtime: RuntimeOptions
@@ -29,8 +31,17 @@ extension NetRunnerCommand {
             // arguments, which `NetRunnerCommand.main()` hands to the library before parsing.
             var failures = 0
             for model in models {
+                // A bundle folder: its model file, checked to lie inside it.
+                let modelPath: String
+                do {
+                    modelPath = ModelBundle.isBundle(model) ? try ModelBundle(path: model).modelPath : model
+                } catch {
+                    failures += 1
+                    Console.print("rejected  \(model): \(error)")
+                    continue
+                }
                 let verdict = try ModelCheck.check(
-                    modelPath: model, options: runtime.interpreterOptions, timeout: timeout)
+                    modelPath: modelPath, options: runtime.interpreterOptions, timeout: timeout)
                 switch verdict {
                 case .accepted:
                     Console.print("accepted  \(model)")

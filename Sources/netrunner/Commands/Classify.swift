@@ -12,7 +12,8 @@ extension NetRunnerCommand {
                 Without --model, the embedded ImageNet MobileNetV2 (uint8) and its 1000 labels are used. \
                 Images are centre-cropped to a square and resized, as in the TensorFlow Lite iOS example; the \
                 input equals Python's (ai_edge_litert with Pillow's full decode and bilinear resize). \
-                Several images run on every core (--threads N: N single-threaded classifiers side by side). \
+                Several images run on every core (--threads N: N classifiers side by side, each on one thread; \
+                --runtime-threads M: M threads inside each). \
                 Folders are searched recursively; a file that cannot be read is reported and the others \
                 go on; the exit status is 1 if any failed.
                 """)

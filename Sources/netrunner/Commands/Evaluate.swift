@@ -57,8 +57,19 @@ extension NetRunnerCommand.Evaluate {
         @Option(name: .shortAndLong, help: "Where results and reports go.")
         var output = "netrunner-evaluation"
 
-        @Option(name: .shortAndLong, parsing: .unconditional, help: "CPU threads for each model's runtime.")
-        var threads = 1
+        @Option(
+            name: .customLong("runtime-threads"), parsing: .unconditional,
+            help:
+                "Threads inside each model's interpreter: the runtime's (XNNPACK's) CPU threads (default: 1; images run one at a time, for timing)."
+        )
+        var runtimeThreads: Int?
+
+        /// The old spelling of `--runtime-threads`, still accepted.
+        @Option(name: [.customShort("t"), .customLong("threads")], parsing: .unconditional, help: .hidden)
+        var legacyThreads: Int?
+
+        /// The threads inside each model's interpreter.
+        var threads: Int { runtimeThreads ?? legacyThreads ?? 1 }
 
         @Flag(
             name: .customLong("fast-decoding"),
@@ -79,7 +90,8 @@ extension NetRunnerCommand.Evaluate {
 
         func validate() throws {
             guard !testBundles.isEmpty else { throw ValidationError("Name at least one .testbundle folder.") }
-            try OptionLimits.checkThreads(threads)
+            if let runtimeThreads { try OptionLimits.checkThreads(runtimeThreads, flag: "--runtime-threads") }
+            if let legacyThreads { try OptionLimits.checkThreads(legacyThreads) }
             if let shard { _ = try BulkShard(parsing: shard) }
         }
 

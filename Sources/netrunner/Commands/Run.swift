@@ -10,21 +10,60 @@ extension NetRunnerCommand {
             abstract: "Run a model described by a TensorIO / Net Runner bundle on images, with no code.",
             discussion: """
                 The bundle's model.json says how to prepare the image and read the outputs; the output is \
-                formatted by the model's type (image.classification.*: the top 5 labels above 0.1).
+                formatted by the model's type (image.classification.*: the top 5 labels above 0.1, by their \
+                display names as classify prints them; a detector: its boxes). The model is the first argument, \
+                or --model, as in classify (then every argument is an image).
                 """)
 
-        @Argument(help: "A .tiobundle or .tfbundle folder, a zip of one, or a .tflite with a model.json beside it.")
-        var bundle: String
+        @Argument(
+            help:
+                "A .tiobundle or .tfbundle folder, a zip of one, or a .tflite with a model.json beside it (unless --model names it)."
+        )
+        var bundle: String?
+
+        @Option(
+            name: .shortAndLong,
+            help:
+                "The model, as the first argument names it: a bundle folder, a zipped bundle, a .tflite with a model.json beside it, or hub:NAME[@VERSION|@ALIAS]."
+        )
+        var model: String?
 
         @OptionGroup var inputs: ImageArguments
 
         @OptionGroup var runtime: RuntimeOptions
 
+        @Option(
+            name: [.customLong("max-results"), .customLong("top"), .customShort("k")], parsing: .unconditional,
+            help: "The most labels per output, or boxes for a detector (default: 5 labels, every box).")
+        var maxResults: Int?
+
+        @Option(
+            name: [.customLong("score-threshold"), .customLong("threshold")], parsing: .unconditional,
+            help:
+                "Leave out answers scoring below this, 0 to 1 (default: 0.1, Net Runner's display; 0.5 for a detector)."
+        )
+        var scoreThreshold: Float?
+
         @Flag(help: "Print one JSON object per image with every output.")
         var json = false
 
         func validate() throws {
-            guard !inputs.images.isEmpty else { throw ValidationError("Name at least one image file or folder.") }
+            guard model != nil || bundle != nil else {
+                throw ValidationError("Name the model: netrunner run BUNDLE IMAGE... (or --model BUNDLE IMAGE...).")
+            }
+            guard !images.images.isEmpty else { throw ValidationError("Name at least one image file or folder.") }
+            if let maxResults { try OptionLimits.check(maxResults, "--max-results", in: 1...10_000) }
+            if let scoreThreshold { try OptionLimits.check(Double(scoreThreshold), "--score-threshold", in: 0...1) }
+        }
+
+        /// The model: `--model`, else the first argument.
+        var modelText: String { model ?? bundle ?? "" }
+
+        /// The images: every argument after the model (with `--model`, the first too).
+        var images: ImageArguments {
+            var images = inputs
+            if model != nil, let bundle { images.images.insert(bundle, at: 0) }
+            return images
         }
 
         /// Whether a model runs as a detector: its description's type names detection.
@@ -40,13 +79,16 @@ extension NetRunnerCommand {
         }
 
         func run() throws {
-            let loaded = try LoadedModel(.path(HubReference.localPath(bundle)))
+            let loaded = try LoadedModel(.path(HubReference.localPath(modelText)))
+            let inputs = images
             if Self.isDetector(loaded) {
                 // A detector's description (type image.detection…) runs as the detector: its
                 // outputs are boxes, not TensorIO arrays.
                 var options = ObjectDetector.Options()
                 options.threadCount = runtime.threads
                 options.isErrorLoggingEnabled = runtime.verbose
+                options.maxResults = maxResults
+                if let scoreThreshold { options.scoreThreshold = scoreThreshold }
                 let json = self.json
                 try ImageRun.run(
                     ObjectDetector.self, options: options, model: loaded, inputs: inputs, threads: 1, json: json,
@@ -66,7 +108,10 @@ extension NetRunnerCommand {
                         try ClassificationOutput.printLine(Line(image: file, outputs: outputs))
                     } else {
                         Console.print(file)
-                        for line in ModelOutputText.lines(outputs, description: model.description) {
+                        let lines = ModelOutputText.lines(
+                            outputs, description: model.description, maxResults: maxResults ?? 5,
+                            threshold: Double(scoreThreshold ?? 0.1))
+                        for line in lines {
                             Console.print(line)
                         }
                     }

@@ -9,7 +9,8 @@ import NetRunnerHub
 #endif
 
 /// The model flags of every command that runs one model over images (`classify`, `detect`,
-/// `bulk`): which model, its labels, how many threads, and the runtime's log.
+/// `bulk`): which model, its labels, how many interpreters side by side (`--threads`) and
+/// threads inside each (`--runtime-threads`), and the runtime's log.
 struct ModelOptions: ParsableArguments {
     @Option(
         name: .shortAndLong,
@@ -30,9 +31,16 @@ struct ModelOptions: ParsableArguments {
     @Option(
         name: .shortAndLong, parsing: .unconditional,
         help:
-            "Threads (default: every core): several images run on that many single-threaded interpreters side by side; one image on one interpreter with that many threads."
+            "Workers: interpreters side by side, each running its own images (default: every core). Threads inside one interpreter are --runtime-threads."
     )
     var threads: Int?
+
+    @Option(
+        name: .customLong("runtime-threads"), parsing: .unconditional,
+        help:
+            "Threads inside each interpreter: the runtime's (XNNPACK's) CPU threads (default: 1 while several interpreters work side by side; one image alone runs on one interpreter with the --threads count)."
+    )
+    var runtimeThreads: Int?
 
     @Flag(name: .long, help: "Show the runtime's own log lines on stderr.")
     var verbose = false
@@ -50,10 +58,19 @@ struct ModelOptions: ParsableArguments {
 
     func validate() throws {
         if let threads { try OptionLimits.checkThreads(threads) }
+        if let runtimeThreads { try OptionLimits.checkThreads(runtimeThreads, flag: "--runtime-threads") }
     }
 
-    /// The threads to use: `--threads`, else every online core.
+    /// The interpreters side by side: `--threads`, else every online core.
     var threadCount: Int { threads ?? Self.coreCount }
+
+    /// The threads inside one interpreter: `--runtime-threads`, else what the run chose
+    /// (``BulkInference`` gives 1 to each of several interpreters, all of `--threads` to a
+    /// lone one).
+    ///
+    /// - Parameter chosen: The run's choice.
+    /// - Returns: The interpreter's thread count.
+    func runtimeThreadCount(else chosen: Int) -> Int { runtimeThreads ?? chosen }
 
     /// The online cores.
     static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }

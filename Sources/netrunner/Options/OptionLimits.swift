@@ -20,14 +20,16 @@ enum OptionLimits {
     /// The longest time limit accepted (`--max-seconds`, `--timeout`): one day.
     static let maximumSeconds: Double = 86_400
 
-    /// Checks `--threads`.
+    /// Checks `--threads` or `--runtime-threads`.
     ///
-    /// - Parameter threads: The value given.
+    /// - Parameters:
+    ///   - threads: The value given.
+    ///   - flag: The flag's name.
     /// - Throws: `ValidationError` when it is not in 1...``maximumThreads``.
-    static func checkThreads(_ threads: Int) throws {
+    static func checkThreads(_ threads: Int, flag: String = "--threads") throws {
         guard (1...maximumThreads).contains(threads) else {
             throw ValidationError(
-                "--threads must be between 1 and \(maximumThreads) (4 per core on \(coreCount) "
+                "\(flag) must be between 1 and \(maximumThreads) (4 per core on \(coreCount) "
                     + "core\(coreCount == 1 ? "" : "s"), at most 256), not \(threads).")
         }
     }

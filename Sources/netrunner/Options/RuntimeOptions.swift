@@ -1,17 +1,34 @@
 import ArgumentParser
 import TensorFlowLite
 
-/// The options every command that runs a model shares.
+/// The options of the commands that run one interpreter (`bench`, `check`, `run`): the threads
+/// inside it, and the runtime's log.
 struct RuntimeOptions: ParsableArguments {
-    @Option(name: .shortAndLong, parsing: .unconditional, help: "CPU threads for XNNPACK (1 or more).")
-    var threads: Int = 1
+    @Option(
+        name: .customLong("runtime-threads"), parsing: .unconditional,
+        help:
+            "Threads inside the interpreter: the runtime's (XNNPACK's) CPU threads (default: 1). Not --threads, which in classify, detect and bulk counts interpreters side by side."
+    )
+    var runtimeThreads: Int?
+
+    /// The old spelling, still accepted: in these commands it always meant the threads inside
+    /// the interpreter.
+    @Option(name: [.customShort("t"), .customLong("threads")], parsing: .unconditional, help: .hidden)
+    var legacyThreads: Int?
 
     @Flag(name: .long, help: "Show the runtime's own log lines on stderr.")
     var verbose = false
 
     func validate() throws {
-        try OptionLimits.checkThreads(threads)
+        if let runtimeThreads { try OptionLimits.checkThreads(runtimeThreads, flag: "--runtime-threads") }
+        if let legacyThreads { try OptionLimits.checkThreads(legacyThreads) }
+        if runtimeThreads != nil, legacyThreads != nil {
+            throw ValidationError("--runtime-threads and --threads (its old name) cannot be used together.")
+        }
     }
+
+    /// The threads inside the interpreter: `--runtime-threads` (or `--threads`), else 1.
+    var threads: Int { runtimeThreads ?? legacyThreads ?? 1 }
 
     /// The interpreter options these flags describe.
     var interpreterOptions: Interpreter.Options {

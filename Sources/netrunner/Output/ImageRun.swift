@@ -31,7 +31,8 @@ enum ImageRun {
         do {
             try run(
                 task, options: options, model: loaded, inputs: inputs, listed: listed,
-                threads: saveInput == nil ? model.threadCount : 1, json: json, saveInput: saveInput, print: print)
+                threads: saveInput == nil ? model.threadCount : 1, runtimeThreads: model.runtimeThreads, json: json,
+                saveInput: saveInput, print: print)
         } catch let error as NetRunnerError {
             throw otherCommandHint(error, model: loaded, task: Task.kind) ?? error
         }
@@ -69,7 +70,9 @@ enum ImageRun {
     ///   - loaded: The model.
     ///   - inputs: The image arguments.
     ///   - listed: The files and the count of unreadable entries, if already listed.
-    ///   - threads: The threads (see ``ModelOptions/threads``).
+    ///   - threads: The interpreters side by side (see ``ModelOptions/threads``).
+    ///   - runtimeThreads: The threads inside each interpreter, or `nil` for ``BulkInference``'s
+    ///     choice (see ``ModelOptions/runtimeThreads``).
     ///   - json: Whether errors are printed as JSON lines.
     ///   - saveInput: A folder to write what the model saw for each image (one thread is used).
     ///   - print: Prints one image's answer, with the model's name.
@@ -77,7 +80,8 @@ enum ImageRun {
     ///   entry could not be searched.
     static func run<Task: VisionTask>(
         _ task: Task.Type, options: Task.Options, model loaded: LoadedModel, inputs: ImageArguments,
-        listed: (files: [String], unreadable: Int)? = nil, threads: Int, json: Bool, saveInput: String? = nil,
+        listed: (files: [String], unreadable: Int)? = nil, threads: Int, runtimeThreads: Int? = nil, json: Bool,
+        saveInput: String? = nil,
         print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
     ) throws {
         let (files, unreadable) = try listed ?? inputs.requiredFiles()
@@ -88,7 +92,7 @@ enum ImageRun {
             files: files, threads: saver == nil ? threads : 1,
             makeTask: { threads in
                 var taskOptions = options
-                taskOptions.threadCount = threads
+                taskOptions.threadCount = runtimeThreads ?? threads
                 let task = ImageTask(try Task(model: loaded, options: taskOptions))
                 if saver != nil { single.task = task }
                 return task

@@ -4,18 +4,33 @@ import NetRunnerSupport
 /// How `netrunner run` shows a described model's outputs to people, chosen by the model's
 /// type as Net Runner chooses its `ModelOutput` display: `options.output_format`, else
 /// `model.type`; `image.classification` and every type under it show the top 5 labels above
-/// 0.1 of each labelled output, anything else lists every output by name.
+/// 0.1 of each labelled output (by their display names, as `classify` prints them), anything
+/// else lists every output by name.
 enum ModelOutputText {
     /// The lines for one run's outputs.
     ///
     /// - Parameters:
     ///   - outputs: The outputs by layer name, as `Model.run` returns them.
     ///   - description: The model's description.
+    ///   - maxResults: The most labels shown per output (Net Runner's display: 5).
+    ///   - threshold: The lowest score shown (Net Runner's display: 0.1).
     /// - Returns: Lines such as `  0.7954  Egyptian cat`.
-    static func lines(_ outputs: [String: Model.Output], description: ModelDescription) -> [String] {
+    static func lines(
+        _ outputs: [String: Model.Output], description: ModelDescription, maxResults: Int = 5, threshold: Double = 0.1
+    ) -> [String] {
         isClassification(description)
-            ? classification(outputs, description: description, maxResults: 5, threshold: 0.1)
+            ? classification(outputs, description: description, maxResults: maxResults, threshold: threshold)
             : plain(outputs, description: description)
+    }
+
+    /// A label as `classify` shows it: its first comma-separated synonym ("bald eagle" for
+    /// "bald eagle, American eagle, Haliaeetus leucocephalus"), as ``LabelMap/displayName(_:)``.
+    ///
+    /// - Parameter label: The label line.
+    /// - Returns: The name shown.
+    static func displayName(_ label: String) -> String {
+        let first = String(label.split(separator: ",", maxSplits: 1).first ?? Substring(label)).trimmingWhitespace()
+        return first.isEmpty ? label : first
     }
 
     /// Whether the display is the classification one: the type is `image.classification` or
@@ -38,7 +53,7 @@ enum ModelOutputText {
             if description.outputs.count > 1 { lines.append("\(layer.name):") }
             if top.isEmpty { lines.append("  (no label above \(threshold))") }
             for (label, score) in top.prefix(maxResults) {
-                lines.append("  \(fixedDecimals(score, 4))  \(label)")
+                lines.append("  \(fixedDecimals(score, 4))  \(displayName(label))")
             }
         }
         return lines

@@ -38,7 +38,8 @@ public enum Scores {
     ///
     /// - Parameters:
     ///   - scores: The scores.
-    ///   - k: How many to keep.
+    ///   - k: How many to keep: none when zero or negative, every score when past their count
+    ///     (a client's `1e13` costs no more than the scores).
     ///   - threshold: Scores below this are left out.
     ///   - include: Keeps only the indices it accepts (allowlist/denylist filtering).
     /// - Returns: At most `k` indices.
@@ -46,6 +47,7 @@ public enum Scores {
     public static func topK(
         _ scores: [Float], k: Int, threshold: Float = -.infinity, where include: (Int) -> Bool = { _ in true }
     ) -> [Int] {
+        let k = min(k, scores.count)
         guard k > 0 else { return [] }
         // A small sorted buffer: (score desc, index asc); n is at most a few thousand.
         var best: [(score: Float, index: Int)] = []

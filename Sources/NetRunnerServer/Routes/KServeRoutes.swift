@@ -90,7 +90,7 @@ struct KServeRoutes {
             var shape: [Int]
             var datatype: String
             var parameters: [String: JSONValue]?
-            var data: JSONValue?
+            // `data` is not decoded: ``KServeInferBody`` finds it, ``KServeTensorCodec`` reads it.
         }
         struct RequestedOutput: Decodable {
             var name: String
@@ -100,41 +100,6 @@ struct KServeRoutes {
         var parameters: [String: JSONValue]?
         var inputs: [Input]
         var outputs: [RequestedOutput]?
-    }
-
-    struct InferResponse: Encodable {
-        struct Output: Encodable {
-            var name: String
-            var datatype: String
-            var shape: [Int]
-            var parameters: [String: Int]?
-            var data: OutputData?
-        }
-        var modelName: String
-        var modelVersion: String
-        var id: String?
-        var outputs: [Output]
-
-        enum CodingKeys: String, CodingKey {
-            case id, outputs
-            case modelName = "model_name"
-            case modelVersion = "model_version"
-        }
-    }
-
-    enum OutputData: Encodable {
-        case integers([Int])
-        case reals([Float])
-        case strings([String])
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            switch self {
-            case .integers(let values): try container.encode(values)
-            case .reals(let values): try container.encode(values)
-            case .strings(let values): try container.encode(values)
-            }
-        }
     }
 
     struct InferError: Error {
@@ -156,21 +121,32 @@ struct KServeRoutes {
                     message: "The request is larger than the limit of \(maximumUploadBytes) bytes.",
                     status: .contentTooLarge)
             }
-            let bytes = Data(body.readableBytesView)
-            var headerLength = bytes.count
-            if let declared = request.headers[Self.headerLength] {
-                guard let value = Int(declared), (0...bytes.count).contains(value) else {
-                    throw InferError(message: "Inference-Header-Content-Length \(declared) does not fit the body.")
+            let (parsed, inputs) = try body.withUnsafeReadableBytes { bytes in
+                var headerLength = bytes.count
+                if let declared = request.headers[Self.headerLength] {
+                    headerLength = try Self.checked { () throws(NumberOutOfRange) in
+                        try CheckedNumber.integer(declared, "Inference-Header-Content-Length", in: 0...bytes.count)
+                    }
                 }
-                headerLength = value
+                let json = UnsafeRawBufferPointer(rebasing: bytes[0..<headerLength])
+                let located = try Self.refusing { () throws(KServeTensorCodec.Refusal) in
+                    try KServeInferBody(json: json)
+                }
+                let parsed: InferRequest
+                do {
+                    parsed = try JSONDecoder().decode(InferRequest.self, from: located.skeleton)
+                } catch {
+                    var problem = Self.describe(error)
+                    if let (line, column, reason) = JSONSyntax.firstError(in: located.skeleton) {
+                        problem = "line \(line), column \(column): \(reason)"
+                    }
+                    throw InferError(message: "The inference request is not valid JSON for KServe v2: \(problem)")
+                }
+                let binary = UnsafeRawBufferPointer(rebasing: bytes[headerLength...])
+                return (
+                    parsed, try tensorData(parsed, json: json, data: located.data, binary: binary, details: details)
+                )
             }
-            let parsed: InferRequest
-            do {
-                parsed = try JSONDecoder().decode(InferRequest.self, from: bytes.prefix(headerLength))
-            } catch {
-                throw InferError(message: "The inference request is not valid JSON for KServe v2: \(error)")
-            }
-            let inputs = try tensorData(parsed, binary: bytes.dropFirst(headerLength), details: details)
             let outputs = try await engine.run(model: name, inputs: inputs)
             return try respond(parsed, outputs: outputs, model: served, details: details)
         } catch let error as EngineError {
@@ -182,11 +158,75 @@ struct KServeRoutes {
         }
     }
 
+    /// A decoding error as a client can act on it: where, and what (`at inputs[0].shape[0]:
+    /// Parsed JSON number <1e30> does not fit in Int.`).
+    static func describe(_ error: any Error) -> String {
+        let context: DecodingError.Context
+        switch error as? DecodingError {
+        case .typeMismatch(_, let found), .valueNotFound(_, let found), .keyNotFound(_, let found),
+            .dataCorrupted(let found):
+            context = found
+        default: return "\(error)"
+        }
+        var path = ""
+        for key in context.codingPath {
+            if let index = key.intValue {
+                path += "[\(index)]"
+            } else {
+                path += (path.isEmpty ? "" : ".") + key.stringValue
+            }
+        }
+        return (path.isEmpty ? "" : "at \(path): ") + context.debugDescription
+    }
+
+    /// Runs a conversion of ``CheckedNumber``, its refusal as a 400.
+    static func checked<Value>(_ body: () throws(NumberOutOfRange) -> Value) throws(InferError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw InferError(message: error.description)
+        }
+    }
+
+    /// Runs a step of ``KServeTensorCodec``, its refusal as a 400.
+    static func refusing<Value>(_ body: () throws(KServeTensorCodec.Refusal) -> Value) throws(InferError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw InferError(message: error.description)
+        }
+    }
+
+    /// A parameter that must be a whole number, if given.
+    static func integer(
+        _ parameters: [String: JSONValue]?, _ key: String, of what: String, in range: ClosedRange<Int>
+    ) throws(InferError) -> Int? {
+        guard let value = parameters?[key] else { return nil }
+        guard case .number(let number) = value else {
+            throw InferError(message: "\(what): \(key) must be a number, not \(value.shown).")
+        }
+        return try checked { () throws(NumberOutOfRange) in
+            try CheckedNumber.integer(number, "\(key) of \(what)", in: range)
+        }
+    }
+
+    /// A parameter that must be true or false, if given.
+    static func flag(_ parameters: [String: JSONValue]?, _ key: String, of what: String) throws(InferError) -> Bool? {
+        guard let value = parameters?[key] else { return nil }
+        guard case .bool(let flag) = value else {
+            throw InferError(message: "\(what): \(key) must be true or false, not \(value.shown).")
+        }
+        return flag
+    }
+
     /// The bytes of each model input, from JSON `data` or the binary section, in model order.
-    func tensorData(_ request: InferRequest, binary: Data, details: ModelDetails) throws -> [Data] {
-        var offset = binary.startIndex
+    func tensorData(
+        _ request: InferRequest, json: UnsafeRawBufferPointer, data: [Int: Range<Int>],
+        binary: UnsafeRawBufferPointer, details: ModelDetails
+    ) throws(InferError) -> [Data] {
+        var offset = 0
         var byName: [String: Data] = [:]
-        for input in request.inputs {
+        for (position, input) in request.inputs.enumerated() {
             guard
                 let tensor = details.inputs.first(where: { $0.name == input.name })
                     ?? (details.inputs.count == 1 && request.inputs.count == 1 ? details.inputs.first : nil)
@@ -195,41 +235,53 @@ struct KServeRoutes {
                     message: "No input \"\(input.name)\"; the model's inputs are "
                         + details.inputs.map { "\"\($0.name)\"" }.joined(separator: ", ") + ".")
             }
-            let expected = Self.datatype(tensor.dataType)
+            guard byName[tensor.name] == nil else {
+                throw InferError(message: "Input \"\(tensor.name)\" is given twice.")
+            }
+            let expected = KServeTensorCodec.name(tensor.dataType)
+            guard let size = KServeTensorCodec.datatype(tensor.dataType)?.size else {
+                throw InferError(
+                    message: "Input \"\(input.name)\" is \(tensor.dataType) \(tensor.shape.dimensions) in this model, "
+                        + "which this server cannot take over KServe v2.")
+            }
             guard input.datatype == expected else {
                 throw InferError(
                     message: "Input \"\(input.name)\" is \(expected) \(tensor.shape.dimensions) in this model; "
                         + "the request sent \(input.datatype). (POST the encoded image to /v1/models/{id}/classify "
                         + "to let the server preprocess it.)")
             }
-            let elementCount = input.shape.reduce(1) { $0 * max(0, $1) }
-            let elementSize = tensor.dataType == .float32 || tensor.dataType == .int32 ? 4 : 1
-            guard elementCount * elementSize == tensor.data.count else {
-                throw InferError(
-                    message: "Input \"\(input.name)\" has shape \(input.shape); the model's is "
-                        + "\(tensor.shape.dimensions).")
-            }
-            if case .number(let size)? = input.parameters?["binary_data_size"] {
-                let count = Int(size)
-                guard count == tensor.data.count, binary.endIndex - offset >= count else {
-                    throw InferError(message: "Input \"\(input.name)\": binary_data_size \(count) does not fit.")
-                }
-                byName[tensor.name] = Data(binary[offset..<(offset + count)])
-                offset += count
-            } else if let data = input.data {
-                var values: [Double] = []
-                values.reserveCapacity(elementCount)
-                try Self.flatten(data, into: &values)
-                guard values.count == elementCount else {
+            let modelCount = tensor.data.count / size
+            let mismatch = InferError(
+                message: "Input \"\(input.name)\" has shape \(KServeTensorCodec.shown(input.shape)); the model's is "
+                    + "\(tensor.shape.dimensions).")
+            // The product with a limit: a shape like [2^62, 4] overflows Int.
+            guard let elementCount = try? CheckedNumber.product(input.shape, "shape", limit: modelCount),
+                elementCount == modelCount
+            else { throw mismatch }
+            let what = "input \"\(input.name)\""
+            if let count = try Self.integer(
+                input.parameters, "binary_data_size", of: what, in: 0...max(0, binary.count - offset))
+            {
+                guard count == tensor.data.count else {
                     throw InferError(
-                        message: "Input \"\(input.name)\" has \(values.count) values; its shape needs \(elementCount).")
+                        message: "Input \"\(input.name)\": binary_data_size \(count) does not fit: the tensor is "
+                            + "\(tensor.data.count) bytes.")
                 }
-                byName[tensor.name] = Self.bytes(values, as: tensor.dataType)
+                byName[tensor.name] = Data(UnsafeRawBufferPointer(rebasing: binary[offset..<(offset + count)]))
+                offset += count
+            } else if let range = data[position],
+                !UnsafeRawBufferPointer(rebasing: json[range]).elementsEqual("null".utf8)
+            {
+                byName[tensor.name] = try Self.refusing { () throws(KServeTensorCodec.Refusal) in
+                    try KServeTensorCodec.decode(
+                        json: UnsafeRawBufferPointer(rebasing: json[range]), as: tensor.dataType, shape: input.shape,
+                        count: elementCount, input: input.name)
+                }
             } else {
                 throw InferError(message: "Input \"\(input.name)\" has neither data nor binary_data_size.")
             }
         }
-        return try details.inputs.map { tensor in
+        return try details.inputs.map { (tensor) throws(InferError) in
             guard let data = byName[tensor.name] else {
                 throw InferError(message: "The request has no value for input \"\(tensor.name)\".")
             }
@@ -237,130 +289,108 @@ struct KServeRoutes {
         }
     }
 
-    /// The response: every output (or those asked for), as JSON or binary, classification
-    /// strings where asked.
-    func respond(_ request: InferRequest, outputs: [Tensor], model: ServedModel, details: ModelDetails) throws
-        -> Response
+    /// The response: every output (or those asked for), as JSON or binary.
+    ///
+    /// Classification strings where asked. Written by hand, as ``KServeTensorCodec`` writes `data`.
+    func respond(_ request: InferRequest, outputs: [Tensor], model: ServedModel, details: ModelDetails)
+        throws(InferError) -> Response
     {
-        let wantsBinaryByDefault: Bool
-        if case .bool(let value)? = request.parameters?["binary_data_output"] {
-            wantsBinaryByDefault = value
-        } else {
-            wantsBinaryByDefault = false
-        }
+        let wantsBinaryByDefault = try Self.flag(request.parameters, "binary_data_output", of: "the request") ?? false
         let requested: [InferRequest.RequestedOutput] =
             request.outputs ?? outputs.map { InferRequest.RequestedOutput(name: $0.name, parameters: nil) }
-        var written: [InferResponse.Output] = []
+        var text: [UInt8] = []
         var binary = Data()
-        for asked in requested {
+        var anyBinary = false
+        text.append(contentsOf: #"{"model_name":"#.utf8)
+        KServeTensorCodec.appendString(model.id.utf8, to: &text)
+        text.append(contentsOf: #","model_version":"1""#.utf8)
+        if let id = request.id {
+            text.append(contentsOf: #","id":"#.utf8)
+            KServeTensorCodec.appendString(id.utf8, to: &text)
+        }
+        text.append(contentsOf: #","outputs":["#.utf8)
+        // Each output once: a body of 700,000 copies of one name would otherwise ask for gigabytes.
+        var seen: Set<String> = []
+        for asked in requested where !seen.insert(asked.name).inserted {
+            throw InferError(message: "Output \"\(asked.name)\" is asked for twice.")
+        }
+        for (position, asked) in requested.enumerated() {
             guard let tensor = outputs.first(where: { $0.name == asked.name }) else {
                 throw InferError(
                     message: "No output \"\(asked.name)\"; the model's outputs are "
                         + outputs.map { "\"\($0.name)\"" }.joined(separator: ", ") + ".")
             }
-            var binaryWanted = wantsBinaryByDefault
-            if case .bool(let value)? = asked.parameters?["binary_data"] { binaryWanted = value }
-            var output: InferResponse.Output
+            let what = "output \"\(asked.name)\""
+            let binaryWanted = try Self.flag(asked.parameters, "binary_data", of: what) ?? wantsBinaryByDefault
+            let datatype: String
+            let shape: [Int]
             var raw: Data
-            if case .number(let count)? = asked.parameters?["classification"] {
-                let strings = Self.classification(tensor, count: Int(count), labels: details.labels)
-                output = .init(
-                    name: tensor.name, datatype: "BYTES", shape: [1, strings.count], data: .strings(strings))
-                raw = Data()
-                for string in strings {
-                    let utf8 = Array(string.utf8)
-                    withUnsafeBytes(of: UInt32(utf8.count).littleEndian) { raw.append(contentsOf: $0) }
-                    raw.append(contentsOf: utf8)
+            var data: [UInt8] = []
+            if let count = try Self.integer(asked.parameters, "classification", of: what, in: 1...Int.max) {
+                let strings = Self.classification(tensor, count: count, labels: details.labels)
+                (datatype, shape) = ("BYTES", [1, strings.count])
+                let elements = strings.map { Array($0.utf8) }
+                raw = KServeTensorCodec.binary(elements)
+                data.append(UInt8(ascii: "["))
+                for (index, element) in elements.enumerated() {
+                    if index > 0 { data.append(UInt8(ascii: ",")) }
+                    KServeTensorCodec.appendString(element, to: &data)
                 }
+                data.append(UInt8(ascii: "]"))
             } else {
-                output = .init(
-                    name: tensor.name, datatype: Self.datatype(tensor.dataType), shape: tensor.shape.dimensions,
-                    data: Self.values(of: tensor))
+                (datatype, shape) = (KServeTensorCodec.name(tensor.dataType), tensor.shape.dimensions)
                 raw = tensor.data
+                if tensor.dataType == .string, let elements = KServeTensorCodec.strings(tensor.data) {
+                    raw = KServeTensorCodec.binary(elements)
+                }
+                if !binaryWanted {
+                    try Self.refusing { () throws(KServeTensorCodec.Refusal) in
+                        try KServeTensorCodec.appendJSON(tensor.data, as: tensor.dataType, to: &data)
+                    }
+                }
             }
+            if position > 0 { text.append(UInt8(ascii: ",")) }
+            text.append(contentsOf: #"{"name":"#.utf8)
+            KServeTensorCodec.appendString(tensor.name.utf8, to: &text)
+            text.append(contentsOf: #","datatype":"#.utf8)
+            KServeTensorCodec.appendString(datatype.utf8, to: &text)
+            text.append(contentsOf: (#","shape":["# + shape.map(String.init).joined(separator: ",") + "]").utf8)
             if binaryWanted {
-                output.data = nil
-                output.parameters = ["binary_data_size": raw.count]
+                anyBinary = true
+                text.append(contentsOf: #","parameters":{"binary_data_size":\#(raw.count)}}"#.utf8)
                 binary.append(raw)
+            } else {
+                text.append(contentsOf: #","data":"#.utf8)
+                text.append(contentsOf: data)
+                text.append(UInt8(ascii: "}"))
             }
-            written.append(output)
         }
-        let response = InferResponse(modelName: model.id, modelVersion: "1", id: request.id, outputs: written)
-        guard !binary.isEmpty || written.contains(where: { $0.parameters != nil }) else {
-            return HTTPReply.json(response)
+        text.append(contentsOf: "]}".utf8)
+        guard anyBinary else {
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: text)))
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let header = try encoder.encode(response)
-        var body = ByteBuffer(bytes: header)
+        var body = ByteBuffer(bytes: text)
         body.writeBytes(binary)
         return Response(
             status: .ok,
-            headers: [.contentType: "application/octet-stream", Self.headerLength: String(header.count)],
+            headers: [.contentType: "application/octet-stream", Self.headerLength: String(text.count)],
             body: .init(byteBuffer: body))
     }
 
     // MARK: Conversions
 
-    /// KServe's name for a tensor type.
+    /// KServe's name for a tensor type (``KServeTensorCodec``'s table).
     static func datatype(_ type: Tensor.DataType) -> String {
-        switch type {
-        case .float32: "FP32"
-        case .uInt8: "UINT8"
-        case .int8: "INT8"
-        case .int32: "INT32"
-        case .int64: "INT64"
-        case .float16: "FP16"
-        case .bool: "BOOL"
-        case .int16: "INT16"
-        case .float64: "FP64"
-        case .string: "BYTES"
-        default: "\(type)".uppercased()
-        }
-    }
-
-    static func flatten(_ value: JSONValue, into values: inout [Double]) throws {
-        switch value {
-        case .number(let number): values.append(number)
-        case .bool(let flag): values.append(flag ? 1 : 0)
-        case .array(let items): for item in items { try flatten(item, into: &values) }
-        default: throw InferError(message: "Tensor data must be numbers (nested arrays allowed), found \(value.shown).")
-        }
-    }
-
-    static func bytes(_ values: [Double], as type: Tensor.DataType) -> Data {
-        switch type {
-        case .float32:
-            return values.map { Float($0) }.withUnsafeBytes { Data($0) }
-        case .int32:
-            return values.map { Int32(clamping: Int(max(-2e9, min(2e9, $0)))) }.withUnsafeBytes { Data($0) }
-        case .int8:
-            return Data(values.map { UInt8(bitPattern: Int8(clamping: Int(max(-128, min(127, $0))))) })
-        default:
-            return Data(values.map { UInt8(clamping: Int(max(0, min(255, $0)))) })
-        }
-    }
-
-    static func values(of tensor: Tensor) -> OutputData {
-        switch tensor.dataType {
-        case .float32:
-            return .reals(tensor.data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) })
-        case .uInt8:
-            return .integers(tensor.data.map { Int($0) })
-        case .int8:
-            return .integers(tensor.data.map { Int(Int8(bitPattern: $0)) })
-        case .int32:
-            return .integers(tensor.data.withUnsafeBytes { $0.bindMemory(to: Int32.self).map { Int($0) } })
-        default:
-            return .integers(tensor.data.map { Int($0) })
-        }
+        KServeTensorCodec.name(type)
     }
 
     /// Triton's classification strings: the top `count` scores as `"score:index:label"`,
-    /// scores dequantized, six decimals.
+    /// scores dequantized, six decimals; a count past the scores gives them all.
     static func classification(_ tensor: Tensor, count: Int, labels: LabelMap?) -> [String] {
         let scores = (try? tensor.dequantizedValues()) ?? []
-        let top = Scores.topK(scores, k: max(1, count))
+        let top = Scores.topK(scores, k: count)
         return top.map { index in
             let score = fixedDecimals(Double(scores[index]), 6)
             if let labels, labels.labels.indices.contains(index) { return "\(score):\(index):\(labels.labels[index])" }

@@ -39,3 +39,19 @@ struct ScoresTests {
         #expect(Scores.topK([], k: 5) == [])
     }
 }
+
+/// Issue 22: a client's count (KServe's `"classification": 1e13`) reaches top-k; it costs no
+/// more than the scores.
+@Suite("Scores top-k bounds")
+struct ScoresTopKBoundsTests {
+    @Test("A negative, zero, huge or Int.max k is clamped to the scores: no allocation of k")
+    func clamped() {
+        let scores: [Float] = [0.2, 0.7, 0.1]
+        #expect(Scores.topK(scores, k: -1) == [])
+        #expect(Scores.topK(scores, k: Int.min) == [])
+        #expect(Scores.topK(scores, k: 0) == [])
+        #expect(Scores.topK(scores, k: 10_000_000_000_000) == [1, 0, 2])
+        #expect(Scores.topK(scores, k: Int.max) == [1, 0, 2])
+        #expect(Scores.topK([], k: Int.max) == [])
+    }
+}

@@ -39,6 +39,9 @@ public struct HubServer: Sendable {
         /// PostgreSQL: the longest a statement may go unanswered before its request fails
         /// with 503 and the connection is opened again.
         public var databaseDeadline: Duration
+        /// The most client ids whose adoption is kept per model (only clients with a key are
+        /// counted): the adoption table's bound.
+        public var adoptionLimit = 100_000
 
         /// Creates a configuration.
         ///
@@ -124,7 +127,7 @@ public struct HubServer: Sendable {
         HubRoutes(
             store: store, blobs: try BlobStore(dataFolder: folder), dataFolder: folder,
             maximumUploadBytes: configuration.maximumUploadBytes, anonymousRead: configuration.anonymousRead,
-            logger: logger
+            adoptionLimit: configuration.adoptionLimit, logger: logger
         ).add(to: router)
         let host = configuration.host
         let app = Application(

@@ -82,7 +82,7 @@ public final class HubProcess: @unchecked Sendable {
             """
             import socket, sys, time
             s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-            s.sendall(b"POST /v1/models/\(name)/versions HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer \(Self.adminKey)\\r\\nContent-Length: \(size)\\r\\n\\r\\n")
+            s.sendall(b"POST /v1/models/\(name)/versions HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer \(Self.adminKey)\\r\\nContent-Length: \(size)\\r\\n\\r\\n")
             s.sendall(open(sys.argv[2], "rb").read()[:\(size / 2)])
             time.sleep(5)
             """,

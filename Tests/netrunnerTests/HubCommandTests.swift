@@ -184,7 +184,7 @@ struct HubCommandTests {
                 """
                 import socket, sys
                 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-                s.sendall(b"POST /v1/models/x/versions HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer \(HubProcess.adminKey)\\r\\nContent-Length: 10000000000\\r\\n\\r\\n" + b"PK" * 1000)
+                s.sendall(b"POST /v1/models/x/versions HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer \(HubProcess.adminKey)\\r\\nContent-Length: 10000000000\\r\\n\\r\\n" + b"PK" * 1000)
                 print(s.recv(4096).split(b"\\r\\n")[0].decode())
                 """,
                 String(setup.hub.address.split(separator: ":").last ?? ""),
@@ -237,8 +237,9 @@ struct HubCommandTests {
             headers: ["Content-Type": "application/json"])
         #expect(set.status == 200, "\(String(decoding: set.body, as: UTF8.self))")
         var counts: [Int: Int] = [:]
+        // Adoption counts clients that resolve with a key (anonymous ids could be forged).
         for client in 0..<200 {
-            let reply = try await setup.hub.request("/v1/models/m/resolve?ref=production&client=c\(client)", key: nil)
+            let reply = try await setup.hub.request("/v1/models/m/resolve?ref=production&client=c\(client)")
             let version =
                 (try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])?["version"] as? Int ?? 0
             counts[version, default: 0] += 1

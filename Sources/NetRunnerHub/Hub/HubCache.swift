@@ -28,18 +28,18 @@ public struct HubCache: Sendable {
         /// The file.
         public var path: String
         /// Its SHA-256.
-        public var sha256: String
+        public var sha256: SHA256Digest
         /// Its size in bytes.
         public var size: Int
     }
 
     /// Where a verified blob lives.
-    public func blobPath(sha256: String, format: String) -> String {
-        folder + "/blobs/sha256/\(sha256).\(format == "tflite" ? "tflite" : "zip")"
+    public func blobPath(sha256: SHA256Digest, format: String) -> String {
+        folder + "/blobs/sha256/\(sha256.hex).\(format == "tflite" ? "tflite" : "zip")"
     }
 
     /// The verified blob with a digest, if cached.
-    public func blob(sha256: String) -> Entry? {
+    public func blob(sha256: SHA256Digest) -> Entry? {
         for format in ["zip", "tflite"] {
             let path = blobPath(sha256: sha256, format: format)
             var status = stat()
@@ -54,8 +54,9 @@ public struct HubCache: Sendable {
     public func blobs() -> [Entry] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder + "/blobs/sha256")) ?? []
         return names.sorted().compactMap { name in
-            guard let dot = name.firstIndex(of: ".") else { return nil }
-            return blob(sha256: String(name[..<dot]))
+            guard let dot = name.firstIndex(of: "."), let digest = try? SHA256Digest(validating: String(name[..<dot]))
+            else { return nil }
+            return blob(sha256: digest)
         }
     }
 

@@ -28,15 +28,25 @@ public struct HubClient: Sendable {
 
     /// The hub's address, `http://host:port`.
     public var address: String
-    /// The key sent as `Authorization: Bearer`, if any.
+    /// The key sent as `Authorization: Bearer`, if any: only to the hub's own origin (its
+    /// scheme, host and port), never to a download URL elsewhere or a redirect away.
     public var token: String?
+    /// The largest file this client downloads: a resolution declaring more is refused before a
+    /// byte is asked for (`--max-download-bytes`; default 1 GiB, the hub's own upload limit).
+    public var maximumDownloadBytes: Int
+    /// The default of ``maximumDownloadBytes``: 1 GiB.
+    public static let defaultMaximumDownloadBytes = 1 << 30
+    /// The largest version number a hub gives (its database's 32-bit integers).
+    static let maximumVersion = Int(Int32.max)
 
     /// Creates a client.
     ///
     /// - Parameters:
     ///   - address: The hub's address (default `NETRUNNER_HUB`, else `http://127.0.0.1:8090`).
     ///   - token: The key (default `NETRUNNER_HUB_TOKEN`).
-    public init(address: String? = nil, token: String? = nil) {
+    ///   - maximumDownloadBytes: The largest file downloaded (default 1 GiB).
+    public init(address: String? = nil, token: String? = nil, maximumDownloadBytes: Int = defaultMaximumDownloadBytes) {
+        self.maximumDownloadBytes = maximumDownloadBytes
         let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         }
         var chosen = address ?? environment(Self.addressVariable) ?? Self.defaultAddress
@@ -84,10 +94,71 @@ public struct HubClient: Sendable {
         var path = "/v1/models/\(Self.escaped(name))/resolve?ref=\(Self.escaped(reference))"
         if let client { path += "&client=\(Self.escaped(client))" }
         var headers: [(String, String)] = []
-        if let current { headers.append(("If-None-Match", "\"sha256:\(current)\"")) }
+        if let current, let digest = try? SHA256Digest(validating: current) {
+            headers.append(("If-None-Match", "\"sha256:\(digest.hex)\""))
+        }
         let (status, body) = try await send("GET", path, headers: headers)
         if status == 304 { return nil }
-        return try decode(HubResolution.self, status: status, body: body)
+        var resolution = try decode(HubResolution.self, status: status, body: body)
+        try check(resolution, name: name)
+        resolution.reference = reference
+        return resolution
+    }
+
+    /// Refuses a resolution no honest hub gives: another model's, a version or size out of
+    /// range, an unknown format, a download URL that is not http(s). (Its digest was validated
+    /// when it was decoded.)
+    func check(_ resolution: HubResolution, name: String) throws(HubClientError) {
+        guard resolution.name == name else {
+            throw .badResponse(
+                hub: address,
+                reason: "it answered for \(String(resolution.name.prefix(80)).debugDescription), not \(name)")
+        }
+        do {
+            _ = try CheckedNumber.integer(resolution.version, "version", in: 1...Self.maximumVersion)
+            _ = try CheckedNumber.integer(resolution.size, "size", in: 1...Int.max)
+        } catch {
+            throw .badResponse(hub: address, reason: error.description)
+        }
+        guard ["zip", "tflite"].contains(resolution.format) else {
+            throw .badResponse(
+                hub: address,
+                reason: "the format \(String(resolution.format.prefix(40)).debugDescription) is not zip or tflite")
+        }
+        _ = try download(resolution.download)
+    }
+
+    /// Where a resolution's `download` field points: resolved as a URL reference against the
+    /// hub's address (RFC 3986), so `"/v1/blobs/..."` is on the hub, `"@host/x"` a path on the
+    /// hub, `"https://cdn.example/x"` elsewhere.
+    ///
+    /// - Parameter reference: The field.
+    /// - Returns: The URL, and whether it has the hub's origin (scheme, host, port): only then
+    ///   does the key go with it.
+    /// - Throws: ``HubClientError/badResponse(hub:reason:)`` for anything but an http(s) URL
+    ///   without a user or password.
+    func download(_ reference: String) throws(HubClientError) -> (url: String, sameOrigin: Bool) {
+        let refuse = { () -> HubClientError in
+            .badResponse(
+                hub: address,
+                reason: "the download \(String(reference.prefix(120)).debugDescription) is not an http(s) URL on a host"
+            )
+        }
+        guard let base = URL(string: address), let hub = Self.origin(of: base),
+            reference.utf8.count <= 4096,
+            !reference.unicodeScalars.contains(where: { $0.value < 0x21 || $0 == "\u{7F}" }),
+            let url = URL(string: reference, relativeTo: base)?.absoluteURL, let origin = Self.origin(of: url),
+            url.user == nil, url.password == nil
+        else { throw refuse() }
+        return (url.absoluteString, origin == hub)
+    }
+
+    /// Scheme, lowercased host and port (the scheme's default if none) of an http(s) URL.
+    static func origin(of url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host?.lowercased(), !host.isEmpty
+        else { return nil }
+        return "\(scheme)://\(host):\(url.port ?? (scheme == "https" ? 443 : 80))"
     }
 
     // MARK: Changing
@@ -185,8 +256,27 @@ public struct HubClient: Sendable {
         do {
             return try JSONDecoder().decode(type, from: body)
         } catch {
-            throw .badResponse(hub: address, reason: "\(error)")
+            throw .badResponse(hub: address, reason: Self.reason(for: error))
         }
+    }
+
+    /// A decoding error as a person reads it: the field and what was wrong with it.
+    static func reason(for error: any Error) -> String {
+        let (path, text): ([any CodingKey], String)
+        switch error as? DecodingError {
+        case .dataCorrupted(let context):
+            (path, text) = (context.codingPath, context.debugDescription)
+        case .typeMismatch(let type, let context):
+            (path, text) = (context.codingPath, "expected \(type): \(context.debugDescription)")
+        case .valueNotFound(_, let context):
+            (path, text) = (context.codingPath, context.debugDescription)
+        case .keyNotFound(let key, let context):
+            (path, text) = (context.codingPath + [key], "missing")
+        default:
+            return "\(error)"
+        }
+        let field = path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+        return field.isEmpty ? text : "\(field): \(text)"
     }
 
     static func escaped(_ text: String) -> String {

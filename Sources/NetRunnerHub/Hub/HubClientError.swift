@@ -15,6 +15,8 @@ public enum HubClientError: Error, Equatable, Sendable, CustomStringConvertible 
     case notDownloaded(name: String, reason: String)
     /// A local file could not be written or read.
     case storage(path: String, reason: String)
+    /// The hub publishes a file larger than this client downloads (``HubClient/maximumDownloadBytes``).
+    case tooLarge(hub: String, name: String, size: Int, limit: Int)
 
     /// A message a person can act on.
     public var description: String {
@@ -34,6 +36,9 @@ public enum HubClientError: Error, Equatable, Sendable, CustomStringConvertible 
             "\(name) is not downloaded, and \(reason)."
         case .storage(let path, let reason):
             "Cannot write \(path): \(reason)."
+        case .tooLarge(let hub, let name, let size, let limit):
+            "The hub at \(hub) publishes \(name) as \(size) bytes; this client downloads at most \(limit) bytes "
+                + "(--max-download-bytes). Nothing was downloaded."
         }
     }
 }

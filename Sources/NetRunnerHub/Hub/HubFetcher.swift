@@ -21,6 +21,10 @@ import NetRunnerSupport
 /// - Bytes damaged on the way: the whole file is hashed before anything is installed; a
 ///   mismatch deletes the partial file and fails (``HubClientError/verificationFailed(name:expected:found:)``).
 /// - Installing is one `rename(2)` into `blobs/`: a reader sees no file or the whole, verified one.
+/// - A hostile hub: its digest is a validated ``SHA256Digest`` before it names a file; a size
+///   over ``HubClient/maximumDownloadBytes`` is refused before a byte is asked for; a body
+///   longer than the size published is cut off there and its partial file removed (not
+///   retried); the key goes only to the hub's own origin.
 struct HubFetcher: Sendable {
     let client: HubClient
     let cache: HubCache
@@ -33,6 +37,12 @@ struct HubFetcher: Sendable {
         _ resolution: HubResolution, progress: @Sendable (_ received: Int, _ total: Int) -> Void
     ) async throws(HubClientError) -> HubCache.Entry {
         if let entry = cache.blob(sha256: resolution.sha256) { return entry }
+        try client.check(resolution, name: resolution.name)
+        guard resolution.size <= client.maximumDownloadBytes else {
+            throw .tooLarge(
+                hub: client.address, name: "\(resolution.name)@\(resolution.version)", size: resolution.size,
+                limit: client.maximumDownloadBytes)
+        }
         let partialFolder = cache.folder + "/partial"
         let blobFolder = cache.folder + "/blobs/sha256"
         do {
@@ -41,12 +51,12 @@ struct HubFetcher: Sendable {
         } catch {
             throw .storage(path: cache.folder, reason: "\(error)")
         }
-        let lock = FileLock(path: partialFolder + "/\(resolution.sha256).lock")
+        let lock = FileLock(path: partialFolder + "/\(resolution.sha256.hex).lock")
         try await lock.acquire()
         defer { lock.release() }
         // Someone else may have finished it while we waited.
         if let entry = cache.blob(sha256: resolution.sha256) { return entry }
-        let partial = partialFolder + "/\(resolution.sha256).part"
+        let partial = partialFolder + "/\(resolution.sha256.hex).part"
         var attempt = 0
         var found = ""
         while true {
@@ -54,24 +64,23 @@ struct HubFetcher: Sendable {
                 found = try await transfer(resolution, into: partial, lock: lock, progress: progress)
                 break
             } catch let error as HubClientError {
-                switch error {
-                case .unreachable, .badResponse:
-                    guard attempt < retries else { throw error }
-                    attempt += 1
-                    try? await Task.sleep(for: .milliseconds(250 << attempt))
-                default:
-                    throw error
-                }
+                // A broken transfer is resumed; a hub that answers wrongly is not asked again.
+                guard case .unreachable = error, attempt < retries else { throw error }
+                attempt += 1
+                try? await Task.sleep(for: .milliseconds(250 << attempt))
+            } catch let restart as Restart {
+                guard attempt < retries else { throw restart.error }
+                attempt += 1
             } catch {
                 throw .storage(path: partial, reason: "\(error)")
             }
         }
         // The whole file's digest (the part kept from an earlier attempt hashed from disk, the
         // rest as it arrived), then one rename installs it.
-        guard found == resolution.sha256 else {
+        guard found == resolution.sha256.hex else {
             unlink(partial)
             throw .verificationFailed(
-                name: "\(resolution.name)@\(resolution.version)", expected: resolution.sha256, found: found)
+                name: "\(resolution.name)@\(resolution.version)", expected: resolution.sha256.hex, found: found)
         }
         let target = cache.blobPath(sha256: resolution.sha256, format: resolution.format)
         guard rename(partial, target) == 0 else {
@@ -95,9 +104,12 @@ struct HubFetcher: Sendable {
             have = 0
         }
         if have == resolution.size, have > 0 { return try SHA256.hexDigest(ofFileAt: partial).digest }
-        var request = HTTPClientRequest(url: client.address + resolution.download)
-        if let token = client.token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        let etag = "\"sha256:\(resolution.sha256)\""
+        // The key goes only to the hub's own origin (async-http-client drops it on a redirect
+        // to another origin).
+        let (url, sameOrigin) = try client.download(resolution.download)
+        var request = HTTPClientRequest(url: url)
+        if sameOrigin, let token = client.token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let etag = "\"sha256:\(resolution.sha256.hex)\""
         if have > 0 {
             request.headers.add(name: "Range", value: "bytes=\(have)-")
             request.headers.add(name: "If-Range", value: etag)
@@ -116,12 +128,25 @@ struct HubFetcher: Sendable {
             have = 0  // the whole file: start again
         case 416:
             unlink(partial)
-            throw HubClientError.badResponse(
-                hub: client.address, reason: "the partial download no longer fits; restarting")
+            throw Restart(
+                error: .badResponse(hub: client.address, reason: "the partial download no longer fits (416)"))
         default:
             let body = try? await response.body.collect(upTo: 1 << 16)
             let text = body.map { String(decoding: $0.readableBytesView, as: UTF8.self) } ?? ""
             throw HubClientError.refused(hub: client.address, status: code, message: text)
+        }
+        // More than the size published is refused before a byte is written.
+        let longer = HubClientError.badResponse(
+            hub: client.address,
+            reason:
+                "it sent more than the \(resolution.size) bytes published for \(resolution.name)@\(resolution.version); "
+                + "the partial file was removed")
+        if let text = response.headers.first(name: "content-length") {
+            let length = try? CheckedNumber.integer(text, "Content-Length", in: 0...Int.max)
+            guard let length, length <= resolution.size - have else {
+                unlink(partial)
+                throw longer
+            }
         }
         let descriptor = open(partial, O_WRONLY | O_CREAT | O_CLOEXEC | (have == 0 ? O_TRUNC : O_APPEND), 0o644)
         guard descriptor >= 0 else {
@@ -144,6 +169,10 @@ struct HubFetcher: Sendable {
         progress(received, resolution.size)
         do {
             for try await buffer in response.body {
+                guard buffer.readableBytes <= resolution.size - received else {
+                    unlink(partial)
+                    throw longer
+                }
                 let failure = buffer.withUnsafeReadableBytes { bytes -> Int32? in
                     hasher.update(bytes)
                     return FileIO.writeAll(descriptor, bytes)
@@ -152,9 +181,6 @@ struct HubFetcher: Sendable {
                     throw HubClientError.storage(path: partial, reason: String(cString: strerror(failure)))
                 }
                 received += buffer.readableBytes
-                guard received <= resolution.size else {
-                    throw HubClientError.badResponse(hub: client.address, reason: "the file is longer than published")
-                }
                 progress(received, resolution.size)
                 let now = ContinuousClock.now
                 if now - lastBeat > .seconds(1) {
@@ -180,6 +206,11 @@ struct HubFetcher: Sendable {
         }
         return hasher.finalize()
     }
+}
+
+/// A transfer to start again at once (the hub no longer has the range asked for).
+private struct Restart: Error {
+    let error: HubClientError
 }
 
 /// A lock file shared by processes: made with `O_EXCL`, holding the holder's pid, touched while

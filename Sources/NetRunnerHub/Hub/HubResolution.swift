@@ -10,18 +10,21 @@ public struct HubResolution: Codable, Equatable, Sendable {
     public var reference: String
     /// The version it resolves to.
     public var version: Int
-    /// The file's SHA-256, hex.
-    public var sha256: String
+    /// The file's SHA-256 (validated when decoded: a hub's text never reaches a path unchecked).
+    public var sha256: SHA256Digest
     /// The file's size in bytes.
     public var size: Int
     /// `zip` or `tflite`.
     public var format: String
-    /// The path of the file on the hub (`/v1/blobs/sha256:<hex>`).
+    /// Where to download the file (from this hub `/v1/blobs/sha256:<hex>`).
+    ///
+    /// A URL reference resolved against the hub's address (RFC 3986); the client's key goes
+    /// with it only when it resolves to the hub's own origin.
     public var download: String
 
     /// Creates a resolution.
     public init(
-        name: String, reference: String, version: Int, sha256: String, size: Int, format: String, download: String
+        name: String, reference: String, version: Int, sha256: SHA256Digest, size: Int, format: String, download: String
     ) {
         self.name = name
         self.reference = reference

@@ -89,7 +89,7 @@ public final class ModelDownloader: Sendable {
             let entry = cache.blob(sha256: last.sha256)
         else { return nil }
         return CustomModel(
-            name: remote.name, version: last.version, size: entry.size, path: entry.path, hash: entry.sha256)
+            name: remote.name, version: last.version, size: entry.size, path: entry.path, hash: entry.sha256.hex)
     }
 
     /// Asks the hub; downloads if it changed; falls back to the local copy when the hub cannot
@@ -121,7 +121,8 @@ public final class ModelDownloader: Sendable {
         if let entry = cache.blob(sha256: resolution.sha256) {
             try cache.record(resolution, hub: hub.address)
             return CustomModel(
-                name: remote.name, version: resolution.version, size: entry.size, path: entry.path, hash: entry.sha256)
+                name: remote.name, version: resolution.version, size: entry.size, path: entry.path,
+                hash: entry.sha256.hex)
         }
         if let reason = conditions.unmetReason() {
             if let local { return local }
@@ -152,7 +153,7 @@ public final class ModelDownloader: Sendable {
         emit(.verifying(name: label))
         try cache.record(resolution, hub: hub.address)
         let model = CustomModel(
-            name: remote.name, version: resolution.version, size: entry.size, path: entry.path, hash: entry.sha256)
+            name: remote.name, version: resolution.version, size: entry.size, path: entry.path, hash: entry.sha256.hex)
         emit(.didSucceed(model))
         return model
     }
@@ -167,7 +168,7 @@ public final class ModelDownloader: Sendable {
             }
             return CustomModel(
                 name: resolution.name, version: resolution.version, size: entry.size, path: entry.path,
-                hash: entry.sha256)
+                hash: entry.sha256.hex)
         }
     }
 

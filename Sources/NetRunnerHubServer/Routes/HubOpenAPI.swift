@@ -60,7 +60,7 @@ enum HubOpenAPI {
                 "schema": {"type": "string", "pattern": "^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$"}},
               "alias": {"name": "alias", "in": "path", "required": true,
                 "schema": {"type": "string", "pattern": "^(?!latest$)(?![0-9]+$)[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$"}},
-              "version": {"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 1}}
+              "version": {"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 1, "maximum": 2147483647}}
             },
             "responses": {
               "Error": {"description": "What went wrong, for a person.", "content": {"application/json": {"schema": {
@@ -69,7 +69,8 @@ enum HubOpenAPI {
             },
             "schemas": {
               "Target": {"type": "object", "required": ["version", "weight"],
-                "properties": {"version": {"type": "integer"}, "weight": {"type": "integer"}}},
+                "properties": {"version": {"type": "integer", "minimum": 1, "maximum": 2147483647},
+                  "weight": {"type": "integer", "minimum": 1, "maximum": 100}}},
               "Version": {"type": "object",
                 "required": ["name", "version", "sha256", "size", "format", "task", "model_id", "description", "created_at", "created_by"],
                 "properties": {"name": {"type": "string"}, "version": {"type": "integer"}, "sha256": {"type": "string"},
@@ -132,7 +133,9 @@ enum HubOpenAPI {
               "put": {"operationId": "setAlias",
                 "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "properties": {
-                  "version": {"type": "integer"}, "targets": {"type": "array", "items": {"$ref": "#/components/schemas/Target"}}}}}}},
+                  "version": {"type": "integer", "minimum": 1, "maximum": 2147483647, "nullable": true},
+                  "targets": {"type": "array", "minItems": 1, "maxItems": 10, "nullable": true,
+                    "items": {"$ref": "#/components/schemas/Target"}}}}}}},
                 "responses": {"200": {"description": "Moved.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Alias"}}}},
                   "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},

@@ -21,7 +21,12 @@ struct HubRoutes: Sendable {
     let dataFolder: String
     let maximumUploadBytes: Int
     let anonymousRead: Bool
+    /// The most client ids whose adoption is kept per model (`--adoption-limit`).
+    let adoptionLimit: Int
     let logger: Logger
+
+    /// The largest version number (PostgreSQL's `INTEGER` is 32 bits).
+    static let maximumVersion = Int(Int32.max)
 
     func add(to router: Router<BasicRequestContext>) {
         router.get("/v1/health") { _, _ in Self.json(["status": "ok"]) }
@@ -142,8 +147,8 @@ struct HubRoutes: Sendable {
                     var name: String
                     var scope: HubScope
                 }
-                let data = try await request.body.collect(upTo: 64 << 10)
-                guard let body = try? JSONDecoder().decode(Body.self, from: Data(data.readableBytesView)) else {
+                let data = try await Self.body(of: request, upTo: 64 << 10)
+                guard let body = try? JSONDecoder().decode(Body.self, from: data) else {
                     throw HubError.badRequest(
                         "The body must be JSON: {\"name\": \"ci\", \"scope\": \"read\" | \"publish\" | \"admin\"}.")
                 }
@@ -179,9 +184,14 @@ struct HubRoutes: Sendable {
     ///
     /// The version is recorded in one transaction; until that commits nothing of it is visible.
     func publish(_ request: Request, name: String, alias: String?, by who: String) async throws -> HubVersion {
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumUploadBytes {
-            throw HubError.tooLarge(
-                "The upload is \(length) bytes; this hub takes at most \(maximumUploadBytes) (--max-upload-bytes).")
+        if let length = request.headers[.contentLength] {
+            do {
+                _ = try CheckedNumber.integer(length, "Content-Length", in: 0...maximumUploadBytes)
+            } catch {
+                throw HubError.tooLarge(
+                    "The upload is \(length.prefix(40)) bytes; this hub takes at most \(maximumUploadBytes) "
+                        + "(--max-upload-bytes).")
+            }
         }
         // uploads/<host>-<pid>/<random>/<name>: a .tflite is described by its hub name.
         let uploads = Uploads.folder(in: dataFolder + "/uploads")
@@ -203,7 +213,8 @@ struct HubRoutes: Sendable {
         var size = 0
         do {
             defer { close(descriptor) }
-            for try await buffer in request.body {
+            var reader = request.body.makeAsyncIterator()
+            while let buffer = try await Self.next(&reader) {
                 size += buffer.readableBytes
                 guard size <= maximumUploadBytes else {
                     throw HubError.tooLarge(
@@ -260,8 +271,8 @@ struct HubRoutes: Sendable {
         let version: HubVersion?
         if reference == "latest" {
             version = try await store.versions(of: name).last
-        } else if let number = Int(reference) {
-            version = try await store.version(number, of: name)
+        } else if !reference.isEmpty, reference.utf8.allSatisfy({ (48...57).contains($0) }) {
+            version = try await store.version(try Self.checkedVersion(reference, "ref"), of: name)
         } else if reference.hasPrefix("sha256:") {
             version = try await store.version(withDigest: String(reference.dropFirst(7)).lowercased(), of: name)
         } else {
@@ -275,8 +286,10 @@ struct HubRoutes: Sendable {
             throw HubError.notFound(
                 "\(name)@\(reference) is not on this hub (GET /v1/models/\(name) lists its versions).")
         }
-        if let client, !client.isEmpty {
-            try await store.recordAdoption(name: name, version: version.version, client: client)
+        // Adoption counts only clients that show a key (anyone could forge anonymous ids, and
+        // each would be a row), at most --adoption-limit ids per model.
+        if let client, !client.isEmpty, request.headers[.authorization] != nil {
+            try await store.recordAdoption(name: name, version: version.version, client: client, limit: adoptionLimit)
         }
         let etag = "\"sha256:\(version.sha256)\""
         if let match = request.headers[.ifNoneMatch],
@@ -287,7 +300,8 @@ struct HubRoutes: Sendable {
             return Response(status: .notModified, headers: [.eTag: etag])
         }
         let resolution = HubResolution(
-            name: name, reference: reference, version: version.version, sha256: version.sha256, size: version.size,
+            name: name, reference: reference, version: version.version,
+            sha256: try SHA256Digest(validating: version.sha256), size: version.size,
             format: version.format, download: "/v1/blobs/sha256:\(version.sha256)")
         var response = Self.json(resolution)
         response.headers[.eTag] = etag
@@ -341,17 +355,27 @@ struct HubRoutes: Sendable {
     static let chunkLength = 1 << 20
 
     /// `bytes=N-`, `bytes=N-M` or `bytes=-K` within `size`; `nil` if unsatisfiable or several.
+    ///
+    /// Numbers are decimal digits only; one past `Int.max` counts as "beyond any file".
     static func byteRange(_ header: String, size: Int) -> ClosedRange<Int>? {
         guard header.hasPrefix("bytes="), !header.contains(","), size > 0 else { return nil }
         let spec = header.dropFirst(6)
         let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
-        if parts[0].isEmpty {
-            guard let suffix = Int(parts[1]), suffix > 0 else { return nil }
-            return max(0, size - suffix)...(size - 1)
+        let number = { (text: Substring) -> Int? in
+            guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+            return (try? CheckedNumber.integer(text, "Range", in: 0...Int.max)) ?? Int.max
         }
-        guard let start = Int(parts[0]), start >= 0, start < size else { return nil }
-        let end = parts[1].isEmpty ? size - 1 : min(size - 1, Int(parts[1]) ?? -1)
+        if parts[0].isEmpty {
+            guard let suffix = number(parts[1]), suffix > 0 else { return nil }
+            return (size - min(size, suffix))...(size - 1)
+        }
+        guard let start = number(parts[0]), start < size else { return nil }
+        var end = size - 1
+        if !parts[1].isEmpty {
+            guard let last = number(parts[1]) else { return nil }
+            end = min(end, last)
+        }
         guard end >= start else { return nil }
         return start...end
     }
@@ -446,10 +470,43 @@ struct HubRoutes: Sendable {
     }
 
     static func versionNumber(_ context: BasicRequestContext) throws -> Int {
-        guard let text = context.parameters.get("version"), let number = Int(text), number > 0 else {
-            throw HubError.badRequest("A version is a whole number from 1.")
+        try checkedVersion(context.parameters.get("version") ?? "", "version")
+    }
+
+    /// A version number from text (a path, `?ref=`): 1 to ``maximumVersion``.
+    static func checkedVersion(_ text: String, _ name: String) throws -> Int {
+        do {
+            return try CheckedNumber.integer(text, name, in: 1...maximumVersion)
+        } catch {
+            throw HubError.badRequest("A version is a whole number: \(error.description)")
         }
-        return number
+    }
+
+    /// A request's whole body, at most `limit` bytes (413 past it); a body cut short is the
+    /// client's fault (400).
+    static func body(of request: Request, upTo limit: Int) async throws -> Data {
+        do {
+            return Data(try await request.body.collect(upTo: limit).readableBytesView)
+        } catch let error as any HTTPResponseError {
+            throw error
+        } catch {
+            throw HubError.badRequest(Self.cutShort(error))
+        }
+    }
+
+    /// The next piece of a streamed body; a body cut short is the client's fault (400).
+    static func next(_ reader: inout RequestBody.AsyncIterator) async throws -> ByteBuffer? {
+        do {
+            return try await reader.next()
+        } catch let error as any HTTPResponseError {
+            throw error
+        } catch {
+            throw HubError.badRequest(Self.cutShort(error))
+        }
+    }
+
+    static func cutShort(_ error: any Error) -> String {
+        "The request body ended before its Content-Length said it would (\(error)); nothing was stored."
     }
 
     /// `{"version": 7}` or `{"targets": [{"version": 7, "weight": 90}, {"version": 8, "weight": 10}]}`.
@@ -458,18 +515,28 @@ struct HubRoutes: Sendable {
             var version: Int?
             var targets: [HubAliasTarget]?
         }
-        let data = try await request.body.collect(upTo: 64 << 10)
-        guard let body = try? JSONDecoder().decode(Body.self, from: Data(data.readableBytesView)) else {
+        let data = try await Self.body(of: request, upTo: 64 << 10)
+        guard let body = try? JSONDecoder().decode(Body.self, from: data) else {
             throw HubError.badRequest(
                 "The body must be JSON: {\"version\": 7}, or {\"targets\": [{\"version\": 7, \"weight\": 90}, "
                     + "{\"version\": 8, \"weight\": 10}]} for a staged rollout.")
         }
+        let rule =
+            "An alias points to 1 to 10 different versions whose weights are whole percents adding up to 100."
         let targets = body.targets ?? body.version.map { [HubAliasTarget(version: $0)] } ?? []
-        guard !targets.isEmpty, targets.count <= 10, targets.allSatisfy({ $0.weight > 0 && $0.version > 0 }),
-            targets.reduce(0, { $0 + $1.weight }) == 100, Set(targets.map(\.version)).count == targets.count
-        else {
-            throw HubError.badRequest(
-                "An alias points to 1 to 10 different versions whose weights are whole percents adding up to 100.")
+        guard (1...10).contains(targets.count), Set(targets.map(\.version)).count == targets.count else {
+            throw HubError.badRequest(rule)
+        }
+        do {
+            for target in targets {
+                _ = try CheckedNumber.integer(target.version, "version", in: 1...maximumVersion)
+                _ = try CheckedNumber.integer(target.weight, "weight", in: 1...100)
+            }
+            guard try CheckedNumber.sum(targets.map(\.weight), "the weights' sum", limit: 100) == 100 else {
+                throw HubError.badRequest(rule)
+            }
+        } catch let error as NumberOutOfRange {
+            throw HubError.badRequest("\(error) \(rule)")
         }
         return targets
     }

@@ -446,8 +446,9 @@ actor HubStore {
 
     // MARK: Adoption
 
-    /// Notes that a client resolved to a version (once per client and version).
-    func recordAdoption(name: String, version: Int, client: String) async throws {
+    /// Notes that a client resolved to a version (once per client and version), while the model
+    /// has fewer than `limit` such notes: the table stays bounded whatever clients send.
+    func recordAdoption(name: String, version: Int, client: String, limit: Int) async throws {
         await acquire()
         defer { release() }
         let known = try await database.raw(
@@ -457,6 +458,12 @@ actor HubStore {
             """
         ).first()
         guard known == nil else { return }
+        struct Count: Decodable { var count: Int }
+        let count =
+            try await database.raw(
+                "SELECT COUNT(*) AS count FROM hub_adoption WHERE name = \(bind: name)"
+            ).first(decoding: Count.self)?.count ?? 0
+        guard count < limit else { return }
         try? await database.raw(
             """
             INSERT INTO hub_adoption (name, version, client, first_seen) VALUES (\(bind: name), \(bind: version), \

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Logging
 import NetRunnerHub
 import NetRunnerHubServer
+import NetRunnerSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -81,9 +82,17 @@ extension NetRunnerCommand.Hub {
             help: "The largest upload (default 1 GiB).")
         var maximumUploadBytes = 1 << 30
 
+        @Option(
+            name: .customLong("adoption-limit"), parsing: .unconditional,
+            help:
+                "The most client ids whose adoption is counted per model (only resolves with a key count: anonymous ids could be forged)."
+        )
+        var adoptionLimit = 100_000
+
         func validate() throws {
             try OptionLimits.check(port, "--port", in: 0...65_535)
             try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 34))
+            try OptionLimits.check(adoptionLimit, "--adoption-limit", in: 0...10_000_000)
             try OptionLimits.check(databaseTimeout, "--database-timeout", in: 0.1...3600)
         }
 
@@ -91,12 +100,12 @@ extension NetRunnerCommand.Hub {
             var logger = Logger(label: "netrunner.hub")
             logger.logLevel = .notice
             let key = adminKey ?? getenv("NETRUNNER_HUB_ADMIN_KEY").map { String(cString: $0) }
-            let hub = HubServer(
-                configuration: .init(
-                    host: host, port: port, dataFolder: data, adminKey: key, anonymousRead: !`private`,
-                    maximumUploadBytes: maximumUploadBytes, databaseURL: database,
-                    databaseDeadline: .milliseconds(Int64(databaseTimeout * 1000))),
-                logger: logger)
+            var configuration = HubServer.Configuration(
+                host: host, port: port, dataFolder: data, adminKey: key, anonymousRead: !`private`,
+                maximumUploadBytes: maximumUploadBytes, databaseURL: database,
+                databaseDeadline: .milliseconds(Int64(databaseTimeout * 1000)))
+            configuration.adoptionLimit = adoptionLimit
+            let hub = HubServer(configuration: configuration, logger: logger)
             let folder = data
             try AsyncCommand.wait { () async throws in
                 try await hub.run { host, port in
@@ -218,10 +227,26 @@ extension NetRunnerCommand.Hub {
         @Option(help: "Download only in these local hours, START-END (22-6 wraps past midnight).")
         var hours: String?
 
+        @Option(
+            name: .customLong("max-download-bytes"), parsing: .unconditional,
+            help:
+                "The largest file downloaded: a hub publishing more is refused before a byte is asked for (default 1 GiB)."
+        )
+        var maximumDownloadBytes = HubClient.defaultMaximumDownloadBytes
+
         @OptionGroup var options: HubOptions
 
+        func validate() throws {
+            try OptionLimits.check(maximumDownloadBytes, "--max-download-bytes", in: 1...(1 << 40))
+            if let maximumBytesPerSecond {
+                try OptionLimits.check(maximumBytesPerSecond, "--max-bytes-per-second", in: 1...(1 << 40))
+            }
+        }
+
         func run() throws {
-            let downloader = ModelDownloader(hub: options.client)
+            var client = options.client
+            client.maximumDownloadBytes = maximumDownloadBytes
+            let downloader = ModelDownloader(hub: client)
             var conditions = ModelDownloadConditions(
                 allowsCellularAccess: !noMetered, requiresACPower: requiresACPower,
                 maximumBytesPerSecond: maximumBytesPerSecond)
@@ -268,16 +293,24 @@ extension NetRunnerCommand.Hub {
 
         func run() throws {
             var parsed: [HubAliasTarget] = []
-            for target in targets {
-                let parts = target.split(separator: ":")
-                guard let version = Int(parts[0]), parts.count <= 2 else {
-                    throw ValidationError("\(target) is not VERSION or VERSION:PERCENT.")
+            do {
+                for target in targets {
+                    let parts = target.split(separator: ":", omittingEmptySubsequences: false)
+                    guard (1...2).contains(parts.count) else {
+                        throw ValidationError("\(target) is not VERSION or VERSION:PERCENT.")
+                    }
+                    let version = try CheckedNumber.integer(parts[0], "VERSION", in: 1...Int(Int32.max))
+                    guard parts.count == 2 || targets.count == 1 else {
+                        throw ValidationError("Give each version of a rollout its percent: 7:90 8:10.")
+                    }
+                    let weight = try parts.count == 2 ? CheckedNumber.integer(parts[1], "PERCENT", in: 1...100) : 100
+                    parsed.append(HubAliasTarget(version: version, weight: weight))
                 }
-                let weight = parts.count == 2 ? Int(parts[1]) : (targets.count == 1 ? 100 : nil)
-                guard let weight else {
-                    throw ValidationError("Give each version of a rollout its percent: 7:90 8:10.")
+                guard try CheckedNumber.sum(parsed.map(\.weight), "the percents' sum", limit: 100) == 100 else {
+                    throw ValidationError("The percents of a rollout add up to 100: 7:90 8:10.")
                 }
-                parsed.append(HubAliasTarget(version: version, weight: weight))
+            } catch let error as NumberOutOfRange {
+                throw ValidationError("\(error) The percents of a rollout add up to 100: 7:90 8:10.")
             }
             let client = options.client
             let (name, alias, chosen) = (self.name, self.alias, parsed)

@@ -83,6 +83,13 @@ struct HubPostgresTests {
         let entries =
             (try JSONSerialization.jsonObject(with: history.body) as? [String: Any])?["history"] as? [[String: Any]]
         #expect(entries?.compactMap { $0["action"] as? String } == ["set", "set", "rollback"])
+        // Adoption on PostgreSQL: keyed clients counted once each across nodes, anonymous ones not.
+        for (index, node) in [first, second, first].enumerated() {
+            #expect(try await node.request("/v1/models/m/resolve?ref=3&client=keyed-\(index % 2)").status == 200)
+            #expect(try await node.request("/v1/models/m/resolve?ref=3&client=anon-\(index)", key: nil).status == 200)
+        }
+        let adoption = try await second.request("/v1/models/m/adoption", key: nil)
+        #expect(String(decoding: adoption.body, as: UTF8.self) == #"{"versions":[{"clients":2,"version":3}]}"#)
     }
 
     @Test("PostgreSQL ends a node's session (pg_terminate_backend): the node connects again and goes on")

@@ -45,8 +45,10 @@ public struct HubAlias: Codable, Equatable, Sendable {
         }
         var bucket = Int(hash % 100)
         for target in targets {
-            if bucket < target.weight { return target.version }
-            bucket -= target.weight
+            // Weights are 1 to 100 on a hub; clamped so no stored or hand-made value can overflow.
+            let weight = Swift.min(Swift.max(target.weight, 0), 100)
+            if bucket < weight { return target.version }
+            bucket -= weight
         }
         return targets[targets.count - 1].version
     }

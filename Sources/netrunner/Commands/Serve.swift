@@ -3,8 +3,10 @@ import FoundationEssentials
 import Logging
 import NetRunner
 import NetRunnerEvaluation
+import NetRunnerHub
 import NetRunnerServer
 import NetRunnerSupport
+import NetRunnerVideo
 
 extension NetRunnerCommand {
     /// `netrunner serve`: the inference server, for programs (`/v1`, KServe v2 at `/v2`).
@@ -87,6 +89,11 @@ extension NetRunnerCommand {
             help: "Let the page and POST /v1/imports import models by URL into the models folder.")
         var allowsImport = true
 
+        @Flag(
+            name: .customLong("allow-private-imports"),
+            help: "Let imports download from loopback, private and link-local addresses (refused by default).")
+        var allowsPrivateImports = false
+
         @Flag(help: "Log every request and the runtime's own lines.")
         var verbose = false
 
@@ -101,6 +108,13 @@ extension NetRunnerCommand {
             try OptionLimits.check(streamInterval, "--stream-interval", in: 0...3_600_000)
             let names = namedStreams().map(\.name)
             if Set(names).count != names.count { throw ValidationError("--stream names must differ.") }
+            for (_, source) in namedStreams() {
+                do {
+                    try VideoSource(source).check()
+                } catch {
+                    throw ValidationError("--stream \(error)")
+                }
+            }
         }
 
         /// The `--stream` values with their names (`stream1`, `stream2` and so on when none is given).
@@ -129,14 +143,13 @@ extension NetRunnerCommand {
             let engine = InferenceEngine(
                 models: served, configuration: .init(threads: threadCount, queueCapacity: queueCapacity), logger: logger
             )
-            let server = InferenceServer(
-                engine: engine,
-                configuration: .init(
-                    host: host, port: port, maximumUploadBytes: maximumUploadBytes,
-                    version: NetRunnerCommand.configuration.version, apiKeys: keys, allowedOrigins: Set(corsOrigins),
-                    modelsFolder: allowsImport ? (models ?? "Models") : nil, albums: albums, streams: namedStreams(),
-                    streamModel: streamModel, streamInterval: .milliseconds(streamInterval)),
-                logger: logger)
+            var configuration = InferenceServer.Configuration(
+                host: host, port: port, maximumUploadBytes: maximumUploadBytes,
+                version: NetRunnerCommand.configuration.version, apiKeys: keys, allowedOrigins: Set(corsOrigins),
+                modelsFolder: allowsImport ? (models ?? "Models") : nil, albums: albums, streams: namedStreams(),
+                streamModel: streamModel, streamInterval: .milliseconds(streamInterval))
+            configuration.allowsPrivateImports = allowsPrivateImports
+            let server = InferenceServer(engine: engine, configuration: configuration, logger: logger)
             let ids = served.map(\.id).joined(separator: ", ")
             try AsyncCommand.wait { () async throws in
                 try await server.run { host, port in
@@ -170,6 +183,8 @@ extension NetRunnerCommand {
             guard ImageArguments.isDirectory(folder) else {
                 throw ValidationError("--models \(folder) is not a folder of models.")
             }
+            // Staging folders of imports a crash or kill -9 interrupted.
+            ModelImporter(modelsFolder: folder).removeAbandonedStagingFolders()
             let directory = try ModelDirectory(path: folder)
             for (path, reason) in directory.unreadable.sorted(by: { $0.key < $1.key }) {
                 Console.diagnostic("note: not serving \(path): \(reason)")

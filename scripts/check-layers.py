@@ -31,12 +31,13 @@ MAY_IMPORT = {
     },
     "NetRunnerHubServer": {
         "NetRunner", "NetRunnerHub", "NetRunnerSupport", "Hummingbird", "SQLKit", "SQLiteKit", "PostgresKit",
-        "Crypto", "Logging", "NIOCore", "HTTPTypes",
+        "Crypto", "Logging", "NIOCore", "HTTPTypes", "HummingbirdCore", "ServiceLifecycle", "UnixSignals",
     },
     "NetRunnerServer": {
         "NetRunner", "NetRunnerImage", "NetRunnerEvaluation", "NetRunnerSupport", "NetRunnerVideo",
         "TensorFlowLite", "Hummingbird", "Logging", "Metrics", "Prometheus", "ServiceLifecycle", "NIOCore",
         "HTTPTypes", "HummingbirdWebSocket", "HummingbirdCore", "NIOWebSocket", "Prometheus", "NetRunnerHub",
+        "UnixSignals",
     },
     "netrunner": {
         "ArgumentParser", "NetRunner", "NetRunnerEvaluation", "NetRunnerImage", "NetRunnerSupport",

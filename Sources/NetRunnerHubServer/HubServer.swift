@@ -1,11 +1,15 @@
 import FoundationEssentials
 import Hummingbird
+import HummingbirdCore
 public import Logging
 import NIOCore
 import NetRunnerHub
+import NetRunnerSupport
 import PostgresKit
 import SQLKit
 import SQLiteKit
+import ServiceLifecycle
+import UnixSignals
 
 /// `netrunner hub serve`: the self-hosted model hub.
 ///
@@ -42,6 +46,17 @@ public struct HubServer: Sendable {
         /// The most client ids whose adoption is kept per model (only clients with a key are
         /// counted): the adoption table's bound.
         public var adoptionLimit = 100_000
+        /// Host names answered besides `localhost`, `127.0.0.1` and `[::1]` when bound to
+        /// loopback (a proxy's public name); a request addressed at another name gets 421.
+        public var allowedHosts: Set<String> = []
+        /// How long a connection may stay idle, or take to send a request head, before it is
+        /// closed.
+        public var idleTimeout: Duration = .seconds(60)
+        /// The most connections open at once; more wait in the kernel's accept queue.
+        public var maximumConnections = 512
+        /// After SIGTERM or SIGINT, how long the requests in flight may take before their
+        /// connections are cut and the hub stops.
+        public var drainTimeout: Duration = .seconds(20)
 
         /// Creates a configuration.
         ///
@@ -122,6 +137,10 @@ public struct HubServer: Sendable {
         // (only this machine's, of processes that are gone: other nodes may share the folder).
         Uploads.removeAbandoned(in: folder + "/uploads")
         let router = Router()
+        router.add(
+            middleware: HubBrowserMiddleware<BasicRequestContext>(
+                browsers: BrowserGuard(
+                    origins: [], allowedHosts: configuration.allowedHosts, bindHost: configuration.host)))
         router.add(middleware: HubMethodMiddleware<BasicRequestContext>())
         HubOpenAPI.add(to: router)
         HubRoutes(
@@ -130,13 +149,25 @@ public struct HubServer: Sendable {
             adoptionLimit: configuration.adoptionLimit, logger: logger
         ).add(to: router)
         let host = configuration.host
+        let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1)))
         let app = Application(
-            router: router,
-            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "netrunner-hub"),
+            router: router, server: .http1(configuration: .init(idleTimeout: idle)),
+            configuration: .init(
+                address: .hostname(host, port: configuration.port), serverName: "netrunner-hub",
+                availableConnectionsDelegate: MaximumAvailableConnections(
+                    configuration.maximumConnections, logger: logger)
+            ),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)
         do {
-            try await app.runService()
+            var group = ServiceGroupConfiguration(
+                services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            group.maximumGracefulShutdownDuration = configuration.drainTimeout
+            do {
+                try await ServiceGroup(configuration: group).run()
+            } catch is CancellationError {
+                logger.notice("stopped: requests still in flight after the drain timeout were cut")
+            }
         } catch {
             try? await close()
             throw error

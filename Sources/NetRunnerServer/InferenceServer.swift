@@ -1,11 +1,15 @@
 import FoundationEssentials
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 public import Logging
 import NIOCore
 import NetRunner
 import NetRunnerHub
+import NetRunnerSupport
 import NetRunnerVideo
+import ServiceLifecycle
+import UnixSignals
 
 /// `netrunner serve`: the engine behind an HTTP server, the native API at `/v1`, KServe v2 at
 /// `/v2`.
@@ -30,12 +34,26 @@ public struct InferenceServer: Sendable {
         /// API keys that may run models (`Authorization: Bearer KEY`); empty: no key needed.
         public var apiKeys: Set<String> = []
         /// Origins whose pages may call the server (CORS); `*` for any; empty: none.
+        ///
+        /// A request from a page of another origin (not the server's own) is refused with 403.
         public var allowedOrigins: Set<String> = []
+        /// Host names answered besides `localhost`, `127.0.0.1` and `[::1]` when bound to
+        /// loopback (a proxy's public name).
+        ///
+        /// A request addressed at another name gets 421 (against DNS rebinding). Given on
+        /// another address, they restrict it the same way.
+        public var allowedHosts: Set<String> = []
+        /// How long a connection may stay idle, or take to send a request head, before it is
+        /// closed.
+        public var idleTimeout: Duration = .seconds(60)
+        /// The most connections open at once; more wait in the kernel's accept queue until one
+        /// closes.
+        public var maximumConnections = 512
+        /// After SIGTERM or SIGINT, how long the requests in flight may take before their
+        /// connections are cut and the server stops.
+        public var drainTimeout: Duration = .seconds(20)
         /// The models folder imports are installed into (`POST /v1/imports`); `nil`: no imports.
         public var modelsFolder: String?
-        /// Whether imports may download from loopback, private and link-local addresses
-        /// (`--allow-private-imports`; default: no, against server-side request forgery).
-        public var allowsPrivateImports = false
         /// Folders of photos offered as albums (`/v1/albums`).
         public var albums: [String] = []
         /// Video sources the server reads itself (`/v1/streams`), by name.
@@ -124,24 +142,27 @@ public struct InferenceServer: Sendable {
     /// - Parameter onListening: Called once with the address and port bound.
     /// - Throws: The server's errors (the port taken, say).
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws {
+        if let blank = configuration.apiKeys.first(where: { !Self.isUsableKey($0) }) {
+            throw InferenceServerError(
+                message: "An API key cannot be empty or hold spaces or control characters: \"\(blank)\".")
+        }
         let router = Router()
         let streams = try makeStreams()
         let metrics = ServerMetrics(engine: engine, streams: streams)
         router.add(middleware: MetricsMiddleware<BasicRequestContext>(metrics: metrics))
-        if !configuration.apiKeys.isEmpty || !configuration.allowedOrigins.isEmpty {
-            router.add(
-                middleware: AccessMiddleware<BasicRequestContext>(
-                    keys: configuration.apiKeys, origins: configuration.allowedOrigins))
-        }
+        let access = ServerAccess(
+            keys: configuration.apiKeys,
+            browsers: BrowserGuard(
+                origins: configuration.allowedOrigins, allowedHosts: configuration.allowedHosts,
+                bindHost: configuration.host))
+        router.add(middleware: AccessMiddleware<BasicRequestContext>(access: access))
         // After CORS, which answers the preflights (OPTIONS) itself.
         router.add(middleware: MethodMiddleware<BasicRequestContext>())
-        NativeRoutes(engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, metrics: metrics)
-            .add(to: router)
-        ImportRoutes(
-            engine: engine,
-            importer: configuration.modelsFolder.map {
-                ModelImporter(modelsFolder: $0, allowsPrivateAddresses: configuration.allowsPrivateImports)
-            })
+        NativeRoutes(
+            engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, metrics: metrics, access: access
+        )
+        .add(to: router)
+        ImportRoutes(engine: engine, importer: configuration.modelsFolder.map { ModelImporter(modelsFolder: $0) })
             .add(to: router)
         AlbumRoutes(
             engine: engine, albums: AlbumRoutes.Album.load(configuration.albums),
@@ -158,28 +179,63 @@ public struct InferenceServer: Sendable {
         let host = configuration.host
         let engine = self.engine
         let maximumFrameBytes = configuration.maximumUploadBytes
-        let keys = configuration.apiKeys
+        let idleTimeout = configuration.idleTimeout
+        let channel = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: .nanoseconds(Int64(idleTimeout / .nanoseconds(1)))),
+            ws: .init(maxFrameSize: maximumFrameBytes))
+        let server = HTTPServerBuilder { responder in
+            GuardedUpgradeChannel(
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: channel) { request, _, _ in
+                    guard
+                        let live = LiveRoute.match(
+                            request, engine: engine, maximumFrameBytes: maximumFrameBytes, access: access)
+                    else {
+                        return .dontUpgrade
+                    }
+                    return .upgrade([:]) { inbound, outbound, _ in try await live.serve(inbound, outbound) }
+                },
+                firstRequestTimeout: idleTimeout)
+        }
         let app = Application(
-            router: router,
-            server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: maximumFrameBytes))) {
-                request, _, _ in
-                guard
-                    let live = LiveRoute.match(
-                        request, engine: engine, maximumFrameBytes: maximumFrameBytes, apiKeys: keys)
-                else {
-                    return .dontUpgrade
-                }
-                return .upgrade([:]) { inbound, outbound, _ in try await live.serve(inbound, outbound) }
-            },
-            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "netrunner"),
+            router: router, server: server,
+            configuration: .init(
+                address: .hostname(host, port: configuration.port), serverName: "netrunner",
+                availableConnectionsDelegate: MaximumAvailableConnections(
+                    configuration.maximumConnections, logger: logger)
+            ),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)
         engine.start()
         defer { Task { await engine.shutdown() } }
         let reading = Task { await streams?.run() }
         defer { reading.cancel() }
-        try await app.runService()
+        try await Self.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
         reading.cancel()
         await engine.shutdown()
     }
+
+    /// Runs a server until SIGTERM or SIGINT, then lets its requests in flight finish for at
+    /// most `drainTimeout`; past it, they are cancelled and their connections closed.
+    static func runDraining(_ app: some Service, drainTimeout: Duration, logger: Logger) async throws {
+        var group = ServiceGroupConfiguration(
+            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = drainTimeout
+        do {
+            try await ServiceGroup(configuration: group).run()
+        } catch is CancellationError {
+            logger.notice("stopped: requests still in flight after the drain timeout were cut")
+        }
+    }
+
+    /// Whether a key can be sent in `Authorization: Bearer KEY`: not empty, no spaces or control
+    /// characters.
+    public static func isUsableKey(_ key: String) -> Bool {
+        !key.isEmpty && key.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F }
+    }
+}
+
+/// Why ``InferenceServer/run(onListening:)`` cannot start.
+struct InferenceServerError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
 }

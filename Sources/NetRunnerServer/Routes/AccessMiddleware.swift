@@ -1,27 +1,72 @@
 import HTTPTypes
 import Hummingbird
+import NetRunnerSupport
 
-/// Who may call the server: API keys (`Authorization: Bearer KEY`, or `?key=KEY` on the live
-/// WebSocket, which browsers cannot give headers) for everything that runs a model, and a CORS
-/// allow-list for pages served from other origins.
+/// Who may call the server, decided once for the router and the live socket.
 ///
-/// Health, metadata and the web page itself stay open: probes and the page's first load need
-/// no key (the page sends the key it was opened with, `/#key=...`).
-struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
+/// - API keys (`Authorization: Bearer KEY`; `?key=KEY` only on the live WebSocket, which
+///   browsers cannot give headers) for every route but the few open ones: health, metadata,
+///   the model list and the web page itself (probes and the page's first load need no key; the
+///   page sends the key it was opened with, `/#key=...`). Access is decided on the route the
+///   router matched, never on the raw path (`//v1/albums` routes as `/v1/albums`), and a
+///   request that matches no route needs the key too.
+/// - Cross-site requests and DNS rebinding (``BrowserGuard``): a foreign `Origin` or, on
+///   loopback, a foreign `Host` is refused before any work.
+struct ServerAccess: Sendable {
     /// Accepted keys; empty: no key needed.
     let keys: Set<String>
-    /// Origins allowed to call from a browser page (`https://app.example.com`); `*` allows any.
-    let origins: Set<String>
+    /// The `Origin` and `Host` checks.
+    let browsers: BrowserGuard
+
+    /// The route templates anyone may `GET` (or `HEAD`) when keys are set.
+    static let openRoutes: Set<String> = [
+        "/", "/favicon.ico", "/openapi.json", "/metrics", "/v2", "/v2/health/live", "/v2/health/ready",
+        "/v2/models/{name}", "/v2/models/{name}/ready", "/v2/models/{name}/versions/{version}",
+        "/v2/models/{name}/versions/{version}/ready", "/v1/models", "/v1/models/{id}",
+    ]
+
+    /// Whether a request to a matched route (`nil`: none) needs a key.
+    func needsKey(method: HTTPRequest.Method, route: String?) -> Bool {
+        guard !keys.isEmpty else { return false }
+        guard let route, method == .get || method == .head else { return true }
+        return !Self.openRoutes.contains(route)
+    }
+
+    /// Whether the request's `Authorization: Bearer` header holds an accepted key.
+    func hasKey(_ headers: HTTPFields) -> Bool {
+        guard let header = headers[.authorization], header.hasPrefix("Bearer ") else { return false }
+        let key = String(header.dropFirst(7))
+        return !key.isEmpty && keys.contains(key)
+    }
+
+    /// The 403 (or 421 for a name this server does not answer) of a refused browser request, or
+    /// `nil`.
+    func browserRefusal(_ request: HTTPRequest) -> Response? {
+        guard let refusal = browsers.refusal(origin: request.headerFields[.origin], host: request.authority) else {
+            return nil
+        }
+        switch refusal {
+        case .foreignHost: return HTTPReply.error(refusal.description, status: .misdirectedRequest)
+        case .foreignOrigin: return HTTPReply.error(refusal.description, status: .forbidden)
+        }
+    }
+}
+
+/// Applies ``ServerAccess`` to every routed request, and answers CORS for the allowed origins.
+struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
+    let access: ServerAccess
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
+        if let refused = access.browserRefusal(request.head) { return refused }
         let origin = request.headers[.origin]
-        let allowed = origin.map { origins.contains("*") || origins.contains($0) } ?? false
+        let allowed = origin.map { access.browsers.allowsCrossOrigin($0) } ?? false
         if request.method == .options, allowed {
             return Response(status: .noContent, headers: corsHeaders(origin, preflight: true))
         }
-        if !keys.isEmpty, Self.needsKey(request), !hasKey(request) {
+        // The route the router matched (`/v1/albums/{album}`), `nil` when none did.
+        if access.needsKey(method: request.method, route: context.endpointPath), !access.hasKey(request.headers) {
             var headers: HTTPFields = [.wwwAuthenticate: "Bearer"]
             if allowed { headers.append(contentsOf: corsHeaders(origin, preflight: false)) }
             return HTTPReply.error(
@@ -31,22 +76,6 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
         var response = try await next(request, context)
         if allowed { response.headers.append(contentsOf: corsHeaders(origin, preflight: false)) }
         return response
-    }
-
-    /// Whether a request runs a model or reads the server's files: POSTs, the live socket,
-    /// albums (their photos), album runs and imports.
-    static func needsKey(_ request: Request) -> Bool {
-        let path = request.uri.path
-        return request.method == .post || path == "/v1/live" || path.hasPrefix("/v1/albums")
-            || path.hasPrefix("/v1/runs") || path.hasPrefix("/v1/imports") || path.hasPrefix("/v1/streams")
-    }
-
-    private func hasKey(_ request: Request) -> Bool {
-        if let header = request.headers[.authorization], header.hasPrefix("Bearer ") {
-            return keys.contains(String(header.dropFirst(7)))
-        }
-        if let key = request.uri.queryParameters.get("key") { return keys.contains(key) }
-        return false
     }
 
     private func corsHeaders(_ origin: String?, preflight: Bool) -> HTTPFields {

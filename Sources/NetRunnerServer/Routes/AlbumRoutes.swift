@@ -20,8 +20,9 @@ import Synchronization
 /// - `GET /v1/runs/{id}?offset=N&limit=M`: its progress and results, one results line per
 ///   image (the shape of `netrunner bulk`'s lines).
 ///
-/// A run feeds the engine at most one image per worker at a time, so requests from the page
-/// and from programs still get their turn; the last 10 runs are kept.
+/// At most ``AlbumRuns/maximumRunning`` runs go at once (another gets 429 with `Retry-After`),
+/// and together they feed the engine at most about one image per worker at a time, so requests
+/// from the page and from programs still get their turn; the last 10 runs are kept.
 struct AlbumRoutes {
     let engine: InferenceEngine
     let albums: [Album]
@@ -148,7 +149,11 @@ struct AlbumRoutes {
             } catch {
                 return HTTPReply.error("\(error)", status: .badRequest)
             }
-            let run = runs.begin(album: album, model: modelID)
+            guard let run = runs.begin(album: album, model: modelID) else {
+                return HTTPReply.error(
+                    "\(AlbumRuns.maximumRunning) album runs are going already: start this one when one has finished.",
+                    status: .tooManyRequests, headers: [.retryAfter: "5"])
+            }
             let (engine, runs, limit) = (self.engine, self.runs, maximumImageBytes)
             Task.detached {
                 await Self.run(
@@ -199,7 +204,7 @@ struct AlbumRoutes {
         _ run: String, album: Album, model: String, options: AnswerOptions, engine: InferenceEngine, runs: AlbumRuns,
         limit: Int
     ) async {
-        let width = max(1, engine.configuration.threads)
+        let width = max(1, engine.configuration.threads / AlbumRuns.maximumRunning)
         await withTaskGroup(of: (Int, BulkRecord).self) { group in
             var next = 0
             func submit() {
@@ -267,8 +272,15 @@ struct AlbumRunReport: Encodable, Sendable {
     var results: [Line] = []
 }
 
-/// The album runs of this server's life, the last 10.
+/// The album runs of this server's life, the last 10, at most ``maximumRunning`` of them
+/// running.
 final class AlbumRuns: Sendable {
+    /// The most runs going at once.
+    ///
+    /// A queue of runs would itself grow without bound, and one run already keeps every worker
+    /// busy: another run is refused (429) until one finishes.
+    static let maximumRunning = 2
+
     private struct Run {
         var report: AlbumRunReport
         var lines: [AlbumRunReport.Line?]
@@ -276,18 +288,21 @@ final class AlbumRuns: Sendable {
 
     private let runs = Mutex<[(id: String, run: Run)]>([])
 
-    func begin(album: AlbumRoutes.Album, model: String) -> String {
+    /// A new run's id, or `nil` when ``maximumRunning`` runs are going already.
+    func begin(album: AlbumRoutes.Album, model: String) -> String? {
         let id = SHA256.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
         var report = AlbumRunReport(id: id, album: album.id, model: model)
         report.total = album.files.count
         if album.files.isEmpty { report.state = "finished" }
-        runs.withLock { runs in
+        return runs.withLock { runs -> String? in
+            let running = runs.count { $0.run.report.state == "running" }
+            if report.state == "running", running >= Self.maximumRunning { return nil }
             runs.append((id, Run(report: report, lines: Array(repeating: nil, count: album.files.count))))
             if runs.count > 10, let finished = runs.firstIndex(where: { $0.run.report.state == "finished" }) {
                 runs.remove(at: finished)
             }
+            return id
         }
-        return id
     }
 
     func record(_ id: String, index: Int, _ record: BulkRecord) {

@@ -7,6 +7,7 @@ import NIOCore
 import NIOWebSocket
 import NetRunner
 import NetRunnerEvaluation
+import NetRunnerSupport
 
 /// The camera feed of the seed apps over a WebSocket: `/v1/live?model=ID` (plus the answer
 /// options of `/v1`, and `preview=1` for "what the model sees").
@@ -28,11 +29,15 @@ struct LiveRoute: Sendable {
     ///
     /// A request naming no served model, or bad options, is still upgraded: the page gets the
     /// reason as its first message (``problem``), then the socket closes.
+    /// A request refused by ``ServerAccess/browserRefusal(_:)`` (a foreign `Origin` or `Host`)
+    /// is not upgraded either: the router answers it, with that refusal.
     static func match(
-        _ request: HTTPRequest, engine: InferenceEngine, maximumFrameBytes: Int, apiKeys: Set<String> = []
+        _ request: HTTPRequest, engine: InferenceEngine, maximumFrameBytes: Int,
+        access: ServerAccess = ServerAccess(
+            keys: [], browsers: BrowserGuard(origins: [], allowedHosts: [], bindHost: ""))
     ) -> LiveRoute? {
         let uri = URI(request.path ?? "")
-        guard uri.path == "/v1/live" else { return nil }
+        guard uri.path == "/v1/live", access.browserRefusal(request) == nil else { return nil }
         let query = uri.queryParameters
         let model = query.get("model") ?? ""
         var problem: String?
@@ -43,12 +48,10 @@ struct LiveRoute: Sendable {
         } catch {
             problem = "\(error)"
         }
-        // Browsers cannot give a WebSocket headers: the key comes as ?key=.
-        if !apiKeys.isEmpty {
-            let bearer = request.headerFields[.authorization].flatMap {
-                $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil
-            }
-            if !apiKeys.contains(query.get("key") ?? bearer ?? "") {
+        // Browsers cannot give a WebSocket headers: the key comes as ?key= (here only).
+        if access.needsKey(method: request.method, route: "/v1/live"), !access.hasKey(request.headerFields) {
+            let key = query.get("key") ?? ""
+            if key.isEmpty || !access.keys.contains(key) {
                 problem = "This server needs an API key: open the page as /#key=KEY, or add ?key=KEY."
             }
         }

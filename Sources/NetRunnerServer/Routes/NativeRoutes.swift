@@ -13,15 +13,19 @@ struct NativeRoutes {
     let engine: InferenceEngine
     let maximumUploadBytes: Int
     var metrics: ServerMetrics? = nil
+    /// Who may see where the models are: their paths go only to requests with a valid key.
+    var access: ServerAccess? = nil
 
     func add(to router: Router<BasicRequestContext>) {
-        router.get("/v1/models") { _, _ in
-            HTTPReply.json(ModelList(models: engine.models.map { ModelInfo($0, engine: engine) }))
+        router.get("/v1/models") { request, _ in
+            let paths = showsPaths(request)
+            return HTTPReply.json(
+                ModelList(models: engine.models.map { ModelInfo($0, engine: engine, showsPath: paths) }))
         }
-        router.get("/v1/models/{id}") { _, context in
+        router.get("/v1/models/{id}") { request, context in
             let id = context.parameters.get("id") ?? ""
             do throws(EngineError) {
-                return HTTPReply.json(ModelInfo(try engine.model(id), engine: engine))
+                return HTTPReply.json(ModelInfo(try engine.model(id), engine: engine, showsPath: showsPaths(request)))
             } catch {
                 return HTTPReply.error(error)
             }
@@ -35,6 +39,12 @@ struct NativeRoutes {
         router.post("/v1/models/{id}/run") { request, context in
             await run(request, model: context.parameters.get("id") ?? "")
         }
+    }
+
+    /// Whether a request may see the models' paths on this machine: only with a valid API key
+    /// (a server without keys shows every client the file names only).
+    func showsPaths(_ request: Request) -> Bool {
+        access?.hasKey(request.headers) ?? false
     }
 
     /// A described model's outputs for one upload, TensorIO's way: `{"image", "error", "outputs"}`
@@ -206,17 +216,23 @@ struct ModelInfo: Encodable {
     var preprocessing: Preprocessing?
     var labels: Int?
 
-    init(_ served: ServedModel, engine: InferenceEngine) {
+    /// - Parameters:
+    ///   - served: The model.
+    ///   - engine: The engine serving it.
+    ///   - showsPath: Whether `origin` (and a failure's reason) may hold the model's path on this
+    ///     machine; else only its file name.
+    init(_ served: ServedModel, engine: InferenceEngine, showsPath: Bool = false) {
         id = served.id
         name = served.model.description?.name ?? served.model.metadata?.name ?? served.id
         type = served.model.description?.model.type ?? "image.\(served.kind.rawValue)"
         task = served.kind.rawValue
-        origin = served.origin
+        let fileName = served.origin.split(separator: "/").last.map(String.init) ?? served.origin
+        origin = showsPath ? served.origin : fileName
         switch engine.state(of: served.id) {
         case .ready: state = "ready"
         case .failed(let why):
             state = "failed"
-            reason = why
+            reason = showsPath || !served.origin.contains("/") ? why : why.replacing(served.origin, with: fileName)
         default: state = "loading"
         }
         guard let details = engine.details(of: served.id) else { return }

@@ -120,7 +120,7 @@ enum OpenAPIDocument {
               "responses": {
                 "202": {"description": "The run started.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AlbumRun"}}}},
                 "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
-                "503": {"$ref": "#/components/responses/Error"}}}},
+                "429": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}},
             "/v1/runs/{id}": {"get": {"operationId": "getAlbumRun",
               "parameters": [{"$ref": "#/components/parameters/id"},
                 {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},

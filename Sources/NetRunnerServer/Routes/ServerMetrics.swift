@@ -28,7 +28,8 @@ final class ServerMetrics: Sendable {
         self.streams = streams
     }
 
-    /// Counts a request by its route (model ids kept: they are few) and status.
+    /// Counts a request by its route template (`/v1/models/{id}/classify`, or `unmatched` for
+    /// every path no route matched: the label set is bounded whatever the paths) and status.
     func request(route: String, status: Int) {
         registry.makeCounter(
             descriptor: .init(
@@ -144,7 +145,8 @@ struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
             "/v1/models": "GET", "/v1/live": "GET", "/v1/models/{id}": "GET", "/v1/models/{id}/classify": "POST",
             "/v1/models/{id}/detect": "POST", "/v1/models/{id}/run": "POST", "/v2/health/live": "GET",
             "/v2/health/ready": "GET", "/v2/models/{name}": "GET", "/v2/models/{name}/ready": "GET",
-            "/v2/models/{name}/infer": "POST", "/v1/imports": "GET, POST", "/v1/imports/{id}": "GET",
+            "/v2/models/{name}/infer": "POST", "/v2/models/{name}/config": "GET", "/v2/repository/index": "GET, POST",
+            "/v1/imports": "GET, POST", "/v1/imports/{id}": "GET",
             "/v1/albums": "GET", "/v1/albums/{album}": "GET", "/v1/albums/{album}/images/{index}": "GET",
             "/v1/albums/{album}/runs": "POST", "/v1/runs/{id}": "GET",
             "/v1/streams": "GET", "/v1/streams/{name}": "GET", "/v1/streams/{name}/frame.jpg": "GET",
@@ -154,7 +156,7 @@ struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        let template = MetricsMiddleware<Context>.route(request.uri.path)
+        let template = Self.route(request.uri.path)
         if let allow = Self.allowed[template],
             !allow.split(separator: ", ").contains(Substring(request.method.rawValue)),
             !(allow.hasPrefix("GET") && request.method == .head)
@@ -165,31 +167,9 @@ struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         return try await next(request, context)
     }
-}
 
-/// Counts every request in ``ServerMetrics``, by a route with the model id kept and any other
-/// path folded (so unknown paths cannot grow the label set).
-struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
-    let metrics: ServerMetrics
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
-        let route = Self.route(request.uri.path)
-        do {
-            let response = try await next(request, context)
-            metrics.request(route: route, status: Int(response.status.code))
-            return response
-        } catch let error as any HTTPResponseError {
-            metrics.request(route: route, status: Int(error.status.code))
-            throw error
-        } catch {
-            metrics.request(route: route, status: 500)
-            throw error
-        }
-    }
-
-    /// The route template of a path (`/v1/models/{id}/classify`): a bounded label set.
+    /// The route template a path would match with another method (`/v1/models/{id}/classify`),
+    /// empty segments skipped as the router skips them.
     static func route(_ path: String) -> String {
         let parts = path.split(separator: "/").map(String.init)
         switch parts.count {
@@ -206,12 +186,36 @@ struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         case 4 where parts[0] == "v1" && parts[1] == "albums" && parts[3] == "runs": return "/v1/albums/{album}/runs"
         case 5 where parts[0] == "v1" && parts[1] == "albums" && parts[3] == "images":
             return "/v1/albums/{album}/images/{index}"
-        case 3 where parts[0] == "v2" && parts[1] == "health": return path
+        case 3 where parts[0] == "v2" && (parts[1] == "health" || parts[1] == "repository"): return path
         case 3 where parts[0] == "v1" && parts[1] == "models": return "/v1/models/{id}"
         case 4 where parts[0] == "v1" && parts[1] == "models": return "/v1/models/{id}/" + parts[3]
         case 3 where parts[0] == "v2" && parts[1] == "models": return "/v2/models/{name}"
         case 4 where parts[0] == "v2" && parts[1] == "models": return "/v2/models/{name}/" + parts[3]
         default: return "(other)"
+        }
+    }
+}
+
+/// Counts every request in ``ServerMetrics``, by the route template the router matched
+/// (`/v1/models/{id}/classify`), every path no route matched under one label, `unmatched`: the
+/// label set is the routes', whatever the paths asked.
+struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let route = context.endpointPath ?? "unmatched"
+        do {
+            let response = try await next(request, context)
+            metrics.request(route: route, status: Int(response.status.code))
+            return response
+        } catch let error as any HTTPResponseError {
+            metrics.request(route: route, status: Int(error.status.code))
+            throw error
+        } catch {
+            metrics.request(route: route, status: 500)
+            throw error
         }
     }
 }

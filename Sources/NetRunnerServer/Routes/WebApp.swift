@@ -421,7 +421,7 @@ enum WebApp {
             if (info.result && info.frame !== streamFrame) {
               streamFrame = info.frame;
               const image = $("stream-frame");
-              image.src = withKey(`/v1/streams/${encodeURIComponent(name)}/frame.jpg?frame=${info.frame}`);
+              await showImage(image, `/v1/streams/${encodeURIComponent(name)}/frame.jpg?frame=${info.frame}`);
               await image.decode().catch(() => {});
               $("stream-name").textContent = `${name}: frame ${info.frame} at ${(info.timestamp_ms / 1000).toFixed(2)} s`;
               showAnswer(info.result, image.naturalWidth, image.naturalHeight, "stream-answers", "stream-overlay");
@@ -475,7 +475,29 @@ enum WebApp {
 
         // Album: a folder the server was started with, the model over every photo, then the grid.
         let albums = null, albumResults = [];
-        const withKey = (url) => apiKey ? url + (url.includes("?") ? "&" : "?") + "key=" + encodeURIComponent(apiKey) : url;
+        // An <img> cannot send the key (the server takes ?key= only on the live socket): with a
+        // key, images are fetched with the header and shown from blob URLs, thumbnails as they
+        // scroll into view.
+        async function showImage(image, url) {
+          if (!apiKey) { image.src = url; return; }
+          const reply = await fetch(url, authorized());
+          if (!reply.ok) throw new Error(`${url}: ${reply.status}`);
+          const blob = URL.createObjectURL(await reply.blob());
+          if (image.dataset.blob) URL.revokeObjectURL(image.dataset.blob);
+          image.dataset.blob = blob;
+          image.src = blob;
+        }
+        const thumbnails = apiKey && "IntersectionObserver" in window ? new IntersectionObserver((entries) => {
+          for (const entry of entries) {
+            if (!entry.isIntersecting) continue;
+            thumbnails.unobserve(entry.target);
+            showImage(entry.target, entry.target.dataset.url).catch(() => {});
+          }
+        }) : null;
+        function showThumbnail(image, url) {
+          if (thumbnails) { image.dataset.url = url; thumbnails.observe(image); }
+          else showImage(image, url).catch(() => {});
+        }
         async function loadAlbums() {
           if (albums) return;
           const reply = await fetch("/v1/albums", authorized());
@@ -545,7 +567,7 @@ enum WebApp {
             const image = document.createElement("img");
             image.loading = "lazy";
             image.alt = line.result.image;
-            image.src = withKey(`/v1/albums/${encodeURIComponent(album)}/images/${line.index}?thumbnail=1`);
+            showThumbnail(image, `/v1/albums/${encodeURIComponent(album)}/images/${line.index}?thumbnail=1`);
             const caption = document.createElement("div");
             caption.textContent = topAnswer(line.result);
             if (line.result.error) caption.className = "failed";
@@ -558,7 +580,7 @@ enum WebApp {
 
         async function openPhoto(album, line) {
           const photo = $("album-photo");
-          photo.src = withKey(`/v1/albums/${encodeURIComponent(album)}/images/${line.index}`);
+          await showImage(photo, `/v1/albums/${encodeURIComponent(album)}/images/${line.index}`).catch(() => {});
           await photo.decode().catch(() => {});
           $("album-name").textContent = line.result.image;
           $("album-opened").hidden = false;

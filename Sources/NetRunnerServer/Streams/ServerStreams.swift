@@ -3,7 +3,6 @@ import Logging
 import NetRunner
 import NetRunnerEvaluation
 import NetRunnerImage
-import NetRunnerSupport
 import NetRunnerVideo
 import Synchronization
 
@@ -117,12 +116,10 @@ final class ServerStreams: Sendable {
                 try? await Task.sleep(for: .milliseconds(100))
             } catch {
                 if Task.isCancelled { return }
-                // A camera's password, quoted by ffmpeg, reaches neither the log nor the status.
-                let problem = URLCredentials.masked("\(error)")
-                logger.warning("stream \(stream.name): \(problem)")
+                logger.warning("stream \(stream.name): \(error)")
                 update(stream.name) {
                     $0.state = "failed"
-                    $0.problem = problem
+                    $0.problem = "\(error)"
                 }
                 try? await Task.sleep(for: .seconds(3))
             }

@@ -89,6 +89,8 @@ extension NetRunnerCommand.Hub {
         )
         var adoptionLimit = 100_000
 
+        @OptionGroup var connections: ConnectionOptions
+
         func validate() throws {
             try OptionLimits.check(port, "--port", in: 0...65_535)
             try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 34))
@@ -104,6 +106,10 @@ extension NetRunnerCommand.Hub {
                 host: host, port: port, dataFolder: data, adminKey: key, anonymousRead: !`private`,
                 maximumUploadBytes: maximumUploadBytes, databaseURL: database,
                 databaseDeadline: .milliseconds(Int64(databaseTimeout * 1000)))
+            configuration.allowedHosts = Set(connections.allowedHosts)
+            configuration.idleTimeout = connections.idle
+            configuration.maximumConnections = connections.maximumConnections
+            configuration.drainTimeout = connections.drain
             configuration.adoptionLimit = adoptionLimit
             let hub = HubServer(configuration: configuration, logger: logger)
             let folder = data

@@ -3,10 +3,8 @@ import FoundationEssentials
 import Logging
 import NetRunner
 import NetRunnerEvaluation
-import NetRunnerHub
 import NetRunnerServer
 import NetRunnerSupport
-import NetRunnerVideo
 
 extension NetRunnerCommand {
     /// `netrunner serve`: the inference server, for programs (`/v1`, KServe v2 at `/v2`).
@@ -51,7 +49,9 @@ extension NetRunnerCommand {
 
         @Option(
             name: .customLong("api-key"),
-            help: "Require this key (Authorization: Bearer KEY) to run models; repeatable. The page: /#key=KEY.")
+            help:
+                "Require this key (Authorization: Bearer KEY) for everything but health, metadata, the model list and the page; repeatable. The page: /#key=KEY."
+        )
         var apiKeys: [String] = []
 
         @Option(name: .customLong("api-keys-file"), help: "Require one of the keys in this file (one per line).")
@@ -59,8 +59,12 @@ extension NetRunnerCommand {
 
         @Option(
             name: .customLong("cors-origin"),
-            help: "Let pages from this origin (https://app.example.com, or *) call the server; repeatable.")
+            help:
+                "Let pages from this origin (https://app.example.com, or *) call the server; repeatable. Requests from other pages are refused (403)."
+        )
         var corsOrigins: [String] = []
+
+        @OptionGroup var connections: ConnectionOptions
 
         @Option(
             name: .customLong("albums"),
@@ -89,11 +93,6 @@ extension NetRunnerCommand {
             help: "Let the page and POST /v1/imports import models by URL into the models folder.")
         var allowsImport = true
 
-        @Flag(
-            name: .customLong("allow-private-imports"),
-            help: "Let imports download from loopback, private and link-local addresses (refused by default).")
-        var allowsPrivateImports = false
-
         @Flag(help: "Log every request and the runtime's own lines.")
         var verbose = false
 
@@ -106,15 +105,11 @@ extension NetRunnerCommand {
             }
             try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 30))
             try OptionLimits.check(streamInterval, "--stream-interval", in: 0...3_600_000)
+            for key in apiKeys where !InferenceServer.isUsableKey(key) {
+                throw ValidationError("--api-key cannot be empty or hold spaces or control characters: \"\(key)\".")
+            }
             let names = namedStreams().map(\.name)
             if Set(names).count != names.count { throw ValidationError("--stream names must differ.") }
-            for (_, source) in namedStreams() {
-                do {
-                    try VideoSource(source).check()
-                } catch {
-                    throw ValidationError("--stream \(error)")
-                }
-            }
         }
 
         /// The `--stream` values with their names (`stream1`, `stream2` and so on when none is given).
@@ -136,7 +131,16 @@ extension NetRunnerCommand {
             var keys = Set(apiKeys)
             if let apiKeysFile {
                 let text = String(decoding: try FileIO.contents(of: apiKeysFile, maximumSize: 1 << 20), as: UTF8.self)
-                keys.formUnion(text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty })
+                for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let key = line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
+                    if key.isEmpty { continue }
+                    guard InferenceServer.isUsableKey(key) else {
+                        throw ValidationError(
+                            "--api-keys-file \(apiKeysFile): line \(number + 1) is not a key (keys hold no spaces or control characters)."
+                        )
+                    }
+                    keys.insert(key)
+                }
                 guard !keys.isEmpty else { throw ValidationError("--api-keys-file \(apiKeysFile) holds no key.") }
             }
             let threadCount = threads ?? ModelOptions.coreCount
@@ -148,7 +152,10 @@ extension NetRunnerCommand {
                 version: NetRunnerCommand.configuration.version, apiKeys: keys, allowedOrigins: Set(corsOrigins),
                 modelsFolder: allowsImport ? (models ?? "Models") : nil, albums: albums, streams: namedStreams(),
                 streamModel: streamModel, streamInterval: .milliseconds(streamInterval))
-            configuration.allowsPrivateImports = allowsPrivateImports
+            configuration.allowedHosts = Set(connections.allowedHosts)
+            configuration.idleTimeout = connections.idle
+            configuration.maximumConnections = connections.maximumConnections
+            configuration.drainTimeout = connections.drain
             let server = InferenceServer(engine: engine, configuration: configuration, logger: logger)
             let ids = served.map(\.id).joined(separator: ", ")
             try AsyncCommand.wait { () async throws in
@@ -183,8 +190,6 @@ extension NetRunnerCommand {
             guard ImageArguments.isDirectory(folder) else {
                 throw ValidationError("--models \(folder) is not a folder of models.")
             }
-            // Staging folders of imports a crash or kill -9 interrupted.
-            ModelImporter(modelsFolder: folder).removeAbandonedStagingFolders()
             let directory = try ModelDirectory(path: folder)
             for (path, reason) in directory.unreadable.sorted(by: { $0.key < $1.key }) {
                 Console.diagnostic("note: not serving \(path): \(reason)")

@@ -1,0 +1,90 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A TCP connection to a loopback server, bytes exactly as given (no client library to tidy a
+/// path, add headers or refuse a malformed request), for the servers' connection tests.
+final class RawConnection {
+    let socket: Int32
+
+    /// Connects to 127.0.0.1:`port`.
+    init(port: Int) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw RawHTTPError(message: "socket: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(socket)
+            throw RawHTTPError(message: "connect: \(errno)")
+        }
+    }
+
+    deinit { close(socket) }
+
+    /// Sends bytes (a failure, the server having closed, is ignored: reading tells).
+    func send(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    /// Reads until the server closes the connection or `timeout` passes: what came, and whether
+    /// the server closed.
+    func readUntilClosed(timeout: Duration) -> (bytes: [UInt8], closed: Bool) {
+        var received: [UInt8] = []
+        let deadline = ContinuousClock.now + timeout
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while ContinuousClock.now < deadline {
+            let left = deadline - ContinuousClock.now
+            var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(
+                max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            guard poll(&poller, 1, milliseconds) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { return (received, true) }
+            received += buffer[0..<count]
+        }
+        return (received, false)
+    }
+
+    /// The status of the first response in `bytes`, if any.
+    static func status(_ bytes: [UInt8]) -> Int? {
+        let text = String(decoding: bytes.prefix(64), as: UTF8.self)
+        guard text.hasPrefix("HTTP/1."), text.count >= 12 else { return nil }
+        return Int(text.dropFirst(9).prefix(3))
+    }
+}
+
+/// One request on its own connection (`Connection: close`): the status and the whole answer.
+enum RawHTTP {
+    static func exchange(port: Int, _ request: String, timeout: Duration = .seconds(30)) throws -> (
+        status: Int?, text: String
+    ) {
+        let connection = try RawConnection(port: port)
+        connection.send(request)
+        let (bytes, _) = connection.readUntilClosed(timeout: timeout)
+        return (RawConnection.status(bytes), String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// A GET of `path` exactly as written, with `headers` (Host given unless `headers` has one).
+    static func get(port: Int, _ path: String, headers: [String: String] = [:]) throws -> (status: Int?, text: String) {
+        var lines = ["GET \(path) HTTP/1.1"]
+        if headers["Host"] == nil { lines.append("Host: 127.0.0.1:\(port)") }
+        lines += headers.map { "\($0.key): \($0.value)" }
+        lines.append("Connection: close")
+        return try exchange(port: port, lines.joined(separator: "\r\n") + "\r\n\r\n")
+    }
+}
+
+struct RawHTTPError: Error {
+    var message: String
+}

@@ -1,0 +1,259 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+/// `serve`'s access control as an attacker tries it: the API key against paths spelled every
+/// way the router still routes, empty keys, cross-site pages and DNS rebinding, paths shown in
+/// the model list, metrics labels from random paths, and album runs that would starve the rest.
+@Suite("netrunner serve: access", .serialized)
+struct ServeAccessTests {
+    static let photos = Fixtures.path("Tests/Fixtures/Photos/test")
+    static let classifier = "mobilenet-v2-1.0-224-uint8"
+
+    /// The spellings of a path a router may route as the path itself: doubled slashes, dot
+    /// segments, an encoded slash, upper case, a trailing slash.
+    static func variants(of path: String) -> [String] {
+        let (route, query): (String, String) = {
+            guard let mark = path.firstIndex(of: "?") else { return (path, "") }
+            return (String(path[..<mark]), String(path[mark...]))
+        }()
+        let parts = route.split(separator: "/").map(String.init)
+        var spelled: [String] = ["/" + route, route + "/", route.uppercased(), "/." + route]
+        for index in 1..<parts.count {
+            let head = "/" + parts[..<index].joined(separator: "/")
+            let tail = parts[index...].joined(separator: "/")
+            spelled += [head + "//" + tail, head + "/./" + tail, head + "%2F" + tail, head + "%2f" + tail]
+        }
+        spelled.append(route.replacing("/", with: "%2F"))
+        return spelled.map { $0 + query }
+    }
+
+    @Test("The API key holds whatever the spelling of the path: //, /./, %2F, case, trailing slash (401, 404 or 400)")
+    func keyOnEverySpelling() async throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-access")
+        defer { folder.remove() }
+        let clip = try VideoClips.faces(in: folder.url.path)
+        let models = folder.url.appendingPathComponent("models").path
+        try FileManager.default.createDirectory(atPath: models, withIntermediateDirectories: true)
+        let server = try await ServerProcess(
+            ["--threads", "1", "--api-key", "s3cret", "--albums", Self.photos, "--stream", "cam=" + clip],
+            models: models)
+        defer { server.expectCleanStop() }
+        let port = try #require(server.base.port)
+        let key = ["Authorization": "Bearer s3cret"]
+        let run = try await server.request(
+            "/v1/albums/test/runs?model=\(Self.classifier)", method: "POST", headers: key)
+        #expect(run.status == 202)
+        let runID = try #require(run.json["id"] as? String)
+        // The stream has a frame before its frame is asked for.
+        for _ in 0..<300 {
+            if try await server.request("/v1/streams/cam/frame.jpg", headers: key).status == 200 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let protected = [
+            "/v1/albums", "/v1/albums/test", "/v1/albums/test/images/1", "/v1/albums/test/images/1?thumbnail=1",
+            "/v1/runs/\(runID)", "/v1/imports", "/v1/streams", "/v1/streams/cam", "/v1/streams/cam/frame.jpg",
+        ]
+        for path in protected {
+            #expect(try RawHTTP.get(port: port, path, headers: key).status == 200, "\(path) with the key")
+            #expect(try RawHTTP.get(port: port, path).status == 401, "\(path) without a key")
+            for spelled in Self.variants(of: path) {
+                let reply = try RawHTTP.get(port: port, spelled)
+                // 400: a request target that does not start with "/" is malformed.
+                #expect([400, 401, 404].contains(reply.status), "\(spelled): \(reply.text.prefix(300))")
+            }
+        }
+        // POSTs, whatever the spelling.
+        for spelled in Self.variants(of: "/v1/imports") + Self.variants(of: "/v1/albums/test/runs") {
+            let body = #"{"url": "http://127.0.0.1:9/x.tflite"}"#
+            let reply = try RawHTTP.exchange(
+                port: port,
+                "POST \(spelled)?model=\(Self.classifier) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
+            #expect([400, 401, 404].contains(reply.status), "POST \(spelled): \(reply.text.prefix(300))")
+        }
+        // ?key= is for the live socket only; an empty one is no key.
+        #expect(try RawHTTP.get(port: port, "/v1/albums/test/images/1?key=s3cret").status == 401)
+        #expect(try RawHTTP.get(port: port, "/v1/albums?key=").status == 401)
+        // What stays open.
+        for path in ["/", "/v1/models", "/v2/health/ready", "/openapi.json", "/metrics", "//v1/models"] {
+            #expect(try RawHTTP.get(port: port, path).status == 200, "\(path) needs no key")
+        }
+    }
+
+    /// `serve` with `arguments`, which must refuse to start: its exit status and standard error,
+    /// or a failure if it is still running after 20 s (then it is killed).
+    func refusedStart(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+        process.arguments = ["serve", "--port", "0"] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            Issue.record("serve \(arguments) started instead of refusing")
+        }
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self))
+    }
+
+    @Test("--api-key '' and a keys file with a line of spaces are refused at start")
+    func emptyKeys() throws {
+        let empty = try refusedStart(["--api-key", ""])
+        #expect(empty.status == 64, "\(empty.stderr)")
+        #expect(empty.stderr.contains("--api-key cannot be empty"), "\(empty.stderr)")
+        let spaced = try refusedStart(["--api-key", " s3cret"])
+        #expect(spaced.status == 64, "\(spaced.stderr)")
+        let folder = try TemporaryFolder(prefix: "netrunner-keys")
+        defer { folder.remove() }
+        let file = folder.url.appendingPathComponent("keys").path
+        try Data("good-key\n   \n".utf8).write(to: URL(fileURLWithPath: file))
+        let blank = try refusedStart([
+            "--models", Fixtures.path("Models/bundles"), "--no-import", "--api-keys-file", file,
+        ])
+        #expect(blank.status == 64, "\(blank.stderr)")
+        #expect(blank.stderr.contains("line 2 is not a key"), "\(blank.stderr)")
+    }
+
+    @Test("Pages of other origins and other host names (DNS rebinding) are refused before any work")
+    func crossSite() async throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-cross-site")
+        defer { folder.remove() }
+        let server = try await ServerProcess(
+            ["--threads", "1", "--allowed-host", "netrunner.example", "--cors-origin", "https://app.example"],
+            models: folder.url.path)
+        defer { server.expectCleanStop() }
+        let port = try #require(server.base.port)
+        func post(_ path: String, headers: [String: String], body: String) throws -> (status: Int?, text: String) {
+            var request = "POST \(path) HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n"
+            if headers["Host"] == nil { request += "Host: 127.0.0.1:\(port)\r\n" }
+            for (name, value) in headers { request += "\(name): \(value)\r\n" }
+            return try RawHTTP.exchange(port: port, request + "Connection: close\r\n\r\n" + body)
+        }
+        let job = #"{"url": "http://127.0.0.1:9/model.tflite"}"#
+        let evil = try post("/v1/imports", headers: ["Origin": "https://evil.example"], body: job)
+        #expect(evil.status == 403, "\(evil.text)")
+        #expect(evil.text.contains("--cors-origin"), "\(evil.text)")
+        let rebound = try post(
+            "/v1/imports", headers: ["Origin": "http://evil.example:\(port)", "Host": "evil.example:\(port)"], body: job
+        )
+        #expect(rebound.status == 421, "\(rebound.text)")
+        let renamed = try RawHTTP.get(port: port, "/v1/models", headers: ["Host": "evil.example"])
+        #expect(renamed.status == 421, "\(renamed.text)")
+        let jobs = try await server.request("/v1/imports").json["imports"] as? [Any]
+        #expect(jobs?.isEmpty == true, "no job was started: \(String(describing: jobs))")
+        // What still works: no Origin (curl, SDKs), the server's own page, an allowed origin, an
+        // allowed host name.
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Self.photos + "/coffee.jpg"))
+        let path = "/v1/models/\(Self.classifier)/classify"
+        #expect(try await server.request(path, method: "POST", body: photo, contentType: "image/jpeg").status == 200)
+        let own = try await server.request(
+            path, method: "POST", body: photo, contentType: "image/jpeg",
+            headers: ["Origin": "http://127.0.0.1:\(port)"])
+        #expect(own.status == 200)
+        let friend = try await server.request(
+            path, method: "POST", body: photo, contentType: "image/jpeg", headers: ["Origin": "https://app.example"])
+        #expect(friend.status == 200 && friend.headers["access-control-allow-origin"] == "https://app.example")
+        let named = try RawHTTP.get(
+            port: port, "/v1/models", headers: ["Host": "netrunner.example", "Origin": "http://netrunner.example"])
+        #expect(named.status == 200, "\(named.text.prefix(300))")
+        // The live socket: a foreign page is not upgraded (a refused upgrade is answered 400).
+        let upgrade =
+            "GET /v1/live?model=\(Self.classifier) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"
+            + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        let foreignSocket = try RawConnection(port: port)
+        foreignSocket.send(upgrade + "Origin: https://evil.example\r\n\r\n")
+        let refused = foreignSocket.readUntilClosed(timeout: .seconds(10))
+        #expect(RawConnection.status(refused.bytes) == 400, "\(String(decoding: refused.bytes, as: UTF8.self))")
+        let ownSocket = try RawConnection(port: port)
+        ownSocket.send(upgrade + "Origin: http://127.0.0.1:\(port)\r\n\r\n")
+        let accepted = ownSocket.readUntilClosed(timeout: .seconds(2))
+        #expect(RawConnection.status(accepted.bytes) == 101, "\(String(decoding: accepted.bytes, as: UTF8.self))")
+    }
+
+    @Test("/v1/models shows the models' paths only to a request with the key")
+    func modelPaths() async throws {
+        let bundles = Fixtures.path("Models/bundles")
+        let server = try await ServerProcess(["--threads", "1", "--api-key", "s3cret"])
+        defer { server.expectCleanStop() }
+        func origins(_ headers: [String: String]) async throws -> [String] {
+            let list = try await server.request("/v1/models", headers: headers).json["models"] as? [[String: Any]] ?? []
+            return list.compactMap { $0["origin"] as? String }.filter { $0 != "embedded" }
+        }
+        let anonymous = try await origins([:])
+        #expect(!anonymous.isEmpty)
+        #expect(anonymous.allSatisfy { !$0.contains("/") }, "\(anonymous)")
+        let keyed = try await origins(["Authorization": "Bearer s3cret"])
+        #expect(keyed.allSatisfy { $0.hasPrefix(bundles) }, "\(keyed)")
+        let one = try await server.request("/v1/models/\(Self.classifier)").json["origin"] as? String
+        #expect(one.map { !$0.contains("/") } ?? false, "\(one ?? "")")
+    }
+
+    @Test("Metrics label requests by route template: 200 random paths add at most one label")
+    func boundedMetricLabels() async throws {
+        let server = try await ServerProcess(["--threads", "1"])
+        defer { server.expectCleanStop() }
+        let port = try #require(server.base.port)
+        func labels() async throws -> Set<String> {
+            let text = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
+            return Set(
+                text.split(separator: "\n").filter { $0.hasPrefix("netrunner_http_requests_total{") }.compactMap {
+                    $0.firstMatch(of: /route="([^"]*)"/).map { String($0.1) }
+                })
+        }
+        _ = try await labels()
+        let before = try await labels()
+        var random = SystemRandomNumberGenerator()
+        for index in 0..<200 {
+            let segment = String(
+                (0..<24).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &random)! })
+            let path = [
+                "/v1/models/x/\(segment)", "/v2/health/\(segment)", "/\(segment)", "/v1/\(segment)/models",
+                "/v2/models/\(segment)/infer/\(segment)", "//\(segment)//metrics",
+            ][index % 6]
+            _ = try RawHTTP.get(port: port, path)
+        }
+        _ = try RawHTTP.get(port: port, "///metrics")
+        let after = try await labels()
+        #expect(after.subtracting(before).count <= 2, "new labels: \(after.subtracting(before).sorted().prefix(20))")
+        #expect(after.count < 20, "\(after.count) labels: \(after.sorted().prefix(40))")
+    }
+
+    @Test("At most two album runs go at once (429 with Retry-After); live requests keep their turn meanwhile")
+    func albumRunLimit() async throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-album-limit")
+        defer { folder.remove() }
+        let album = folder.url.appendingPathComponent("many").path
+        try FileManager.default.createDirectory(atPath: album, withIntermediateDirectories: true)
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Self.photos + "/coffee.jpg"))
+        for index in 0..<120 { try photo.write(to: URL(fileURLWithPath: album + "/photo\(index).jpg")) }
+        let server = try await ServerProcess(["--threads", "1", "--queue", "4", "--albums", album])
+        defer { server.expectCleanStop() }
+        var accepted = 0
+        var refused: [String?] = []
+        for _ in 0..<8 {
+            let reply = try await server.request("/v1/albums/many/runs?model=\(Self.classifier)", method: "POST")
+            if reply.status == 202 {
+                accepted += 1
+            } else if reply.status == 429 {
+                refused.append(reply.headers["retry-after"])
+            } else {
+                Issue.record("run: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            }
+        }
+        #expect(accepted == 2 && refused.count == 6, "\(accepted) accepted, \(refused.count) refused")
+        #expect(refused.allSatisfy { $0 == "5" }, "\(refused)")
+        var statuses: [Int] = []
+        for _ in 0..<10 {
+            let reply = try await server.request(
+                "/v1/models/\(Self.classifier)/classify", method: "POST", body: photo, contentType: "image/jpeg")
+            statuses.append(reply.status)
+        }
+        #expect(statuses.allSatisfy { $0 == 200 }, "live requests during the runs: \(statuses)")
+    }
+}

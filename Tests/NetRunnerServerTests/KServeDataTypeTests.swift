@@ -20,6 +20,8 @@ struct KServeDataTypeTests {
     func names(type: Tensor.DataType, name: String) {
         #expect(KServeRoutes.datatype(type) == name)
         #expect(KServeTensorCodec.datatype(type)?.size == type.size)
+        // A model configuration's name (model_config.proto): TYPE_ and the name, but BYTES is TYPE_STRING.
+        #expect(KServeTensorCodec.configName(type) == (name == "BYTES" ? "TYPE_STRING" : "TYPE_" + name))
     }
 
     @Test("complex64 has no KServe datatype; every other type has one")
@@ -27,6 +29,7 @@ struct KServeDataTypeTests {
         for type in Tensor.DataType.allCases {
             #expect((KServeTensorCodec.datatype(type) == nil) == (type == .complex64), "\(type)")
         }
+        #expect(KServeTensorCodec.configName(.complex64) == "TYPE_INVALID")
     }
 
     /// Parses `json` as the data of a tensor of `type` and `shape`.

@@ -266,7 +266,9 @@ struct ServeCommandTests {
         #expect((unknown.json["error"] as? String)?.contains("No model \"nope\"") == true)
     }
 
-    @Test("The real Triton client works unchanged: health, metadata, JSON and binary tensors, classification")
+    @Test(
+        "The real Triton client works unchanged: health, metadata, JSON and binary tensors, classification, config, index"
+    )
     func tritonClient() async throws {
         let python = Fixtures.path(".venv-test/bin/python")
         try #require(
@@ -300,6 +302,27 @@ struct ServeCommandTests {
             #expect(raw?["shape"] as? [Int] == [1, 1000])
         }
         #expect((report["unknown_model"] as? String)?.hasPrefix("[404]") == true)
+        // Triton's model configuration extension (issue 25: a 404 with an empty body before).
+        for key in ["config", "config_version_1"] {
+            let config = try #require(report[key] as? [String: Any], "\(key): \(report[key] ?? "nothing")")
+            #expect(config["name"] as? String == Self.classifier && config["platform"] as? String == "tensorflow_lite")
+            #expect(config["backend"] as? String == "tflite" && config["max_batch_size"] as? Int == 0)
+            let input = (config["input"] as? [[String: Any]])?.first
+            #expect(input?["name"] as? String == "serving_default_image:0")
+            #expect(input?["data_type"] as? String == "TYPE_UINT8" && input?["dims"] as? [Int] == [1, 224, 224, 3])
+            let output = (config["output"] as? [[String: Any]])?.first
+            #expect(output?["name"] as? String == "StatefulPartitionedCall:0")
+            #expect(output?["data_type"] as? String == "TYPE_UINT8" && output?["dims"] as? [Int] == [1, 1000])
+        }
+        #expect((report["unknown_model_config"] as? String)?.hasPrefix("[404] No model \"no-such-model\"") == true)
+        // The model repository index: every served model, ready, version 1.
+        let served = try await server.request("/v1/models").json["models"] as? [[String: Any]] ?? []
+        let index = try #require(report["index"] as? [[String: Any]], "\(report["index"] ?? "nothing")")
+        #expect(index.map { $0["name"] as? String } == served.map { $0["id"] as? String } && index.count >= 3)
+        for entry in index {
+            #expect(entry["state"] as? String == "READY" && entry["version"] as? String == "1", "\(entry)")
+            #expect(entry["reason"] as? String == "")
+        }
     }
 
     @Test("The live route answers each camera frame with a results line and what the model saw; the page is served")

@@ -37,6 +37,17 @@ def main():
     }
     metadata = client.get_model_metadata(model)
     report["metadata"] = metadata
+    # Triton's model configuration and model repository extensions: each as it came, or the
+    # client's error (a missing route reads "[404] client received an empty response").
+    for key, call in (
+        ("config", lambda: client.get_model_config(model)),
+        ("config_version_1", lambda: client.get_model_config(model, model_version="1")),
+        ("index", client.get_model_repository_index),
+    ):
+        try:
+            report[key] = call()
+        except http.InferenceServerException as error:
+            report[key] = {"client_error": str(error)}
     input_meta = metadata["inputs"][0]
     output_name = metadata["outputs"][0]["name"]
     data = tensor(photo, input_meta["shape"][1])
@@ -60,6 +71,11 @@ def main():
         report["unknown_model"] = "no error"
     except http.InferenceServerException as error:
         report["unknown_model"] = str(error)
+    try:
+        client.get_model_config("no-such-model")
+        report["unknown_model_config"] = "no error"
+    except http.InferenceServerException as error:
+        report["unknown_model_config"] = str(error)
     print(json.dumps(report))
 
 

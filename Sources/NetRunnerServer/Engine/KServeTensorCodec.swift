@@ -16,10 +16,13 @@ import TensorFlowLite
 /// Python's `json` and the Triton clients read back; strict JSON has no spelling for them.
 /// Inputs take strict JSON only: those literals in `data` are refused.
 enum KServeTensorCodec {
-    /// A KServe datatype: its name and the bytes of one element.
+    /// A KServe datatype: its names and the bytes of one element.
     struct Datatype: Equatable, Sendable {
-        /// KServe's name (`FP32`, `UINT8`, `BYTES`...).
+        /// KServe's name (`FP32`, `UINT8`, `BYTES`...), in metadata and requests.
         let name: String
+        /// Triton's name in a model configuration (`TYPE_FP32`, `TYPE_UINT8`, `TYPE_STRING`...),
+        /// model_config.proto's `DataType`.
+        let configName: String
         /// Bytes per element; `nil` for `BYTES`, whose elements vary.
         let size: Int?
     }
@@ -32,27 +35,27 @@ enum KServeTensorCodec {
 
     /// The KServe datatype of each LiteRT element type (`nil` for `complex64`).
     ///
-    /// KServe has no datatype for complex numbers. The one table: metadata, request checks and
-    /// responses all use it.
+    /// KServe has no datatype for complex numbers. The one table: metadata, model
+    /// configurations, request checks and responses all use it.
     ///
     /// - Parameter type: The tensor's element type.
-    /// - Returns: The name and element size.
+    /// - Returns: The names and element size.
     static func datatype(_ type: Tensor.DataType) -> Datatype? {
         switch type {
-        case .bool: Datatype(name: "BOOL", size: 1)
-        case .uInt8: Datatype(name: "UINT8", size: 1)
-        case .int8: Datatype(name: "INT8", size: 1)
-        case .uInt16: Datatype(name: "UINT16", size: 2)
-        case .int16: Datatype(name: "INT16", size: 2)
-        case .float16: Datatype(name: "FP16", size: 2)
-        case .bFloat16: Datatype(name: "BF16", size: 2)
-        case .uInt32: Datatype(name: "UINT32", size: 4)
-        case .int32: Datatype(name: "INT32", size: 4)
-        case .float32: Datatype(name: "FP32", size: 4)
-        case .uInt64: Datatype(name: "UINT64", size: 8)
-        case .int64: Datatype(name: "INT64", size: 8)
-        case .float64: Datatype(name: "FP64", size: 8)
-        case .string: Datatype(name: "BYTES", size: nil)
+        case .bool: Datatype(name: "BOOL", configName: "TYPE_BOOL", size: 1)
+        case .uInt8: Datatype(name: "UINT8", configName: "TYPE_UINT8", size: 1)
+        case .int8: Datatype(name: "INT8", configName: "TYPE_INT8", size: 1)
+        case .uInt16: Datatype(name: "UINT16", configName: "TYPE_UINT16", size: 2)
+        case .int16: Datatype(name: "INT16", configName: "TYPE_INT16", size: 2)
+        case .float16: Datatype(name: "FP16", configName: "TYPE_FP16", size: 2)
+        case .bFloat16: Datatype(name: "BF16", configName: "TYPE_BF16", size: 2)
+        case .uInt32: Datatype(name: "UINT32", configName: "TYPE_UINT32", size: 4)
+        case .int32: Datatype(name: "INT32", configName: "TYPE_INT32", size: 4)
+        case .float32: Datatype(name: "FP32", configName: "TYPE_FP32", size: 4)
+        case .uInt64: Datatype(name: "UINT64", configName: "TYPE_UINT64", size: 8)
+        case .int64: Datatype(name: "INT64", configName: "TYPE_INT64", size: 8)
+        case .float64: Datatype(name: "FP64", configName: "TYPE_FP64", size: 8)
+        case .string: Datatype(name: "BYTES", configName: "TYPE_STRING", size: nil)
         case .complex64: nil
         }
     }
@@ -60,6 +63,12 @@ enum KServeTensorCodec {
     /// The name metadata shows for a type: KServe's, else the LiteRT name in capitals.
     static func name(_ type: Tensor.DataType) -> String {
         datatype(type)?.name ?? "\(type)".uppercased()
+    }
+
+    /// The name a model configuration shows for a type: Triton's, else `TYPE_INVALID`, as
+    /// Triton names a type it has none for.
+    static func configName(_ type: Tensor.DataType) -> String {
+        datatype(type)?.configName ?? "TYPE_INVALID"
     }
 
     // MARK: JSON data in

@@ -11,6 +11,11 @@ import TensorFlowLite
 /// tensor extension (`Inference-Header-Content-Length`) and the classification extension
 /// (an output's `"classification": N` parameter answers the top N as `"score:index:label"`).
 ///
+/// Two of Triton's extensions: the model configuration (`GET /v2/models/{name}/config`, the
+/// JSON of model_config.proto's `ModelConfig`) and the model repository's index (`POST
+/// /v2/repository/index`, every served model with its state; `GET` answers the same). Each
+/// model has one version, `1`; another version is a 404.
+///
 /// Inputs are the model's input tensors, preprocessed by the client as Triton clients do;
 /// `POST /v1/models/{id}/classify` takes the encoded image instead.
 struct KServeRoutes {
@@ -25,21 +30,42 @@ struct KServeRoutes {
         router.get("/v2") { _, _ in
             HTTPReply.json(
                 ServerMetadata(
-                    name: "netrunner", version: version, extensions: ["classification", "binary_tensor_data"]))
+                    name: "netrunner", version: version,
+                    extensions: ["classification", "binary_tensor_data", "model_configuration"]))
         }
         router.get("/v2/health/live") { _, _ in Response(status: .ok) }
         router.get("/v2/health/ready") { _, _ in Response(status: engine.isReady ? .ok : .serviceUnavailable) }
+        router.post("/v2/repository/index") { request, _ in await repositoryIndex(request) }
+        router.get("/v2/repository/index") { _, _ in HTTPReply.json(repositoryIndex(readyOnly: false)) }
         for prefix in ["/v2/models/{name}", "/v2/models/{name}/versions/{version}"] {
-            router.get(RouterPath(prefix)) { _, context in metadata(context.parameters.get("name") ?? "") }
+            router.get(RouterPath(prefix)) { _, context in
+                if let refusal = Self.unknownVersion(context) { return refusal }
+                return metadata(context.parameters.get("name") ?? "")
+            }
+            router.get(RouterPath(prefix + "/config")) { _, context in
+                if let refusal = Self.unknownVersion(context) { return refusal }
+                return configuration(context.parameters.get("name") ?? "")
+            }
             router.get(RouterPath(prefix + "/ready")) { _, context in
-                Response(
-                    status: engine.state(of: context.parameters.get("name") ?? "") == .ready ? .ok : .serviceUnavailable
-                )
+                let ready =
+                    Self.unknownVersion(context) == nil
+                    && engine.state(of: context.parameters.get("name") ?? "") == .ready
+                return Response(status: ready ? .ok : .serviceUnavailable)
             }
             router.post(RouterPath(prefix + "/infer")) { request, context in
-                await infer(request, model: context.parameters.get("name") ?? "")
+                if let refusal = Self.unknownVersion(context) { return refusal }
+                return await infer(request, model: context.parameters.get("name") ?? "")
             }
         }
+    }
+
+    /// The 404 of a route naming a version other than `1`, the one version of every model;
+    /// `nil` for `1` or no version.
+    static func unknownVersion(_ context: BasicRequestContext) -> Response? {
+        guard let version = context.parameters.get("version"), version != "1" else { return nil }
+        let name = context.parameters.get("name") ?? ""
+        return error(
+            "Model \"\(name)\" has no version \"\(version)\": each model has one version, 1.", status: .notFound)
     }
 
     // MARK: Metadata
@@ -78,8 +104,161 @@ struct KServeRoutes {
         }
         return HTTPReply.json(
             ModelMetadata(
-                name: name, versions: ["1"], platform: "tensorflow_lite", inputs: details.inputs.map(describe),
+                name: name, versions: ["1"], platform: Self.platform, inputs: details.inputs.map(describe),
                 outputs: details.outputs.map(describe)))
+    }
+
+    /// The platform in metadata and configurations.
+    ///
+    /// Triton has no TensorFlow Lite platform of
+    /// its own (its TFLite backends leave it empty); this is the name TensorFlow Serving uses.
+    static let platform = "tensorflow_lite"
+
+    // MARK: Model configuration (Triton's extension)
+
+    /// model_config.proto's `ModelConfig` in Triton's JSON, the fields that say something here:
+    /// no batching (`max_batch_size` 0, so `dims` are the tensors' whole shapes, as in the
+    /// metadata), one version, one instance per worker thread on the CPU.
+    struct ModelConfiguration: Encodable {
+        struct VersionPolicy: Encodable {
+            struct Latest: Encodable {
+                var numberOfVersions: Int
+                enum CodingKeys: String, CodingKey { case numberOfVersions = "num_versions" }
+            }
+            var latest: Latest
+        }
+        struct TensorConfiguration: Encodable {
+            var name: String
+            var dataType: String
+            /// Inputs only (`FORMAT_NONE`).
+            var format: String?
+            var dims: [Int]
+            var isShapeTensor = false
+            enum CodingKeys: String, CodingKey {
+                case name, format, dims
+                case dataType = "data_type"
+                case isShapeTensor = "is_shape_tensor"
+            }
+        }
+        struct InstanceGroup: Encodable {
+            var name: String
+            var kind = "KIND_CPU"
+            var count: Int
+        }
+        var name: String
+        var platform: String
+        var backend: String
+        var versionPolicy: VersionPolicy
+        var maxBatchSize: Int
+        var input: [TensorConfiguration]
+        var output: [TensorConfiguration]
+        var instanceGroup: [InstanceGroup]
+        enum CodingKeys: String, CodingKey {
+            case name, platform, backend, input, output
+            case versionPolicy = "version_policy"
+            case maxBatchSize = "max_batch_size"
+            case instanceGroup = "instance_group"
+        }
+    }
+
+    /// `GET /v2/models/{name}/config`: the model's configuration, or KServe's error (404 for an
+    /// unknown model, 503 while it loads or if it failed).
+    func configuration(_ name: String) -> Response {
+        do {
+            _ = try engine.model(name)
+        } catch {
+            return Self.error(error)
+        }
+        guard let details = engine.details(of: name) else {
+            let reason: String
+            if case .failed(let why) = engine.state(of: name) {
+                reason = why
+            } else {
+                reason = "it is not loaded (yet)."
+            }
+            return Self.error(.modelUnavailable(id: name, reason: reason))
+        }
+        return HTTPReply.json(Self.configuration(name, details: details, instances: engine.configuration.threads))
+    }
+
+    /// A loaded model's configuration.
+    static func configuration(_ name: String, details: ModelDetails, instances: Int) -> ModelConfiguration {
+        let describe = { (tensor: Tensor, isInput: Bool) in
+            ModelConfiguration.TensorConfiguration(
+                name: tensor.name, dataType: KServeTensorCodec.configName(tensor.dataType),
+                format: isInput ? "FORMAT_NONE" : nil, dims: tensor.shape.dimensions)
+        }
+        return ModelConfiguration(
+            name: name, platform: platform, backend: "tflite",
+            versionPolicy: .init(latest: .init(numberOfVersions: 1)), maxBatchSize: 0,
+            input: details.inputs.map { describe($0, true) }, output: details.outputs.map { describe($0, false) },
+            instanceGroup: [.init(name: name, count: instances)])
+    }
+
+    // MARK: Repository index (Triton's model repository extension)
+
+    /// One model in the index: Triton's states `READY`, `LOADING` and `UNAVAILABLE` (with the
+    /// reason it failed).
+    struct IndexEntry: Encodable, Equatable {
+        var name: String
+        var version: String
+        var state: String
+        var reason: String
+    }
+
+    /// The index request: `{"ready": true}` lists only the models ready; an empty body, all.
+    struct IndexRequest: Decodable {
+        var ready: Bool?
+
+        enum CodingKeys: String, CodingKey { case ready }
+
+        /// `ready`, if given, is `true` or `false`; `null` is refused, not taken for absent.
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            ready = container.contains(.ready) ? try container.decode(Bool.self, forKey: .ready) : nil
+        }
+    }
+
+    /// `POST /v2/repository/index`: every served model with its state, in the order served.
+    func repositoryIndex(_ request: Request) async -> Response {
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: 64 * 1024)
+        } catch {
+            return Self.error(
+                "The index request is larger than 64 KiB; it takes {\"ready\": true}.", status: .contentTooLarge)
+        }
+        var readyOnly = false
+        if body.readableBytesView.contains(where: { !Self.isWhitespace($0) }) {
+            do {
+                readyOnly =
+                    try JSONDecoder().decode(IndexRequest.self, from: Data(body.readableBytesView)).ready ?? false
+            } catch {
+                return Self.error(
+                    "The index request is not {\"ready\": true or false}: \(Self.describe(error))", status: .badRequest)
+            }
+        }
+        return HTTPReply.json(repositoryIndex(readyOnly: readyOnly))
+    }
+
+    /// The index entries, all models or those ready.
+    func repositoryIndex(readyOnly: Bool) -> [IndexEntry] {
+        engine.models.compactMap { served in
+            let entry: IndexEntry
+            switch engine.state(of: served.id) {
+            case .ready: entry = IndexEntry(name: served.id, version: "1", state: "READY", reason: "")
+            case .loading:
+                entry = IndexEntry(name: served.id, version: "1", state: "LOADING", reason: "loading and warming up")
+            case .failed(let why): entry = IndexEntry(name: served.id, version: "1", state: "UNAVAILABLE", reason: why)
+            case nil: entry = IndexEntry(name: served.id, version: "1", state: "UNKNOWN", reason: "")
+            }
+            return !readyOnly || entry.state == "READY" ? entry : nil
+        }
+    }
+
+    /// JSON's whitespace: space, tab, line feed, carriage return.
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     // MARK: Infer

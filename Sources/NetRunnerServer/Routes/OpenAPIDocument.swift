@@ -1,10 +1,12 @@
 import Hummingbird
 import NIOCore
 
-/// The OpenAPI 3 description of the native API (`/v1`) and the health probes.
+/// The OpenAPI 3 description of the native API (`/v1`), the health probes and Triton's model
+/// configuration and repository index.
 ///
 /// Served at `/openapi.json`, so clients can be generated and the server fuzzed against its own
-/// contract (schemathesis in the tests). KServe v2's own specification describes `/v2`.
+/// contract (schemathesis in the tests). KServe v2's own specification describes the rest of
+/// `/v2` (metadata, readiness, infer).
 enum OpenAPIDocument {
     static func add(to router: Router<BasicRequestContext>) {
         router.get("/openapi.json") { _, _ in
@@ -131,7 +133,21 @@ enum OpenAPIDocument {
             "/v2/health/live": {"get": {"operationId": "live", "responses": {"200": {"description": "The server runs."}}}},
             "/v2/health/ready": {"get": {"operationId": "ready", "responses": {
               "200": {"description": "Every model is loaded and warmed up."},
-              "503": {"description": "Still loading."}}}}
+              "503": {"description": "Still loading."}}}},
+            "/v2/models/{name}/config": {"get": {"operationId": "modelConfig",
+              "parameters": [{"name": "name", "in": "path", "required": true,
+                "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}}],
+              "responses": {
+                "200": {"description": "Triton's model configuration (model_config.proto's ModelConfig as JSON).",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ModelConfig"}}}},
+                "404": {"$ref": "#/components/responses/KServeError"}, "503": {"$ref": "#/components/responses/KServeError"}}}},
+            "/v2/repository/index": {
+              "post": {"operationId": "repositoryIndex",
+                "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object",
+                  "properties": {"ready": {"type": "boolean"}}}}}},
+                "responses": {"200": {"$ref": "#/components/responses/RepositoryIndex"},
+                  "400": {"$ref": "#/components/responses/KServeError"}, "413": {"$ref": "#/components/responses/KServeError"}}},
+              "get": {"operationId": "repositoryIndexAll", "responses": {"200": {"$ref": "#/components/responses/RepositoryIndex"}}}}
           },
           "components": {
             "parameters": {
@@ -155,12 +171,30 @@ enum OpenAPIDocument {
                   "properties": {"image": {"type": "string", "format": "binary"}}}}}}
             },
             "responses": {
+              "KServeError": {"description": "KServe's error.", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}}}},
+              "RepositoryIndex": {"description": "Every model served, in order, with its state.", "content": {
+                "application/json": {"schema": {"type": "array", "items": {"type": "object",
+                  "required": ["name", "version", "state", "reason"], "properties": {"name": {"type": "string"},
+                  "version": {"type": "string"}, "state": {"type": "string", "enum": ["READY", "LOADING", "UNAVAILABLE", "UNKNOWN"]},
+                  "reason": {"type": "string"}}}}}}},
               "Answer": {"description": "A results line.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResultLine"}}}},
               "Error": {"description": "What went wrong, for a person.", "content": {"application/json": {"schema": {
                 "type": "object", "required": ["error", "error_description"],
                 "properties": {"error": {"type": "boolean"}, "error_description": {"type": "string"}}}}}}
             },
             "schemas": {
+              "ModelConfig": {"type": "object",
+                "required": ["name", "platform", "backend", "max_batch_size", "input", "output"],
+                "properties": {"name": {"type": "string"}, "platform": {"type": "string"}, "backend": {"type": "string"},
+                  "max_batch_size": {"type": "integer"}, "version_policy": {"type": "object"},
+                  "instance_group": {"type": "array", "items": {"type": "object"}},
+                  "input": {"type": "array", "items": {"$ref": "#/components/schemas/TensorConfig"}},
+                  "output": {"type": "array", "items": {"$ref": "#/components/schemas/TensorConfig"}}}},
+              "TensorConfig": {"type": "object", "required": ["name", "data_type", "dims"], "properties": {
+                "name": {"type": "string"}, "data_type": {"type": "string", "pattern": "^TYPE_[A-Z0-9]+$"},
+                "format": {"type": "string"}, "dims": {"type": "array", "items": {"type": "integer"}},
+                "is_shape_tensor": {"type": "boolean"}}},
               "Stream": {"type": "object",
                 "required": ["name", "source", "model", "state", "received", "inferred", "dropped_while_busy", "dropped_by_interval", "reconnections", "restarts"],
                 "properties": {"name": {"type": "string"}, "source": {"type": "string"}, "model": {"type": "string"},

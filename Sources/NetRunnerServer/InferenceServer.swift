@@ -54,6 +54,9 @@ public struct InferenceServer: Sendable {
         public var drainTimeout: Duration = .seconds(20)
         /// The models folder imports are installed into (`POST /v1/imports`); `nil`: no imports.
         public var modelsFolder: String?
+        /// Whether imports may download from loopback, private and link-local addresses
+        /// (`--allow-private-imports`; default: no, against server-side request forgery).
+        public var allowsPrivateImports = false
         /// Folders of photos offered as albums (`/v1/albums`).
         public var albums: [String] = []
         /// Video sources the server reads itself (`/v1/streams`), by name.
@@ -162,7 +165,11 @@ public struct InferenceServer: Sendable {
             engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, metrics: metrics, access: access
         )
         .add(to: router)
-        ImportRoutes(engine: engine, importer: configuration.modelsFolder.map { ModelImporter(modelsFolder: $0) })
+        ImportRoutes(
+            engine: engine,
+            importer: configuration.modelsFolder.map {
+                ModelImporter(modelsFolder: $0, allowsPrivateAddresses: configuration.allowsPrivateImports)
+            })
             .add(to: router)
         AlbumRoutes(
             engine: engine, albums: AlbumRoutes.Album.load(configuration.albums),

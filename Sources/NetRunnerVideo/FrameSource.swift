@@ -183,6 +183,7 @@ private final class Pump: Sendable {
 
     /// Runs ffmpeg until the source ends (or, live, until reconnecting fails too often).
     private func produce() async throws {
+        try source.check()
         if source.kind == .file { try Self.checkReadable(source) }
         let clock = ContinuousClock()
         let start = clock.now

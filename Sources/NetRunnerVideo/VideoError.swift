@@ -1,3 +1,5 @@
+import NetRunnerSupport
+
 /// Why a video source or an annotated video failed.
 ///
 /// Each message names the source.
@@ -20,9 +22,13 @@ public enum VideoError: Error, Sendable, Equatable, CustomStringConvertible {
     case reconnectionFailed(source: String, attempts: Int, details: String)
     /// The encoder of an annotated video failed.
     case writerFailed(path: String, details: String)
+    /// A URL of a protocol that is not read (only ``VideoSource/allowedSchemes`` are).
+    case unsupportedProtocol(source: String, scheme: String)
 
-    /// The message, naming the source.
-    public var description: String {
+    /// The message, naming the source (a URL's user and password masked, in ffmpeg's words too).
+    public var description: String { URLCredentials.masked(message) }
+
+    private var message: String {
         switch self {
         case .ffmpegMissing(let path):
             return
@@ -45,6 +51,10 @@ public enum VideoError: Error, Sendable, Equatable, CustomStringConvertible {
                 + (details.isEmpty ? "." : "; last error: \(details)")
         case .writerFailed(let path, let details):
             return "\(path): the video encoder failed" + (details.isEmpty ? "." : ": \(details)")
+        case .unsupportedProtocol(let source, let scheme):
+            return "\(source): the protocol \"\(scheme)\" is not read; a source is a video file's path, a camera "
+                + "device, - (standard input) or a URL of "
+                + VideoSource.allowedSchemes.joined(separator: ", ") + "."
         }
     }
 

@@ -1,3 +1,5 @@
+import NetRunnerSupport
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -15,7 +17,7 @@ public struct VideoSource: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// A file on disk.
         case file
-        /// A network URL: http(s), rtsp, rtmp, udp, tcp, srt.
+        /// A network URL: http(s), rtsp(s), rtmp(s), udp, tcp, srt (``VideoSource/allowedSchemes``).
         case url
         /// A V4L2 capture device (`/dev/video*`).
         case device
@@ -28,8 +30,14 @@ public struct VideoSource: Sendable, Hashable, CustomStringConvertible {
     /// The kind.
     public var kind: Kind
 
+    /// The URL schemes read (ffmpeg's other protocols, `file:`, `subfile:`, `concat:`, `data:`
+    /// and the like, are refused: a file is named by its path).
+    public static let allowedSchemes = ["http", "https", "rtsp", "rtsps", "rtmp", "rtmps", "udp", "tcp", "srt"]
+
     /// Reads a source as the command line names it: `-` is standard input, `/dev/video*` (or any
     /// character device) a camera, `scheme://...` a URL, anything else a file.
+    ///
+    /// ``check()`` says whether it is one that is read.
     ///
     /// - Parameter text: The path, URL or device.
     public init(_ text: String) {
@@ -81,11 +89,40 @@ public struct VideoSource: Sendable, Hashable, CustomStringConvertible {
 
     /// The location, with a URL's user and password replaced by `***` (for messages and logs).
     public var description: String {
-        guard kind == .url, let start = location.firstRange(of: "://") else { return location }
-        let rest = location[start.upperBound...]
-        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return location }
-        return String(location[..<start.upperBound]) + "***@" + String(rest[rest.index(after: at)...])
+        kind == .url ? URLCredentials.masked(location) : location
+    }
+
+    /// Checks that the source is one that is read: a file, a device, standard input, or a URL of
+    /// one of the ``allowedSchemes``.
+    ///
+    /// - Throws: ``VideoError/unsupportedProtocol(source:scheme:)`` for any other URL.
+    public func check() throws(VideoError) {
+        guard kind == .url else { return }
+        let scheme = self.scheme ?? ""
+        guard Self.allowedSchemes.contains(scheme) else {
+            throw .unsupportedProtocol(source: description, scheme: String(scheme.prefix(40)))
+        }
+    }
+
+    /// ffmpeg's `-protocol_whitelist` for the source: the protocols its own scheme needs, so that
+    /// what it reads cannot lead ffmpeg to others (an HLS playlist naming `file:` segments, say);
+    /// `nil` for a device (opened by its demuxer, not by a protocol).
+    var protocolWhitelist: String? {
+        switch kind {
+        case .file: return "file"
+        case .standardInput: return "pipe"
+        case .device: return nil
+        case .url:
+            switch scheme {
+            case "http", "https": return "http,https,tcp,tls,crypto,httpproxy"
+            case "rtsp", "rtsps": return "rtsp,rtsps,rtp,srtp,udp,tcp,tls"
+            case "rtmp", "rtmps": return "rtmp,rtmps,tcp,tls"
+            case "udp": return "udp"
+            case "tcp": return "tcp"
+            case "srt": return "srt"
+            default: return "none"
+            }
+        }
     }
 
     /// Whether the watchdog watches it: every source but a regular file, which cannot stall

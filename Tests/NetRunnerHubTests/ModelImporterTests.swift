@@ -1,5 +1,6 @@
 import Foundation
 import NetRunner
+import NetRunnerSupport
 import NetRunnerTestSupport
 import Synchronization
 import Testing
@@ -74,7 +75,7 @@ struct ModelImporterTests {
         let setup = try Setup()
         try setup.publish(try Self.zippedBundle(), as: "m.tfbundle.zip")
         let events = Mutex<[ImportProgress]>([])
-        let model = try await ModelImporter(modelsFolder: setup.models).importModel(
+        let model = try await ModelImporter(modelsFolder: setup.models, allowsPrivateAddresses: true).importModel(
             from: setup.server.url("redirect/m.tfbundle.zip")
         ) { event in events.withLock { $0.append(event) } }
         #expect(model.id == "mobilenet-v2-100-224-uint8")
@@ -101,7 +102,7 @@ struct ModelImporterTests {
         let setup = try Setup()
         let url = try setup.publish(
             try Fixtures.data("Models/mobilenet_v2_1.0_224_uint8_metadata.tflite"), as: "mobilenet.tflite")
-        let importer = ModelImporter(modelsFolder: setup.models)
+        let importer = ModelImporter(modelsFolder: setup.models, allowsPrivateAddresses: true)
         let model = try await importer.importModel(from: url)
         #expect(model.id == "mobilenet")
         #expect(model.path == setup.models + "/mobilenet.tflite")
@@ -138,7 +139,7 @@ struct ModelImporterTests {
         let setup = try Setup()
         let json = Data(#"{"name": "x"}"#.utf8)
         let model = try Fixtures.data("Models/mobilenet_v2_1.0_224_uint8_metadata.tflite")
-        var importer = ModelImporter(modelsFolder: setup.models)
+        var importer = ModelImporter(modelsFolder: setup.models, allowsPrivateAddresses: true)
         var sha256: String?
         let source: String
         let expected: String
@@ -229,5 +230,206 @@ struct ModelImporterTests {
         #expect(setup.installed().allSatisfy { $0.hasPrefix(".") == false } && setup.installed().isEmpty)
         #expect(!FileManager.default.fileExists(atPath: setup.folder.path("evil.txt")))
         #expect(!FileManager.default.fileExists(atPath: setup.models + "/../evil.txt"))
+    }
+
+    /// A loopback server that answers every request with a redirect to `target`.
+    final class Redirector {
+        private let process = Process()
+        let port: Int
+        var url: String { "http://127.0.0.1:\(port)/m.tflite" }
+
+        init(to target: String) throws {
+            let output = Pipe()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "python3", "-c",
+                """
+                import http.server, sys
+                class H(http.server.BaseHTTPRequestHandler):
+                    def do_GET(self):
+                        self.send_response(302); self.send_header("Location", sys.argv[1])
+                        self.send_header("Content-Length", "0"); self.end_headers()
+                    def log_message(self, *a): pass
+                s = http.server.HTTPServer(("127.0.0.1", 0), H)
+                print(s.server_address[1], flush=True)
+                s.serve_forever()
+                """,
+                target,
+            ]
+            process.standardOutput = output
+            try process.run()
+            let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+            port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
+
+        deinit {
+            // SIGKILL: a child started from a test thread may have SIGTERM blocked.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    @Test(
+        "Loopback, private, link-local and other non-public hosts are refused before any connection, however written",
+        arguments: [
+            "http://127.0.0.1:PORT/m.tflite", "http://[::ffff:127.0.0.1]:PORT/m.tflite",
+            "http://2130706433:PORT/m.tflite",
+            "http://0177.0.0.1:PORT/m.tflite", "http://0x7f000001:PORT/m.tflite", "http://localhost:PORT/m.tflite",
+            "http://[::1]:PORT/m.tflite", "http://0.0.0.0:PORT/m.tflite", "http://[::]:PORT/m.tflite",
+            "http://10.1.2.3/m.tflite", "http://172.16.0.1/m.tflite", "http://192.168.1.1/m.tflite",
+            "http://169.254.169.254/latest/meta-data", "http://100.64.0.1/m.tflite", "http://224.0.0.1/m.tflite",
+            "http://255.255.255.255/m.tflite", "http://[fe80::1]/m.tflite", "http://[fd00::1]/m.tflite",
+            "http://[::ffff:10.0.0.1]/m.tflite", "http://[::ffff:169.254.169.254]/m.tflite",
+            "http://[64:ff9b::7f00:1]/m.tflite", "http://[2002:7f00:1::]/m.tflite", "http://[ff02::1]/m.tflite",
+        ])
+    func privateHostsRefused(template: String) async throws {
+        let setup = try Setup()
+        try setup.publish(try Fixtures.data("Models/mobilenet_v2_1.0_224_uint8_metadata.tflite"), as: "m.tflite")
+        let url = template.replacingOccurrences(of: "PORT", with: "\(setup.server.port)")
+        let importer = ModelImporter(modelsFolder: setup.models)
+        for attempt in 0..<2 {
+            await #expect {
+                if attempt == 0 {
+                    try await importer.importModel(from: url)
+                } else {
+                    try await importer.checkAddress(of: url)
+                }
+            } throws: { error in
+                let text = "\(error)"
+                guard case .badSource = error as? ImportError, text.contains("--allow-private-imports"),
+                    text.hasPrefix("Cannot import \(url): its host")
+                else {
+                    Issue.record("\(url): \(text)")
+                    return false
+                }
+                return true
+            }
+        }
+        #expect(setup.installed().isEmpty)
+    }
+
+    @Test("A redirect to a loopback address is refused (each redirect is checked); allowed, the same import installs")
+    func redirectToLoopbackRefused() async throws {
+        let setup = try Setup()
+        try setup.publish(try Fixtures.data("Models/mobilenet_v2_1.0_224_uint8_metadata.tflite"), as: "m.tflite")
+        // The first server stands for a public one; it sends the import on to loopback by name.
+        let target = "http://localhost:\(setup.server.port)/m.tflite"
+        let redirector = try Redirector(to: target)
+        var importer = ModelImporter(modelsFolder: setup.models)
+        importer.publicHosts = ["127.0.0.1"]
+        await #expect {
+            try await importer.importModel(from: redirector.url)
+        } throws: { error in
+            let text = "\(error)"
+            let expected =
+                "Cannot import \(redirector.url): it redirects to \(target), whose host localhost (127.0.0.1) is a loopback address"
+            if !text.hasPrefix(expected) || !text.contains("--allow-private-imports") {
+                Issue.record("\(text)")
+                return false
+            }
+            return true
+        }
+        #expect(setup.installed().isEmpty)
+        // Not a redirect to another scheme either, and not a circle.
+        let toFile = try Redirector(to: "file:///etc/passwd")
+        await #expect {
+            try await importer.importModel(from: toFile.url)
+        } throws: { error in
+            "\(error)".contains("it redirects to file:///etc/passwd, not an http(s) URL")
+        }
+        importer.allowsPrivateAddresses = true
+        let model = try await importer.importModel(from: redirector.url)
+        #expect(model.id == "m" && setup.installed() == ["m.tflite"])
+    }
+
+    @Test("A URL's user and password appear in no message")
+    func credentialsMasked() async throws {
+        let setup = try Setup()
+        let importer = ModelImporter(modelsFolder: setup.models, allowsPrivateAddresses: true)
+        let port = setup.server.port
+        for url in [
+            "http://admin:hunter2@127.0.0.1:\(port)/nothing.zip", "http://admin:hunter2@127.0.0.1:9/m.zip",
+            "http://admin:hunter2@[::1]:9/m.zip",
+        ] {
+            await #expect {
+                try await importer.importModel(from: url)
+            } throws: { error in
+                let text = "\(error)"
+                if text.contains("hunter2") || !text.contains("http://***@") {
+                    Issue.record("\(text)")
+                    return false
+                }
+                return true
+            }
+        }
+        let refused = ModelImporter(modelsFolder: setup.models)
+        await #expect {
+            try await refused.checkAddress(of: "http://admin:hunter2@127.0.0.1/m.zip")
+        } throws: { error in
+            !"\(error)".contains("hunter2") && "\(error)".contains("http://***@127.0.0.1/m.zip")
+        }
+    }
+
+    @Test("URLCredentials masks the user information of every URL in a text, and nothing else")
+    func maskingText() {
+        let cases: [(String, String)] = [
+            (
+                "rtsp://admin:hunter2@10.0.0.5:554/live: Connection refused",
+                "rtsp://***@10.0.0.5:554/live: Connection refused"
+            ),
+            ("http://user@host/a", "http://***@host/a"),
+            ("see http://a:b@h/x and rtmp://c:d@i/y.", "see http://***@h/x and rtmp://***@i/y."),
+            ("http://admin:pa/ss@host/x", "http://***@host/x"),
+            ("http://host/users/@me", "http://host/users/@me"),
+            (
+                "[tcp @ 0x55d0] Connection to tcp://127.0.0.1:1 failed",
+                "[tcp @ 0x55d0] Connection to tcp://127.0.0.1:1 failed"
+            ),
+            ("'http://u:p@h/'", "'http://***@h/'"),
+            ("no url at all @ here", "no url at all @ here"),
+            ("http://u:p@h@evil/x", "http://***@evil/x"),
+        ]
+        for (text, expected) in cases {
+            #expect(URLCredentials.masked(text) == expected, "\(text)")
+        }
+    }
+
+    @Test("Staging folders of a process that is gone are removed at start; a live process's are kept")
+    func abandonedStagingFolders() async throws {
+        let setup = try Setup()
+        try FileManager.default.createDirectory(atPath: setup.models, withIntermediateDirectories: true)
+        let host = StagingFolder.host
+        let (dead, live) = try Self.deadAndLiveProcesses()
+        defer { kill(live, SIGKILL) }
+        let names = [
+            ".netrunner-import-\(host)-\(dead)-abcdef", ".netrunner-import-\(host)-\(live)-ghijkl",
+            ".netrunner-import-other-machine-\(dead)-mnopqr",
+        ]
+        for name in names {
+            try FileManager.default.createDirectory(
+                atPath: setup.models + "/" + name + "/unpacked", withIntermediateDirectories: true)
+            try Data(count: 4096).write(to: URL(fileURLWithPath: setup.models + "/" + name + "/download"))
+        }
+        // A failing import starts with the clean-up as any other.
+        await #expect(throws: ImportError.self) {
+            try await ModelImporter(modelsFolder: setup.models).importModel(from: setup.folder.path("none.zip"))
+        }
+        #expect(setup.installed() == names.dropFirst().sorted())
+        #expect(
+            StagingFolder.owner(of: names[0])?.pid == dead && StagingFolder.owner(of: names[2])?.host == "other-machine"
+        )
+    }
+
+    /// The pid of a process that has ended and been reaped, and of one that runs (`sleep`; kill it).
+    static func deadAndLiveProcesses() throws -> (dead: Int32, live: Int32) {
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let running = Process()
+        running.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        running.arguments = ["60"]
+        try running.run()
+        return (ended.processIdentifier, running.processIdentifier)
     }
 }

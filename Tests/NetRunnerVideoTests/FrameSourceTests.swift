@@ -144,6 +144,61 @@ struct FrameSourceTests {
         #expect(VideoSource("rtsp://admin:secret@cam:554/s").description == "rtsp://***@cam:554/s")
     }
 
+    @Test("Only the protocols the help lists are read; ffmpeg is held to the source's own protocols")
+    func protocols() async throws {
+        for text in ["clip.mp4", "-", "/dev/video0", "file:clip.mp4", "concat:a.ts|b.ts"]
+            + VideoSource.allowedSchemes.map({ "\($0)://host/x" }) + ["HTTP://host/x", "RTSP://u:p@cam/s"]
+        {
+            #expect(throws: Never.self, "\(text)") { try VideoSource(text).check() }
+        }
+        for (text, scheme) in [
+            ("file:///etc/passwd", "file"),
+            ("subfile,,start,0,end,0,,:file:///etc/passwd", "subfile,,start,0,end,0,,:file"),
+            ("gopher://host/x", "gopher"), ("ftp://host/x.mp4", "ftp"), ("data://x", "data"),
+            ("hls+file://x", "hls+file"),
+            ("unix:///run/x.sock", "unix"), ("sftp://u:p@host/x", "sftp"),
+        ] {
+            #expect(throws: VideoError.unsupportedProtocol(source: VideoSource(text).description, scheme: scheme)) {
+                try VideoSource(text).check()
+            }
+        }
+        let refused = VideoError.unsupportedProtocol(source: "sftp://***@host/x", scheme: "sftp")
+        #expect(
+            refused.description
+                == "sftp://***@host/x: the protocol \"sftp\" is not read; a source is a video file's path, a camera device, "
+                + "- (standard input) or a URL of http, https, rtsp, rtsps, rtmp, rtmps, udp, tcp, srt.")
+        // The frame source refuses it too (the server's streams read it this way).
+        var frames = FrameSource(VideoSource("file:///etc/passwd")).makeAsyncIterator()
+        await #expect(throws: VideoError.self) { _ = try await frames.next() }
+
+        func whitelist(_ text: String) -> String? {
+            let arguments = FFmpegCommand(source: VideoSource(text), options: FrameSource.Options()).arguments
+            guard let at = arguments.firstIndex(of: "-protocol_whitelist") else { return nil }
+            #expect(at < arguments.firstIndex(of: "-i")!)
+            return arguments[at + 1]
+        }
+        #expect(whitelist("clip.mp4") == "file")
+        #expect(whitelist("-") == "pipe")
+        #expect(whitelist("https://host/live.m3u8") == "http,https,tcp,tls,crypto,httpproxy")
+        #expect(whitelist("rtsp://cam/s") == "rtsp,rtsps,rtp,srtp,udp,tcp,tls")
+        #expect(whitelist("rtmp://host/app") == "rtmp,rtmps,tcp,tls")
+        #expect(whitelist("udp://0.0.0.0:1234") == "udp" && whitelist("srt://host:9000") == "srt")
+        #expect(whitelist("/dev/video0") == nil)
+    }
+
+    @Test("ffmpeg's messages lose the source's password before they are kept")
+    func logMasksPasswords() {
+        let command = FFmpegCommand(source: VideoSource("rtsp://admin:hunter2@cam/s"), options: FrameSource.Options())
+        var log = FFmpegLog(command: command, everyNthFrame: 1)
+        _ = log.read("[tcp @ 0x1] [error] Connection to tcp://127.0.0.1:1?timeout=0 failed: Connection refused")
+        _ = log.read("[in#0 @ 0x2] [error] rtsp://admin:hunter2@127.0.0.1:1/x: Connection refused")
+        #expect(!log.explanation.contains("hunter2"))
+        #expect(log.explanation.hasSuffix("rtsp://***@127.0.0.1:1/x: Connection refused"), "\(log.explanation)")
+        #expect(
+            VideoError.sourceFailed(source: "x", details: "rtsp://admin:hunter2@cam/s: refused").description
+                == "x: ffmpeg failed: rtsp://***@cam/s: refused")
+    }
+
     @Test("The watchdog watches URLs, devices, stdin and named pipes, not regular files (slow is not stalled)")
     func watched() throws {
         let folder = try TemporaryFolder(prefix: "netrunner-video")

@@ -25,7 +25,7 @@ struct ImportCommandTests {
         let site = try FileServer(folder: folder.path("site"))
         defer { site.stop() }
 
-        let first = try netrunner(["import", site.url("face.tiobundle.zip")], in: folder)
+        let first = try netrunner(["import", site.url("face.tiobundle.zip"), "--allow-private-imports"], in: folder)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(
             first.stdout.hasPrefix(
@@ -42,10 +42,11 @@ struct ImportCommandTests {
         #expect(detect.status == 0 && detect.stdout.components(separatedBy: "  face  box").count == 3, "\(detect)")
 
         // Again: refused, exit 1, a message naming the id and the way out; the model untouched.
-        let again = try netrunner(["import", site.url("face.tiobundle.zip")], in: folder)
+        let again = try netrunner(["import", site.url("face.tiobundle.zip"), "--allow-private-imports"], in: folder)
         #expect(again.status == 1)
         #expect(again.stderr.contains("already installed at Models/face.tiobundle; replace it explicitly (--replace)"))
-        let replaced = try netrunner(["import", site.url("face.tiobundle.zip"), "--replace"], in: folder)
+        let replaced = try netrunner(
+            ["import", site.url("face.tiobundle.zip"), "--replace", "--allow-private-imports"], in: folder)
         #expect(replaced.status == 0 && replaced.stdout.hasPrefix("replaced face-detection-short-range"))
     }
 
@@ -57,9 +58,149 @@ struct ImportCommandTests {
         try Data("<!doctype html><p>Please log in</p>".utf8).write(to: URL(fileURLWithPath: folder.path("site/m.zip")))
         let site = try FileServer(folder: folder.path("site"))
         defer { site.stop() }
-        let run = try netrunner(["import", site.url("m.zip"), "--models", "Mine"], in: folder)
+        let run = try netrunner(
+            ["import", site.url("m.zip"), "--models", "Mine", "--allow-private-imports"], in: folder)
         #expect(run.status == 1)
         #expect(run.stderr.contains("Cannot import \(site.url("m.zip")): it is an HTML page"), "\(run.stderr)")
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder.path("Mine"))) ?? []).isEmpty)
+    }
+
+    /// A folder with a site serving the float MobileNet as `m.tflite`, and the site.
+    func siteWithModel() throws -> (TemporaryFolder, FileServer) {
+        let folder = try TemporaryFolder(prefix: "netrunner-import-cli")
+        try FileManager.default.createDirectory(atPath: folder.path("site"), withIntermediateDirectories: true)
+        try Fixtures.data("Models/mobilenet_v2_1.0_224_uint8_metadata.tflite")
+            .write(to: URL(fileURLWithPath: folder.path("site/m.tflite")))
+        return (folder, try FileServer(folder: folder.path("site")))
+    }
+
+    @Test("Loopback URLs, however written, are refused without --allow-private-imports; with it they import")
+    func privateHosts() throws {
+        let (folder, site) = try siteWithModel()
+        defer {
+            site.stop()
+            folder.remove()
+        }
+        for url in [
+            site.url("m.tflite"), "http://[::ffff:127.0.0.1]:\(site.port)/m.tflite",
+            "http://2130706433:\(site.port)/m.tflite", "http://localhost:\(site.port)/m.tflite",
+        ] {
+            let run = try netrunner(["import", url], in: folder)
+            #expect(run.status == 1, "\(url): \(run.stdout)")
+            #expect(run.stderr.contains("Cannot import \(url): its host"), "\(run.stderr)")
+            #expect(run.stderr.contains("is a loopback address"), "\(run.stderr)")
+            #expect(run.stderr.contains("--allow-private-imports allows them"), "\(run.stderr)")
+        }
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder.path("Models"))) ?? []).isEmpty)
+        let allowed = try netrunner(["import", site.url("m.tflite"), "--allow-private-imports"], in: folder)
+        #expect(allowed.status == 0 && allowed.stdout.hasPrefix("imported m "), "\(allowed.stderr)")
+    }
+
+    @Test("A URL's password is in no message of import, nor in serve's import list, errors or log")
+    func credentialsMasked() async throws {
+        let (folder, site) = try siteWithModel()
+        defer {
+            site.stop()
+            folder.remove()
+        }
+        for url in [
+            "http://admin:hunter2@127.0.0.1:\(site.port)/nothing.zip", "http://admin:hunter2@127.0.0.1:9/m.zip",
+        ] {
+            let run = try netrunner(["import", url, "--allow-private-imports"], in: folder)
+            #expect(run.status == 1)
+            #expect(!run.stderr.contains("hunter2") && run.stderr.contains("http://***@127.0.0.1:"), "\(run.stderr)")
+        }
+        let refused = try netrunner(["import", "http://admin:hunter2@127.0.0.1:\(site.port)/m.tflite"], in: folder)
+        #expect(refused.status == 1 && !refused.stderr.contains("hunter2"), "\(refused.stderr)")
+
+        let server = try await ServerProcess(
+            ["--threads", "1", "--allow-private-imports", "--verbose"], models: folder.path("Models"))
+        defer { server.expectCleanStop() }
+        let started = try await server.request(
+            "/v1/imports", method: "POST",
+            body: Data(#"{"url": "http://admin:hunter2@127.0.0.1:\#(site.port)/nothing.zip"}"#.utf8),
+            contentType: "application/json")
+        #expect(started.status == 202)
+        #expect(!String(decoding: started.body, as: UTF8.self).contains("hunter2"))
+        let id = try #require(started.json["id"] as? String)
+        let deadline = Date() + 30
+        var job: [String: Any] = [:]
+        while Date() < deadline {
+            job = try await server.request("/v1/imports/\(id)").json
+            if job["state"] as? String == "failed" { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(job["source"] as? String == "http://***@127.0.0.1:\(site.port)/nothing.zip", "\(job)")
+        #expect((job["error"] as? String)?.contains("the server answered 404") == true, "\(job)")
+        let list = try await server.request("/v1/imports")
+        #expect(list.status == 200 && !String(decoding: list.body, as: UTF8.self).contains("hunter2"))
+        #expect(!server.log.contains("hunter2"), "\(server.log)")
+    }
+
+    @Test("serve refuses imports from loopback hosts with a 400 naming the address, unless --allow-private-imports")
+    func serveRefusesPrivateHosts() async throws {
+        let (folder, site) = try siteWithModel()
+        defer {
+            site.stop()
+            folder.remove()
+        }
+        let server = try await ServerProcess(["--threads", "1"], models: folder.path("Models"))
+        defer { server.expectCleanStop() }
+        for url in [
+            site.url("m.tflite"), "http://[::ffff:127.0.0.1]:\(site.port)/m.tflite",
+            "http://2130706433:\(site.port)/m.tflite", "http://169.254.169.254/latest/meta-data/",
+        ] {
+            let answer = try await server.request(
+                "/v1/imports", method: "POST", body: Data(#"{"url": "\#(url)"}"#.utf8), contentType: "text/plain")
+            #expect(answer.status == 400, "\(url): \(answer.json)")
+            let message = answer.json["error_description"] as? String ?? ""
+            #expect(message.contains("Cannot import \(url): its host"), "\(message)")
+            #expect(message.contains("--allow-private-imports"), "\(message)")
+        }
+        let list = try await server.request("/v1/imports").json
+        #expect((list["imports"] as? [Any])?.isEmpty == true, "\(list)")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder.path("Models"))) ?? []).isEmpty)
+    }
+
+    @Test(
+        "Staging folders that a killed import left are removed when import or serve starts; a live process's are kept")
+    func abandonedStaging() async throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-import-cli")
+        defer { folder.remove() }
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, name.count - 1)
+        let host = String(cString: name)
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let running = Process()
+        running.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        running.arguments = ["120"]
+        try running.run()
+        defer { kill(running.processIdentifier, SIGKILL) }
+        let dead = ".netrunner-import-\(host)-\(ended.processIdentifier)-abcdef"
+        let live = ".netrunner-import-\(host)-\(running.processIdentifier)-ghijkl"
+        func leave(_ names: [String], in models: String) throws {
+            for staged in names {
+                try FileManager.default.createDirectory(
+                    atPath: models + "/" + staged + "/unpacked", withIntermediateDirectories: true)
+                try Data(count: 65536).write(to: URL(fileURLWithPath: models + "/" + staged + "/download"))
+            }
+        }
+        func left(_ models: String) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: models)) ?? []).sorted()
+        }
+        // `import` (even one that fails) cleans the folder it imports into.
+        try leave([dead, live], in: folder.path("Models"))
+        let run = try netrunner(["import", "no-such.zip"], in: folder)
+        #expect(run.status == 1)
+        #expect(left(folder.path("Models")) == [live])
+        // `serve` cleans its models folder at start.
+        try leave([dead], in: folder.path("Served"))
+        try leave([live], in: folder.path("Served"))
+        let server = try await ServerProcess(["--threads", "1"], models: folder.path("Served"))
+        server.expectCleanStop()
+        #expect(left(folder.path("Served")) == [live])
     }
 }

@@ -396,6 +396,8 @@ struct ServeCommandTests {
                 "--threads", "2", "--albums", Fixtures.path("Tests/Fixtures/Photos/test"), "--stream",
                 "portraits=" + clip,
                 "--stream-interval", "100",
+                // The site to import from is on loopback.
+                "--allow-private-imports",
             ],
             models: folder.path("Models"))
         defer { server.expectCleanStop() }
@@ -457,7 +459,8 @@ struct ServeCommandTests {
             .write(to: URL(fileURLWithPath: folder.path("site/flowers.tflite")))
         let site = try FileServer(folder: folder.path("site"))
         defer { site.stop() }
-        let server = try await ServerProcess(["--threads", "1"], models: folder.path("Models"))
+        let server = try await ServerProcess(
+            ["--threads", "1", "--allow-private-imports"], models: folder.path("Models"))
         defer { server.expectCleanStop() }
 
         let json = "application/json"

@@ -286,6 +286,144 @@ struct StreamCommandTests {
         #expect(both.status != 0 && both.stderr.contains("give one"))
     }
 
+    @Test("Sources of other protocols (file:, subfile:, gopher:...) are refused by stream and serve, naming those read")
+    func refusedProtocols() throws {
+        let allowed = "http, https, rtsp, rtsps, rtmp, rtmps, udp, tcp, srt"
+        for (source, scheme) in [
+            ("file:///etc/passwd", "file"),
+            ("subfile,,start,0,end,0,,:file:///etc/passwd", "subfile,,start,0,end,0,,:file"),
+            ("gopher://127.0.0.1:1/x", "gopher"), ("ftp://127.0.0.1:1/x.mp4", "ftp"),
+        ] {
+            let run = try netrunner(["stream", source, "--reconnect", "0", "--watchdog", "2"])
+            #expect(run.status == 1 && run.stdout.isEmpty, "\(source): \(run.stderr)")
+            #expect(run.stderr.contains("\(source): the protocol \"\(scheme)\" is not read"), "\(run.stderr)")
+            #expect(run.stderr.contains(allowed), "\(run.stderr)")
+        }
+        // serve refuses it at start (bounded: a server that started would run until killed).
+        let serve = try ProcessResult.run(
+            "/usr/bin/timeout",
+            [
+                "30", Fixtures.netrunner, "serve", "--port", "0", "--models", Fixtures.path("Models/bundles"),
+                "--no-import", "--stream", "cam=file:///etc/passwd",
+            ])
+        #expect(serve.status != 0 && serve.status != 124, "\(serve.stderr)")
+        #expect(serve.stderr.contains("file:///etc/passwd: the protocol \"file\" is not read"), "\(serve.stderr)")
+    }
+
+    @Test("An HLS playlist over HTTP is read under the whitelist; one whose segment is a local file: is refused")
+    func hlsPlaylists() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-stream")
+        defer { folder.remove() }
+        let site = folder.path("site")
+        try FileManager.default.createDirectory(atPath: site, withIntermediateDirectories: true)
+        let clip = try VideoClips.faces(in: folder.url.path)
+        try VideoClips.ffmpeg(["-loglevel", "error", "-i", clip, "-c", "copy", site + "/clip.ts"])
+        func playlist(_ segment: String) -> Data {
+            Data(
+                """
+                #EXTM3U
+                #EXT-X-VERSION:3
+                #EXT-X-TARGETDURATION:1
+                #EXT-X-MEDIA-SEQUENCE:0
+                #EXTINF:1.0,
+                \(segment)
+                #EXT-X-ENDLIST
+
+                """.utf8)
+        }
+        // Named .mp4, so read in video mode (ffmpeg finds the playlist by its content; a live
+        // URL's +nobuffer makes ffmpeg 5.1 read no frame of an HLS playlist).
+        try playlist("clip.ts").write(to: URL(fileURLWithPath: site + "/good.mp4"))
+        try playlist("file://" + site + "/clip.ts").write(to: URL(fileURLWithPath: site + "/local.mp4"))
+        let server = try FileServer(folder: site)
+        defer { server.stop() }
+        let good = try netrunner([
+            "stream", server.url("good.mp4"), "--model", "face", "--reconnect", "0", "--json",
+        ])
+        let goodLines = try lines(good.stdout)
+        #expect(good.status == 0 && goodLines.count == 10, "\(good.stderr)")
+        let local = try netrunner([
+            "stream", server.url("local.mp4"), "--model", "face", "--reconnect", "0", "--json",
+        ])
+        #expect(local.status == 1 && local.stdout.isEmpty, "\(local.stderr)")
+        #expect(local.stderr.contains("Error when loading first segment"), "\(local.stderr)")
+    }
+
+    @Test("A source's password reaches neither stream's messages nor serve's log and stream status")
+    func passwordsMasked() async throws {
+        for source in ["rtsp://admin:hunter2@127.0.0.1:1/x", "http://admin:hunter2@127.0.0.1:1/live.ts"] {
+            for extra in [[], ["--json"]] {
+                let run = try netrunner(["stream", source, "--reconnect", "0"] + extra)
+                #expect(run.status == 1)
+                #expect(!run.stderr.contains("hunter2") && run.stderr.contains("://***@127.0.0.1:1/"), "\(run.stderr)")
+                #expect(run.stderr.contains("Connection refused"), "\(run.stderr)")
+            }
+        }
+        let server = try await ServerProcess(["--threads", "1", "--stream", "cam=rtsp://admin:hunter2@127.0.0.1:1/x"])
+        defer { server.expectCleanStop() }
+        let deadline = Date() + 30
+        while Date() < deadline, !server.log.contains("Connection refused") {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(server.log.contains("Connection refused"), "\(server.log)")
+        #expect(!server.log.contains("hunter2"), "\(server.log)")
+        let status = try await server.request("/v1/streams")
+        let text = String(decoding: status.body, as: UTF8.self)
+        #expect(
+            status.status == 200 && text.contains("rtsp://***@127.0.0.1:1/x") && !text.contains("hunter2"), "\(text)")
+    }
+
+    @Test("Live mode with stdout read slowly: every answer inferred is printed; frames held back meanwhile are counted")
+    func slowReader() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-stream")
+        defer { folder.remove() }
+        // The two portraits, 8 s at 50 frames per second, delivered as a camera would: the model
+        // answers nearly every one of the 400 frames, far more than the reader takes.
+        let clip = folder.path("faces50.mp4")
+        try VideoClips.ffmpeg([
+            "-hide_banner", "-loglevel", "error", "-y", "-loop", "1", "-framerate", "50", "-t", "8", "-i",
+            Fixtures.path("Tests/Fixtures/Photos/faces/two_portraits.jpg"), "-c:v", "libx264", "-pix_fmt", "yuv420p",
+            clip,
+        ])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+        process.arguments = ["stream", clip, "--model", "face", "--mode", "live", "--realtime", "--json"]
+        let output = Pipe()
+        // A small pipe (4 KiB, F_SETPIPE_SZ), so that the slow reader is felt at once.
+        _ = fcntl(output.fileHandleForWriting.fileDescriptor, 1031, 4096)
+        process.standardOutput = output
+        let errors = Pipe()
+        process.standardError = errors
+        nonisolated(unsafe) var errorData = Data()
+        let errorsRead = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            errorData = errors.fileHandleForReading.readDataToEndOfFile()
+            errorsRead.signal()
+        }
+        try process.run()
+        // 512 bytes every 50 ms (about one answer line): far slower than the model answers.
+        var data = Data()
+        while let chunk = try output.fileHandleForReading.read(upToCount: 512), !chunk.isEmpty {
+            data.append(chunk)
+            usleep(50_000)
+        }
+        process.waitUntilExit()
+        errorsRead.wait()
+        let stderr = String(decoding: errorData, as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        let printed = try lines(String(decoding: data, as: UTF8.self)).count
+        let totals = try summary(stderr)
+        let inferred = totals["inferred"] as? Int ?? -1
+        let heldBack = totals["dropped_while_output_behind"] as? Int ?? -1
+        let notPrinted = totals["not_printed"] as? Int ?? -1
+        #expect(inferred == printed + notPrinted && notPrinted == 0, "printed \(printed): \(totals)")
+        #expect(heldBack > 0, "\(totals)")
+        let received = totals["received"] as? Int ?? 0
+        let busy = totals["dropped_while_busy"] as? Int ?? 0
+        let interval = totals["dropped_by_interval"] as? Int ?? 0
+        #expect(received > 300 && received == inferred + busy + interval + heldBack, "\(totals)")
+    }
+
     func boxes(_ line: [String: Any]) throws -> [[Double]] {
         let results = try #require(line["inference_results"] as? [String: Any])
         let detections = try #require(results["detection"] as? [[String: Any]])

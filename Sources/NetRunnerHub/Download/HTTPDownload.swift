@@ -15,7 +15,8 @@ import NetRunnerSupport
 ///
 /// One HTTP client for the process (async-http-client), with timeouts a stalled server cannot
 /// outwait: 10 s to connect, 30 s without a byte; a refused connection fails at once. Redirects are followed (at most 5, no
-/// cycles); compressed transfer encodings are not asked for, so a download cannot expand.
+/// cycles; an import's download checks each target's address first, see ``AddressCheck``);
+/// compressed transfer encodings are not asked for, so a download cannot expand.
 package enum HTTPDownload {
     /// The process's client; never shut down (it lives as long as the process).
     static let client: HTTPClient = {
@@ -49,18 +50,24 @@ package enum HTTPDownload {
 
     /// Downloads `url` into a new file at `path`.
     ///
+    /// Redirects are followed here (at most 5, no cycles, http and https only), each target's
+    /// host checked by `addresses` before it is connected to.
+    ///
     /// - Parameters:
     ///   - url: An http or https URL.
     ///   - path: The file to create (it must not exist); removed again on failure.
     ///   - limit: The most bytes accepted: a larger `Content-Length` is refused before the body
     ///     is read, a body that grows past it is cut off.
+    ///   - addresses: Which hosts may be connected to (``AddressCheck``).
     ///   - progress: Called with the bytes received so far and the total, if known.
     /// - Returns: The digest, size and the server's content type.
-    /// - Throws: ``ImportError/downloadFailed(source:reason:)``, ``ImportError/tooLarge(source:limit:)``.
+    /// - Throws: ``ImportError/downloadFailed(source:reason:)``, ``ImportError/tooLarge(source:limit:)``,
+    ///   ``ImportError/badSource(source:reason:)`` for a host that is not allowed. Every URL in
+    ///   them has its user and password masked.
     package static func download(
-        _ url: String, to path: String, limit: Int, progress: @Sendable (Int, Int?) -> Void
+        _ url: String, to path: String, limit: Int, addresses: AddressCheck, progress: @Sendable (Int, Int?) -> Void
     ) async throws(ImportError) -> Outcome {
-        let request = HTTPClientRequest(url: url)
+        let shown = URLCredentials.masked(url)
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw .installFailed(path: path, reason: String(cString: strerror(errno)))
@@ -72,21 +79,57 @@ package enum HTTPDownload {
         }
         let hasher = SHA256.Hasher()
         var received = 0
-        let contentType: String?
+        var contentType: String?
+        var client: HTTPClient?
         do {
             // The deadline bounds the whole request; the read timeout catches a stall sooner.
-            let response = try await client.execute(request, timeout: .hours(6))
+            let deadline = NIODeadline.now() + .hours(6)
+            var current = url
+            var visited: Set<String> = [url]
+            var response: HTTPClientResponse
+            while true {
+                let target = try await addresses.target(for: current, source: shown, redirected: current != url)
+                let hop = makeClient(dnsOverride: target.dnsOverride)
+                client = hop
+                response = try await hop.execute(HTTPClientRequest(url: current), deadline: deadline)
+                guard [301, 302, 303, 307, 308].contains(response.status.code),
+                    let location = response.headers.first(name: "location")
+                else { break }
+                guard let next = URL(string: location, relativeTo: URL(string: current))?.absoluteString,
+                    isHTTP(next)
+                else {
+                    throw ImportError.downloadFailed(
+                        source: shown,
+                        reason: "it redirects to \(URLCredentials.masked(location)), not an http(s) URL")
+                }
+                guard visited.insert(next).inserted else {
+                    throw ImportError.downloadFailed(source: shown, reason: "it redirects in a circle")
+                }
+                guard visited.count <= 6 else {
+                    throw ImportError.downloadFailed(source: shown, reason: "it redirected more than 5 times")
+                }
+                // The redirect's own body is read and dropped (a small one; a large one is cut).
+                var discarded = 0
+                for try await buffer in response.body {
+                    discarded += buffer.readableBytes
+                    if discarded > 1 << 20 { break }
+                }
+                client = nil
+                try? await hop.shutdown()
+                current = next
+            }
             guard response.status.code == 200 else {
                 throw ImportError.downloadFailed(
-                    source: url, reason: "the server answered \(response.status.code) \(response.status.reasonPhrase)")
+                    source: shown,
+                    reason: "the server answered \(response.status.code) \(response.status.reasonPhrase)")
             }
             let total = response.headers.first(name: "content-length").flatMap { Int($0) }
-            if let total, total > limit { throw ImportError.tooLarge(source: url, limit: limit) }
+            if let total, total > limit { throw ImportError.tooLarge(source: shown, limit: limit) }
             contentType = response.headers.first(name: "content-type")
             progress(0, total)
             for try await buffer in response.body {
                 received += buffer.readableBytes
-                guard received <= limit else { throw ImportError.tooLarge(source: url, limit: limit) }
+                guard received <= limit else { throw ImportError.tooLarge(source: shown, limit: limit) }
                 let failure = buffer.withUnsafeReadableBytes { bytes -> Int32? in
                     hasher.update(bytes)
                     return FileIO.writeAll(descriptor, bytes)
@@ -98,12 +141,13 @@ package enum HTTPDownload {
             }
             if let total, received != total {
                 throw ImportError.downloadFailed(
-                    source: url, reason: "the connection closed after \(received) of \(total) bytes")
+                    source: shown, reason: "the connection closed after \(received) of \(total) bytes")
             }
-        } catch let error as ImportError {
-            throw error
+            if let client { try? await client.shutdown() }
         } catch {
-            throw .downloadFailed(source: url, reason: reason(for: error))
+            if let client { try? await client.shutdown() }
+            if let error = error as? ImportError { throw error }
+            throw .downloadFailed(source: shown, reason: URLCredentials.masked(reason(for: error)))
         }
         guard fsync(descriptor) == 0 else {
             throw .installFailed(path: path, reason: String(cString: strerror(errno)))
@@ -112,6 +156,18 @@ package enum HTTPDownload {
         return Outcome(
             sha256: hasher.finalize(), byteCount: received, contentType: contentType,
             suggestedName: suggestedName(for: url))
+    }
+
+    /// A client for one request: redirects not followed (``download(_:to:limit:addresses:progress:)``
+    /// checks each target first), connecting to the checked address of the host.
+    private static func makeClient(dnsOverride: [String: String]) -> HTTPClient {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(10), read: .seconds(30)),
+            decompression: .disabled)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.dnsOverride = dnsOverride
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     /// The file name a URL suggests: its path's last component, without query or fragment.

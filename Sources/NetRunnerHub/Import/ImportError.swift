@@ -1,7 +1,9 @@
+import NetRunnerSupport
+
 /// Why a model could not be imported.
 ///
 /// Every case names what was being imported and what to do; when one is thrown the models
-/// folder is as it was.
+/// folder is as it was. A URL's user and password are never in the message.
 public enum ImportError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The source is neither an http(s) URL nor a file or folder that exists.
     case badSource(source: String, reason: String)
@@ -21,8 +23,10 @@ public enum ImportError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The models folder could not be written.
     case installFailed(path: String, reason: String)
 
-    /// A message naming the source and what to do.
-    public var description: String {
+    /// A message naming the source and what to do, every URL in it without its user and password.
+    public var description: String { URLCredentials.masked(message) }
+
+    private var message: String {
         switch self {
         case .badSource(let source, let reason):
             "Cannot import \(source): \(reason)."

@@ -36,6 +36,13 @@ public struct ModelImporter: Sendable {
     public var modelsFolder: String
     /// The most bytes accepted from a URL or file (default 1 GiB).
     public var maximumBytes: Int
+    /// Whether URLs may lead to loopback, private, link-local and other non-public addresses
+    /// (`--allow-private-imports`), directly, by a name that resolves there or by a redirect
+    /// (default: no, against server-side request forgery; see ``checkAddress(of:)``).
+    public var allowsPrivateAddresses: Bool
+    /// Hosts (as URLs write them) taken as public whatever they resolve to: for tests, whose
+    /// servers are all on loopback.
+    package var publicHosts: Set<String> = []
 
     /// Creates an importer.
     ///
@@ -43,10 +50,33 @@ public struct ModelImporter: Sendable {
     ///   - modelsFolder: The folder models are installed into (`Models`, as `evaluate` and
     ///     `serve` read it).
     ///   - maximumBytes: The largest download or file accepted.
-    public init(modelsFolder: String = "Models", maximumBytes: Int = ZippedModelBundle.maximumSize) {
+    ///   - allowsPrivateAddresses: Whether URLs may lead to loopback, private and link-local
+    ///     addresses.
+    public init(
+        modelsFolder: String = "Models", maximumBytes: Int = ZippedModelBundle.maximumSize,
+        allowsPrivateAddresses: Bool = false
+    ) {
         self.modelsFolder =
             modelsFolder.count > 1 && modelsFolder.hasSuffix("/") ? String(modelsFolder.dropLast()) : modelsFolder
         self.maximumBytes = maximumBytes
+        self.allowsPrivateAddresses = allowsPrivateAddresses
+    }
+
+    /// The check of the hosts downloads connect to.
+    var addresses: AddressCheck {
+        var check = AddressCheck(allowsPrivate: allowsPrivateAddresses)
+        check.publicHosts = publicHosts
+        return check
+    }
+
+    /// Checks, before anything starts, that an http(s) URL's host is one imports may download
+    /// from: every address the name resolves to is public, unless ``allowsPrivateAddresses``
+    /// (the server answers 400 at once; redirects are checked as they come, during the import).
+    ///
+    /// - Parameter url: An http(s) URL.
+    /// - Throws: ``ImportError/badSource(source:reason:)`` naming the address and why.
+    public func checkAddress(of url: String) async throws(ImportError) {
+        _ = try await addresses.target(for: url, source: URLCredentials.masked(url), redirected: false)
     }
 
     /// Imports a model into the models folder: ``stage(from:sha256:progress:)`` then
@@ -81,13 +111,15 @@ public struct ModelImporter: Sendable {
     public func stage(
         from source: String, sha256: String? = nil, progress: @escaping @Sendable (ImportProgress) -> Void = { _ in }
     ) async throws(ImportError) -> StagedModel {
+        // In messages and listings, a URL's user and password are masked.
+        let named = URLCredentials.masked(source)
         let expected = sha256?.lowercased()
         if let expected, expected.count != 64 || !expected.allSatisfy(\.isHexDigit) {
-            throw .badSource(source: source, reason: "--sha256 must be 64 hex digits, found \"\(expected)\"")
+            throw .badSource(source: named, reason: "--sha256 must be 64 hex digits, found \"\(expected.prefix(80))\"")
         }
         try makeFolder(modelsFolder)
-        removeStaleStagingFolders()
-        var template = Array((modelsFolder + "/.netrunner-import-XXXXXX").utf8CString)
+        removeAbandonedStagingFolders()
+        var template = Array((modelsFolder + "/" + StagingFolder.prefix + "XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw .installFailed(path: modelsFolder, reason: String(cString: strerror(errno)))
         }
@@ -103,29 +135,31 @@ public struct ModelImporter: Sendable {
         var suggestedName: String
         if HTTPDownload.isHTTP(source) {
             let downloaded = staging + "/download"
-            let outcome = try await HTTPDownload.download(source, to: downloaded, limit: maximumBytes) {
+            let outcome = try await HTTPDownload.download(
+                source, to: downloaded, limit: maximumBytes, addresses: addresses
+            ) {
                 progress(.downloading(received: $0, total: $1))
             }
             (file, digest, byteCount, suggestedName) = (
                 downloaded, outcome.sha256, outcome.byteCount, outcome.suggestedName
             )
         } else if source.contains("://") {
-            throw .badSource(source: source, reason: "only http:// and https:// URLs and local files can be imported")
+            throw .badSource(source: named, reason: "only http:// and https:// URLs and local files can be imported")
         } else {
             suggestedName = source.split(separator: "/").last.map(String.init) ?? "model"
             var status = stat()
             guard PathText.withCString(source, { stat($0, &status) }) == 0 else {
-                throw .badSource(source: source, reason: "no such file or folder")
+                throw .badSource(source: named, reason: "no such file or folder")
             }
             if status.st_mode & S_IFMT == S_IFDIR {
                 folder = source
             } else {
-                guard Int(status.st_size) <= maximumBytes else { throw .tooLarge(source: source, limit: maximumBytes) }
+                guard Int(status.st_size) <= maximumBytes else { throw .tooLarge(source: named, limit: maximumBytes) }
                 let (hashed, size) = try await offloaded { () throws(ImportError) in
                     do {
                         return try SHA256.hexDigest(ofFileAt: source)
                     } catch {
-                        throw ImportError.badSource(source: source, reason: "\(error)")
+                        throw ImportError.badSource(source: named, reason: "\(error)")
                     }
                 }
                 (file, digest, byteCount) = (source, hashed, size)
@@ -133,9 +167,9 @@ public struct ModelImporter: Sendable {
         }
         if let expected {
             guard file != nil else {
-                throw .badSource(source: source, reason: "--sha256 checks a file (a zip or a .tflite), not a folder")
+                throw .badSource(source: named, reason: "--sha256 checks a file (a zip or a .tflite), not a folder")
             }
-            guard digest == expected else { throw .digestMismatch(source: source, expected: expected, found: digest) }
+            guard digest == expected else { throw .digestMismatch(source: named, expected: expected, found: digest) }
         }
 
         // 2. What it is, staged as it will be installed.
@@ -144,7 +178,7 @@ public struct ModelImporter: Sendable {
         let staged: String
         if let folder {
             guard ModelBundle.isBundle(folder) else {
-                throw .notAModel(source: source, looksLike: "a folder without a model.json (not a bundle)")
+                throw .notAModel(source: named, looksLike: "a folder without a model.json (not a bundle)")
             }
             staged = unpacked + "/" + Self.safeName(suggestedName, fallback: "model.tiobundle")
             do {
@@ -160,7 +194,7 @@ public struct ModelImporter: Sendable {
                     do {
                         return try ZippedModelBundle.unpack(zipAt: file, into: unpacked).path
                     } catch {
-                        throw ImportError.invalidModel(source: source, reason: Self.reason(error, staging: staging))
+                        throw ImportError.invalidModel(source: named, reason: Self.reason(error, staging: staging))
                     }
                 }
             case .tflite:
@@ -177,7 +211,7 @@ public struct ModelImporter: Sendable {
                     throw .installFailed(path: staged, reason: "cannot copy the model: \(error)")
                 }
             case .other(let looksLike):
-                throw .notAModel(source: source, looksLike: looksLike)
+                throw .notAModel(source: named, looksLike: looksLike)
             }
         } else {
             preconditionFailure("a source is a file or a folder")
@@ -190,7 +224,7 @@ public struct ModelImporter: Sendable {
                 let loaded = try LoadedModel(.path(staged))
                 return (loaded, try loaded.validateAsImageModel())
             } catch {
-                throw ImportError.invalidModel(source: source, reason: Self.reason(error, staging: staging))
+                throw ImportError.invalidModel(source: named, reason: Self.reason(error, staging: staging))
             }
         }
         if folder != nil {
@@ -199,13 +233,13 @@ public struct ModelImporter: Sendable {
         }
         let id = loaded.description?.id ?? ModelDirectory.id(ofFile: staged)
         guard Self.isSafeID(id) else {
-            throw .invalidModel(source: source, reason: "its id \"\(id.prefix(80))\" is not a usable model id")
+            throw .invalidModel(source: named, reason: "its id \"\(id.prefix(80))\" is not a usable model id")
         }
 
         return StagedModel(
             id: id, name: loaded.description?.name ?? loaded.metadata?.name ?? id, kind: kind, sha256: digest,
             byteCount: byteCount,
-            source: source, path: staged, folder: stagingFolder)
+            source: named, path: staged, folder: stagingFolder)
     }
 
     /// Moves a staged model into the models folder: one `rename(2)` (two when replacing, the
@@ -318,17 +352,38 @@ public struct ModelImporter: Sendable {
         }
     }
 
-    /// Removes staging folders an interrupted import left (older than an hour).
-    private func removeStaleStagingFolders() {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: modelsFolder) else { return }
+    /// Removes the staging folders that imports interrupted by a crash or `kill -9` left.
+    ///
+    /// In the models folder: those of this machine's processes that are gone (a folder's name holds
+    /// the host and process id of its import, `.netrunner-import-<host>-<pid>-XXXXXX`, as the
+    /// hub names its uploads), those of other machines sharing the folder after a day, and
+    /// older unnamed ones after an hour. `import` and `serve` call it when they start; imports
+    /// of processes still running are left alone.
+    ///
+    /// - Returns: The folders removed.
+    @discardableResult
+    public func removeAbandonedStagingFolders() -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: modelsFolder) else { return [] }
         let now = time(nil)
+        var removed: [String] = []
         for name in names where name.hasPrefix(".netrunner-import-") {
-            var status = stat()
             let path = modelsFolder + "/" + name
-            if stat(path, &status) == 0, now - status.st_mtim.tv_sec > 3600 {
-                try? FileManager.default.removeItem(atPath: path)
+            var status = stat()
+            guard lstat(path, &status) == 0 else { continue }
+            let age = now - status.st_mtim.tv_sec
+            let abandoned: Bool
+            if let (host, pid) = StagingFolder.owner(of: name) {
+                if host == StagingFolder.host {
+                    abandoned = pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
+                } else {
+                    abandoned = age > 24 * 3600
+                }
+            } else {
+                abandoned = age > 3600
             }
+            if abandoned, (try? FileManager.default.removeItem(atPath: path)) != nil { removed.append(path) }
         }
+        return removed
     }
 }
 

@@ -16,7 +16,7 @@ public final class StagedModel: Sendable {
     public let sha256: String
     /// The bytes imported.
     public let byteCount: Int
-    /// Where it came from (the URL or path given).
+    /// Where it came from (the URL or path given, a URL's user and password masked).
     public let source: String
     /// Where it is staged (a bundle folder or a `.tflite` file).
     public let path: String

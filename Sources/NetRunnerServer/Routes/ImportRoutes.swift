@@ -14,7 +14,10 @@ import Synchronization
 /// The import is `netrunner import`'s (``ModelImporter``): the model is downloaded, unpacked,
 /// validated and checked in a child process in a hidden staging folder, its id checked against
 /// the models served, installed into the models folder, then served at once. Only http(s) URLs
-/// are taken (never a path on the server), two imports run at a time, the last 50 are kept.
+/// are taken (never a path on the server), and only of public hosts (never loopback, private or
+/// link-local addresses, directly, by name or by redirect) unless the server runs with
+/// `--allow-private-imports`; two imports run at a time, the last 50 are kept. A URL's user and
+/// password never appear in a listing, an error or the log.
 struct ImportRoutes {
     let engine: InferenceEngine
     /// The importer; `nil` when imports are off (`--no-import`): `POST` answers 403.
@@ -77,7 +80,13 @@ struct ImportRoutes {
                 "Only http:// and https:// URLs can be imported here (of a zipped bundle or a .tflite model).",
                 status: .badRequest)
         }
-        guard let job = jobs.begin(source: url, limit: Self.concurrentImports) else {
+        // A host that is not public is refused before anything starts (a redirect to one fails the job).
+        do {
+            try await importer.checkAddress(of: url)
+        } catch {
+            return HTTPReply.error("\(error)", status: .badRequest)
+        }
+        guard let job = jobs.begin(source: URLCredentials.masked(url), limit: Self.concurrentImports) else {
             return HTTPReply.error(
                 "\(Self.concurrentImports) imports are running; retry when one has finished.", status: .tooManyRequests,
                 headers: [.retryAfter: "5"])
@@ -87,7 +96,7 @@ struct ImportRoutes {
             await Self.run(job: job, url: url, sha256: body.sha256, engine: engine, importer: importer, jobs: jobs)
         }
         return HTTPReply.json(
-            jobs.job(job) ?? ImportJob(id: job, source: url), status: .accepted,
+            jobs.job(job) ?? ImportJob(id: job, source: URLCredentials.masked(url)), status: .accepted,
             headers: [.location: "/v1/imports/\(job)"])
     }
 
@@ -124,7 +133,7 @@ struct ImportRoutes {
         } catch {
             jobs.update(job) { entry in
                 entry.state = "failed"
-                entry.error = "\(error)"
+                entry.error = URLCredentials.masked("\(error)")
             }
         }
     }

@@ -3,6 +3,7 @@ import Logging
 import NetRunner
 import NetRunnerEvaluation
 import NetRunnerImage
+import NetRunnerSupport
 import NetRunnerVideo
 import Synchronization
 
@@ -116,10 +117,12 @@ final class ServerStreams: Sendable {
                 try? await Task.sleep(for: .milliseconds(100))
             } catch {
                 if Task.isCancelled { return }
-                logger.warning("stream \(stream.name): \(error)")
+                // A camera's password, quoted by ffmpeg, reaches neither the log nor the status.
+                let problem = URLCredentials.masked("\(error)")
+                logger.warning("stream \(stream.name): \(problem)")
                 update(stream.name) {
                     $0.state = "failed"
-                    $0.problem = "\(error)"
+                    $0.problem = problem
                 }
                 try? await Task.sleep(for: .seconds(3))
             }

@@ -27,6 +27,7 @@ struct FFmpegCommand {
         var arguments = ["-hide_banner", "-nostats", "-loglevel", "level+info", "-threads", String(max(1, cores - 1))]
         if source.kind != .standardInput { arguments.append("-nostdin") }
         let timeout = String(Int(options.stallTimeout.inMilliseconds * 1000))
+        if let whitelist = source.protocolWhitelist { arguments += ["-protocol_whitelist", whitelist] }
         switch source.kind {
         case .file:
             if options.readsAtNativeRate { arguments.append("-re") }

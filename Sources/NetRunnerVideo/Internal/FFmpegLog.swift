@@ -1,4 +1,5 @@
 import NetRunnerImage
+import NetRunnerSupport
 
 /// Reads ffmpeg's log (`-loglevel level+info` on stderr): the two `showinfo` lines of each frame,
 /// paired into ``FrameInfo``s, and the last warnings and errors for messages.
@@ -84,7 +85,8 @@ struct FFmpegLog {
             if !tag.contains(" @ ") { level = String(tag) }
             text = text[text.index(after: close)...].drop(while: { $0 == " " })
         }
-        let trimmed = String(text.prefix(300))
+        // ffmpeg quotes the source's URL, password and all: masked before it is kept.
+        let trimmed = String(URLCredentials.masked(String(text)).prefix(300))
         guard !trimmed.isEmpty else { return }
         if ["warning", "error", "fatal", "panic"].contains(level) {
             problems.append(trimmed)

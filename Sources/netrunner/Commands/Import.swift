@@ -19,7 +19,9 @@ extension NetRunnerCommand {
                 unpacks it (one bundle, no paths outside it, at most 1 GiB), validates it as `bundle validate` does \
                 (the description, the model in a child process, an image task it runs as), then installs it into \
                 --models with one rename: the folder holds the old model or the new one, never half of either. \
-                A model whose id is already installed is refused unless --replace is given.
+                A model whose id is already installed is refused unless --replace is given. URLs that lead to \
+                loopback, private or link-local addresses (directly, by name or by a redirect) are refused unless \
+                --allow-private-imports is given (a model on your own network), as `serve` refuses them.
 
                   netrunner import https://example.org/flowers.tiobundle.zip
                   netrunner evaluate --models Models TestBundles/imagenet.testbundle
@@ -37,8 +39,13 @@ extension NetRunnerCommand {
         @Flag(help: "Replace an installed model with the same id.")
         var replace = false
 
+        @Flag(
+            name: .customLong("allow-private-imports"),
+            help: "Let the URL lead to loopback, private and link-local addresses (a server on your own network).")
+        var allowsPrivateImports = false
+
         func run() throws {
-            let importer = ModelImporter(modelsFolder: models)
+            let importer = ModelImporter(modelsFolder: models, allowsPrivateAddresses: allowsPrivateImports)
             let meter = DownloadMeter()
             let (source, sha256, replace) = (self.source, self.sha256, self.replace)
             let model: ImportedModel

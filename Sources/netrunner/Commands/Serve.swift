@@ -3,8 +3,10 @@ import FoundationEssentials
 import Logging
 import NetRunner
 import NetRunnerEvaluation
+import NetRunnerHub
 import NetRunnerServer
 import NetRunnerSupport
+import NetRunnerVideo
 
 extension NetRunnerCommand {
     /// `netrunner serve`: the inference server, for programs (`/v1`, KServe v2 at `/v2`).
@@ -93,6 +95,11 @@ extension NetRunnerCommand {
             help: "Let the page and POST /v1/imports import models by URL into the models folder.")
         var allowsImport = true
 
+        @Flag(
+            name: .customLong("allow-private-imports"),
+            help: "Let imports download from loopback, private and link-local addresses (refused by default).")
+        var allowsPrivateImports = false
+
         @Flag(help: "Log every request and the runtime's own lines.")
         var verbose = false
 
@@ -110,6 +117,13 @@ extension NetRunnerCommand {
             }
             let names = namedStreams().map(\.name)
             if Set(names).count != names.count { throw ValidationError("--stream names must differ.") }
+            for (_, source) in namedStreams() {
+                do {
+                    try VideoSource(source).check()
+                } catch {
+                    throw ValidationError("--stream \(error)")
+                }
+            }
         }
 
         /// The `--stream` values with their names (`stream1`, `stream2` and so on when none is given).
@@ -152,6 +166,7 @@ extension NetRunnerCommand {
                 version: NetRunnerCommand.configuration.version, apiKeys: keys, allowedOrigins: Set(corsOrigins),
                 modelsFolder: allowsImport ? (models ?? "Models") : nil, albums: albums, streams: namedStreams(),
                 streamModel: streamModel, streamInterval: .milliseconds(streamInterval))
+            configuration.allowsPrivateImports = allowsPrivateImports
             configuration.allowedHosts = Set(connections.allowedHosts)
             configuration.idleTimeout = connections.idle
             configuration.maximumConnections = connections.maximumConnections
@@ -190,6 +205,8 @@ extension NetRunnerCommand {
             guard ImageArguments.isDirectory(folder) else {
                 throw ValidationError("--models \(folder) is not a folder of models.")
             }
+            // Staging folders of imports a crash or kill -9 interrupted.
+            ModelImporter(modelsFolder: folder).removeAbandonedStagingFolders()
             let directory = try ModelDirectory(path: folder)
             for (path, reason) in directory.unreadable.sorted(by: { $0.key < $1.key }) {
                 Console.diagnostic("note: not serving \(path): \(reason)")

@@ -18,17 +18,18 @@ extension NetRunnerCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run a model on the frames of a video file, a live URL, a camera or stdin.",
             discussion: """
-                SOURCE is a video file, an http(s)/rtsp/rtmp/udp/srt URL, a V4L2 device (/dev/video0) or - for \
-                standard input; Debian's ffmpeg decodes it in a child process and scales frames to what the model \
-                needs. Video mode (files, stdin, URLs of video files) runs every frame in order (--every N: every \
+                SOURCE is a video file, an http(s)/rtsp(s)/rtmp(s)/udp/tcp/srt URL (no other protocol), a V4L2 \
+                device (/dev/video0) or - for standard input; Debian's ffmpeg decodes it in a child process and \
+                scales frames to what the model needs. Video mode (files, stdin, URLs of video files) runs every frame in order (--every N: every \
                 Nth); live mode (cameras, other URLs) runs the latest frame whenever the model is free and \
-                --interval has passed, dropping the others, and reconnects a dropped source. One line per \
-                answered frame (--json: JSON Lines, the classify/detect --json shape plus frame, timestamp_ms and \
+                --interval has passed, dropping the others (and those that come while stdout's reader is behind: \
+                no answer is lost), and reconnects a dropped source. One line per answered frame (--json: JSON Lines, the classify/detect --json shape plus frame, timestamp_ms and \
                 delay_ms), a summary on stderr at the end (one JSON line with --json). --model also takes the \
                 embedded models by name: mobilenet (the default) or face.
                 """)
 
-        @Argument(help: "A video file, a URL, a camera device, or - for standard input.")
+        @Argument(
+            help: "A video file, an http(s)/rtsp(s)/rtmp(s)/udp/tcp/srt URL, a camera device, or - for standard input.")
         var source: String
 
         @OptionGroup var model: ModelOptions
@@ -101,6 +102,11 @@ extension NetRunnerCommand {
 
         func run() throws {
             let video = VideoSource(source)
+            do {
+                try video.check()
+            } catch {
+                throw TaskFailure(message: "\(error)")
+            }
             let runningMode: RunningMode
             switch mode ?? (every != nil ? .video : interval != nil ? .live : video.isLive ? .live : .video) {
             case .video: runningMode = .video
@@ -162,6 +168,10 @@ private final class StreamSession: Sendable {
     let annotate: String?
     /// Bounded however long the stream runs.
     private let latencies = Mutex<(inference: LatencySamples, delay: LatencySamples)>((.init(), .init()))
+    /// Live mode: the events not yet taken by the loop that prints them.
+    let backlog = OutputBacklog(limit: StreamEvents.liveBufferLimit / 2)
+    /// The answers printed.
+    private let printed = Atomic<Int>(0)
 
     init(
         source: VideoSource, modelName: String, kind: ImageTask.Kind, runner: StreamRunner, frames: FrameSource,
@@ -212,8 +222,14 @@ private final class StreamSession: Sendable {
     private func readEvents(_ interruption: Interruption) async -> Progress {
         var progress = Progress()
         var annotation = annotate.map { AnnotatedVideo(path: $0) }
+        // Live mode: frames are held back while the reader of stdout is behind, so the runner's
+        // bounded buffer of events never overflows and loses answers.
+        let events =
+            runner.mode == .video
+            ? runner.events(for: frames) : runner.events(for: PacedFrames(base: frames, backlog: backlog))
         do {
-            for try await event in runner.events(for: frames) {
+            for try await event in events {
+                backlog.taken()
                 progress.seen += 1
                 if progress.firstFrame == nil { progress.firstFrame = event.frame.receivedAt }
                 progress.lastEvent = .now
@@ -225,6 +241,7 @@ private final class StreamSession: Sendable {
                         $0.delay.add(answer.delayMilliseconds)
                     }
                     try printAnswer(FrameAnswer(frame: answer.frame, answer: shown, answeredAt: answer.answeredAt))
+                    printed.add(1, ordering: .relaxed)
                     try await annotation?.add(answer.frame, answer: shown)
                 case .dropped(let frame, _):
                     try await annotation?.add(frame, answer: nil)
@@ -295,13 +312,17 @@ private final class StreamSession: Sendable {
         let steadySeconds = outcome.steady.map { $0.inMillisecondsValue / 1000 } ?? 0
         let steadyRate = steadySeconds > 0 ? Double(outcome.steadyFrames) / steadySeconds : nil
         let (inferenceSummary, delaySummary) = latencies.withLock { ($0.inference.summary, $0.delay.summary) }
+        let heldBack = backlog.heldBack
+        // Answers inferred but never printed (an interruption leaves some): said, never silent.
+        let notPrinted = max(0, stream.inferred - printed.load(ordering: .relaxed))
         if json {
             let summary = StreamSummary(
                 source: self.source.description, model: modelName,
                 mode: runner.mode == .video ? "video" : "live", decoded: source.decoded, received: source.received,
                 skippedByEvery: source.skippedByEvery, inferred: stream.inferred, failed: stream.failed,
                 droppedWhileBusy: stream.droppedWhileBusy, droppedByInterval: stream.droppedByInterval,
-                reconnections: source.reconnections, repairedTimestamps: source.repairedTimestamps,
+                droppedWhileOutputBehind: heldBack, notPrinted: notPrinted, reconnections: source.reconnections,
+                repairedTimestamps: source.repairedTimestamps,
                 seconds: seconds, receivedPerSecond: Double(source.received) / seconds,
                 inferredPerSecond: Double(stream.inferred) / seconds, steadyPerSecond: steadyRate,
                 inferenceMilliseconds: inferenceSummary,
@@ -321,8 +342,10 @@ private final class StreamSession: Sendable {
         if runner.mode != .video {
             frameLine +=
                 ", \(stream.droppedWhileBusy) dropped while busy, \(stream.droppedByInterval) dropped by interval"
+            if heldBack > 0 { frameLine += ", \(heldBack) dropped while stdout was behind" }
         }
         if stream.failed > 0 { frameLine += ", \(stream.failed) failed" }
+        if notPrinted > 0 { frameLine += ", \(notPrinted) answers not printed" }
         Console.diagnostic(frameLine)
         Console.diagnostic(
             "  rate: \(Console.format(Double(source.received) / seconds, decimals: 1)) frames/s received, "
@@ -339,6 +362,60 @@ private final class StreamSession: Sendable {
         if source.reconnections > 0 || source.repairedTimestamps > 0 {
             Console.diagnostic(
                 "  \(source.reconnections) reconnections, \(source.repairedTimestamps) timestamps repaired")
+        }
+    }
+}
+
+/// How far the loop that prints a live stream's answers is behind the runner.
+///
+/// Frames handed to the runner (each makes one event) against events taken. A frame that comes while the loop is
+/// `limit` events behind (stdout read slowly) is held back and counted instead of inferred, so
+/// the runner's buffer of ``StreamEvents/liveBufferLimit`` events never fills and no answer is
+/// lost: live mode's "latest frame wins", applied to the reader as it is to the model.
+private final class OutputBacklog: Sendable {
+    let limit: Int
+    private let handed = Atomic<Int>(0)
+    private let takenCount = Atomic<Int>(0)
+    private let held = Atomic<Int>(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Whether a frame may go to the runner (if not, it is counted as held back).
+    func admit() -> Bool {
+        guard handed.load(ordering: .acquiring) - takenCount.load(ordering: .acquiring) < limit else {
+            held.add(1, ordering: .relaxed)
+            return false
+        }
+        handed.add(1, ordering: .acquiringAndReleasing)
+        return true
+    }
+
+    /// The loop took an event.
+    func taken() { takenCount.add(1, ordering: .acquiringAndReleasing) }
+
+    /// Frames held back so far.
+    var heldBack: Int { held.load(ordering: .relaxed) }
+}
+
+/// A live stream's frames, those that come while stdout's reader is behind left out (``OutputBacklog``).
+private struct PacedFrames: AsyncSequence, Sendable {
+    typealias Element = VideoFrame
+    typealias Failure = any Error
+
+    let base: FrameSource
+    let backlog: OutputBacklog
+
+    func makeAsyncIterator() -> Iterator { Iterator(inner: base.makeAsyncIterator(), backlog: backlog) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var inner: FrameSource.Iterator
+        let backlog: OutputBacklog
+
+        mutating func next() async throws -> VideoFrame? {
+            while let frame = try await inner.next() {
+                if backlog.admit() { return frame }
+            }
+            return nil
         }
     }
 }
@@ -377,6 +454,8 @@ private struct StreamSummary: Encodable {
     var failed: Int
     var droppedWhileBusy: Int
     var droppedByInterval: Int
+    var droppedWhileOutputBehind: Int
+    var notPrinted: Int
     var reconnections: Int
     var repairedTimestamps: Int
     var seconds: Double
@@ -392,6 +471,8 @@ private struct StreamSummary: Encodable {
         case skippedByEvery = "skipped_by_every"
         case droppedWhileBusy = "dropped_while_busy"
         case droppedByInterval = "dropped_by_interval"
+        case droppedWhileOutputBehind = "dropped_while_output_behind"
+        case notPrinted = "not_printed"
         case repairedTimestamps = "repaired_timestamps"
         case receivedPerSecond = "received_fps"
         case inferredPerSecond = "inferred_fps"

@@ -169,8 +169,9 @@ public struct InferenceServer: Sendable {
             engine: engine,
             importer: configuration.modelsFolder.map {
                 ModelImporter(modelsFolder: $0, allowsPrivateAddresses: configuration.allowsPrivateImports)
-            })
-            .add(to: router)
+            }
+        )
+        .add(to: router)
         AlbumRoutes(
             engine: engine, albums: AlbumRoutes.Album.load(configuration.albums),
             maximumImageBytes: max(configuration.maximumUploadBytes, 64 << 20)

@@ -17,14 +17,16 @@ package struct NumberOutOfRange: Error, Equatable, Sendable, CustomStringConvert
         self.highest = highest
     }
 
-    /// A message a user can act on: "binary_data_size must be a whole number from 0 to 1073741824; got 1e+30."
+    /// A message a user can act on, such as
+    /// "binary_data_size must be a whole number from 0 to 1073741824; got 1e+30.".
     package var description: String {
         "\(name) must be a whole number from \(lowest) to \(highest); got \(given)."
     }
 }
 
-/// The one checked conversion for numbers that come from outside: JSON, headers, query strings,
-/// command-line flags and files. Every conversion has a limit, never traps (Swift traps on an
+/// The one checked conversion for numbers that come from outside.
+///
+/// JSON, headers, query strings, command-line flags and files. Every conversion has a limit, never traps (Swift traps on an
 /// overflowing `*` or on `Int(1e30)`, and a trap ends the process), and refuses with a
 /// ``NumberOutOfRange`` that names the number.
 package enum CheckedNumber {
@@ -84,7 +86,8 @@ package enum CheckedNumber {
             if overflow || next > limit { refused = true } else { product = next }
         }
         guard !refused else {
-            let given = text.count > 8 ? text.prefix(8).joined(separator: " x ") + " x ..." : text.joined(separator: " x ")
+            let given =
+                text.count > 8 ? text.prefix(8).joined(separator: " x ") + " x ..." : text.joined(separator: " x ")
             throw NumberOutOfRange(name: name, given: given, lowest: 0, highest: limit)
         }
         return product

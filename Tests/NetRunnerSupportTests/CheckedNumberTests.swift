@@ -22,7 +22,9 @@ struct CheckedNumberTests {
         #expect(try CheckedNumber.integer(-0.0, "count", in: 0...2048) == 0)
         #expect(try CheckedNumber.integer(Double(1 << 53), "n", in: 0...Int.max) == 1 << 53)
         // The widest range: 2^63 (what Double(Int.max) rounds to) is one past Int.max and refused.
-        #expect(throws: NumberOutOfRange.self) { try CheckedNumber.integer(9.223372036854775808e18, "n", in: .min ... .max) }
+        #expect(throws: NumberOutOfRange.self) {
+            try CheckedNumber.integer(9.223372036854775808e18, "n", in: .min ... .max)
+        }
         #expect(try CheckedNumber.integer(-9.223372036854775808e18, "n", in: .min ... .max) == .min)
     }
 
@@ -47,8 +49,9 @@ struct CheckedNumberTests {
         #expect(throws: NumberOutOfRange.self, "each factor has the limit too") {
             try CheckedNumber.product([0, Int.max], "shape", limit: 10)
         }
-        for shape in [[4_611_686_018_427_387_904, 4], [Int.max, Int.max], [-1, 4], [1 << 31, 1 << 31], [1 << 20, 1 << 11]]
-        {
+        for shape in [
+            [4_611_686_018_427_387_904, 4], [Int.max, Int.max], [-1, 4], [1 << 31, 1 << 31], [1 << 20, 1 << 11],
+        ] {
             #expect(throws: NumberOutOfRange.self, "\(shape)") {
                 try CheckedNumber.product(shape, "shape", limit: 1 << 30)
             }
@@ -56,7 +59,9 @@ struct CheckedNumberTests {
         let error = #expect(throws: NumberOutOfRange.self) {
             try CheckedNumber.product([4_611_686_018_427_387_904, 4], "shape of \"input\"", limit: 1 << 30)
         }
-        #expect(error?.description == "shape of \"input\" must be a whole number from 0 to 1073741824; got 4611686018427387904 x 4.")
+        #expect(
+            error?.description
+                == "shape of \"input\" must be a whole number from 0 to 1073741824; got 4611686018427387904 x 4.")
     }
 
     @Test("Sums: weights that together pass the limit are refused")

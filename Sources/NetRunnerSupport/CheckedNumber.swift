@@ -26,9 +26,9 @@ package struct NumberOutOfRange: Error, Equatable, Sendable, CustomStringConvert
 
 /// The one checked conversion for numbers that come from outside.
 ///
-/// JSON, headers, query strings, command-line flags and files. Every conversion has a limit, never traps (Swift traps on an
-/// overflowing `*` or on `Int(1e30)`, and a trap ends the process), and refuses with a
-/// ``NumberOutOfRange`` that names the number.
+/// Numbers from JSON, headers, query strings, command-line flags and files. Every conversion has
+/// a limit, never traps (Swift traps on an overflowing `*` or on `Int(1e30)`, and a trap ends the
+/// process), and refuses with a ``NumberOutOfRange`` that names the number.
 package enum CheckedNumber {
     /// A whole number from a JSON number (which arrives as a `Double`): refuses NaN, infinities,
     /// fractions and values outside `range`.

@@ -92,15 +92,6 @@ struct HelpAgreementTests {
         }
     }
 
-    /// Options whose help writes its default while ArgumentParser prints it too, in files this
-    /// change could not touch (held by the work on issue 22): remove each when it is fixed.
-    static let knownDoubleDefaults: Set<String> = [
-        "serve --max-upload-bytes", "serve --idle-timeout", "serve --max-connections", "serve --drain-timeout",
-        "serve --stream-interval", "import --models", "stream --watchdog", "stream --reconnect",
-        "hub serve --max-upload-bytes", "hub serve --idle-timeout", "hub serve --max-connections",
-        "hub serve --drain-timeout", "hub pull --max-download-bytes",
-    ]
-
     @Test("No option of any command states its default twice")
     func defaultsOnce() throws {
         let commands = try allCommands()
@@ -115,7 +106,7 @@ struct HelpAgreementTests {
                 guard count > 1 else { continue }
                 let flag = Self.names(of: entry).first { $0.hasPrefix("--") } ?? String(entry.prefix { $0 != " " })
                 let name = (command + [flag]).joined(separator: " ")
-                if !Self.knownDoubleDefaults.contains(name) { doubled.append("\(name): \(entry)") }
+                doubled.append("\(name): \(entry)")
             }
         }
         #expect(doubled.isEmpty, "\(doubled.joined(separator: "\n"))")

@@ -76,7 +76,10 @@ struct ServeAccessTests {
         #expect(try RawHTTP.get(port: port, "/v1/albums/test/images/1?key=s3cret").status == 401)
         #expect(try RawHTTP.get(port: port, "/v1/albums?key=").status == 401)
         // What stays open.
-        for path in ["/", "/v1/models", "/v2/health/ready", "/openapi.json", "/metrics", "//v1/models"] {
+        for path in [
+            "/", "/v1/models", "/v2/health/ready", "/openapi.json", "/metrics", "//v1/models",
+            "/v2/models/\(Self.classifier)", "/v2/models/\(Self.classifier)/config", "/v2/repository/index",
+        ] {
             #expect(try RawHTTP.get(port: port, path).status == 200, "\(path) needs no key")
         }
     }

@@ -23,6 +23,8 @@ struct ServerAccess: Sendable {
         "/", "/favicon.ico", "/openapi.json", "/metrics", "/v2", "/v2/health/live", "/v2/health/ready",
         "/v2/models/{name}", "/v2/models/{name}/ready", "/v2/models/{name}/versions/{version}",
         "/v2/models/{name}/versions/{version}/ready", "/v1/models", "/v1/models/{id}",
+        // Triton's model configuration and repository index: metadata, open like the metadata.
+        "/v2/models/{name}/config", "/v2/models/{name}/versions/{version}/config", "/v2/repository/index",
     ]
 
     /// Whether a request to a matched route (`nil`: none) needs a key.

@@ -30,7 +30,7 @@ extension NetRunnerCommand {
         @Argument(help: "An http(s) URL, or the path of a zipped bundle, a bundle folder or a .tflite model.")
         var source: String
 
-        @Option(help: "The models folder to install into (made if missing; default: Models).")
+        @Option(help: "The models folder to install into (made if missing).")
         var models = "Models"
 
         @Option(help: "The SHA-256 the file must have (64 hex digits); a mismatch installs nothing.")

@@ -46,7 +46,7 @@ extension NetRunnerCommand {
 
         @Option(
             name: .customLong("max-upload-bytes"), parsing: .unconditional,
-            help: "The largest request body, in bytes (default: 32 MiB).")
+            help: "The largest request body, in bytes (33554432 is 32 MiB).")
         var maximumUploadBytes = 32 << 20
 
         @Option(
@@ -87,7 +87,7 @@ extension NetRunnerCommand {
 
         @Option(
             name: .customLong("stream-interval"), parsing: .unconditional,
-            help: "Milliseconds between two inferences of one stream (live mode; default 200).")
+            help: "Milliseconds between two inferences of one stream (live mode).")
         var streamInterval = 200
 
         @Flag(

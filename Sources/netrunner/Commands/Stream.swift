@@ -67,13 +67,13 @@ extension NetRunnerCommand {
 
         @Option(
             parsing: .unconditional,
-            help: "Seconds without a frame before a URL, device or pipe counts as stalled (default 10).")
+            help: "Seconds without a frame before a URL, device or pipe counts as stalled.")
         var watchdog: Double = 10
 
         @Option(
             parsing: .unconditional,
             help:
-                "Live sources: failed reconnection attempts in a row before giving up (default 8; 0: never reconnect).")
+                "Live sources: failed reconnection attempts in a row before giving up (0: never reconnect).")
         var reconnect: Int = 8
 
         @Option(help: "Write the video with the answers drawn (.mp4, .mkv, .mov...), through an ffmpeg encoder.")
@@ -118,7 +118,8 @@ extension NetRunnerCommand {
             }
             var taskOptions = ImageTask.Options()
             results.apply(to: &taskOptions)
-            taskOptions.threadCount = model.threads ?? 1
+            // One interpreter reads the frames in order: --runtime-threads, else --threads, runs inside it.
+            taskOptions.threadCount = model.runtimeThreadCount(else: model.threads ?? 1)
             taskOptions.isErrorLoggingEnabled = model.verbose
             let pool = try VisionTaskPool(count: 1) { try ImageTask(model: loaded, options: taskOptions) }
 

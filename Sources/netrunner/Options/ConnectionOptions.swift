@@ -13,18 +13,18 @@ struct ConnectionOptions: ParsableArguments {
     @Option(
         name: .customLong("idle-timeout"), parsing: .unconditional,
         help:
-            "Seconds a connection may stay idle, or take to send a request's headers, before it is closed (default 60)."
+            "Seconds a connection may stay idle, or take to send a request's headers, before it is closed."
     )
     var idleTimeout = 60
 
     @Option(
         name: .customLong("max-connections"), parsing: .unconditional,
-        help: "Connections open at once; more wait to be accepted until one closes (default 512).")
+        help: "Connections open at once; more wait to be accepted until one closes.")
     var maximumConnections = 512
 
     @Option(
         name: .customLong("drain-timeout"), parsing: .unconditional,
-        help: "On SIGTERM or Ctrl-C, seconds the requests in flight may take before they are cut (default 20).")
+        help: "On SIGTERM or Ctrl-C, seconds the requests in flight may take before they are cut.")
     var drainTimeout = 20
 
     func validate() throws {

@@ -30,12 +30,18 @@ func readmeExample2() async throws {
 
 /// Example 2 of docs/hub.md.
 func readmeExample3() async throws {
+    // The hub and its key, chosen in code: ML Kit's Firebase app becomes a HubClient. Without them
+    // (ModelDownloader.modelDownloader()) they come from NETRUNNER_HUB and NETRUNNER_HUB_TOKEN,
+    // else http://127.0.0.1:8090 with no key.
+    let hub = HubClient(address: "https://hub.example.org", token: "change-me")
+    let downloader = ModelDownloader.modelDownloader(hub: hub)
+    let manager = ModelManager.modelManager(downloader: downloader)
+
     let remote = CustomRemoteModel(name: "flowers@production")
     let local = CustomLocalModel(modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite")
-    let manager = ModelManager.modelManager()
     let progress = manager.download(remote, conditions: ModelDownloadConditions(requiresACPower: true))
     let path = manager.modelPath(remote, fallback: local)  // the local model until the download is in
-    let model = try await ModelDownloader.modelDownloader().getModel(
+    let model = try await downloader.getModel(
         name: "flowers", downloadType: .localModelUpdateInBackground, conditions: ModelDownloadConditions())
     print(progress.fractionCompleted, path, model.path)
 }

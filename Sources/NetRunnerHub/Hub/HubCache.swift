@@ -91,7 +91,7 @@ public struct HubCache: Sendable {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try FileIO.writeAtomically(try JSONEncoder().encode(resolution), to: file)
         } catch {
-            throw .storage(path: file, reason: "\(error)")
+            throw .file(error, path: file)
         }
     }
 

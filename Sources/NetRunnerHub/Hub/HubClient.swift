@@ -163,18 +163,38 @@ public struct HubClient: Sendable {
 
     // MARK: Changing
 
-    /// Publishes a zipped bundle or a `.tflite` under a name (a new version), optionally moving
-    /// an alias to it in the same step.
+    /// Publishes a zipped bundle, a bundle folder or a `.tflite` under a name (a new version),
+    /// optionally moving an alias to it in the same step.
+    ///
+    /// A bundle folder is zipped while it is sent (``BundleZip``): no copy is written anywhere.
+    ///
+    /// - Parameters:
+    ///   - file: A `.tiobundle.zip`, a bundle folder (`flowers.tiobundle`) or a `.tflite`.
+    ///   - name: The model's name on the hub.
+    ///   - alias: An alias to point at the new version.
+    /// - Returns: The version published.
+    /// - Throws: ``HubClientError``: ``HubClientError/unreadable(path:reason:)`` or
+    ///   ``HubClientError/cannotPush(path:reason:)`` before anything is sent.
     public func push(file: String, name: String, alias: String? = nil) async throws(HubClientError) -> HubVersion {
-        let size: Int
-        do {
-            size = try FileIO.openRegularFile(file).size
-        } catch {
-            throw .storage(path: file, reason: "\(error)")
+        var information = stat()
+        guard stat(file, &information) == 0 else {
+            throw .unreadable(path: file, reason: String(cString: strerror(errno)))
+        }
+        let body: HTTPClientRequest.Body
+        if information.st_mode & S_IFMT == S_IFDIR {
+            let zip = try BundleZip(folder: file)
+            body = .stream(zip, length: .known(Int64(zip.length)))
+        } else {
+            let size: Int
+            do {
+                size = try FileIO.openRegularFile(file).size
+            } catch {
+                throw .file(error, path: file)
+            }
+            body = .stream(FileChunks(path: file), length: .known(Int64(size)))
         }
         var path = "/v1/models/\(Self.escaped(name))/versions"
         if let alias { path += "?alias=\(Self.escaped(alias))" }
-        let body = HTTPClientRequest.Body.stream(FileChunks(path: file), length: .known(Int64(size)))
         let (status, data) = try await send(
             "POST", path, headers: [("Content-Type", "application/octet-stream")], body: body)
         return try decode(HubVersion.self, status: status, body: data)

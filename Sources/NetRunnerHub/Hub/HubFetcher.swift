@@ -49,7 +49,7 @@ struct HubFetcher: Sendable {
             try FileManager.default.createDirectory(atPath: partialFolder, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: blobFolder, withIntermediateDirectories: true)
         } catch {
-            throw .storage(path: cache.folder, reason: "\(error)")
+            throw .file(error, path: cache.folder)
         }
         let lock = FileLock(path: partialFolder + "/\(resolution.sha256.hex).lock")
         try await lock.acquire()
@@ -72,7 +72,7 @@ struct HubFetcher: Sendable {
                 guard attempt < retries else { throw restart.error }
                 attempt += 1
             } catch {
-                throw .storage(path: partial, reason: "\(error)")
+                throw .file(error, path: partial)
             }
         }
         // The whole file's digest (the part kept from an earlier attempt hashed from disk, the

@@ -14,7 +14,7 @@ enum HubOpenAPI {
 
     /// The methods each route template takes (for 405 with `Allow`).
     static let allowed: [String: String] = [
-        "/v1/health": "GET", "/openapi.json": "GET", "/v1/models": "GET", "/v1/models/{name}": "GET",
+        "/": "GET, HEAD", "/v1/health": "GET", "/openapi.json": "GET", "/v1/models": "GET", "/v1/models/{name}": "GET",
         "/v1/models/{name}/versions": "POST", "/v1/models/{name}/versions/{version}": "GET, DELETE",
         "/v1/models/{name}/aliases/{alias}": "GET, PUT", "/v1/models/{name}/aliases/{alias}/rollback": "POST",
         "/v1/models/{name}/aliases/{alias}/history": "GET", "/v1/models/{name}/adoption": "GET",
@@ -24,6 +24,7 @@ enum HubOpenAPI {
 
     /// The template of a path: `/v1/models/flowers/versions/3` is `/v1/models/{name}/versions/{version}`.
     static func template(_ path: String) -> String? {
+        if path == "/" { return path }  // the hub's page (HubPage)
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         guard parts.first == "v1" || parts == ["openapi.json"] else { return nil }
         if parts == ["openapi.json"] { return "/openapi.json" }

@@ -29,6 +29,7 @@ struct HubRoutes: Sendable {
     static let maximumVersion = Int(Int32.max)
 
     func add(to router: Router<BasicRequestContext>) {
+        HubPage.add(to: router)
         router.get("/v1/health") { _, _ in Self.json(["status": "ok"]) }
         router.get("/v1/models") { request, _ in
             try await handle {

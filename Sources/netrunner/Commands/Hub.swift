@@ -125,9 +125,12 @@ extension NetRunnerCommand.Hub {
     /// `netrunner hub push FILE --name NAME [--alias A]`.
     struct Push: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Publish a zipped bundle or a .tflite as the next version of a model.")
+            abstract: "Publish a bundle (zipped or a folder) or a .tflite as the next version of a model.")
 
-        @Argument(help: "A zipped bundle (.tiobundle.zip) or a .tflite; a bundle folder is zipped first.")
+        @Argument(
+            help:
+                "A zipped bundle (.tiobundle.zip), a bundle folder (zipped as it is sent, no copy written) or a .tflite."
+        )
         var file: String
 
         @Option(help: "The model's name on the hub.")

@@ -79,7 +79,7 @@ extension NetRunnerCommand.Hub {
 
         @Option(
             name: .customLong("max-upload-bytes"), parsing: .unconditional,
-            help: "The largest upload (default 1 GiB).")
+            help: "The largest upload, in bytes (1073741824 is 1 GiB).")
         var maximumUploadBytes = 1 << 30
 
         @Option(
@@ -239,7 +239,7 @@ extension NetRunnerCommand.Hub {
         @Option(
             name: .customLong("max-download-bytes"), parsing: .unconditional,
             help:
-                "The largest file downloaded: a hub publishing more is refused before a byte is asked for (default 1 GiB)."
+                "The largest file downloaded: a hub publishing more is refused before a byte is asked for (1073741824 is 1 GiB)."
         )
         var maximumDownloadBytes = HubClient.defaultMaximumDownloadBytes
 

@@ -119,6 +119,62 @@ struct StreamCommandTests {
         #expect(annotated != plain)
     }
 
+    @Test("--annotate with --every N writes the inferred frames at the source's timing, as docs/streams.md says")
+    func annotateEvery() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-stream")
+        defer { folder.remove() }
+        // 20 frames at 10 fps: --every 5 infers frames 0, 5, 10 and 15; ffmpeg never sends the others.
+        let clip = try VideoClips.faces(in: folder.url.path, seconds: 2)
+        let output = folder.path("every.mp4")
+        let run = try netrunner(["stream", clip, "--model", "face", "--every", "5", "--annotate", output])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try VideoClips.frameCount(output) == 4)
+        let probe = try ProcessResult.run(
+            "/usr/bin/env",
+            [
+                "ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+                "stream=r_frame_rate:format=duration",
+                "-of", "default=noprint_wrappers=1", output,
+            ])
+        #expect(probe.status == 0, "\(probe.stderr)")
+        let fields = Dictionary(
+            probe.stdout.split(separator: "\n").compactMap { line -> (String, String)? in
+                let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+                return parts.count == 2 ? (parts[0], parts[1]) : nil
+            }, uniquingKeysWith: { first, _ in first })
+        #expect(fields["r_frame_rate"] == "2/1", "\(probe.stdout)")
+        let duration = try #require(fields["duration"].flatMap(Double.init), "\(probe.stdout)")
+        #expect(abs(duration - 2) < 0.1, "the source's 2 s, found \(duration)")
+        let docs = try String(contentsOfFile: Fixtures.path("docs/streams.md"), encoding: .utf8)
+            .replacingOccurrences(of: "\n  ", with: " ")
+        #expect(docs.contains("with `--every 5` gives 4 frames at 2 fps, 2 s long"))
+    }
+
+    @Test("The --json summary's numbers have at most 3 decimals (seconds, milliseconds) and 1 (frames per second)")
+    func summaryDecimals() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-stream")
+        defer { folder.remove() }
+        let clip = try VideoClips.faces(in: folder.url.path)
+        let run = try netrunner(["stream", clip, "--model", "face", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let line = try #require(run.stderr.split(separator: "\n").last { $0.hasPrefix("{\"summary\"") })
+        let totals = try summary(run.stderr)
+        #expect((totals["inference_ms"] as? [String: Any])?["mean"] != nil, "\(line)")
+        // Every number as written, with the key before it.
+        let number = try NSRegularExpression(pattern: "\"([a-z_0-9]+)\":(-?[0-9]+(?:\\.([0-9]+))?(?:[eE][-+]?[0-9]+)?)")
+        let text = String(line)
+        var seen = 0
+        for match in number.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            let key = String(text[Range(match.range(at: 1), in: text)!])
+            let value = String(text[Range(match.range(at: 2), in: text)!])
+            let decimals = Range(match.range(at: 3), in: text).map { text[$0].count } ?? 0
+            #expect(!value.contains("e") && !value.contains("E"), "\(key): \(value)")
+            #expect(decimals <= (key.hasSuffix("_fps") ? 1 : 3), "\(key): \(value)")
+            seen += 1
+        }
+        #expect(seen >= 20, "\(line)")
+    }
+
     @Test("Ctrl-C stops a stream at once and still leaves a whole annotated video, exit 130")
     func interrupted() throws {
         let folder = try TemporaryFolder(prefix: "netrunner-stream")

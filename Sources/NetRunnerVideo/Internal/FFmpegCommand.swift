@@ -42,9 +42,15 @@ struct FFmpegCommand {
             arguments += ["-fflags", "+genpts+discardcorrupt+nobuffer", "-i", source.location]
         case .url:
             if options.readsAtNativeRate { arguments.append("-re") }
-            let live = source.isLive
-            arguments += ["-fflags", live ? "+genpts+discardcorrupt+nobuffer" : "+genpts+discardcorrupt"]
-            if live { arguments += ["-flags", "low_delay"] }
+            arguments += ["-fflags", "+genpts+discardcorrupt"]
+            if source.isLive {
+                // The first frame soon: ffmpeg's default probing reads 5 s of a live stream before
+                // the first frame (an MPEG-TS over HTTP: 5.3 s), and +nobuffer then threw the probed
+                // packets away, so decoding waited for the next keyframe too (6.4 s in all). Half a
+                // second of probing, its packets kept, gives the first frame in under a second;
+                // live mode's latest-frame-wins drops the few older frames it holds.
+                arguments += ["-probesize", "500000", "-analyzeduration", "500000", "-flags", "low_delay"]
+            }
             switch source.scheme {
             case "rtsp", "rtsps": arguments += ["-rtsp_transport", "tcp", "-timeout", timeout]
             default: arguments += ["-rw_timeout", timeout]

@@ -76,7 +76,10 @@ extension NetRunnerCommand {
                 "Live sources: failed reconnection attempts in a row before giving up (0: never reconnect).")
         var reconnect: Int = 8
 
-        @Option(help: "Write the video with the answers drawn (.mp4, .mkv, .mov...), through an ffmpeg encoder.")
+        @Option(
+            help:
+                "Write the frames read, answers drawn, at the source's timing (.mp4, .mkv, .mov...; with --every only every Nth)."
+        )
         var annotate: String?
 
         @Flag(help: "Print one JSON object per answered frame (JSON Lines), and the summary as JSON on stderr.")
@@ -324,10 +327,12 @@ private final class StreamSession: Sendable {
                 droppedWhileBusy: stream.droppedWhileBusy, droppedByInterval: stream.droppedByInterval,
                 droppedWhileOutputBehind: heldBack, notPrinted: notPrinted, reconnections: source.reconnections,
                 repairedTimestamps: source.repairedTimestamps,
-                seconds: seconds, receivedPerSecond: Double(source.received) / seconds,
-                inferredPerSecond: Double(stream.inferred) / seconds, steadyPerSecond: steadyRate,
-                inferenceMilliseconds: inferenceSummary,
-                delayMilliseconds: delaySummary, error: error.map { "\($0)" })
+                seconds: StreamSummary.round(seconds, StreamSummary.millisecondDecimals),
+                receivedPerSecond: StreamSummary.round(Double(source.received) / seconds, StreamSummary.rateDecimals),
+                inferredPerSecond: StreamSummary.round(Double(stream.inferred) / seconds, StreamSummary.rateDecimals),
+                steadyPerSecond: steadyRate.map { StreamSummary.round($0, StreamSummary.rateDecimals) },
+                inferenceMilliseconds: inferenceSummary.map(StreamSummary.round),
+                delayMilliseconds: delaySummary.map(StreamSummary.round), error: error.map { "\($0)" })
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             if let data = try? encoder.encode(["summary": summary]) {
@@ -467,6 +472,30 @@ private struct StreamSummary: Encodable {
     var delayMilliseconds: LatencySummary?
     var error: String?
 
+    /// Decimals of seconds and milliseconds in the summary (a microsecond: finer is noise).
+    static let millisecondDecimals = 3
+    /// Decimals of frames per second in the summary.
+    static let rateDecimals = 1
+
+    /// `value` rounded to `decimals` places, so that JSON prints it as short as the text summary.
+    static func round(_ value: Double, _ decimals: Int) -> Double {
+        guard value.isFinite else { return value }
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        return (value * scale).rounded() / scale
+    }
+
+    /// A latency summary with every figure in milliseconds rounded to ``millisecondDecimals``.
+    static func round(_ summary: LatencySummary) -> LatencySummary {
+        var rounded = summary
+        for keyPath in [
+            \LatencySummary.totalMilliseconds, \.mean, \.standardDeviation, \.min, \.median, \.p90, \.p99, \.max,
+        ] as [WritableKeyPath<LatencySummary, Double>] {
+            rounded[keyPath: keyPath] = round(summary[keyPath: keyPath], millisecondDecimals)
+        }
+        return rounded
+    }
+
     enum CodingKeys: String, CodingKey {
         case source, model, mode, decoded, received, inferred, failed, reconnections, seconds, error
         case skippedByEvery = "skipped_by_every"
@@ -483,7 +512,8 @@ private struct StreamSummary: Encodable {
     }
 }
 
-/// The annotated video of `--annotate`: every frame, with the latest answer drawn.
+/// The annotated video of `--annotate`: every frame that reaches the process (with `--every N`
+/// only every Nth: ffmpeg leaves the others out), with the latest answer drawn, at the source's timing.
 private struct AnnotatedVideo {
     let path: String
     var writer: VideoWriter? = nil

@@ -421,6 +421,7 @@ struct ServeCommandTests {
         #expect((report["inference"] as? String)?.hasSuffix(" ms") == true, "\(line)")
         #expect(report["seen_src"] as? String == "data:image/png;base64,", "\(line)")
         #expect(report["detector_faces"] as? Int == 2, "the two portraits: \(report["detector_faces"] ?? "")")
+        #expect((report["answers_after_switch"] as? [String])?.isEmpty == true, "another model's answers: \(line)")
         #expect((report["photo_labels"] as? [String])?.first == "bald eagle", "\(line)")
         // Settings: the model imported by URL, picked, and answering a dropped photo.
         #expect((report["import_status"] as? String)?.hasPrefix("Imported MobileNet V2") == true, "\(report)")
@@ -435,6 +436,11 @@ struct ServeCommandTests {
             captions.contains { $0.hasPrefix("espresso") } && captions.contains { $0.hasPrefix("bald eagle") },
             "\(line)")
         #expect(report["album_thumbnails_loaded"] as? Int == 4, "\(line)")
+        #expect(
+            (report["album_names"] as? [String])?.sorted()
+                == ["chelsea.png", "coffee.jpg", "eagle.jpg", "grace_hopper.jpg"], "\(line)")
+        let opened = report["album_name_shown"] as? String ?? ""
+        #expect(opened.hasSuffix(".jpg") || opened.hasSuffix(".png"), "the name as written: \(line)")
         #expect((report["album_opened_labels"] as? [String])?.isEmpty == false, "\(line)")
         // Streams: the clip the server reads, previewed with its two faces, frame after frame.
         #expect(report["streams_tab_shown"] as? Bool == true, "\(line)")

@@ -125,6 +125,7 @@ def main():
         report["frames_while_paused"] = int(driver.find_element(By.ID, "t-count").text) - frames
 
         select.select_by_value("face-detection-short-range")
+        report["answers_after_switch"] = answers(driver)  # the classifier's answers are gone
         driver.find_element(By.ID, "pause").click()  # resume, now with the detector
         boxes, deadline = 0, time.time() + 14
         while time.time() < deadline and boxes == 0:
@@ -169,12 +170,15 @@ def main():
             "return [...document.querySelectorAll('#album-grid img')].every((i) => i.complete && i.naturalWidth)"), 10)
         report["album_status"] = driver.find_element(By.ID, "album-status").text
         report["album_captions"] = driver.execute_script(
-            "return [...document.querySelectorAll('#album-grid .tile div')].map((d) => d.textContent)")
+            "return [...document.querySelectorAll('#album-grid .tile div:not(.name)')].map((d) => d.textContent)")
+        report["album_names"] = driver.execute_script(
+            "return [...document.querySelectorAll('#album-grid .tile .name')].map((d) => d.textContent)")
         report["album_thumbnails_loaded"] = driver.execute_script(
             "return [...document.querySelectorAll('#album-grid img')].filter((i) => i.naturalWidth > 0).length")
         driver.save_screenshot(os.path.join(out, "album-grid.png"))
         driver.find_elements(By.CSS_SELECTOR, "#album-grid .tile")[2].click()
         report["album_opened_labels"] = wait(lambda: answers(driver, "album-answers"), 10)
+        report["album_name_shown"] = driver.find_element(By.ID, "album-name").text  # as the file is named
         driver.save_screenshot(os.path.join(out, "album-opened.png"))
         # Streams: the server reads a clip of the two portraits; the page previews it.
         report["streams_tab_shown"] = driver.find_element(By.ID, "tab-streams").is_displayed()

@@ -80,6 +80,8 @@ enum WebApp {
         .tile img { display: block; width: 100%; height: 110px; object-fit: cover; background: #e5e7eb; }
         .tile div { padding: 4px 6px; font-size: 12px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
         .tile .failed { color: #b91c1c; }
+        .tile .name { color: var(--muted); padding-bottom: 0; }
+        #album-name, #stream-name { text-transform: none; letter-spacing: normal; }
         .opened { display: grid; grid-template-columns: minmax(280px, 640px) minmax(240px, 1fr); gap: 16px; margin-top: 12px; }
         </style>
         </head>
@@ -200,6 +202,13 @@ enum WebApp {
           model = models.find((m) => m.id === id) || null;
           $("details").textContent = model ? JSON.stringify(model, null, 2) : "";
           resetLatency();
+          // The old model's answers and boxes go: they are not this model's.
+          const none = document.createElement("span");
+          none.className = "muted";
+          none.textContent = "No answer yet.";
+          $("answers").replaceChildren(none);
+          const overlay = $("overlay");
+          overlay.getContext("2d").clearRect(0, 0, overlay.width, overlay.height);
           if (stream) openSocket();
         }
 
@@ -265,9 +274,17 @@ enum WebApp {
               context.lineWidth = Math.max(2, canvas.width / 200);
               context.strokeStyle = "#22c55e";
               context.strokeRect(x, y, w, h);
-              context.font = `${Math.max(12, canvas.width / 40)}px system-ui`;
-              context.fillStyle = "#22c55e";
-              context.fillText(`${item.label || item.index} ${item.score.toFixed(2)}`, x + 4, Math.max(14, y - 4));
+              // The label on a filled tag above the box (inside it at the top edge), readable on any picture.
+              const size = Math.max(12, canvas.width / 40);
+              const text = `${item.display_name || item.label || item.index} ${item.score.toFixed(2)}`;
+              context.font = `${size}px system-ui`;
+              const tag = { w: context.measureText(text).width + 8, h: size + 6 };
+              const top = y - tag.h >= 0 ? y - tag.h : y;
+              context.fillStyle = "#15803d";
+              context.fillRect(x, top, tag.w, tag.h);
+              context.fillStyle = "#fff";
+              context.textBaseline = "middle";
+              context.fillText(text, x + 4, top + tag.h / 2);
             }
           }
         }
@@ -568,11 +585,14 @@ enum WebApp {
             image.loading = "lazy";
             image.alt = line.result.image;
             showThumbnail(image, `/v1/albums/${encodeURIComponent(album)}/images/${line.index}?thumbnail=1`);
+            const name = document.createElement("div");
+            name.className = "name";
+            name.textContent = line.result.image.split("/").pop();
             const caption = document.createElement("div");
             caption.textContent = topAnswer(line.result);
             if (line.result.error) caption.className = "failed";
             caption.title = line.result.image;
-            tile.append(image, caption);
+            tile.append(image, name, caption);
             tile.onclick = () => openPhoto(album, line);
             grid.appendChild(tile);
           }

@@ -18,7 +18,7 @@ struct NetRunnerCommand: ParsableCommand {
         subcommands: [
             Classify.self, Detect.self, Run.self, Bulk.self, Report.self, Evaluate.self, Serve.self, Inspect.self,
             Bench.self,
-            Check.self, Bundle.self, Import.self, Hub.self, Stream.self,
+            Check.self, Bundle.self, Import.self, Hub.self, Stream.self, Models.self,
         ]
     )
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import NetRunner
 import NetRunnerEvaluation
+import NetRunnerHub
 import NetRunnerImage
 import NetRunnerSupport
 
@@ -99,7 +100,9 @@ extension NetRunnerCommand.Evaluate {
             let shard = try BulkShard.chosen(option: shard)
             // Everything is checked before anything runs: a bad test or model is one clear error.
             let tests = try testBundles.map { try TestBundle(path: $0) }
-            let needsDirectory = compare.isEmpty || !compare.allSatisfy { FileManager.default.fileExists(atPath: $0) }
+            let needsDirectory =
+                compare.isEmpty
+                || !compare.allSatisfy { ModelCatalog.exists($0) || CustomRemoteModel.parse($0) != nil }
             if needsDirectory, !ImageArguments.isDirectory(models) {
                 throw ValidationError(
                     "--models \(models): no such folder. The models a test names by id are looked up there "
@@ -110,9 +113,10 @@ extension NetRunnerCommand.Evaluate {
             var plans: [(TestBundleRunner, [(TestBundleRunner.Model, ImageTask)])] = []
             for test in tests {
                 let file = test.descriptionPath
-                let entries = try (compare.isEmpty ? test.description.models : compare).map { name in
-                    try Self.resolve(name, in: directory, file: file)
-                }
+                let entries =
+                    try compare.isEmpty
+                    ? test.description.models.map { try Self.resolve($0, in: directory, file: file) }
+                    : compare.map { try Self.resolve(compared: $0, in: directory) }
                 var runner = try TestBundleRunner(
                     test: test, models: entries, threadCount: threads, exactDecoding: !fastDecoding)
                 runner.shard = shard
@@ -264,6 +268,32 @@ extension NetRunnerCommand.Evaluate {
                     file: file, reason: "names model \"\(name)\" and no models folder was found")
             }
             return .init(id: name, path: try directory.path(forModel: name, in: file))
+        }
+
+        /// A model `--compare` names, as `--model` names one: a path first, then `hub:NAME[@REF]`,
+        /// then an id in the models folder; an unknown name is one message listing the ids, the
+        /// closest first.
+        private static func resolve(compared name: String, in directory: ModelDirectory?) throws
+            -> TestBundleRunner.Model
+        {
+            if ModelCatalog.exists(name) { return .init(id: ModelDirectory.id(ofModelAt: name), path: name) }
+            if CustomRemoteModel.parse(name) != nil {
+                // Recorded as NAME@REF: the hub's file is named by its digest.
+                return .init(id: String(name.dropFirst("hub:".count)), path: try HubReference.localPath(name))
+            }
+            if let directory, let path = directory.models[name] { return .init(id: name, path: path) }
+            var ids = directory.map { $0.models.keys.sorted() } ?? []
+            let closest = closestMatch(to: name, in: ids)
+            if let closest {
+                ids.removeAll { $0 == closest }
+                ids.insert(closest, at: 0)
+            }
+            var message = "--compare \(name): no such file, and no model in "
+            message += directory.map { "--models \($0.path)" } ?? "a models folder"
+            message += " has that id" + (closest.map { " (did you mean \($0)?)" } ?? "")
+            message += ids.isEmpty ? " (no models there)" : "; the ids: \(ids.joined(separator: ", "))"
+            message += "; or give a path, or hub:NAME[@VERSION|@ALIAS]."
+            throw ValidationError(message)
         }
 
         /// The output folder of a test: its id when that is a safe name, else a readable slug

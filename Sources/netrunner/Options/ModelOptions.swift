@@ -15,9 +15,12 @@ struct ModelOptions: ParsableArguments {
     @Option(
         name: .shortAndLong,
         help:
-            "The model: a .tflite file, a TensorIO bundle folder, a zipped bundle, or hub:NAME[@VERSION|@ALIAS] (default: the embedded model)."
+            "The model: a path (a .tflite file, a TensorIO bundle folder, a zipped bundle), an id of `netrunner models` (embedded: mobilenet, face; the models folder's, imports included), or hub:NAME[@VERSION|@ALIAS] (default: the embedded model)."
     )
     var model: String?
+
+    @Option(help: "The folder of models --model names by id (default: Models, if it exists).")
+    var models: String?
 
     @Option(help: "The hub of hub: models (default: NETRUNNER_HUB, else http://127.0.0.1:8090).")
     var hub: String?
@@ -83,22 +86,24 @@ struct ModelOptions: ParsableArguments {
     /// - Throws: The errors of ``LoadedModel/init(_:labelsPath:)``.
     func load(defaultFor kind: ImageTask.Kind) throws -> LoadedModel {
         var kind = kind
-        // The embedded models by name (`--model face`), unless a file has that name.
-        if let model, let named = Self.embeddedNames[model.lowercased()], access(model, F_OK) != 0 {
-            kind = named
-        } else if let model {
-            return try LoadedModel(.path(HubReference.localPath(model, hub: hub, token: token)), labelsPath: labels)
+        if let model {
+            // A path first, then hub:, then an id of the catalog.
+            if ModelCatalog.exists(model) || CustomRemoteModel.parse(model) != nil {
+                return try LoadedModel(
+                    .path(HubReference.localPath(model, hub: hub, token: token)), labelsPath: labels)
+            }
+            let catalog = try ModelCatalog(folder: models)
+            guard let entry = catalog.entry(model) else {
+                throw ValidationError(catalog.unknownMessage(model, flag: "--model"))
+            }
+            if let path = entry.path { return try LoadedModel(.path(path), labelsPath: labels) }
+            kind = entry.embedded ?? kind
         }
         // The embedded models are part of this executable: trusted, not checked in a child.
         var embedded = try LoadedModel(EmbeddedModels.source(for: kind), labelsPath: labels)
         embedded.trust = .trusted
         return embedded
     }
-
-    /// The names `--model` takes for the embedded models.
-    static let embeddedNames: [String: ImageTask.Kind] = [
-        "mobilenet": .classification, "face": .detection, "blazeface": .detection,
-    ]
 
     /// A one-line notice when a bare `.tflite` gives nothing to go by (no metadata, no
     /// `model.json`, no labels), saying what is assumed for the task; `nil` otherwise.

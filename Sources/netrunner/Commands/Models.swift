@@ -1,0 +1,62 @@
+import ArgumentParser
+import FoundationEssentials
+import NetRunner
+
+extension NetRunnerCommand {
+    /// `netrunner models` (or `list`): the ids `--model` takes, with each model's task and origin.
+    struct Models: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the models --model names by id: the embedded ones and the models folder's.",
+            discussion: """
+                One line a model: its id, its task, and where it comes from (embedded, or its path in the \
+                models folder, imports included); the ids serve and evaluate use. --model also takes \
+                mobilenet, face and blazeface for the embedded models, a path, or hub:NAME[@VERSION|@ALIAS].
+                """,
+            aliases: ["list"])
+
+        @Option(help: "The models folder (default: Models, if it exists).")
+        var models: String?
+
+        @Flag(help: "One JSON object a line: id, task, origin.")
+        var json = false
+
+        /// One line of `--json`.
+        struct Line: Encodable {
+            var id: String
+            var task: String
+            var origin: String
+        }
+
+        func run() throws {
+            let catalog = try ModelCatalog(folder: models)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            var rows: [Line] = []
+            for entry in catalog.entries {
+                let task: String
+                if let kind = entry.embedded {
+                    task = kind.rawValue
+                } else if let path = entry.path, let model = try? LoadedModel(.path(path)) {
+                    task = ImageTask.kind(of: model).rawValue
+                } else {
+                    task = "unreadable"
+                }
+                rows.append(Line(id: entry.id, task: task, origin: entry.origin))
+            }
+            if json {
+                for row in rows { Console.print(String(decoding: try encoder.encode(row), as: UTF8.self)) }
+            } else {
+                let idWidth = rows.map(\.id.count).max() ?? 0
+                let taskWidth = rows.map(\.task.count).max() ?? 0
+                for row in rows {
+                    let id = row.id + String(repeating: " ", count: idWidth - row.id.count)
+                    let task = row.task + String(repeating: " ", count: taskWidth - row.task.count)
+                    Console.print("\(id)  \(task)  \(row.origin)")
+                }
+            }
+            for (path, reason) in catalog.unreadable.sorted(by: { $0.key < $1.key }) {
+                Console.diagnostic("note: \(path) is not listed: \(reason)")
+            }
+        }
+    }
+}

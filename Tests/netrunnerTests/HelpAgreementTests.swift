@@ -17,7 +17,8 @@ struct HelpAgreementTests {
         return help[start.upperBound...].split(separator: "\n").compactMap { line in
             // Entries are indented two spaces; their wrapped descriptions further.
             guard line.hasPrefix("  "), !line.hasPrefix("   "), !line.contains("See '") else { return nil }
-            return line.split(separator: " ").first.map(String.init)
+            // "models, list": a command and its aliases; the first name is the command.
+            return line.split(separator: " ").first.map { String($0.prefix { $0 != "," }) }
         }
     }
 

@@ -27,6 +27,10 @@ package enum HTTPDownload {
         // A refused connection fails at once (the client would retry until the connect
         // timeout); the hub client retries transfers itself, with backoff.
         configuration.connectionPool.retryConnectionEstablishment = false
+        // An idle pooled connection is closed well before a server would close it (hub serve and
+        // serve: --idle-timeout, 60 s by default, as the client's own default): a request sent on
+        // a connection the server is closing at that moment fails with "closed the connection".
+        configuration.connectionPool.idleTimeout = .seconds(5)
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 

@@ -254,14 +254,22 @@ public struct HubClient: Sendable {
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let body { request.body = body }
-        do {
-            let response = try await HTTPDownload.client.execute(request, timeout: .seconds(timeout))
-            let data = try await response.body.collect(upTo: 64 << 20)
-            return (Int(response.status.code), Data(data.readableBytesView))
-        } catch let error as HubClientError {
-            throw error
-        } catch {
-            throw .unreachable(hub: address, reason: HTTPDownload.reason(for: error))
+        // A request without a body is sent once more when the server closed a pooled connection
+        // as it went out (the request never reached the hub); one with a body is not repeatable.
+        var attempts = body == nil ? 2 : 1
+        while true {
+            attempts -= 1
+            do {
+                let response = try await HTTPDownload.client.execute(request, timeout: .seconds(timeout))
+                let data = try await response.body.collect(upTo: 64 << 20)
+                return (Int(response.status.code), Data(data.readableBytesView))
+            } catch let error as HubClientError {
+                throw error
+            } catch let error as HTTPClientError where error == .remoteConnectionClosed && attempts > 0 {
+                continue
+            } catch {
+                throw .unreachable(hub: address, reason: HTTPDownload.reason(for: error))
+            }
         }
     }
 

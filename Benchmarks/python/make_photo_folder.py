@@ -13,8 +13,13 @@ so that both benchmark sides decode exactly the same bytes, including the two fo
 different decode costs. Nothing here is committed: the default output is
 out/bench/photos. The same seed and Pillow build give byte-identical files.
 
+With --varied (the fidelity set of the decode benchmark), JPEGs vary as photos in the wild do:
+quality 60-98, chroma subsampling 4:4:4, 4:2:2 or 4:2:0, one in three progressive, a sensor-like
+grain of 0-6 levels (upscaled sources are otherwise smoother than camera photos), and sizes
+drawn log-uniformly between --min-mp and --max-mp.
+
 Usage: .venv-ref/bin/python Benchmarks/python/make_photo_folder.py [--out DIR] [--count 200]
-           [--seed 0] [--min-mp 0.2] [--max-mp 2.0] [--bmp-fraction 0.25]
+           [--seed 0] [--min-mp 0.2] [--max-mp 2.0] [--bmp-fraction 0.25] [--varied]
 Prints one JSON summary line (files, bytes, formats, megapixel range).
 """
 from __future__ import annotations
@@ -22,8 +27,11 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import math
 import os
 import random
+
+import numpy as np
 
 from PIL import Image
 
@@ -49,6 +57,8 @@ def main():
     ap.add_argument("--min-mp", type=float, default=0.2)
     ap.add_argument("--max-mp", type=float, default=2.0)
     ap.add_argument("--bmp-fraction", type=float, default=0.25)
+    ap.add_argument("--varied", action="store_true",
+                    help="JPEG quality, subsampling, progressive and grain vary; log-uniform sizes")
     args = ap.parse_args()
     if args.count < 1 or not 0 < args.min_mp <= args.max_mp:
         ap.error("need --count >= 1 and 0 < --min-mp <= --max-mp")
@@ -83,18 +93,31 @@ def main():
         ch = max(16, int(h * rng.uniform(0.55, 1.0)))
         x0, y0 = rng.randint(0, w - cw), rng.randint(0, h - ch)
         crop = src.crop((x0, y0, x0 + cw, y0 + ch))
-        target_mp = rng.uniform(args.min_mp, args.max_mp)
+        if args.varied:
+            target_mp = math.exp(rng.uniform(math.log(args.min_mp), math.log(args.max_mp)))
+        else:
+            target_mp = rng.uniform(args.min_mp, args.max_mp)
         f = (target_mp * 1e6 / (cw * ch)) ** 0.5
         size = (max(1, round(cw * f)), max(1, round(ch * f)))
         img = crop.resize(size, Image.LANCZOS)
+        if args.varied:
+            sigma = rng.uniform(0.0, 6.0)
+            if sigma > 0.5:
+                noise = np.random.default_rng(rng.randrange(1 << 30)).normal(0.0, sigma, (size[1], size[0], 1))
+                img = Image.fromarray(np.clip(np.asarray(img, dtype=np.float32) + noise, 0, 255).astype(np.uint8))
         if rng.random() < args.bmp_fraction:
             name = f"photo_{i:04d}.bmp"
             img.save(os.path.join(args.out, name), "BMP")  # RGB -> 24-bit BMP
             stats["bmp"] += 1
         else:
             name = f"photo_{i:04d}.jpg"
-            img.save(os.path.join(args.out, name), "JPEG", quality=rng.randint(85, 95),
-                     subsampling="4:2:0", optimize=False, progressive=False)
+            if args.varied:
+                img.save(os.path.join(args.out, name), "JPEG", quality=rng.randint(60, 98),
+                         subsampling=rng.choice(["4:4:4", "4:2:2", "4:2:0"]), optimize=False,
+                         progressive=rng.random() < 1 / 3)
+            else:
+                img.save(os.path.join(args.out, name), "JPEG", quality=rng.randint(85, 95),
+                         subsampling="4:2:0", optimize=False, progressive=False)
             stats["jpeg"] += 1
         mps.append(size[0] * size[1] / 1e6)
         total += os.path.getsize(os.path.join(args.out, name))

@@ -266,6 +266,131 @@ int nr_jpeg_decode(nr_jpeg_decoder *decoder, uint8_t *pixels, size_t bytes_per_r
     return NR_CODEC_OK;
 }
 
+// MARK: Decoding a region
+
+/// The width in output pixels of one iMCU column (16 for 4:2:0 and 4:2:2 at full scale, 8 for
+/// 4:4:4 and grey): libjpeg-turbo crops columns in these steps.
+static int nr_jpeg_imcu_width(const struct jpeg_decompress_struct *info) {
+    int samples = (info->comps_in_scan == 1 && info->num_components == 1) ? 1 : info->max_h_samp_factor;
+#if JPEG_LIB_VERSION >= 70
+    return samples * info->min_DCT_h_scaled_size;
+#else
+    return samples * info->min_DCT_scaled_size;
+#endif
+}
+
+/// The height in output rows of one iMCU row.
+static int nr_jpeg_imcu_height(const struct jpeg_decompress_struct *info) {
+    int samples = (info->comps_in_scan == 1 && info->num_components == 1) ? 1 : info->max_v_samp_factor;
+#if JPEG_LIB_VERSION >= 70
+    return samples * info->min_DCT_v_scaled_size;
+#else
+    return samples * info->min_DCT_scaled_size;
+#endif
+}
+
+int nr_jpeg_start_region(nr_jpeg_decoder *decoder, int left, int width, int *out_left, int *out_width) {
+    decoder->error.status = NR_CODEC_OK;
+    if (setjmp(decoder->error.jump)) {
+        return decoder->error.status;
+    }
+    jpeg_start_decompress(&decoder->info);
+    long full = (long)decoder->info.output_width;
+    if (left < 0 || width <= 0 || (long)left + (long)width > full) {
+        return NR_CODEC_BAD_ARGUMENT;
+    }
+    // One iMCU of margin on each side: fancy upsampling reads a chroma sample's neighbours,
+    // and libjpeg treats the cropped edges as the image's edges.
+    long margin = nr_jpeg_imcu_width(&decoder->info);
+    long first = (long)left - margin < 0 ? 0 : (long)left - margin;
+    long end = (long)left + (long)width + margin > full ? full : (long)left + (long)width + margin;
+    JDIMENSION xoffset = (JDIMENSION)first;
+    JDIMENSION columns = (JDIMENSION)(end - first);
+    if (first > 0 || end < full) {
+        jpeg_crop_scanline(&decoder->info, &xoffset, &columns);
+    }
+    *out_left = (int)xoffset;
+    *out_width = (int)decoder->info.output_width;
+    return NR_CODEC_OK;
+}
+
+/// Reads one output row into `row` (CMYK converted through the scratch row).
+static void nr_jpeg_read_row(nr_jpeg_decoder *decoder, uint8_t *row, int inverted) {
+    if (decoder->cmyk) {
+        JSAMPROW scratch = decoder->scratch;
+        if (jpeg_read_scanlines(&decoder->info, &scratch, 1) != 1) {
+            ERREXIT(&decoder->info, JERR_BAD_STATE);
+        }
+        nr_cmyk_row(decoder->scratch, row, decoder->info.output_width, decoder->layout, inverted);
+    } else {
+        JSAMPROW target = row;
+        if (jpeg_read_scanlines(&decoder->info, &target, 1) != 1) {
+            ERREXIT(&decoder->info, JERR_BAD_STATE);
+        }
+    }
+}
+
+int nr_jpeg_read_region(nr_jpeg_decoder *decoder, int top, int height, uint8_t *pixels, size_t bytes_per_row,
+    size_t capacity) {
+    decoder->error.status = NR_CODEC_OK;
+    if (setjmp(decoder->error.jump)) {
+        return decoder->error.status;
+    }
+    size_t width = decoder->info.output_width;
+    size_t full = decoder->info.output_height;
+    size_t row_bytes = width * (size_t)nr_layout_bytes(decoder->layout);
+    if (top < 0 || height <= 0 || (size_t)top + (size_t)height > full || bytes_per_row < row_bytes
+        || ((size_t)height - 1) * bytes_per_row + row_bytes > capacity) {
+        return NR_CODEC_BAD_ARGUMENT;
+    }
+    // One row to read into and throw away (the margin above, the image's last row), plus the
+    // CMYK row.
+    free(decoder->scratch);
+    decoder->scratch = malloc(width * 4 + row_bytes);
+    if (!decoder->scratch) {
+        return NR_CODEC_NO_MEMORY;
+    }
+    uint8_t *discard = decoder->scratch + width * 4;
+    int inverted = decoder->info.saw_Adobe_marker;
+    // Two iMCU rows of margin above: the upsampler's context rows are then those of a full decode.
+    size_t margin = 2 * (size_t)nr_jpeg_imcu_height(&decoder->info);
+    size_t first = (size_t)top > margin ? (size_t)top - margin : 0;
+    if (first > 0) {
+        jpeg_skip_scanlines(&decoder->info, (JDIMENSION)first);
+    }
+    while (decoder->info.output_scanline < (size_t)top) {
+        nr_jpeg_read_row(decoder, discard, inverted);
+    }
+    if (decoder->cmyk) {
+        for (size_t y = 0; y < (size_t)height; y++) {
+            nr_jpeg_read_row(decoder, pixels + y * bytes_per_row, inverted);
+        }
+    } else {
+        JSAMPROW rows[16];
+        size_t end = (size_t)top + (size_t)height;
+        while (decoder->info.output_scanline < end) {
+            size_t y = decoder->info.output_scanline - (size_t)top;
+            size_t count = end - decoder->info.output_scanline < 16 ? end - decoder->info.output_scanline : 16;
+            for (size_t i = 0; i < count; i++) {
+                rows[i] = pixels + (y + i) * bytes_per_row;
+            }
+            if (jpeg_read_scanlines(&decoder->info, rows, (JDIMENSION)count) == 0) {
+                return NR_CODEC_CORRUPT;
+            }
+        }
+    }
+    // The rows below are entropy-decoded but not reconstructed (skipping to the very end
+    // would not read them), so a file cut short there is still refused; the last row is read.
+    if (decoder->info.output_scanline + 1 < full) {
+        jpeg_skip_scanlines(&decoder->info, (JDIMENSION)(full - 1 - decoder->info.output_scanline));
+    }
+    if (decoder->info.output_scanline < full) {
+        nr_jpeg_read_row(decoder, discard, inverted);
+    }
+    jpeg_abort_decompress(&decoder->info);
+    return NR_CODEC_OK;
+}
+
 // MARK: Encoding
 
 struct nr_jpeg_encoder {

@@ -10,6 +10,13 @@ public struct DecodedImage: Sendable, Equatable {
     public var storedSize: PixelSize
     /// The JPEG DCT scale used, `n` of `n/8` (8 means full size; always 8 for other formats).
     public var scaleNumerator: Int
+    /// The size of the whole image at the decoded scale (upright when ``pixels`` are): the
+    /// size of ``pixels`` unless ``DecodingOptions/region`` kept only part of the image.
+    public var fullSize: PixelSize
+    /// Where ``pixels`` lie in the whole image of ``fullSize``: all of it unless
+    /// ``DecodingOptions/region`` kept only part (then at least that part, a little more where
+    /// the JPEG's blocks are wider).
+    public var region: PixelRect
 
     /// Creates a decoded image (the decoders do this; public for tests and custom decoders).
     ///
@@ -19,10 +26,15 @@ public struct DecodedImage: Sendable, Equatable {
     ///   - orientation: The orientation tag.
     ///   - storedSize: The size in the header.
     ///   - scaleNumerator: The JPEG scale numerator over 8.
+    ///   - fullSize: The whole image's size at the decoded scale, `nil` for the pixels' size.
+    ///   - region: Where the pixels lie in the whole image, `nil` for all of it.
     public init(
         pixels: PixelBuffer, format: ImageFormat, orientation: ImageOrientation, storedSize: PixelSize,
-        scaleNumerator: Int = 8
+        scaleNumerator: Int = 8, fullSize: PixelSize? = nil, region: PixelRect? = nil
     ) {
+        let full = fullSize ?? pixels.size
+        self.fullSize = full
+        self.region = region ?? PixelRect(x: 0, y: 0, width: full.width, height: full.height)
         self.pixels = pixels
         self.format = format
         self.orientation = orientation

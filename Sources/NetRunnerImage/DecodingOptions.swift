@@ -45,6 +45,13 @@ public struct DecodingOptions: Sendable, Hashable {
     /// IDCT, n in 1...8) that keeps both dimensions at least this large, which is much faster
     /// than decoding everything and resizing. Other formats ignore it.
     public var minimumSize: PixelSize?
+    /// The part of the (upright) image to decode: ``DecodingRegion/whole`` by default.
+    ///
+    /// JPEGs then decode only the rows and columns that hold the region (libjpeg-turbo's
+    /// `jpeg_skip_scanlines` and `jpeg_crop_scanline`), and those pixels are byte for byte the
+    /// ones a full decode gives; ``DecodedImage/region`` says where the returned pixels lie.
+    /// Other formats decode everything.
+    public var region: DecodingRegion
 
     /// Creates options.
     ///
@@ -54,15 +61,37 @@ public struct DecodingOptions: Sendable, Hashable {
     ///   - maximumPixelCount: The largest width x height accepted.
     ///   - minimumSize: The smallest size JPEG DCT scaling may produce, or `nil`.
     ///   - maximumFileSize: The largest file accepted, in bytes.
+    ///   - region: The part of the image to decode.
     public init(
         pixelFormat: PixelFormat? = nil, appliesOrientation: Bool = true,
         maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount, minimumSize: PixelSize? = nil,
-        maximumFileSize: Int = DecodingOptions.defaultMaximumFileSize
+        maximumFileSize: Int = DecodingOptions.defaultMaximumFileSize, region: DecodingRegion = .whole
     ) {
+        self.region = region
         self.pixelFormat = pixelFormat
         self.appliesOrientation = appliesOrientation
         self.maximumPixelCount = maximumPixelCount
         self.maximumFileSize = maximumFileSize
         self.minimumSize = minimumSize
+    }
+}
+
+/// The part of an image ``ImageDecoder`` decodes.
+public enum DecodingRegion: Sendable, Hashable {
+    /// Every pixel.
+    case whole
+    /// The largest centred square of the upright image (``PixelRect/centerSquare(in:)``): what
+    /// a model with a centre-crop input sees.
+    case centerSquare
+
+    /// The rectangle of an upright image of `size` this region covers.
+    ///
+    /// - Parameter size: The upright image's size.
+    /// - Returns: The rectangle.
+    public func rect(in size: PixelSize) -> PixelRect {
+        switch self {
+        case .whole: PixelRect(x: 0, y: 0, width: size.width, height: size.height)
+        case .centerSquare: PixelRect.centerSquare(in: size)
+        }
     }
 }

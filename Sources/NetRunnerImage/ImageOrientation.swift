@@ -39,3 +39,73 @@ public enum ImageOrientation: Int, Sendable, Hashable, CaseIterable, CustomStrin
         return "\(name) (\(rawValue))"
     }
 }
+
+extension ImageOrientation {
+    /// Where the pixel at `(x, y)` of the stored image lands in the upright one.
+    ///
+    /// - Parameters:
+    ///   - x: The stored column.
+    ///   - y: The stored row.
+    ///   - storedSize: The stored image's size.
+    /// - Returns: The upright column and row (what ``PixelBuffer/applyingOrientation(_:)`` does).
+    func upright(x: Int, y: Int, storedSize: PixelSize) -> (x: Int, y: Int) {
+        let (right, bottom) = (storedSize.width - 1, storedSize.height - 1)
+        switch self {
+        case .up: return (x, y)
+        case .upMirrored: return (right - x, y)
+        case .down: return (right - x, bottom - y)
+        case .downMirrored: return (x, bottom - y)
+        case .leftMirrored: return (y, x)
+        case .right: return (bottom - y, x)
+        case .rightMirrored: return (bottom - y, right - x)
+        case .left: return (y, right - x)
+        }
+    }
+
+    /// Where the pixel at `(x, y)` of the upright image comes from in the stored one.
+    ///
+    /// - Parameters:
+    ///   - x: The upright column.
+    ///   - y: The upright row.
+    ///   - storedSize: The stored image's size.
+    /// - Returns: The stored column and row.
+    func stored(x: Int, y: Int, storedSize: PixelSize) -> (x: Int, y: Int) {
+        let (right, bottom) = (storedSize.width - 1, storedSize.height - 1)
+        switch self {
+        case .up: return (x, y)
+        case .upMirrored: return (right - x, y)
+        case .down: return (right - x, bottom - y)
+        case .downMirrored: return (x, bottom - y)
+        case .leftMirrored: return (y, x)
+        case .right: return (y, bottom - x)
+        case .rightMirrored: return (right - y, bottom - x)
+        case .left: return (right - y, x)
+        }
+    }
+
+    /// The stored image's rectangle that becomes `rect` of the upright image.
+    ///
+    /// - Parameters:
+    ///   - rect: A non-empty rectangle of the upright image.
+    ///   - storedSize: The stored image's size.
+    /// - Returns: The rectangle in stored pixels.
+    public func storedRect(forUpright rect: PixelRect, storedSize: PixelSize) -> PixelRect {
+        let a = stored(x: rect.x, y: rect.y, storedSize: storedSize)
+        let b = stored(x: rect.x + rect.width - 1, y: rect.y + rect.height - 1, storedSize: storedSize)
+        return PixelRect(
+            x: min(a.x, b.x), y: min(a.y, b.y), width: abs(a.x - b.x) + 1, height: abs(a.y - b.y) + 1)
+    }
+
+    /// The upright image's rectangle that `rect` of the stored image becomes.
+    ///
+    /// - Parameters:
+    ///   - rect: A non-empty rectangle of the stored image.
+    ///   - storedSize: The stored image's size.
+    /// - Returns: The rectangle in upright pixels.
+    public func uprightRect(forStored rect: PixelRect, storedSize: PixelSize) -> PixelRect {
+        let a = upright(x: rect.x, y: rect.y, storedSize: storedSize)
+        let b = upright(x: rect.x + rect.width - 1, y: rect.y + rect.height - 1, storedSize: storedSize)
+        return PixelRect(
+            x: min(a.x, b.x), y: min(a.y, b.y), width: abs(a.x - b.x) + 1, height: abs(a.y - b.y) + 1)
+    }
+}

@@ -20,6 +20,10 @@ struct MLKitTests {
         defer { folder.remove() }
         let hub = try HubProcess(data: folder.path("data"))
         defer { hub.stop() }
+        try await hub.withLog { try await modelManager(hub: hub, folder: folder) }
+    }
+
+    private func modelManager(hub: HubProcess, folder: TemporaryFolder) async throws {
         let client = HubClient(address: hub.address, token: HubProcess.adminKey)
         let published = try await client.push(file: Fixtures.path(Self.tflite), name: "flowers", alias: "production")
         #expect(published.version == 1 && published.task == "classification")

@@ -15,6 +15,8 @@ public final class HubProcess: @unchecked Sendable {
     /// `http://127.0.0.1:PORT`.
     public private(set) var address = ""
     private let extra: [String]
+    /// The hub's standard error (its log), beside the data folder: `DATA.log`.
+    public var logPath: String { data + ".log" }
 
     /// Starts a hub.
     ///
@@ -35,7 +37,12 @@ public final class HubProcess: @unchecked Sendable {
             ["hub", "serve", "--data", data, "--port", "0", "--admin-key", Self.adminKey] + extra
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        if !FileManager.default.fileExists(atPath: logPath) {
+            FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.standardError = log
         try process.run()
         var text = ""
         while !text.contains("\n") {
@@ -48,6 +55,31 @@ public final class HubProcess: @unchecked Sendable {
             throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "hub printed: \(text)"])
         }
         address = String(text[range])
+    }
+
+    /// The last `count` bytes of the hub's log, for a failing test's message.
+    public func logTail(_ count: Int = 4000) -> String {
+        guard let data = FileManager.default.contents(atPath: logPath) else { return "(no log)" }
+        return String(decoding: data.suffix(count), as: UTF8.self)
+    }
+
+    /// Runs `body`; an error it throws comes out with the hub's log appended, so a failure
+    /// under load says what the hub saw.
+    public func withLog<Value>(_ body: () async throws -> Value) async throws -> Value {
+        do {
+            return try await body()
+        } catch {
+            throw LoggedFailure(error: "\(error)", log: logTail())
+        }
+    }
+
+    /// An error with the hub's log.
+    public struct LoggedFailure: Error, CustomStringConvertible {
+        /// The error's text.
+        public var error: String
+        /// The end of the hub's log.
+        public var log: String
+        public var description: String { "\(error)\n--- hub log ---\n\(log)" }
     }
 
     /// SIGTERM, then the exit status; SIGKILL if the hub has not stopped within 15 s (a hub stuck on a request

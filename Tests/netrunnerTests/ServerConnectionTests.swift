@@ -63,6 +63,19 @@ struct ServerConnectionTests {
                     ?? false
             }.count
         }
+
+        /// Waits until the process holds at least `count` sockets, or `limit` has passed (a
+        /// condition with a deadline, never a fixed sleep); returns the last count seen.
+        @discardableResult
+        func waitForSockets(atLeast count: Int, limit: Duration = .seconds(10)) async throws -> Int? {
+            let deadline = ContinuousClock.now + limit
+            var held = sockets()
+            while let seen = held, seen < count, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                held = sockets()
+            }
+            return held
+        }
     }
 
     @Test(
@@ -78,7 +91,8 @@ struct ServerConnectionTests {
             connection.send("GET \(kind.probe) HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a")
             return connection
         }
-        try await Task.sleep(for: .milliseconds(500))
+        // The server has accepted as many as it will (up to --max-connections) once 40 are open.
+        if let baseline { try await server.waitForSockets(atLeast: baseline + 40) }
         if let baseline, let held = server.sockets() {
             // NIO accepts a few connections per read before it looks at the limit again.
             #expect(held - baseline <= 40 + 4, "\(held - baseline) connections open at once")
@@ -147,14 +161,15 @@ struct ServerConnectionTests {
         let server = try await Running(kind, ["--idle-timeout", "60", "--drain-timeout", "2"])
         defer { server.cleanup() }
         let post = kind == .serve ? "/v1/models/mobilenet-v2-1.0-224-uint8/classify" : "/v1/models/m/versions"
+        let baseline = server.sockets()
         let headers = try RawConnection(port: server.port)
         headers.send("GET \(kind.probe) HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a")
         let body = try RawConnection(port: server.port)
         body.send(
             "POST \(post) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(HubProcess.adminKey)\r\n"
                 + "Content-Type: image/jpeg\r\nContent-Length: 100000\r\n\r\nabc")
-        // Both are read by the server before the signal.
-        try await Task.sleep(for: .milliseconds(500))
+        // Both are accepted by the server before the signal.
+        if let baseline { try await server.waitForSockets(atLeast: baseline + 2) }
         let (status, seconds) = server.stopAndTime()
         #expect(seconds < 8, "stopped after \(seconds) s")
         #expect(status == 0, "exit status \(status)")

@@ -77,6 +77,20 @@ int nr_jpeg_configure(nr_jpeg_decoder *decoder, int layout, int scale_num, int *
 /// also counts as truncated (Pillow refuses it too: "image file is truncated").
 int nr_jpeg_decode(nr_jpeg_decoder *decoder, uint8_t *pixels, size_t bytes_per_row, size_t capacity);
 
+/// Starts decoding a region of the configured output: only the columns around
+/// `left ..< left + width` that libjpeg-turbo's `jpeg_crop_scanline` keeps. The columns it
+/// will decode start at `*out_left` (at or before `left`, on an iMCU boundary, with a margin
+/// so that chroma upsampling sees the same neighbours as in a full decode) and number
+/// `*out_width`. Then call `nr_jpeg_read_region` once, with a buffer of that width.
+int nr_jpeg_start_region(nr_jpeg_decoder *decoder, int left, int width, int *out_left, int *out_width);
+
+/// Decodes the rows `top ..< top + height` of the region `nr_jpeg_start_region` started into
+/// `pixels` (`height` rows of `bytes_per_row`, each at least the region's width). Rows above
+/// are skipped (entropy-decoded only), and so are the rows below, so that a file cut short
+/// anywhere fails as in `nr_jpeg_decode`. The pixels are byte for byte those of a full decode.
+int nr_jpeg_read_region(nr_jpeg_decoder *decoder, int top, int height, uint8_t *pixels, size_t bytes_per_row,
+    size_t capacity);
+
 // MARK: PNG decoding
 
 /// An open PNG decoder over a memory block (opaque).
@@ -129,5 +143,28 @@ void nr_codec_free(void *block);
 #ifdef __cplusplus
 }
 #endif
+
+
+// MARK: Resampling (resample.c)
+
+/// 1 when the CPU runs the AVX2 loops of `nr_resample_horizontal` and `nr_resample_vertical`.
+int nr_resample_has_avx2(void);
+
+/// The horizontal pass of the Pillow-exact resize over `row_count` rows from `first_row`, for 3
+/// or 4 bytes per pixel, with AVX2. `weights` holds `taps` per output pixel; `pair_weights` holds
+/// `pairs` vectors of 8 int32 per output pixel (two taps, each weight once per channel, zero past
+/// the count). Reads stay below `readable_end`. Returns 0, having done nothing, when the CPU
+/// lacks AVX2 or the channel count is another: the caller then runs its own loop.
+int nr_resample_horizontal(const uint8_t *source, size_t source_stride, long first_row, long row_count,
+    int channels, const long *starts, const long *counts, const int32_t *weights, long taps,
+    const int32_t *pair_weights, long pairs, long output_size, uint8_t *destination, size_t destination_stride,
+    const uint8_t *readable_end);
+
+/// The vertical pass: output row `i` is the weighted sum of source rows `starts[i] - row_base`
+/// onwards (`counts[i]` of them), `row_bytes` bytes each; `accumulator` holds `row_bytes` int32.
+/// Returns 0, having done nothing, when the CPU lacks AVX2.
+int nr_resample_vertical(const uint8_t *source, size_t source_stride, long row_base, long row_bytes,
+    const long *starts, const long *counts, const int32_t *weights, long taps, long output_size,
+    uint8_t *destination, size_t destination_stride, int32_t *accumulator);
 
 #endif  // NETRUNNER_CIMAGECODECS_H

@@ -7,7 +7,7 @@ extension DecodedImage {
         let swapped = PixelSize(width: storedSize.height, height: storedSize.width)
         guard orientation.swapsDimensions else { return storedSize }
         // The decoder turns the pixels upright unless told not to: tell by their aspect.
-        let pixelsAreUpright = (pixels.width >= pixels.height) == (swapped.width >= swapped.height)
+        let pixelsAreUpright = (fullSize.width >= fullSize.height) == (swapped.width >= swapped.height)
         return pixelsAreUpright || storedSize.width == storedSize.height ? swapped : storedSize
     }
 }

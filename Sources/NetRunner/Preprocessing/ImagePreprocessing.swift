@@ -208,10 +208,13 @@ public struct ImagePreprocessing: Equatable, Hashable, Sendable {
 }
 
 extension ImagePreprocessing {
-    /// The decoding options for this input: every pixel decoded (the input then equals a full
-    /// decode followed by the resize, as Pillow without `draft` gives), unless
-    /// `scalesWhileDecoding`, when JPEGs are downscaled while decoding no further than the
-    /// input needs after ``cropping`` (a centre square needs its side on both axes).
+    /// The decoding options for this input: only the part of the image the input is made
+    /// from (the centre square for ``Cropping/centerSquare``), its pixels those of a full
+    /// decode, so the input equals a full decode followed by the crop and the resize, as
+    /// Pillow without `draft` gives. With `scalesWhileDecoding`, JPEGs are also downscaled
+    /// in the DCT domain, no further than twice the input's size in the part kept (the
+    /// antialiased resize then makes the input; scaling straight to the input's size would
+    /// change answers).
     ///
     /// - Parameters:
     ///   - maximumPixelCount: The largest image to decode.
@@ -221,10 +224,11 @@ extension ImagePreprocessing {
     public func decodingOptions(maximumPixelCount: Int, scalesWhileDecoding: Bool = false) -> DecodingOptions {
         var decoding = DecodingOptions()
         decoding.maximumPixelCount = maximumPixelCount
+        if cropping == .centerSquare { decoding.region = .centerSquare }
         guard scalesWhileDecoding else { return decoding }
-        decoding.minimumSize = size
+        decoding.minimumSize = PixelSize(width: 2 * size.width, height: 2 * size.height)
         if cropping == .centerSquare {
-            let side = max(size.width, size.height)
+            let side = 2 * max(size.width, size.height)
             decoding.minimumSize = PixelSize(width: side, height: side)
         }
         return decoding

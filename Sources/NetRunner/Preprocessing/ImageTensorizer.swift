@@ -51,9 +51,25 @@ public final class ImageTensorizer {
     ///   map coordinates back when the decoder downscaled it).
     /// - Returns: How the input relates to the original image.
     /// - Throws: ``ImageError`` if the image is empty.
+    ///   When the decoder kept only a region (``DecodingOptions/region``), the pixels must
+    ///   hold the part of the image this preprocessing resizes.
+    /// - Throws: ``ImageError`` if the image is empty, or if it lacks the part the
+    ///   preprocessing needs.
     @discardableResult
     public func prepare(_ image: DecodedImage) throws(ImageError) -> ImageTransform {
-        try prepare(image.pixels, originalSize: image.orientedSize)
+        let whole = PixelRect(x: 0, y: 0, width: image.fullSize.width, height: image.fullSize.height)
+        guard image.region != whole else { return try prepare(image.pixels, originalSize: image.orientedSize) }
+        let needed = preprocessing.region(in: image.fullSize)
+        let held = image.region
+        guard preprocessing.cropping != .letterbox, needed.x >= held.x, needed.y >= held.y,
+            needed.x + needed.width <= held.x + held.width, needed.y + needed.height <= held.y + held.height
+        else {
+            throw .emptyRegion(region: needed, width: held.width, height: held.height)
+        }
+        let local = PixelRect(x: needed.x - held.x, y: needed.y - held.y, width: needed.width, height: needed.height)
+        try resizer.resize(image.pixels, from: local, into: &scratch)
+        fill()
+        return ImageTransform(region: needed, decodedSize: image.fullSize, imageSize: image.orientedSize)
     }
 
     /// Prepares the input tensor from pixels.
@@ -78,6 +94,12 @@ public final class ImageTensorizer {
             try resizer.resize(pixels, from: region, into: &scratch)
             transform = ImageTransform(region: region, decodedSize: pixels.size, imageSize: originalSize ?? pixels.size)
         }
+        fill()
+        return transform
+    }
+
+    /// Turns the model-sized image in the scratch buffer into the input tensor's bytes.
+    private func fill() {
         let channels = preprocessing.channels
         let order = preprocessing.channelOrder
         let source = scratch
@@ -92,7 +114,6 @@ public final class ImageTensorizer {
                 TensorFill.fill(source, channels: channels, order: order, tables: tables, into: destination)
             }
         }
-        return transform
     }
 
     /// Resizes `pixels` into `placement` of the scratch buffer and blackens the rest.

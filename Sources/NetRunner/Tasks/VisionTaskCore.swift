@@ -97,17 +97,17 @@ final class VisionTaskCore {
             let decoded = try ImageDecoder.decode(contentsOf: path, options: decodingOptions)
             decodeTime = clock.now - start
             start = clock.now
-            transform = try prepare(decoded.pixels, originalSize: decoded.orientedSize)
+            transform = try prepare(decoded)
         case .data(let data):
             let decoded = try ImageDecoder.decode(data: data, options: decodingOptions)
             decodeTime = clock.now - start
             start = clock.now
-            transform = try prepare(decoded.pixels, originalSize: decoded.orientedSize)
+            transform = try prepare(decoded)
         case .pixels(let pixels):
             transform = try prepare(pixels, originalSize: pixels.size)
         case .decoded(let decoded, let time):
             decodeTime = time
-            transform = try prepare(decoded.pixels, originalSize: decoded.orientedSize)
+            transform = try prepare(decoded)
         case .prepared(let prepared, let time):
             decodeTime = time
             preprocessTime = prepared.preprocessingTime
@@ -124,6 +124,12 @@ final class VisionTaskCore {
     /// The image the input tensor holds now (see ``ImageTensorizer/image(fromInput:)``).
     func inputImage() throws -> PixelBuffer {
         try tensorizer.image(fromInput: try interpreter.input(at: preprocessing.inputIndex).data)
+    }
+
+    private func prepare(_ image: DecodedImage) throws -> ImageTransform {
+        let transform = try tensorizer.prepare(image)
+        try interpreter.copy(tensorizer.input, toInputAt: preprocessing.inputIndex)
+        return transform
     }
 
     private func prepare(_ pixels: PixelBuffer, originalSize: PixelSize) throws -> ImageTransform {

@@ -34,6 +34,17 @@ package enum HTTPDownload {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 
+    /// A client of its own for one request that must not go out on a pooled connection
+    /// (an upload: not repeatable if the connection turns out to be closing); the caller shuts
+    /// it down afterwards.
+    static func unpooledClient() -> HTTPClient {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .follow(max: 5, allowCycles: false),
+            timeout: .init(connect: .seconds(10), read: .seconds(30)), decompression: .disabled)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
     /// What a finished download gave.
     package struct Outcome: Sendable {
         /// The SHA-256 of the bytes written.

@@ -255,12 +255,16 @@ public struct HubClient: Sendable {
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let body { request.body = body }
         // A request without a body is sent once more when the server closed a pooled connection
-        // as it went out (the request never reached the hub); one with a body is not repeatable.
+        // as it went out (the request never reached the hub). One with a body is not repeatable
+        // (an upload might have been published), so it goes on a connection of its own: a
+        // pooled one may be closing (its server stopped, or a new one on the same port).
         var attempts = body == nil ? 2 : 1
+        let client = body == nil ? HTTPDownload.client : HTTPDownload.unpooledClient()
+        defer { if body != nil { client.shutdown { _ in } } }
         while true {
             attempts -= 1
             do {
-                let response = try await HTTPDownload.client.execute(request, timeout: .seconds(timeout))
+                let response = try await client.execute(request, timeout: .seconds(timeout))
                 let data = try await response.body.collect(upTo: 64 << 20)
                 return (Int(response.status.code), Data(data.readableBytesView))
             } catch let error as HubClientError {

@@ -73,8 +73,13 @@ public enum ImageDecoder {
         if let wanted = options.pixelFormat, image.pixels.format != wanted {
             image.pixels = image.pixels.converted(to: wanted)
         }
-        if options.appliesOrientation {
+        if options.appliesOrientation && image.orientation != .up {
+            let stored = image.fullSize
             image.pixels = image.pixels.applyingOrientation(image.orientation)
+            image.region = image.orientation.uprightRect(forStored: image.region, storedSize: stored)
+            if image.orientation.swapsDimensions {
+                image.fullSize = PixelSize(width: stored.height, height: stored.width)
+            }
         }
         return image
     }

@@ -49,13 +49,33 @@ enum JPEGDecoder {
         status = nr_jpeg_configure(decoder, DecodeContext.layout(pixelFormat), Int32(numerator), &outWidth, &outHeight)
         guard status == NR_CODEC_OK else { throw failure(status) }
         try context.checkSize(width: Int(outWidth), height: Int(outHeight))
-        let pixels = try context.decodePixels(width: Int(outWidth), height: Int(outHeight), format: pixelFormat) {
-            nr_jpeg_decode(decoder, $0, $1, $2)
+        let scaled = PixelSize(width: Int(outWidth), height: Int(outHeight))
+        let stored = PixelSize(width: Int(width), height: Int(height))
+        // The region, asked for in upright pixels, in the stored (scaled) image's pixels.
+        let turn = context.options.appliesOrientation ? orientation : .up
+        let upright = turn.swapsDimensions ? PixelSize(width: scaled.height, height: scaled.width) : scaled
+        let wanted = turn.storedRect(forUpright: context.options.region.rect(in: upright), storedSize: scaled)
+        guard wanted.size != scaled else {
+            let pixels = try context.decodePixels(width: scaled.width, height: scaled.height, format: pixelFormat) {
+                nr_jpeg_decode(decoder, $0, $1, $2)
+            } failure: {
+                failure($0, byteCount: $1)
+            }
+            return DecodedImage(
+                pixels: pixels, format: .jpeg, orientation: orientation, storedSize: stored,
+                scaleNumerator: numerator)
+        }
+        var left: Int32 = 0
+        var columns: Int32 = 0
+        status = nr_jpeg_start_region(decoder, Int32(wanted.x), Int32(wanted.width), &left, &columns)
+        guard status == NR_CODEC_OK else { throw failure(status) }
+        let pixels = try context.decodePixels(width: Int(columns), height: wanted.height, format: pixelFormat) {
+            nr_jpeg_read_region(decoder, Int32(wanted.y), Int32(wanted.height), $0, $1, $2)
         } failure: {
             failure($0, byteCount: $1)
         }
         return DecodedImage(
-            pixels: pixels, format: .jpeg, orientation: orientation,
-            storedSize: PixelSize(width: Int(width), height: Int(height)), scaleNumerator: numerator)
+            pixels: pixels, format: .jpeg, orientation: orientation, storedSize: stored, scaleNumerator: numerator,
+            fullSize: scaled, region: PixelRect(x: Int(left), y: wanted.y, width: Int(columns), height: wanted.height))
     }
 }

@@ -127,6 +127,7 @@ public final class ImageResizer {
         self.vertical = vertical
         destination.makeUnique()
         let input = UnsafeRawPointer(source.storage.base)
+        let readableEnd = input + source.storage.capacity
         let output = destination.storage.base
         let rowBytes = outWidth * channels
         let needsHorizontal = !horizontal.isIdentity
@@ -139,14 +140,16 @@ public final class ImageResizer {
             self.intermediate = intermediate
             horizontal.horizontalPass(
                 source: input, sourceStride: source.bytesPerRow, firstRow: firstRow, rowCount: rowCount,
-                channels: channels, destination: intermediate.base, destinationStride: rowBytes)
+                channels: channels, destination: intermediate.base, destinationStride: rowBytes,
+                readableEnd: readableEnd)
             verticalPass(
                 vertical, source: intermediate.base, sourceStride: rowBytes, rowBase: firstRow, rowBytes: rowBytes,
                 into: output, destinationStride: destination.bytesPerRow)
         case (true, false):
             horizontal.horizontalPass(
                 source: input, sourceStride: source.bytesPerRow, firstRow: rect.y, rowCount: outHeight,
-                channels: channels, destination: output, destinationStride: destination.bytesPerRow)
+                channels: channels, destination: output, destinationStride: destination.bytesPerRow,
+                readableEnd: readableEnd)
         case (false, true):
             verticalPass(
                 vertical, source: input + rect.x * channels, sourceStride: source.bytesPerRow, rowBase: 0,

@@ -1,4 +1,6 @@
 // Fixed-point resampling weights for one axis, and the two separable passes that use them.
+// Where the CPU has AVX2, the passes run CImageCodecs' vector loops (resample.c), which give the
+// same bytes (integer sums); the loops here are the portable ones.
 //
 // Invariants: for every output index i, `0 <= starts[i]`, `counts[i] >= 1`,
 // `starts[i] + counts[i] <= origin + length` (inside the source region) and
@@ -8,7 +10,13 @@
 
 /// The weights of one resampling axis, computed once and reused for every frame of the same
 /// geometry.
+internal import CImageCodecs
+import Synchronization
+
 struct ResampleCoefficients {
+    /// Whether the passes may use the AVX2 loops (tests turn them off to compare).
+    static let usesVectorLoops = Atomic<Bool>(true)
+
     /// What the table was computed for.
     struct Key: Hashable {
         var method: ResizeMethod
@@ -28,6 +36,12 @@ struct ResampleCoefficients {
     let counts: [Int]
     /// `outputSize * taps` weights in units of 2^-22.
     let weights: [Int32]
+    /// Two taps per vector of 8 for the AVX2 horizontal loop: per output sample `pairs`
+    /// vectors, each tap's weight once per channel (3 channels: 3 + 3 + 2 zeros; 4: 4 + 4).
+    let pairWeights3: [Int32]
+    let pairWeights4: [Int32]
+    /// `(taps + 1) / 2`.
+    let pairs: Int
 
     init(_ key: Key) {
         precondition(key.length > 0 && key.outputSize > 0, "Resampling needs a non-empty source and output.")
@@ -102,6 +116,20 @@ struct ResampleCoefficients {
         self.taps = taps
         self.starts = starts.map { $0 + key.origin }
         self.counts = counts
+        let pairs = (taps + 1) / 2
+        self.pairs = pairs
+        var three = [Int32](repeating: 0, count: outputSize * pairs * 8)
+        var four = three
+        for index in 0..<outputSize {
+            for tap in 0..<counts[index] {
+                let weight = weights[index * taps + tap]
+                let base = (index * pairs + tap / 2) * 8
+                for channel in 0..<3 { three[base + (tap % 2) * 3 + channel] = weight }
+                for channel in 0..<4 { four[base + (tap % 2) * 4 + channel] = weight }
+            }
+        }
+        self.pairWeights3 = three
+        self.pairWeights4 = four
     }
 
     /// Whether the table maps the source one to one (same length, every weight exactly 1).
@@ -126,12 +154,32 @@ struct ResampleCoefficients {
 
     /// Resamples columns: `rowCount` rows starting at source row `firstRow`, each `channels`
     /// bytes per pixel, into packed rows of `destination`.
+    ///
+    /// `readableEnd` is the end of the source's memory: the vector loop reads a few bytes past
+    /// a window where that stays below it.
     func horizontalPass(
         source: UnsafeRawPointer, sourceStride: Int, firstRow: Int, rowCount: Int, channels: Int,
-        destination: UnsafeMutableRawPointer, destinationStride: Int
+        destination: UnsafeMutableRawPointer, destinationStride: Int, readableEnd: UnsafeRawPointer
     ) {
         let outputSize = key.outputSize
         let taps = self.taps
+        if (channels == 3 || channels == 4) && Self.usesVectorLoops.load(ordering: .relaxed) {
+            let done = starts.withUnsafeBufferPointer { starts in
+                counts.withUnsafeBufferPointer { counts in
+                    weights.withUnsafeBufferPointer { weights in
+                        (channels == 3 ? pairWeights3 : pairWeights4).withUnsafeBufferPointer { pairWeights in
+                            nr_resample_horizontal(
+                                source.assumingMemoryBound(to: UInt8.self), sourceStride, firstRow, rowCount,
+                                Int32(channels), starts.baseAddress, counts.baseAddress, weights.baseAddress, taps,
+                                pairWeights.baseAddress, pairs, outputSize,
+                                destination.assumingMemoryBound(to: UInt8.self), destinationStride,
+                                readableEnd.assumingMemoryBound(to: UInt8.self))
+                        }
+                    }
+                }
+            }
+            if done != 0 { return }
+        }
         starts.withUnsafeBufferPointer { starts in
             counts.withUnsafeBufferPointer { counts in
                 weights.withUnsafeBufferPointer { weights in
@@ -198,6 +246,19 @@ struct ResampleCoefficients {
         destination: UnsafeMutableRawPointer, destinationStride: Int, accumulator: UnsafeMutablePointer<Int32>
     ) {
         let taps = self.taps
+        if Self.usesVectorLoops.load(ordering: .relaxed) {
+            let done = starts.withUnsafeBufferPointer { starts in
+                counts.withUnsafeBufferPointer { counts in
+                    weights.withUnsafeBufferPointer { weights in
+                        nr_resample_vertical(
+                            source.assumingMemoryBound(to: UInt8.self), sourceStride, rowBase, rowBytes,
+                            starts.baseAddress, counts.baseAddress, weights.baseAddress, taps, key.outputSize,
+                            destination.assumingMemoryBound(to: UInt8.self), destinationStride, accumulator)
+                    }
+                }
+            }
+            if done != 0 { return }
+        }
         starts.withUnsafeBufferPointer { starts in
             counts.withUnsafeBufferPointer { counts in
                 weights.withUnsafeBufferPointer { weights in

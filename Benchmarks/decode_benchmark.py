@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Equal cores: `netrunner bulk` against a Python multiprocessing.Pool, in one run.
+
+Run with the benchmark venv (Benchmarks/setup.sh makes it; `make bench-decode` does all):
+
+  .venv-bench/bin/python Benchmarks/decode_benchmark.py [--netrunner .build/release/netrunner]
+      [--workers 1,2] [--rounds 2] [--count 96] [--fidelity-count 1000] [--json FILE]
+
+On two sets of JPEG photos made from the committed photos (python/make_photo_folder.py; nothing
+is committed): 0.2-2 MP and 1-12 MP, --count each. For each number of workers N, in alternating
+order, best of --rounds, each a whole process timed by its wall clock:
+
+  exact     netrunner bulk DIR --threads N      (the default: the input equals a full decode's)
+  fast      netrunner bulk DIR --threads N --fast-decoding
+  plain     python pool_folder.py --mode plain --workers N   (Pillow full decode, crop, resize)
+  draft     python pool_folder.py --mode draft --workers N   (Pillow draft(): DCT scaling)
+  limit     python pool_folder.py --mode invoke --workers N  (invoke only: the runtime's limit)
+
+and prints images/s and the ratios exact/plain, fast/plain, fast/draft, exact/limit, with the peak
+RSS of our process. Fidelity on each set: top-1 of exact against plain (the same input bytes, so
+the same answers), and of fast against exact (top-1 agreement, mean |difference| of the exact
+top-1's score). With --fidelity-count > 0, a third set of that many varied JPEGs (0.1-24 MP,
+quality 60-98, 4:4:4/4:2:2/4:2:0, one in three progressive) gives the fast path's fidelity figures
+on many photos (our two paths only; the set is made once and kept under out/bench/).
+
+The issue's targets (issue 23): exact >= 1.5x plain on 0.2-2 MP and >= 2.5x on 1-12 MP at 2
+workers; fast >= 3x plain on 1-12 MP and >= 1.5x draft; fast's top-1 equal to exact's on >= 99%
+of >= 1,000 photos with mean |score difference| <= 0.01. Exit status 1 if a run fails.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+POOL = os.path.join(HERE, "python", "pool_folder.py")
+MAKE_PHOTOS = os.path.join(HERE, "python", "make_photo_folder.py")
+OUT = os.path.join(ROOT, "out", "bench")
+
+SETS = [  # name, min MP, max MP, seed
+    ("0.2-2 MP", 0.2, 2.0, 11),
+    ("1-12 MP", 1.0, 12.0, 12),
+]
+
+
+def make_set(folder: str, count: int, lo: float, hi: float, seed: int, varied: bool = False) -> None:
+    if os.path.isdir(folder) and len(os.listdir(folder)) == count:
+        return
+    print(f"making {folder} ({count} photos, {lo}-{hi} MP) ...", file=sys.stderr, flush=True)
+    cmd = [sys.executable, MAKE_PHOTOS, "--out", folder, "--count", str(count), "--seed", str(seed),
+           "--min-mp", str(lo), "--max-mp", str(hi), "--bmp-fraction", "0"]
+    subprocess.run(cmd + (["--varied"] if varied else []), check=True, stdout=subprocess.DEVNULL)
+
+
+def timed(cmd: list[str]) -> dict:
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    out, err = proc.stdout.read(), proc.stderr.read()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"failed ({code}): {' '.join(cmd)}\n{err[-2000:]}")
+    return {"wall_s": wall, "rss_mb": usage.ru_maxrss / 1024, "stdout": out}
+
+
+def top1(jsonl: str) -> dict[str, tuple[int, float]]:
+    """{file name: (top-1 class index, its score)} from either side's JSON lines."""
+    found = {}
+    with open(jsonl, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            path = r.get("file") or r.get("image")
+            if r.get("error"):
+                found[os.path.basename(path)] = (-1, 0.0)
+                continue
+            cats = r.get("labels") or r["inference_results"]["classification"]
+            best = max(cats, key=lambda c: c["score"])
+            found[os.path.basename(path)] = (int(best["index"]), float(best["score"]))
+    return found
+
+
+def scores(jsonl: str) -> dict[str, dict[int, float]]:
+    """{file name: {class index: score}} of the listed classes (top 5)."""
+    found = {}
+    with open(jsonl, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            path = r.get("file") or r.get("image")
+            if r.get("error"):
+                continue
+            cats = r.get("labels") or r["inference_results"]["classification"]
+            found[os.path.basename(path)] = {int(c["index"]): float(c["score"]) for c in cats}
+    return found
+
+
+def agreement(a: str, b: str) -> dict:
+    """Top-1 agreement of b against a, and the mean |score difference| of a's top-1 class."""
+    ta, tb, sb = top1(a), top1(b), scores(b)
+    same = sum(1 for k in ta if tb.get(k, (None,))[0] == ta[k][0])
+    diffs = [abs(ta[k][1] - sb.get(k, {}).get(ta[k][0], 0.0)) for k in ta]
+    return {"photos": len(ta), "top1_equal": same, "top1_equal_fraction": same / max(1, len(ta)),
+            "mean_abs_top1_score_difference": sum(diffs) / max(1, len(diffs)),
+            "max_abs_top1_score_difference": max(diffs, default=0.0)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--netrunner", default=os.path.join(ROOT, ".build", "release", "netrunner"))
+    ap.add_argument("--workers", default="1,2", help="comma-separated worker counts (default 1,2)")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--count", type=int, default=96, help="photos per timed set (default 96)")
+    ap.add_argument("--fidelity-count", type=int, default=1000,
+                    help="varied photos for the fast path's fidelity (0 leaves it out)")
+    ap.add_argument("--sets", default="0,1", help="which timed sets: 0 small, 1 large (default 0,1)")
+    ap.add_argument("--json", metavar="FILE", help="also write every figure as JSON to FILE")
+    args = ap.parse_args()
+    workers = [int(w) for w in args.workers.split(",")]
+    if args.rounds < 1 or args.count < 1 or min(workers) < 1:
+        ap.error("--rounds, --count and --workers must be >= 1")
+    netrunner = os.path.abspath(args.netrunner)
+    os.makedirs(os.path.join(OUT, "decode"), exist_ok=True)
+    results: dict = {"netrunner": netrunner, "cpus": os.cpu_count(), "sets": []}
+
+    for index in (int(s) for s in args.sets.split(",")):
+        name, lo, hi, seed = SETS[index]
+        folder = os.path.join(OUT, f"decode-photos-{index}")
+        make_set(folder, args.count, lo, hi, seed)
+        entry = {"set": name, "photos": args.count, "by_workers": []}
+        for n in workers:
+            def out(side: str) -> str:
+                return os.path.join(OUT, "decode", f"{index}-{side}-w{n}.jsonl")
+
+            sides = {
+                "exact": [netrunner, "bulk", folder, "--threads", str(n), "--output", out("exact"),
+                          "--restart"],
+                "fast": [netrunner, "bulk", folder, "--threads", str(n), "--output", out("fast"),
+                         "--restart", "--fast-decoding"],
+                "plain": [sys.executable, POOL, folder, "--workers", str(n), "--mode", "plain",
+                          "--output", out("plain")],
+                "draft": [sys.executable, POOL, folder, "--workers", str(n), "--mode", "draft",
+                          "--output", out("draft")],
+                "limit": [sys.executable, POOL, folder, "--workers", str(n), "--mode", "invoke",
+                          "--output", out("limit")],
+            }
+            best: dict[str, dict] = {}
+            order = list(sides)
+            for r in range(args.rounds):
+                for side in (order if r % 2 == 0 else order[::-1]):
+                    got = timed(sides[side])
+                    got["images_per_s"] = args.count / got["wall_s"]
+                    if side not in best or got["wall_s"] < best[side]["wall_s"]:
+                        best[side] = got
+            ips = {k: v["images_per_s"] for k, v in best.items()}
+            row = {
+                "workers": n,
+                "images_per_s": {k: round(v, 2) for k, v in ips.items()},
+                "our_peak_rss_mb": {k: round(best[k]["rss_mb"], 1) for k in ("exact", "fast")},
+                "ratios": {
+                    "exact/plain": round(ips["exact"] / ips["plain"], 3),
+                    "fast/plain": round(ips["fast"] / ips["plain"], 3),
+                    "fast/draft": round(ips["fast"] / ips["draft"], 3),
+                    "exact/limit": round(ips["exact"] / ips["limit"], 3),
+                },
+                "exact_vs_plain": agreement(out("plain"), out("exact")),
+                "fast_vs_exact": agreement(out("exact"), out("fast")),
+            }
+            entry["by_workers"].append(row)
+            print(f"{name}, {n} worker(s): " + ", ".join(f"{k} {v:.1f}/s" for k, v in ips.items()))
+            print("   ratios: " + ", ".join(f"{k} {v:.2f}x" for k, v in row["ratios"].items())
+                  + f"; our peak RSS exact {row['our_peak_rss_mb']['exact']:.0f} MB, "
+                  + f"fast {row['our_peak_rss_mb']['fast']:.0f} MB")
+            e, f = row["exact_vs_plain"], row["fast_vs_exact"]
+            print(f"   top-1 exact = plain on {e['top1_equal']}/{e['photos']}; "
+                  f"fast = exact on {f['top1_equal']}/{f['photos']}, mean |score diff| "
+                  f"{f['mean_abs_top1_score_difference']:.4f}", flush=True)
+        results["sets"].append(entry)
+
+    if args.fidelity_count > 0:
+        folder = os.path.join(OUT, f"decode-fidelity-{args.fidelity_count}")
+        make_set(folder, args.fidelity_count, 0.1, 24.0, 13, varied=True)
+        n = max(workers)
+        exact = os.path.join(OUT, "decode", "fidelity-exact.jsonl")
+        fast = os.path.join(OUT, "decode", "fidelity-fast.jsonl")
+        t_exact = timed([netrunner, "bulk", folder, "--threads", str(n), "--output", exact, "--restart"])
+        t_fast = timed([netrunner, "bulk", folder, "--threads", str(n), "--output", fast, "--restart",
+                        "--fast-decoding"])
+        fid = agreement(exact, fast)
+        fid.update(exact_images_per_s=round(args.fidelity_count / t_exact["wall_s"], 2),
+                   fast_images_per_s=round(args.fidelity_count / t_fast["wall_s"], 2))
+        results["fidelity"] = fid
+        print(f"fidelity, {fid['photos']} varied JPEGs of 0.1-24 MP: fast top-1 = exact on "
+              f"{fid['top1_equal']} ({100 * fid['top1_equal_fraction']:.2f}%), mean |top-1 score diff| "
+              f"{fid['mean_abs_top1_score_difference']:.4f} (max {fid['max_abs_top1_score_difference']:.4f}); "
+              f"exact {fid['exact_images_per_s']}/s, fast {fid['fast_images_per_s']}/s at {n} workers")
+
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

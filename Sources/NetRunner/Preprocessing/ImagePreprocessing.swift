@@ -208,10 +208,11 @@ public struct ImagePreprocessing: Equatable, Hashable, Sendable {
 }
 
 extension ImagePreprocessing {
-    /// The decoding options for this input: only the part of the image the input is made
-    /// from (the centre square for ``Cropping/centerSquare``), its pixels those of a full
-    /// decode, so the input equals a full decode followed by the crop and the resize, as
-    /// Pillow without `draft` gives. With `scalesWhileDecoding`, JPEGs are also downscaled
+    /// The decoding options for this input: only the part of the image it is made from.
+    ///
+    /// That part (the centre square for ``Cropping/centerSquare``) has a full decode's pixels,
+    /// so the input equals a full decode followed by the crop and the resize, as Pillow
+    /// without `draft` gives. With `scalesWhileDecoding`, JPEGs are also downscaled
     /// in the DCT domain, no further than twice the input's size in the part kept (the
     /// antialiased resize then makes the input; scaling straight to the input's size would
     /// change answers).

@@ -32,7 +32,8 @@ struct RegionDecodingTests {
                 let whole = try ImageDecoder.decode(data: data, options: options, source: file)
                 options.region = .centerSquare
                 let part = try ImageDecoder.decode(data: data, options: options, source: file)
-                let context = "\(file) \(format.map { "\($0)" } ?? "own format") minimum \(minimum.map { "\($0)" } ?? "none") upright \(upright)"
+                let context =
+                    "\(file) \(format.map { "\($0)" } ?? "own format") minimum \(minimum.map { "\($0)" } ?? "none") upright \(upright)"
                 #expect(part.fullSize == whole.pixels.size, "\(context)")
                 #expect(part.scaleNumerator == whole.scaleNumerator, "\(context)")
                 #expect(part.orientedSize(sameAs: whole), "\(context)")
@@ -76,7 +77,9 @@ struct RegionDecodingTests {
             let file = "Tests/Fixtures/ImageReference/variants/\(name).jpg"
             let data = try Fixtures.data(file)
             let cut = data.prefix(data.count * 92 / 100)
-            let full = #expect(throws: ImageError.self) { try ImageDecoder.decode(data: cut, options: DecodingOptions()) }
+            let full = #expect(throws: ImageError.self) {
+                try ImageDecoder.decode(data: cut, options: DecodingOptions())
+            }
             var options = DecodingOptions()
             options.region = .centerSquare
             let part = #expect(throws: ImageError.self) { try ImageDecoder.decode(data: cut, options: options) }

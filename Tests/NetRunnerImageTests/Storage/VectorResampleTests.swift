@@ -12,7 +12,10 @@ struct VectorResampleTests {
     static let cases: [(source: PixelSize, region: PixelRect?, output: PixelSize)] = [
         (PixelSize(width: 1001, height: 667), nil, .square(224)),
         (PixelSize(width: 1001, height: 667), PixelRect(x: 167, y: 0, width: 667, height: 667), .square(224)),
-        (PixelSize(width: 333, height: 251), PixelRect(x: 41, y: 0, width: 251, height: 251), PixelSize(width: 40, height: 30)),
+        (
+            PixelSize(width: 333, height: 251), PixelRect(x: 41, y: 0, width: 251, height: 251),
+            PixelSize(width: 40, height: 30)
+        ),
         (PixelSize(width: 97, height: 131), nil, PixelSize(width: 300, height: 17)),
         (PixelSize(width: 31, height: 7), nil, PixelSize(width: 5, height: 64)),
         (PixelSize(width: 4000, height: 9), nil, PixelSize(width: 3, height: 9)),
@@ -25,7 +28,8 @@ struct VectorResampleTests {
         for (size, region, output) in Self.cases {
             let count = size.width * size.height * format.bytesPerPixel
             let source = try PixelBuffer(
-                width: size.width, height: size.height, format: format, bytes: (0..<count).map { _ in generator.next() })
+                width: size.width, height: size.height, format: format, bytes: (0..<count).map { _ in generator.next() }
+            )
             let resizer = ImageResizer()
             ResampleCoefficients.usesVectorLoops.store(true, ordering: .relaxed)
             let vector = try resizer.resize(source, from: region, to: output)
@@ -37,7 +41,8 @@ struct VectorResampleTests {
             let first = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }.map(\.offset)
             #expect(
                 a.count == b.count && first == nil,
-                "\(format) \(size) \(String(describing: region)) to \(output): first difference at byte \(String(describing: first))")
+                "\(format) \(size) \(String(describing: region)) to \(output): first difference at byte \(String(describing: first))"
+            )
         }
     }
 }

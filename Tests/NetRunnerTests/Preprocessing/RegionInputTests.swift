@@ -2,8 +2,8 @@ import Foundation
 import NetRunner
 import NetRunnerImage
 import NetRunnerTestSupport
-import Testing
 import TensorFlowLite
+import Testing
 
 /// The model input made from the centre square a region decode keeps is byte for byte the one
 /// a full decode gives, and maps boxes back to the same place: the default decoding options

@@ -189,12 +189,14 @@ struct DecodeContext {
     ///   - failure: The error for a failing status and the buffer's size.
     /// - Returns: The decoded pixels.
     /// - Throws: ``ImageError``, from `failure` or from allocating the buffer.
+    ///   - writesEveryByte: `true` when the shim writes every byte of every row on success
+    ///     (the memory is then not zeroed first; on failure the buffer is dropped).
     func decodePixels(
-        width: Int, height: Int, format: PixelFormat,
+        width: Int, height: Int, format: PixelFormat, writesEveryByte: Bool = false,
         _ decode: (_ destination: UnsafeMutablePointer<UInt8>, _ bytesPerRow: Int, _ capacity: Int) -> Int32,
         failure: (_ status: Int32, _ byteCount: Int) -> ImageError
     ) throws(ImageError) -> PixelBuffer {
-        var pixels = try PixelBuffer(width: width, height: height, format: format)
+        var pixels = try PixelBuffer(width: width, height: height, format: format, zeroed: !writesEveryByte)
         let bytesPerRow = pixels.bytesPerRow
         let status = pixels.withUnsafeMutableBytes { buffer in
             guard let destination = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else {

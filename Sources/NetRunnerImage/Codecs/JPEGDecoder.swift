@@ -56,7 +56,9 @@ enum JPEGDecoder {
         let upright = turn.swapsDimensions ? PixelSize(width: scaled.height, height: scaled.width) : scaled
         let wanted = turn.storedRect(forUpright: context.options.region.rect(in: upright), storedSize: scaled)
         guard wanted.size != scaled else {
-            let pixels = try context.decodePixels(width: scaled.width, height: scaled.height, format: pixelFormat) {
+            let pixels = try context.decodePixels(
+                width: scaled.width, height: scaled.height, format: pixelFormat, writesEveryByte: true
+            ) {
                 nr_jpeg_decode(decoder, $0, $1, $2)
             } failure: {
                 failure($0, byteCount: $1)
@@ -69,7 +71,9 @@ enum JPEGDecoder {
         var columns: Int32 = 0
         status = nr_jpeg_start_region(decoder, Int32(wanted.x), Int32(wanted.width), &left, &columns)
         guard status == NR_CODEC_OK else { throw failure(status) }
-        let pixels = try context.decodePixels(width: Int(columns), height: wanted.height, format: pixelFormat) {
+        let pixels = try context.decodePixels(
+            width: Int(columns), height: wanted.height, format: pixelFormat, writesEveryByte: true
+        ) {
             nr_jpeg_read_region(decoder, Int32(wanted.y), Int32(wanted.height), $0, $1, $2)
         } failure: {
             failure($0, byteCount: $1)

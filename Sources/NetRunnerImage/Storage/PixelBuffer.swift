@@ -52,6 +52,12 @@ public struct PixelBuffer: Sendable {
     /// - Throws: ``ImageError/invalidSize(width:height:)`` for a size under 1x1 or too large to
     ///   address; ``ImageError/outOfMemory(byteCount:)`` if the memory cannot be allocated.
     public init(width: Int, height: Int, format: PixelFormat) throws(ImageError) {
+        try self.init(width: width, height: height, format: format, zeroed: true)
+    }
+
+    /// A buffer with packed rows whose bytes are zero, or left as they are for a caller that
+    /// writes every byte before anything reads them (`zeroed: false`: the decoders).
+    init(width: Int, height: Int, format: PixelFormat, zeroed: Bool) throws(ImageError) {
         let bytesPerRow = try Self.packedBytesPerRow(width: width, height: height, format: format)
         let (total, overflow) = bytesPerRow.multipliedReportingOverflow(by: height)
         guard !overflow else { throw .invalidSize(width: width, height: height) }
@@ -59,7 +65,7 @@ public struct PixelBuffer: Sendable {
         self.height = height
         self.format = format
         self.bytesPerRow = bytesPerRow
-        self.storage = try PixelStorage.make(byteCount: total)
+        self.storage = try PixelStorage.make(byteCount: total, zeroed: zeroed)
     }
 
     /// Creates a buffer from caller-provided pixels.

@@ -184,13 +184,13 @@ struct DecodeContext {
     ///   - width: The image width, already checked with ``checkSize(width:height:)``.
     ///   - height: The image height.
     ///   - format: The pixel format the shim was configured for.
+    ///   - writesEveryByte: `true` when the shim writes every byte of every row on success
+    ///     (the memory is then not zeroed first; on failure the buffer is dropped).
     ///   - decode: Calls the shim with the destination, its bytes per row and its capacity;
     ///     returns the shim's status.
     ///   - failure: The error for a failing status and the buffer's size.
     /// - Returns: The decoded pixels.
     /// - Throws: ``ImageError``, from `failure` or from allocating the buffer.
-    ///   - writesEveryByte: `true` when the shim writes every byte of every row on success
-    ///     (the memory is then not zeroed first; on failure the buffer is dropped).
     func decodePixels(
         width: Int, height: Int, format: PixelFormat, writesEveryByte: Bool = false,
         _ decode: (_ destination: UnsafeMutablePointer<UInt8>, _ bytesPerRow: Int, _ capacity: Int) -> Int32,

@@ -6,12 +6,13 @@
 // unless the caller asked for it unfilled because it writes every byte (the decoders). Nothing
 // else frees or reallocates `base`.
 
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Synchronization
 
 /// An owned, 64-byte aligned block of pixel bytes: the storage behind ``PixelBuffer``.
 ///

@@ -7,7 +7,7 @@
 SWIFT ?= swift
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-asan test-python setup runtime system build install bench bench-setup format lint clean
+.PHONY: run test test-asan test-python setup runtime system build install bench bench-setup bench-decode format lint clean
 
 PREFIX ?= $(HOME)/.local
 
@@ -82,6 +82,12 @@ bench: bench-setup build
 	python3 Benchmarks/stream_benchmark.py --netrunner .build/release/netrunner
 	@# serve behind nginx with 1, 2, 3 workers, a worker killed under load, bulk images/s per core.
 	python3 Benchmarks/scale_benchmark.py --netrunner .build/release/netrunner
+	@# Equal cores: bulk (exact and --fast-decoding) against a multiprocessing.Pool of Pillow +
+	@# ai_edge_litert (plain and draft), the invoke-only limit, 0.2-2 and 1-12 MP photos.
+	$(MAKE) bench-decode
+
+bench-decode: bench-setup build
+	.venv-bench/bin/python Benchmarks/decode_benchmark.py --netrunner .build/release/netrunner
 
 format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift

@@ -69,7 +69,12 @@ public final class HubProcess: @unchecked Sendable {
         do {
             return try await body()
         } catch {
-            throw LoggedFailure(error: "\(error)", log: logTail())
+            let state =
+                process.isRunning
+                ? "the hub is still running"
+                : "the hub has exited: status \(process.terminationStatus), "
+                    + (process.terminationReason == .uncaughtSignal ? "killed by a signal" : "exit")
+            throw LoggedFailure(error: "\(error)", log: state + "\n" + logTail())
         }
     }
 

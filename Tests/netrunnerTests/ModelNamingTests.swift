@@ -108,4 +108,31 @@ struct ModelNamingTests {
         #expect(objects.last == ["id": "birds", "task": "classification", "origin": "Models/birds.tiobundle"])
         #expect(objects.count == 3)
     }
+
+    /// Issue 25: with the repository's Models folder, serve listed 11 models for 4 networks.
+    @Test("A network is listed and served once: the bundle, else the embedded model, over a copy of its file")
+    func oneNetworkOnce() throws {
+        let folder = try Self.workingFolder()
+        defer { folder.remove() }
+        // Bare copies of the bundle's model file and of the embedded classifier's.
+        try FileManager.default.copyItem(
+            atPath: Fixtures.path("Models/mobilenet_v2_1.0_224_float32.tflite"),
+            toPath: folder.path("Models/copy.tflite"))
+        try FileManager.default.copyItem(
+            atPath: Fixtures.path("Models/mobilenet_v2_1.0_224_uint8.tflite"),
+            toPath: folder.path("Models/uint8.tflite"))
+        try FileManager.default.copyItem(
+            atPath: Fixtures.path("Models/mobilenet_v2_1.0_224_int8.tflite"), toPath: folder.path("Models/int8.tflite"))
+        let text = try ProcessResult.run(Fixtures.netrunner, ["models"], workingDirectory: folder.path(""))
+        #expect(text.status == 0, "\(text.stderr)")
+        let ids = text.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(ids == ["mobilenet-v2-1.0-224-uint8", "face-detection-short-range", "birds", "int8"])
+        #expect(text.stderr.contains("copy is the same model file as birds"), "\(text.stderr)")
+        #expect(text.stderr.contains("uint8 is the same model file as mobilenet-v2-1.0-224-uint8"), "\(text.stderr)")
+        // A copy's id still names it on the command line.
+        let classify = try ProcessResult.run(
+            Fixtures.netrunner, ["classify", "--model", "copy", Self.coffee, "--json"],
+            workingDirectory: folder.path(""))
+        #expect(classify.status == 0, "\(classify.stderr)")
+    }
 }

@@ -151,6 +151,19 @@ struct ServeCommandTests {
         (line["inference_results"] as? [String: Any] ?? [:]) as NSDictionary
     }
 
+    /// Issue 25: with the repository's Models folder, serve listed 11 models for 4 networks.
+    @Test("The repository's Models folder: each network served once, bundles over their bare model files")
+    func oneNetworkOnce() async throws {
+        let server = try await ServerProcess(["--no-import"], models: Fixtures.path("Models"))
+        defer { server.expectCleanStop() }
+        let list = try await server.request("/v1/models")
+        let ids = (list.json["models"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect(ids.contains("mobilenet-v2-1.0-224-float32") && !ids.contains("mobilenet_v2_1.0_224_float32"), "\(ids)")
+        #expect(ids.contains("mobilenet-v2-1.0-224-uint8") && !ids.contains("mobilenet_v2_1.0_224_uint8"), "\(ids)")
+        #expect(ids.contains("face-detection-short-range-ssd") && !ids.contains("face_detection_short_range_ssd"))
+        #expect(Set(ids).count == ids.count && ids.count == 6, "\(ids)")
+    }
+
     @Test("The native API answers as the CLI does: raw uploads, browser forms, boxes in pixels, timings")
     func nativeAPI() async throws {
         let server = try await ServerProcess(["--threads", "2"])

@@ -195,9 +195,49 @@ public struct HubClient: Sendable {
         }
         var path = "/v1/models/\(Self.escaped(name))/versions"
         if let alias { path += "?alias=\(Self.escaped(alias))" }
-        let (status, data) = try await send(
-            "POST", path, headers: [("Content-Type", "application/octet-stream")], body: body)
-        return try decode(HubVersion.self, status: status, body: data)
+        do {
+            let (status, data) = try await send(
+                "POST", path, headers: [("Content-Type", "application/octet-stream")], body: body)
+            return try decode(HubVersion.self, status: status, body: data)
+        } catch .unreachable(let hub, let reason) where reason == Self.closedConnection && !isFolder(file) {
+            // The connection closed before the answer came: the upload may have been published
+            // or not. The hub says which: a version with this file's digest means it was; if
+            // there is none, nothing was published and the upload is sent once more.
+            guard let digest = Self.digest(ofFileAt: file) else { throw .unreachable(hub: hub, reason: reason) }
+            if let published = try? await model(name).versions?.last(where: { $0.sha256 == digest }) {
+                return published
+            }
+            let size = (try? FileIO.openRegularFile(file).size) ?? 0
+            let (status, data) = try await send(
+                "POST", path, headers: [("Content-Type", "application/octet-stream")],
+                body: .stream(FileChunks(path: file), length: .known(Int64(size))))
+            return try decode(HubVersion.self, status: status, body: data)
+        }
+    }
+
+    /// What ``HTTPDownload`` says when the server closed the connection before answering.
+    static let closedConnection = "the server closed the connection"
+
+    /// Whether `path` is a folder (pushed as a zip made on the fly, so not hashed here).
+    private func isFolder(_ path: String) -> Bool {
+        var information = stat()
+        return stat(path, &information) == 0 && information.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// The SHA-256 of a file as lower-case hex, or `nil` when it cannot be read.
+    static func digest(ofFileAt path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        let hasher = SHA256.Hasher()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 { return nil }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        }
+        return hasher.finalize()
     }
 
     /// Points an alias at a version, or at several with weights (a staged rollout).

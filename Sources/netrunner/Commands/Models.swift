@@ -9,7 +9,8 @@ extension NetRunnerCommand {
             abstract: "List the models --model names by id: the embedded ones and the models folder's.",
             discussion: """
                 One line a model: its id, its task, and where it comes from (embedded, or its path in the \
-                models folder, imports included); the ids serve and evaluate use. --model also takes \
+                models folder, imports included); the ids serve and evaluate use. A network is listed once: \
+                a .tflite file whose bytes a bundle or an embedded model also has is noted on stderr. --model also takes \
                 mobilenet, face and blazeface for the embedded models, a path, or hub:NAME[@VERSION|@ALIAS].
                 """,
             aliases: ["list"])
@@ -32,7 +33,11 @@ extension NetRunnerCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             var rows: [Line] = []
-            for entry in catalog.entries {
+            for (entry, copies) in catalog.distinct() {
+                for copy in copies {
+                    Console.diagnostic(
+                        "note: \(copy) is the same model file as \(entry.id): listed once, as \(entry.id)")
+                }
                 let task: String
                 if let kind = entry.embedded {
                     task = kind.rawValue

@@ -219,7 +219,19 @@ extension NetRunnerCommand {
                     Console.diagnostic("note: not serving \(path): \(error)")
                 }
             }
-            return served
+            // One network is served once (the bundle, else the embedded model, else the file).
+            let kept = ModelCatalog.onePerNetwork(
+                served.map {
+                    ($0.model.sha256, ModelCatalog.rank(embedded: $0.origin == "embedded", path: $0.origin))
+                })
+            for (index, copies) in kept {
+                for copy in copies {
+                    Console.diagnostic(
+                        "note: \(served[copy].origin) is the same model file as \(served[index].id): served once, as \(served[index].id)"
+                    )
+                }
+            }
+            return kept.map { served[$0.index] }
         }
     }
 }

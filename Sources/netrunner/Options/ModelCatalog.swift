@@ -113,4 +113,53 @@ struct ModelCatalog {
 
     /// Whether a file or folder exists at `path` (a path is taken before an id).
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// The entries to show or serve: one per network.
+    ///
+    /// A model whose bytes another entry already has is left out in favour of the one that says most about itself: a bundle
+    /// (`model.json`, labels), then an embedded model, then a `.tflite` file. The ids left out
+    /// still resolve with `--model`.
+    ///
+    /// - Returns: The entries kept, in catalog order, each with the ids of its copies.
+    func distinct() -> [(entry: Entry, copies: [String])] {
+        let digests = entries.map { entry -> String? in
+            if let kind = entry.embedded { return (try? LoadedModel(EmbeddedModels.source(for: kind)))?.sha256 }
+            return entry.path.flatMap { try? LoadedModel(.path($0)) }?.sha256
+        }
+        let kept = Self.onePerNetwork(
+            entries.indices.map {
+                (digest: digests[$0], rank: Self.rank(embedded: entries[$0].embedded != nil, path: entries[$0].path))
+            })
+        return kept.map { (entries[$0.index], $0.copies.map { entries[$0].id }) }
+    }
+
+    /// How much a model says about itself: 0 a bundle, 1 embedded, 2 a model file.
+    ///
+    /// - Parameters:
+    ///   - embedded: Whether it is embedded.
+    ///   - path: Its path in the models folder.
+    /// - Returns: The rank, lower preferred.
+    static func rank(embedded: Bool, path: String?) -> Int {
+        if embedded { return 1 }
+        return path?.hasSuffix(".tiobundle") == true || path?.hasSuffix(".tiobundle/") == true ? 0 : 2
+    }
+
+    /// Which of several models to keep, one per digest (models without a digest are all kept):
+    /// the lowest rank, then the first.
+    ///
+    /// - Parameter models: Each model's digest and rank, in catalog order.
+    /// - Returns: The indices kept, in order, each with the indices of the copies it stands for.
+    static func onePerNetwork(_ models: [(digest: String?, rank: Int)]) -> [(index: Int, copies: [Int])] {
+        var best: [String: Int] = [:]
+        for (index, model) in models.enumerated() {
+            guard let digest = model.digest else { continue }
+            if let current = best[digest], models[current].rank <= model.rank { continue }
+            best[digest] = index
+        }
+        return models.indices.compactMap { index in
+            guard let digest = models[index].digest else { return (index, []) }
+            guard best[digest] == index else { return nil }
+            return (index, models.indices.filter { $0 != index && models[$0].digest == digest })
+        }
+    }
 }

@@ -19,7 +19,8 @@ order, best of --rounds, each a whole process timed by its wall clock:
 and prints images/s and the ratios exact/plain, fast/plain, fast/draft, exact/limit, with the peak
 RSS of our process. Fidelity on each set: top-1 of exact against plain (the same input bytes, so
 the same answers), and of fast against exact (top-1 agreement, mean |difference| of the exact
-top-1's score). With --fidelity-count > 0, a third set of that many varied JPEGs (0.1-24 MP,
+top-1's score), beside the model's noise floor on the same photos (python/noise_floor.py: +-1
+level of random noise on the exact input). With --fidelity-count > 0, a third set of that many varied JPEGs (0.1-24 MP,
 quality 60-98, 4:4:4/4:2:2/4:2:0, one in three progressive) gives the fast path's fidelity figures
 on many photos (our two paths only; the set is made once and kept under out/bench/).
 
@@ -39,6 +40,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 POOL = os.path.join(HERE, "python", "pool_folder.py")
+NOISE = os.path.join(HERE, "python", "noise_floor.py")
 MAKE_PHOTOS = os.path.join(HERE, "python", "make_photo_folder.py")
 OUT = os.path.join(ROOT, "out", "bench")
 
@@ -180,6 +182,12 @@ def main() -> None:
             print(f"   top-1 exact = plain on {e['top1_equal']}/{e['photos']}; "
                   f"fast = exact on {f['top1_equal']}/{f['photos']}, mean |score diff| "
                   f"{f['mean_abs_top1_score_difference']:.4f}", flush=True)
+        # The model's noise floor on the same photos: +-1 level of noise on the exact input.
+        floor = json.loads(timed([sys.executable, NOISE, folder, "--count", str(args.count)])["stdout"])
+        entry["noise_floor"] = floor
+        print(f"   noise floor ({name}): +-1 level of random noise on the exact input keeps top-1 on "
+              f"{floor['top1_equal']}/{floor['photos']}, mean |score diff| "
+              f"{floor['mean_abs_top1_score_difference']:.4f}", flush=True)
         results["sets"].append(entry)
 
     if args.fidelity_count > 0:
@@ -192,13 +200,17 @@ def main() -> None:
         t_fast = timed([netrunner, "bulk", folder, "--threads", str(n), "--output", fast, "--restart",
                         "--fast-decoding"])
         fid = agreement(exact, fast)
+        fid["noise_floor"] = json.loads(
+            timed([sys.executable, NOISE, folder, "--count", str(args.fidelity_count)])["stdout"])
         fid.update(exact_images_per_s=round(args.fidelity_count / t_exact["wall_s"], 2),
                    fast_images_per_s=round(args.fidelity_count / t_fast["wall_s"], 2))
         results["fidelity"] = fid
         print(f"fidelity, {fid['photos']} varied JPEGs of 0.1-24 MP: fast top-1 = exact on "
               f"{fid['top1_equal']} ({100 * fid['top1_equal_fraction']:.2f}%), mean |top-1 score diff| "
               f"{fid['mean_abs_top1_score_difference']:.4f} (max {fid['max_abs_top1_score_difference']:.4f}); "
-              f"exact {fid['exact_images_per_s']}/s, fast {fid['fast_images_per_s']}/s at {n} workers")
+              f"exact {fid['exact_images_per_s']}/s, fast {fid['fast_images_per_s']}/s at {n} workers; "
+              f"noise floor: top-1 kept on {fid['noise_floor']['top1_equal']}/{fid['noise_floor']['photos']}, "
+              f"mean |score diff| {fid['noise_floor']['mean_abs_top1_score_difference']:.4f}")
 
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

@@ -226,18 +226,7 @@ public struct HubClient: Sendable {
 
     /// The SHA-256 of a file as lower-case hex, or `nil` when it cannot be read.
     static func digest(ofFileAt path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        let hasher = SHA256.Hasher()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 { return nil }
-            if count == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-        }
-        return hasher.finalize()
+        try? SHA256.hexDigest(ofFileAt: path).digest
     }
 
     /// Points an alias at a version, or at several with weights (a staged rollout).

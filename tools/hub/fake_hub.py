@@ -15,7 +15,8 @@ A route (matched on the path without its query) answers `status` (default 200) w
 and a body: `json` (an object, sent as JSON), `raw` (text sent as JSON: NaN, 1e400), `file` (a file's bytes), or `bytes` (that many zero bytes), or `endless`
 (zero bytes until the client goes). `content_length` is the header sent: a number (which may lie),
 "none" (no header: the body ends when the connection closes), or absent (the body's true length).
-Any other path is 404. Binds 127.0.0.1 on a free port; stops when its standard input closes.
+`close_after_body`: true reads the request's body and closes the connection without an answer
+(an upload that may or may not have been stored). Any other path is 404. Binds 127.0.0.1 on a free port; stops when its standard input closes.
 """
 import http.server
 import json
@@ -40,6 +41,10 @@ def make_handler(script_path, log_path, lock):
             with open(script_path) as handle:
                 routes = json.load(handle).get("routes", {})
             route = routes.get(self.path.split("?", 1)[0])
+            if route is not None and route.get("close_after_body"):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.close_connection = True
+                return
             if route is None:
                 route = {"status": 404, "json": {"error": True, "error_description": "no such path"}}
             body = b""

@@ -171,6 +171,13 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The web page's files, compiled into the binary as byte arrays (PackageResources).
+            resources: [
+                .embedInCode("Resources/index.html"),
+                .embedInCode("Resources/app.js"),
+                .embedInCode("Resources/app.css"),
+                .embedInCode("Resources/favicon.svg"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The default model bundles, linked into the executable (.incbin from Models/bundles/).
@@ -235,6 +242,7 @@ let package = Package(
             dependencies: [
                 "NetRunnerServer",
                 "NetRunner",
+                "NetRunnerImage",
                 "NetRunnerTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

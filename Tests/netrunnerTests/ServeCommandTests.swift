@@ -254,6 +254,7 @@ struct ServeCommandTests {
             ("/v1/models/\(Self.classifier)/classify", Data(), "image/jpeg", 400, "The body is empty"),
             ("/v1/models/\(Self.classifier)/classify", photo.prefix(5000), "image/jpeg", 400, "truncated"),
             ("/v1/models/\(Self.classifier)/classify?maxResults=0", photo, "image/jpeg", 400, "maxResults must be"),
+            ("/v1/models/\(Self.classifier)/classify?preview=yes", photo, "image/jpeg", 400, "preview must be 1 or 0"),
             (
                 "/v1/models/\(Self.classifier)/classify?top=3", photo, "image/jpeg", 400,
                 "Unknown query parameter \"top\""
@@ -401,12 +402,16 @@ struct ServeCommandTests {
         try FileManager.default.createDirectory(atPath: folder.path("site"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: folder.path("Models"), withIntermediateDirectories: true)
         try ZipFixture.writeFloatBundle(to: folder.path("site/float.tiobundle.zip"))
+        // The album: the committed photos and one that cannot be decoded.
+        let album = folder.path("album")
+        try FileManager.default.copyItem(atPath: Fixtures.path("Tests/Fixtures/Photos/test"), toPath: album)
+        try Data("not a JPEG".utf8).write(to: URL(fileURLWithPath: album + "/broken.jpg"))
         let site = try FileServer(folder: folder.path("site"))
         defer { site.stop() }
         let clip = try VideoClips.faces(in: folder.url.path, seconds: 2)
         let server = try await ServerProcess(
             [
-                "--threads", "2", "--albums", Fixtures.path("Tests/Fixtures/Photos/test"), "--stream",
+                "--threads", "2", "--albums", album, "--stream",
                 "portraits=" + clip,
                 "--stream-interval", "100",
                 // The site to import from is on loopback.
@@ -420,7 +425,7 @@ struct ServeCommandTests {
             python,
             [
                 Fixtures.path("tools/serve/browser_check.py"), server.base.absoluteString, shots,
-                site.url("float.tiobundle.zip"),
+                site.url("float.tiobundle.zip"), "5",
             ])
         #expect(run.status == 0, "\(run.stderr.suffix(2000))")
         let line = try #require(run.stdout.split(separator: "\n").last)
@@ -436,22 +441,33 @@ struct ServeCommandTests {
         #expect(report["detector_faces"] as? Int == 2, "the two portraits: \(report["detector_faces"] ?? "")")
         #expect((report["answers_after_switch"] as? [String])?.isEmpty == true, "another model's answers: \(line)")
         #expect((report["photo_labels"] as? [String])?.first == "bald eagle", "\(line)")
+        // The picked photo's input as the model saw it (224 pixels wide), the camera off said as
+        // such, the model's details as named rows.
+        #expect(report["photo_seen_width"] as? Int == 224, "\(line)")
+        #expect((report["status_camera_off"] as? String)?.hasSuffix("camera off") == true, "\(line)")
+        let rows = Dictionary(
+            ((report["details_rows"] as? [[String]]) ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil },
+            uniquingKeysWith: { first, _ in first })
+        #expect(rows["Task"] == "classification" && rows["Labels"] == "1000", "\(line)")
+        #expect(rows["Input size"]?.hasPrefix("224 x 224") == true, "\(line)")
         // Settings: the model imported by URL, picked, and answering a dropped photo.
         #expect((report["import_status"] as? String)?.hasPrefix("Imported MobileNet V2") == true, "\(report)")
         #expect(report["model_after_import"] as? String == "mobilenet-v2-1.0-224-float32", "\(line)")
         #expect((report["imported_photo_labels"] as? [String])?.first == "bald eagle", "\(line)")
         #expect(FileManager.default.fileExists(atPath: folder.path("Models/float.tiobundle/model.json")), "\(line)")
         // The album: every photo in the grid with its answer, one opened.
-        #expect(report["album_status"] as? String == "mobilenet-v2-1.0-224-float32: 4 of 4 photos", "\(report)")
+        #expect(
+            report["album_status"] as? String == "mobilenet-v2-1.0-224-float32: 5 of 5 photos, 1 failed", "\(report)")
         let captions = report["album_captions"] as? [String] ?? []
-        #expect(captions.count == 4 && captions.contains { $0.hasPrefix("Egyptian cat") }, "\(captions)")
+        #expect(captions.count == 5 && captions.contains { $0.hasPrefix("Egyptian cat") }, "\(captions)")
+        #expect(captions.contains("failed") && report["album_no_preview"] as? [String] == ["no preview"], "\(line)")
         #expect(
             captions.contains { $0.hasPrefix("espresso") } && captions.contains { $0.hasPrefix("bald eagle") },
             "\(line)")
         #expect(report["album_thumbnails_loaded"] as? Int == 4, "\(line)")
         #expect(
             (report["album_names"] as? [String])?.sorted()
-                == ["chelsea.png", "coffee.jpg", "eagle.jpg", "grace_hopper.jpg"], "\(line)")
+                == ["broken.jpg", "chelsea.png", "coffee.jpg", "eagle.jpg", "grace_hopper.jpg"], "\(line)")
         let opened = report["album_name_shown"] as? String ?? ""
         #expect(opened.hasSuffix(".jpg") || opened.hasSuffix(".png"), "the name as written: \(line)")
         #expect((report["album_opened_labels"] as? [String])?.isEmpty == false, "\(line)")

@@ -18,7 +18,7 @@ video made from the committed photos by ffmpeg.
 Screenshots of each step go to OUT; the figures are printed as one JSON object for the Swift
 test to assert on.
 
-Usage: .venv-test/bin/python tools/serve/browser_check.py URL OUT IMPORT_URL
+Usage: .venv-test/bin/python tools/serve/browser_check.py URL OUT IMPORT_URL [ALBUM_SIZE]
 """
 import json
 import os
@@ -135,6 +135,9 @@ def main():
             time.sleep(0.2)
         report["detector_faces"] = boxes
         driver.find_element(By.ID, "camera").click()  # stop
+        # The header says the camera is off (not "not connected", which is for a lost socket).
+        report["status_camera_off"] = wait(lambda: (lambda text: text if "camera off" in text else None)(
+            driver.find_element(By.ID, "status").text), 5) or driver.find_element(By.ID, "status").text
 
         select.select_by_value("mobilenet-v2-1.0-224-uint8")
         time.sleep(0.5)
@@ -144,6 +147,12 @@ def main():
         while time.time() < deadline and not answers(driver):
             time.sleep(0.2)
         report["photo_labels"] = answers(driver)
+        # What the model saw of the picked photo (not the camera's last frame, not a broken image).
+        report["photo_seen_width"] = wait(lambda: driver.execute_script(
+            "const i = document.getElementById('seen'); return !i.hidden && i.complete ? i.naturalWidth : 0"), 10)
+        # The model panel: named rows, not a JSON dump.
+        report["details_rows"] = driver.execute_script(
+            "return [...document.querySelectorAll('#details tr')].map((r) => [r.cells[0].textContent, r.cells[1].textContent])")
         driver.save_screenshot(os.path.join(out, "photo.png"))
 
         # Settings: import a model by URL, wait for it to be served, and use it.
@@ -165,12 +174,17 @@ def main():
         driver.find_element(By.ID, "tab-album").click()
         wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#album option"), 5)
         driver.find_element(By.ID, "album-run").click()
-        wait(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#album-grid .tile")) == 4, 30)
+        album_size = int(sys.argv[4]) if len(sys.argv) > 4 else 4
+        wait(lambda: len(driver.find_elements(By.CSS_SELECTOR, "#album-grid .tile")) == album_size, 30)
         wait(lambda: driver.execute_script(
             "return [...document.querySelectorAll('#album-grid img')].every((i) => i.complete && i.naturalWidth)"), 10)
         report["album_status"] = driver.find_element(By.ID, "album-status").text
         report["album_captions"] = driver.execute_script(
-            "return [...document.querySelectorAll('#album-grid .tile div:not(.name)')].map((d) => d.textContent)")
+            "return [...document.querySelectorAll('#album-grid .tile div:not(.name):not(.no-preview)')]"
+            ".map((d) => d.textContent)")
+        # A photo that failed shows "no preview" (as bulk's report does), not a broken image.
+        report["album_no_preview"] = driver.execute_script(
+            "return [...document.querySelectorAll('#album-grid .tile .no-preview')].map((d) => d.textContent)")
         report["album_names"] = driver.execute_script(
             "return [...document.querySelectorAll('#album-grid .tile .name')].map((d) => d.textContent)")
         report["album_thumbnails_loaded"] = driver.execute_script(

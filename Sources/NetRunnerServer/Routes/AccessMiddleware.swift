@@ -20,7 +20,8 @@ struct ServerAccess: Sendable {
 
     /// The route templates anyone may `GET` (or `HEAD`) when keys are set.
     static let openRoutes: Set<String> = [
-        "/", "/favicon.ico", "/openapi.json", "/metrics", "/v2", "/v2/health/live", "/v2/health/ready",
+        "/", "/app.js", "/app.css", "/favicon.ico", "/openapi.json", "/metrics", "/v2", "/v2/health/live",
+        "/v2/health/ready",
         "/v2/models/{name}", "/v2/models/{name}/ready", "/v2/models/{name}/versions/{version}",
         "/v2/models/{name}/versions/{version}/ready", "/v1/models", "/v1/models/{id}",
         // Triton's model configuration and repository index: metadata, open like the metadata.

@@ -90,8 +90,11 @@ struct NativeRoutes {
             return HTTPReply.error(.wrongTask(id: id, kind: served.kind.rawValue, asked: task.rawValue))
         }
         let options: AnswerOptions
+        let preview: Bool
         do {
-            options = try AnswerOptions(request.uri.queryParameters)
+            let query = request.uri.queryParameters
+            options = try AnswerOptions(query, also: ["preview"])
+            preview = try AnswerOptions.flag(query, "preview")
         } catch {
             return HTTPReply.error("\(error)", status: .badRequest)
         }
@@ -101,15 +104,18 @@ struct NativeRoutes {
         case .failure(let failure): return failure.response
         }
         do {
-            let answer = options.worthShowing(
-                try await engine.answer(model: id, image: upload.data, options: options.taskOptions))
+            let found = try await engine.answerShowingInput(
+                model: id, image: upload.data, options: options.taskOptions, includeInput: preview)
+            let answer = options.worthShowing(found.answer)
             metrics?.answer(answer, model: id)
             let timing =
                 "decode;dur=\(fixedDecimals(answer.decodingMilliseconds, 3)), "
                 + "preprocess;dur=\(fixedDecimals(answer.preprocessingMilliseconds, 3)), "
                 + "inference;dur=\(fixedDecimals(answer.inferenceMilliseconds, 3))"
             return HTTPReply.json(
-                BulkRecord(image: upload.name, model: id, answer: answer),
+                PreviewedLine(
+                    line: BulkRecord(image: upload.name, model: id, answer: answer),
+                    input: found.input.map { "data:image/png;base64," + $0.base64EncodedString() }),
                 headers: [HTTPField.Name.custom("Server-Timing"): timing])
         } catch {
             return HTTPReply.error(error)
@@ -171,10 +177,38 @@ struct AnswerOptions {
         }
     }
 
+    /// A yes-or-no query parameter (`preview=1`): absent, `0` or `false` is no; `1` or `true` yes.
+    ///
+    /// - Throws: ``Invalid`` for another value.
+    static func flag(_ query: Parameters, _ name: String) throws -> Bool {
+        guard let text = query.get(name) else { return false }
+        switch text {
+        case "1", "true": return true
+        case "0", "false": return false
+        default: throw Invalid(description: "\(name) must be 1 or 0, not \"\(text)\".")
+        }
+    }
+
     /// Without `scoreThreshold`, a classifier's labels that round to 0.0000 are left out, as
     /// the CLI prints them.
     func worthShowing(_ answer: ImageAnswer) -> ImageAnswer {
         scoreThresholdGiven ? answer : answer.withoutUnprintableScores
+    }
+}
+
+/// A results line and, with `preview=1`, what the model saw: its input as a PNG data URL in
+/// `input` (the page's "What the model sees").
+struct PreviewedLine: Encodable {
+    var line: BulkRecord
+    var input: String?
+
+    enum Key: String, CodingKey { case input }
+
+    func encode(to encoder: any Encoder) throws {
+        try line.encode(to: encoder)
+        guard let input else { return }
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(input, forKey: .input)
     }
 }
 

@@ -141,7 +141,8 @@ final class ServerMetrics: Sendable {
 struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
     static var allowed: [String: String] {
         [
-            "/": "GET", "/metrics": "GET", "/favicon.ico": "GET", "/openapi.json": "GET", "/v2": "GET",
+            "/": "GET", "/app.js": "GET", "/app.css": "GET", "/metrics": "GET", "/favicon.ico": "GET",
+            "/openapi.json": "GET", "/v2": "GET",
             "/v1/models": "GET", "/v1/live": "GET", "/v1/models/{id}": "GET", "/v1/models/{id}/classify": "POST",
             "/v1/models/{id}/detect": "POST", "/v1/models/{id}/run": "POST", "/v2/health/live": "GET",
             "/v2/health/ready": "GET", "/v2/models/{name}": "GET", "/v2/models/{name}/ready": "GET",
@@ -174,7 +175,8 @@ struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
         let parts = path.split(separator: "/").map(String.init)
         switch parts.count {
         case 0: return "/"
-        case 1 where ["metrics", "favicon.ico", "v2", "openapi.json"].contains(parts[0]): return path
+        case 1 where ["metrics", "favicon.ico", "app.js", "app.css", "v2", "openapi.json"].contains(parts[0]):
+            return path
         case 2 where parts[0] == "v1" && ["models", "live", "imports", "albums", "streams"].contains(parts[1]):
             return path
         case 3 where parts[0] == "v1" && parts[1] == "streams": return "/v1/streams/{name}"

@@ -152,9 +152,24 @@ let package = Package(
         ),
         // `netrunner serve`: the inference engine (interpreter pools, a bounded queue), the
         // native /v1 API, KServe v2 at /v2, and the web app. The only module that imports Hummingbird.
+        // The inference engine under `serve` (worker threads with their own interpreters, a
+        // bounded queue), the model catalog every command names models from, the KServe tensor
+        // codec. No HTTP.
+        .target(
+            name: "NetRunnerEngine",
+            dependencies: [
+                "NetRunner",
+                "NetRunnerImage",
+                "NetRunnerSupport",
+                "TensorFlowLite",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "NetRunnerServer",
             dependencies: [
+                "NetRunnerEngine",
                 "NetRunner",
                 "NetRunnerImage",
                 "NetRunnerEvaluation",
@@ -193,6 +208,7 @@ let package = Package(
                 "NetRunner",
                 "NetRunnerEvaluation",
                 "NetRunnerImage",
+                "NetRunnerEngine",
                 "NetRunnerServer",
                 "NetRunnerHub",
                 "NetRunnerHubServer",
@@ -238,9 +254,15 @@ let package = Package(
         ),
         // The server's routes and codecs in process (KServe tensors, access, metrics).
         .testTarget(
+            name: "NetRunnerEngineTests",
+            dependencies: ["NetRunnerEngine", "TensorFlowLite", "NetRunnerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "NetRunnerServerTests",
             dependencies: [
                 "NetRunnerServer",
+                "NetRunnerEngine",
                 "NetRunner",
                 "NetRunnerImage",
                 "NetRunnerTestSupport",

@@ -33,15 +33,17 @@ MAY_IMPORT = {
         "NetRunner", "NetRunnerHub", "NetRunnerSupport", "Hummingbird", "SQLKit", "SQLiteKit", "PostgresKit",
         "Crypto", "Logging", "NIOCore", "HTTPTypes", "HummingbirdCore", "ServiceLifecycle", "UnixSignals",
     },
+    # The engine under serve, the model catalog, the KServe codec: no HTTP.
+    "NetRunnerEngine": {"NetRunner", "NetRunnerImage", "NetRunnerSupport", "TensorFlowLite", "Logging"},
     "NetRunnerServer": {
-        "NetRunner", "NetRunnerImage", "NetRunnerEvaluation", "NetRunnerSupport", "NetRunnerVideo",
+        "NetRunnerEngine", "NetRunner", "NetRunnerImage", "NetRunnerEvaluation", "NetRunnerSupport", "NetRunnerVideo",
         "TensorFlowLite", "Hummingbird", "Logging", "Metrics", "Prometheus", "ServiceLifecycle", "NIOCore",
         "HTTPTypes", "HummingbirdWebSocket", "HummingbirdCore", "NIOWebSocket", "Prometheus", "NetRunnerHub",
         "UnixSignals",
     },
     "netrunner": {
         "ArgumentParser", "NetRunner", "NetRunnerEvaluation", "NetRunnerImage", "NetRunnerSupport",
-        "TensorFlowLite", "CEmbeddedModels", "NetRunnerServer", "NetRunnerHub", "NetRunnerHubServer",
+        "TensorFlowLite", "CEmbeddedModels", "NetRunnerEngine", "NetRunnerServer", "NetRunnerHub", "NetRunnerHubServer",
         "NetRunnerVideo", "Logging",
     },
 }

@@ -5,6 +5,7 @@ import HummingbirdWebSocket
 public import Logging
 import NIOCore
 import NetRunner
+public import NetRunnerEngine
 import NetRunnerHub
 import NetRunnerSupport
 import NetRunnerVideo

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import NetRunner
+import NetRunnerEngine
 import NetRunnerTestSupport
 import Testing
 

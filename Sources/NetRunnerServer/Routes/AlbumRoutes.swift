@@ -3,6 +3,7 @@ import FoundationEssentials
 import Hummingbird
 import NIOCore
 import NetRunner
+import NetRunnerEngine
 import NetRunnerEvaluation
 import NetRunnerImage
 import NetRunnerSupport

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Hummingbird
 import NIOCore
+import NetRunnerEngine
 
 /// JSON responses and errors as every route writes them.
 enum HTTPReply {

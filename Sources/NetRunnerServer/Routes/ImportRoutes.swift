@@ -2,6 +2,7 @@ import FoundationEssentials
 import Hummingbird
 import NIOCore
 import NetRunner
+import NetRunnerEngine
 import NetRunnerHub
 import NetRunnerSupport
 import Synchronization

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import NetRunner
+import NetRunnerEngine
 import NetRunnerSupport
 import TensorFlowLite
 

@@ -6,6 +6,7 @@ import HummingbirdWebSocket
 import NIOCore
 import NIOWebSocket
 import NetRunner
+import NetRunnerEngine
 import NetRunnerEvaluation
 import NetRunnerSupport
 

@@ -2,6 +2,7 @@ import FoundationEssentials
 import HTTPTypes
 import Hummingbird
 import NetRunner
+import NetRunnerEngine
 import NetRunnerEvaluation
 import NetRunnerImage
 import NetRunnerSupport

@@ -1,6 +1,7 @@
 import Hummingbird
 import NIOCore
 import NetRunner
+import NetRunnerEngine
 import Prometheus
 import Synchronization
 

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Logging
 import NetRunner
+import NetRunnerEngine
 import NetRunnerEvaluation
 import NetRunnerImage
 import NetRunnerSupport

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import NetRunner
+import NetRunnerEngine
 import NetRunnerEvaluation
 import NetRunnerHub
 import NetRunnerImage

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import NetRunner
+import NetRunnerEngine
 
 extension NetRunnerCommand {
     /// `netrunner models` (or `list`): the ids `--model` takes, with each model's task and origin.
@@ -29,7 +30,7 @@ extension NetRunnerCommand {
         }
 
         func run() throws {
-            let catalog = try ModelCatalog(folder: models)
+            let catalog = try ModelCatalog.commandLine(folder: models)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             var rows: [Line] = []

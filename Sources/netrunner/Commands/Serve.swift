@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Logging
 import NetRunner
+import NetRunnerEngine
 import NetRunnerEvaluation
 import NetRunnerHub
 import NetRunnerServer
@@ -183,55 +184,27 @@ extension NetRunnerCommand {
             }
         }
 
-        /// The embedded models, then the models folder's, ids unique (the first wins).
+        /// The catalog's models (the embedded ones, then the models folder's), one per network.
         func servedModels() throws -> [ServedModel] {
-            var served: [ServedModel] = []
-            for kind in [ImageTask.Kind.classification, .detection] {
-                var model = try LoadedModel(EmbeddedModels.source(for: kind))
-                model.trust = .trusted
-                served.append(ServedModel(id: model.description?.id ?? model.name, model: model, origin: "embedded"))
-            }
-            let folder = models ?? (ImageArguments.isDirectory("Models") ? "Models" : nil)
-            guard let folder else { return served }
-            if allowsImport, !FileManager.default.fileExists(atPath: folder) {
-                // A new models folder for imports, as `netrunner import` makes it.
-                do {
-                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-                    Console.diagnostic("note: made the models folder \(folder) (imports go there)")
-                } catch {
-                    throw ValidationError("--models \(folder) does not exist and cannot be made.")
+            let standard = ModelCatalog.defaultFolder
+            let folder = models ?? (ImageArguments.isDirectory(standard) ? standard : nil)
+            if let folder {
+                if allowsImport, !FileManager.default.fileExists(atPath: folder) {
+                    // A new models folder for imports, as `netrunner import` makes it.
+                    do {
+                        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+                        Console.diagnostic("note: made the models folder \(folder) (imports go there)")
+                    } catch {
+                        throw ValidationError("--models \(folder) does not exist and cannot be made.")
+                    }
                 }
-            }
-            guard ImageArguments.isDirectory(folder) else {
-                throw ValidationError("--models \(folder) is not a folder of models.")
-            }
-            // Staging folders of imports a crash or kill -9 interrupted.
-            ModelImporter(modelsFolder: folder).removeAbandonedStagingFolders()
-            let directory = try ModelDirectory(path: folder)
-            for (path, reason) in directory.unreadable.sorted(by: { $0.key < $1.key }) {
-                Console.diagnostic("note: not serving \(path): \(reason)")
-            }
-            for (id, path) in directory.models.sorted(by: { $0.key < $1.key })
-            where !served.contains(where: { $0.id == id }) {
-                do {
-                    served.append(ServedModel(id: id, model: try LoadedModel(.path(path)), origin: path))
-                } catch {
-                    Console.diagnostic("note: not serving \(path): \(error)")
+                guard ImageArguments.isDirectory(folder) else {
+                    throw ValidationError("--models \(folder) is not a folder of models.")
                 }
+                // Staging folders of imports a crash or kill -9 interrupted.
+                ModelImporter(modelsFolder: folder).removeAbandonedStagingFolders()
             }
-            // One network is served once (the bundle, else the embedded model, else the file).
-            let kept = ModelCatalog.onePerNetwork(
-                served.map {
-                    ($0.model.sha256, ModelCatalog.rank(embedded: $0.origin == "embedded", path: $0.origin))
-                })
-            for (index, copies) in kept {
-                for copy in copies {
-                    Console.diagnostic(
-                        "note: \(served[copy].origin) is the same model file as \(served[index].id): served once, as \(served[index].id)"
-                    )
-                }
-            }
-            return kept.map { served[$0.index] }
+            return try ModelCatalog.commandLine(folder: folder).servedModels { Console.diagnostic("note: " + $0) }
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import NetRunner
+import NetRunnerEngine
 import NetRunnerHub
 
 #if canImport(Glibc)
@@ -92,11 +93,11 @@ struct ModelOptions: ParsableArguments {
                 return try LoadedModel(
                     .path(HubReference.localPath(model, hub: hub, token: token)), labelsPath: labels)
             }
-            let catalog = try ModelCatalog(folder: models)
+            let catalog = try ModelCatalog.commandLine(folder: models)
             guard let entry = catalog.entry(model) else {
                 throw ValidationError(catalog.unknownMessage(model, flag: "--model"))
             }
-            if let path = entry.path { return try LoadedModel(.path(path), labelsPath: labels) }
+            if entry.path != nil { return try catalog.load(entry, labelsPath: labels) }
             kind = entry.embedded ?? kind
         }
         // The embedded models are part of this executable: trusted, not checked in a child.

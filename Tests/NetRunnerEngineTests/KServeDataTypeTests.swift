@@ -2,7 +2,7 @@ import Foundation
 import NetRunnerTestSupport
 import Testing
 
-@testable import NetRunnerServer
+@testable import NetRunnerEngine
 @testable import TensorFlowLite
 
 /// KServe v2's datatypes for the element types of TensorFlow Lite tensors: one table of names
@@ -18,7 +18,7 @@ struct KServeDataTypeTests {
             (.float16, "FP16"), (.bFloat16, "BF16"), (.float32, "FP32"), (.float64, "FP64"), (.string, "BYTES"),
         ] as [(Tensor.DataType, String)])
     func names(type: Tensor.DataType, name: String) {
-        #expect(KServeRoutes.datatype(type) == name)
+        #expect(KServeTensorCodec.name(type) == name)
         #expect(KServeTensorCodec.datatype(type)?.size == type.size)
         // A model configuration's name (model_config.proto): TYPE_ and the name, but BYTES is TYPE_STRING.
         #expect(KServeTensorCodec.configName(type) == (name == "BYTES" ? "TYPE_STRING" : "TYPE_" + name))

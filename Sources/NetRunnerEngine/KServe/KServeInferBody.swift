@@ -1,4 +1,4 @@
-import FoundationEssentials
+package import FoundationEssentials
 
 /// The JSON part of a KServe infer request with each input's `data` found but not parsed: the
 /// rest, small, for `JSONDecoder`, and where each `data` lies, for ``KServeTensorCodec``.
@@ -7,18 +7,18 @@ import FoundationEssentials
 /// `data` (see ``KServeTensorCodec``). It follows only `inputs[i].data` and skips every other
 /// value by counting brackets (no recursion, so nesting costs nothing); the rest of the
 /// grammar is left to `JSONDecoder`, which reads the skeleton.
-struct KServeInferBody {
+package struct KServeInferBody {
     /// The JSON with each input's `data` value replaced by `null`.
-    let skeleton: Data
+    package let skeleton: Data
     /// Where each input's `data` value lies in the bytes given, by the input's index in `inputs`.
-    let data: [Int: Range<Int>]
+    package let data: [Int: Range<Int>]
 
     /// Finds the inputs' data in a request's JSON.
     ///
     /// - Parameter json: The JSON part of the body.
     /// - Throws: ``KServeTensorCodec/Refusal`` for `inputs` given twice (which of the two a
     ///   decoder takes is its own choice).
-    init(json: UnsafeRawBufferPointer) throws(KServeTensorCodec.Refusal) {
+    package init(json: UnsafeRawBufferPointer) throws(KServeTensorCodec.Refusal) {
         var walk = Walk(text: json)
         do throws(Walk.Stop) {
             try walk.root()
@@ -41,7 +41,7 @@ struct KServeInferBody {
         self.skeleton = skeleton
     }
 
-    struct Walk {
+    package struct Walk {
         enum Stop: Error {
             case malformed
             case duplicateInputs

@@ -1,6 +1,5 @@
-import ArgumentParser
 import FoundationEssentials
-import NetRunner
+public import NetRunner
 import NetRunnerSupport
 
 #if canImport(Glibc)
@@ -9,60 +8,77 @@ import NetRunnerSupport
     import Darwin
 #endif
 
-/// The models a command names by id, as `serve` and `evaluate` name them: the embedded
-/// models (by their `model.json` id, and by `mobilenet`, `face` and `blazeface`), then every
-/// model of the models folder (bundles by their `model.json` id, `.tflite` files by file name,
-/// imports included), the first of an id winning.
+/// The models one names by id, the same in every command and in `serve`: the embedded models
+/// (by their `model.json` id, and by `mobilenet`, `face` and `blazeface`), then every model of
+/// the models folder (bundles by their `model.json` id, `.tflite` files by file name, imports
+/// included), the first of an id winning.
 ///
 /// `--model` and `--compare` take a path (an existing file or folder wins), `hub:NAME[@REF]`,
-/// or one of these ids.
-struct ModelCatalog {
+/// or one of these ids; `serve` serves ``servedModels(note:)``, one per network.
+///
+///     let catalog = try ModelCatalog(embedded: [(.classification, source)], folder: nil)
+///     let model = try catalog.entry("mobilenet").map(catalog.load)
+public struct ModelCatalog: Sendable {
     /// One model of the catalog.
-    struct Entry {
+    public struct Entry: Equatable, Sendable {
         /// The id `--model` takes.
-        var id: String
+        public var id: String
         /// The embedded model's task, or `nil` for a model of the folder.
-        var embedded: ImageTask.Kind?
+        public var embedded: ImageTask.Kind?
         /// The model's path in the folder, or `nil` for an embedded model.
-        var path: String?
+        public var path: String?
 
         /// Where the model comes from: `embedded`, or its path.
-        var origin: String { path ?? "embedded" }
+        public var origin: String { path ?? "embedded" }
     }
 
-    /// The models folder `--model` looks in without `--models`.
-    static let defaultFolder = "Models"
+    /// A models folder that is not one.
+    public struct FolderError: Error, CustomStringConvertible {
+        /// The folder given.
+        public var folder: String
+        /// What `--models FOLDER` was: not a folder of models.
+        public var description: String { "--models \(folder) is not a folder of models." }
+    }
+
+    /// The models folder read without one given, when it is a folder.
+    public static let defaultFolder = "Models"
 
     /// The short names of the embedded models, besides their ids.
-    static let embeddedNames: [String: ImageTask.Kind] = [
+    public static let embeddedNames: [String: ImageTask.Kind] = [
         "mobilenet": .classification, "face": .detection, "blazeface": .detection,
     ]
 
     /// The models folder read, or `nil` when there is none.
-    let folder: String?
+    public let folder: String?
     /// The models, embedded first, then the folder's by id.
-    let entries: [Entry]
+    public let entries: [Entry]
     /// Bundles of the folder that could not be read, with why.
-    let unreadable: [String: String]
+    public let unreadable: [String: String]
+    /// The embedded models' bundles, by task.
+    private let embeddedSources: [ImageTask.Kind: ModelSource]
 
     /// Reads the catalog.
     ///
-    /// - Parameter folder: `--models`, else ``defaultFolder`` when it is a folder.
-    /// - Throws: `ValidationError` when `--models` is given and is not a folder.
-    init(folder: String?) throws {
+    /// - Parameters:
+    ///   - embedded: The models built into the program, by task (a bundle with a `model.json`
+    ///     gives the id).
+    ///   - folder: The models folder given, else ``defaultFolder`` when it is a folder.
+    /// - Throws: ``FolderError`` when `folder` is given and is not a folder; the errors of
+    ///   ``ModelDirectory``.
+    public init(embedded: [(kind: ImageTask.Kind, source: ModelSource)], folder: String?) throws {
         var entries: [Entry] = []
-        for kind in [ImageTask.Kind.classification, .detection] {
-            let source = try EmbeddedModels.source(for: kind)
+        var sources: [ImageTask.Kind: ModelSource] = [:]
+        for (kind, source) in embedded {
+            sources[kind] = source
             if case .bundleData(_, _, let description?, _) = source {
                 entries.append(Entry(id: description.id, embedded: kind, path: nil))
             }
         }
-        let folder = folder ?? (ImageArguments.isDirectory(Self.defaultFolder) ? Self.defaultFolder : nil)
+        self.embeddedSources = sources
+        let folder = folder ?? (Self.isDirectory(Self.defaultFolder) ? Self.defaultFolder : nil)
         var unreadable: [String: String] = [:]
         if let folder {
-            guard ImageArguments.isDirectory(folder) else {
-                throw ValidationError("--models \(folder) is not a folder of models.")
-            }
+            guard Self.isDirectory(folder) else { throw FolderError(folder: folder) }
             let directory = try ModelDirectory(path: folder)
             unreadable = directory.unreadable
             for (id, path) in directory.models.sorted(by: { $0.key < $1.key })
@@ -79,7 +95,7 @@ struct ModelCatalog {
     ///
     /// - Parameter id: The id (exact), or a short name of an embedded model (any case).
     /// - Returns: The entry.
-    func entry(_ id: String) -> Entry? {
+    public func entry(_ id: String) -> Entry? {
         if let found = entries.first(where: { $0.id == id }) { return found }
         if let kind = Self.embeddedNames[id.lowercased()] {
             return entries.first { $0.embedded == kind }
@@ -94,7 +110,7 @@ struct ModelCatalog {
     ///   - name: What was given.
     ///   - flag: The flag that gave it (`--model`, `--compare`).
     /// - Returns: The message.
-    func unknownMessage(_ name: String, flag: String) -> String {
+    public func unknownMessage(_ name: String, flag: String) -> String {
         var ids = entries.map(\.id) + Self.embeddedNames.keys.sorted()
         let closest = closestMatch(to: name, in: ids)
         if let closest {
@@ -112,7 +128,66 @@ struct ModelCatalog {
     }
 
     /// Whether a file or folder exists at `path` (a path is taken before an id).
-    static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Whether `path` is a folder.
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Where an entry's model is read from: its embedded bundle, or its path.
+    ///
+    /// - Parameter entry: An entry of this catalog.
+    /// - Returns: The source.
+    public func source(of entry: Entry) -> ModelSource {
+        if let kind = entry.embedded, let source = embeddedSources[kind] { return source }
+        return .path(entry.path ?? entry.id)
+    }
+
+    /// Reads an entry's model.
+    ///
+    /// The embedded models are part of the program: trusted, not checked in a child process.
+    ///
+    /// - Parameters:
+    ///   - entry: An entry of this catalog.
+    ///   - labelsPath: Labels to use instead of the model's own, if any.
+    /// - Returns: The model.
+    /// - Throws: The errors of ``LoadedModel/init(_:labelsPath:)``.
+    public func load(_ entry: Entry, labelsPath: String? = nil) throws -> LoadedModel {
+        var model = try LoadedModel(source(of: entry), labelsPath: labelsPath)
+        if entry.embedded != nil { model.trust = .trusted }
+        return model
+    }
+
+    /// The models to serve: every entry read, one per network (``distinct()``'s rule), with a
+    /// note for each model left out and why (unreadable, a copy of another).
+    ///
+    /// - Parameter note: Receives each note (`not serving PATH: why`).
+    /// - Returns: The models, ids unique.
+    /// - Throws: An embedded model that cannot be read (the program is damaged).
+    public func servedModels(note: (String) -> Void) throws -> [ServedModel] {
+        for (path, reason) in unreadable.sorted(by: { $0.key < $1.key }) { note("not serving \(path): \(reason)") }
+        var served: [ServedModel] = []
+        for entry in entries {
+            do {
+                served.append(ServedModel(id: entry.id, model: try load(entry), origin: entry.origin))
+            } catch {
+                if entry.embedded != nil { throw error }
+                note("not serving \(entry.origin): \(error)")
+            }
+        }
+        let kept = Self.onePerNetwork(
+            served.map { ($0.model.sha256, Self.rank(embedded: $0.origin == "embedded", path: $0.origin)) })
+        for (index, copies) in kept {
+            for copy in copies {
+                note(
+                    "\(served[copy].origin) is the same model file as \(served[index].id): served once, as \(served[index].id)"
+                )
+            }
+        }
+        return kept.map { served[$0.index] }
+    }
 
     /// The entries to show or serve: one per network.
     ///
@@ -121,11 +196,8 @@ struct ModelCatalog {
     /// still resolve with `--model`.
     ///
     /// - Returns: The entries kept, in catalog order, each with the ids of its copies.
-    func distinct() -> [(entry: Entry, copies: [String])] {
-        let digests = entries.map { entry -> String? in
-            if let kind = entry.embedded { return (try? LoadedModel(EmbeddedModels.source(for: kind)))?.sha256 }
-            return entry.path.flatMap { try? LoadedModel(.path($0)) }?.sha256
-        }
+    public func distinct() -> [(entry: Entry, copies: [String])] {
+        let digests = entries.map { (try? LoadedModel(source(of: $0)))?.sha256 }
         let kept = Self.onePerNetwork(
             entries.indices.map {
                 (digest: digests[$0], rank: Self.rank(embedded: entries[$0].embedded != nil, path: entries[$0].path))

@@ -1,5 +1,5 @@
-import FoundationEssentials
-import TensorFlowLite
+package import FoundationEssentials
+package import TensorFlowLite
 
 extension KServeTensorCodec {
     // MARK: JSON data out
@@ -13,7 +13,7 @@ extension KServeTensorCodec {
     ///   - type: Its element type.
     ///   - text: Where the array is written.
     /// - Throws: ``Refusal`` for `complex64`, and a string tensor whose buffer is malformed.
-    static func appendJSON(_ data: Data, as type: Tensor.DataType, to text: inout [UInt8]) throws(Refusal) {
+    package static func appendJSON(_ data: Data, as type: Tensor.DataType, to text: inout [UInt8]) throws(Refusal) {
         if type == .string {
             guard let elements = strings(data) else {
                 throw Refusal(description: "A string output of the model is not a valid TensorFlow Lite string buffer.")
@@ -60,13 +60,13 @@ extension KServeTensorCodec {
         text.append(UInt8(ascii: "]"))
     }
 
-    static func appendInteger(_ value: some FixedWidthInteger, to text: inout [UInt8]) {
+    package static func appendInteger(_ value: some FixedWidthInteger, to text: inout [UInt8]) {
         text.append(contentsOf: String(value).utf8)
     }
 
     /// A finite number as Swift writes it shortest for its type (valid JSON: `0.1`, `1e-05`),
     /// else Triton's literals.
-    static func appendReal<Real: BinaryFloatingPoint & LosslessStringConvertible>(
+    package static func appendReal<Real: BinaryFloatingPoint & LosslessStringConvertible>(
         _ value: Real, to text: inout [UInt8]
     ) {
         if value.isNaN {
@@ -79,7 +79,7 @@ extension KServeTensorCodec {
     }
 
     /// Appends `bytes` as a JSON string (invalid UTF-8 replaced), escaped.
-    static func appendString(_ bytes: some Sequence<UInt8>, to text: inout [UInt8]) {
+    package static func appendString(_ bytes: some Sequence<UInt8>, to text: inout [UInt8]) {
         let hex = Array("0123456789abcdef".utf8)
         text.append(UInt8(ascii: "\""))
         for scalar in String(decoding: Array(bytes), as: UTF8.self).utf8 {
@@ -100,7 +100,7 @@ extension KServeTensorCodec {
 
     /// The elements of a TensorFlow Lite string tensor (a count, count + 1 offsets from the
     /// buffer's start, then the bytes), or `nil` when the buffer is malformed.
-    static func strings(_ data: Data) -> [[UInt8]]? {
+    package static func strings(_ data: Data) -> [[UInt8]]? {
         let bytes = [UInt8](data)
         func int32(at offset: Int) -> Int? {
             guard offset >= 0, offset + 4 <= bytes.count else { return nil }
@@ -121,7 +121,7 @@ extension KServeTensorCodec {
     }
 
     /// KServe's binary form of `BYTES` elements: each one's length (4 bytes, little-endian), then its bytes.
-    static func binary(_ elements: [[UInt8]]) -> Data {
+    package static func binary(_ elements: [[UInt8]]) -> Data {
         var data = Data()
         for element in elements {
             withUnsafeBytes(of: UInt32(element.count).littleEndian) { data.append(contentsOf: $0) }

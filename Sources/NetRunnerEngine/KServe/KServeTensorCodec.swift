@@ -1,5 +1,5 @@
-import FoundationEssentials
-import TensorFlowLite
+package import FoundationEssentials
+package import TensorFlowLite
 
 /// KServe v2 tensors and LiteRT's bytes, both ways: the one table of datatypes (name and
 /// element size for every ``Tensor/DataType``), JSON `data` parsed straight into a tensor's
@@ -15,22 +15,22 @@ import TensorFlowLite
 /// JSON writer's NaN and Inf flag): the bare literals `NaN`, `Infinity` and `-Infinity`, which
 /// Python's `json` and the Triton clients read back; strict JSON has no spelling for them.
 /// Inputs take strict JSON only: those literals in `data` are refused.
-enum KServeTensorCodec {
+package enum KServeTensorCodec {
     /// A KServe datatype: its names and the bytes of one element.
-    struct Datatype: Equatable, Sendable {
+    package struct Datatype: Equatable, Sendable {
         /// KServe's name (`FP32`, `UINT8`, `BYTES`...), in metadata and requests.
-        let name: String
+        package let name: String
         /// Triton's name in a model configuration (`TYPE_FP32`, `TYPE_UINT8`, `TYPE_STRING`...),
         /// model_config.proto's `DataType`.
-        let configName: String
+        package let configName: String
         /// Bytes per element; `nil` for `BYTES`, whose elements vary.
-        let size: Int?
+        package let size: Int?
     }
 
     /// Why a tensor's data was refused: a message naming the input, for a 400.
-    struct Refusal: Error, Equatable, CustomStringConvertible {
+    package struct Refusal: Error, Equatable, CustomStringConvertible {
         /// The message.
-        let description: String
+        package let description: String
     }
 
     /// The KServe datatype of each LiteRT element type (`nil` for `complex64`).
@@ -40,7 +40,7 @@ enum KServeTensorCodec {
     ///
     /// - Parameter type: The tensor's element type.
     /// - Returns: The names and element size.
-    static func datatype(_ type: Tensor.DataType) -> Datatype? {
+    package static func datatype(_ type: Tensor.DataType) -> Datatype? {
         switch type {
         case .bool: Datatype(name: "BOOL", configName: "TYPE_BOOL", size: 1)
         case .uInt8: Datatype(name: "UINT8", configName: "TYPE_UINT8", size: 1)
@@ -61,13 +61,13 @@ enum KServeTensorCodec {
     }
 
     /// The name metadata shows for a type: KServe's, else the LiteRT name in capitals.
-    static func name(_ type: Tensor.DataType) -> String {
+    package static func name(_ type: Tensor.DataType) -> String {
         datatype(type)?.name ?? "\(type)".uppercased()
     }
 
     /// The name a model configuration shows for a type: Triton's, else `TYPE_INVALID`, as
     /// Triton names a type it has none for.
-    static func configName(_ type: Tensor.DataType) -> String {
+    package static func configName(_ type: Tensor.DataType) -> String {
         datatype(type)?.configName ?? "TYPE_INVALID"
     }
 
@@ -85,7 +85,7 @@ enum KServeTensorCodec {
     /// - Returns: `count` elements of `type`.
     /// - Throws: ``Refusal`` at the first value that does not fit, the first value past
     ///   `count`, nesting unlike `shape`, or anything but numbers (`true`/`false` for `BOOL`).
-    static func decode(
+    package static func decode(
         json: UnsafeRawBufferPointer, as type: Tensor.DataType, shape: [Int], count: Int, input: String
     ) throws(Refusal) -> Data {
         guard let size = type.size, let datatype = datatype(type) else {
@@ -115,20 +115,20 @@ enum KServeTensorCodec {
     }
 
     /// `[1, 224, 224, 3]`.
-    static func shown(_ shape: [Int]) -> String {
+    package static func shown(_ shape: [Int]) -> String {
         shape.count > 16
             ? "[" + shape.prefix(16).map(String.init).joined(separator: ", ") + ", ...]"
             : "[" + shape.map(String.init).joined(separator: ", ") + "]"
     }
 
     /// A token's text for messages, shortened.
-    static func text(_ token: UnsafeRawBufferPointer) -> String {
+    package static func text(_ token: UnsafeRawBufferPointer) -> String {
         let text = String(decoding: token.prefix(40), as: UTF8.self)
         return token.count > 40 ? text + "..." : text
     }
 
     /// Writes one value (a number token, or `true`/`false`) as element `index`.
-    static func write(
+    package static func write(
         _ token: UnsafeRawBufferPointer, as type: Tensor.DataType, datatype: String, at offset: Int,
         into buffer: UnsafeMutableRawBufferPointer, index: Int, input: String
     ) throws(Refusal) {
@@ -198,7 +198,7 @@ enum KServeTensorCodec {
     }
 
     /// A JSON number token, checked against the grammar (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
-    struct JSONNumber {
+    package struct JSONNumber {
         /// The token as text.
         let text: String
         let negative: Bool
@@ -268,7 +268,7 @@ enum KServeTensorCodec {
 
     /// Walks JSON `data` without recursion: arrays nested as the shape (or flat), values
     /// handed to `body` in order, at most `count` of them.
-    struct DataScanner {
+    package struct DataScanner {
         let text: UnsafeRawBufferPointer
         let shape: [Int]
         let count: Int

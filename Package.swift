@@ -172,7 +172,6 @@ let package = Package(
                 "NetRunnerEngine",
                 "NetRunner",
                 "NetRunnerImage",
-                "NetRunnerEvaluation",
                 "NetRunnerHub",
                 "NetRunnerVideo",
                 "NetRunnerSupport",

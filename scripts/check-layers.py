@@ -36,7 +36,7 @@ MAY_IMPORT = {
     # The engine under serve, the model catalog, the KServe codec: no HTTP.
     "NetRunnerEngine": {"NetRunner", "NetRunnerImage", "NetRunnerSupport", "TensorFlowLite", "Logging"},
     "NetRunnerServer": {
-        "NetRunnerEngine", "NetRunner", "NetRunnerImage", "NetRunnerEvaluation", "NetRunnerSupport", "NetRunnerVideo",
+        "NetRunnerEngine", "NetRunner", "NetRunnerImage", "NetRunnerSupport", "NetRunnerVideo",
         "TensorFlowLite", "Hummingbird", "Logging", "Metrics", "Prometheus", "ServiceLifecycle", "NIOCore",
         "HTTPTypes", "HummingbirdWebSocket", "HummingbirdCore", "NIOWebSocket", "Prometheus", "NetRunnerHub",
         "UnixSignals",

@@ -1,4 +1,5 @@
 import Foundation
+import NetRunner
 import NetRunnerTestSupport
 import Testing
 

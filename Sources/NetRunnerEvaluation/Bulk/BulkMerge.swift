@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NetRunner
 import NetRunnerSupport
 
 /// Joins the results of a bulk run's shards (`bulk --shard I/N --output F`) into the one file a

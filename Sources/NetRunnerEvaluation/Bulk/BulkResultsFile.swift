@@ -6,7 +6,7 @@
 // line off before anything is appended, so the file only ever holds whole records.
 
 import FoundationEssentials
-import NetRunner
+public import NetRunner
 import NetRunnerImage
 import NetRunnerSupport
 import Synchronization

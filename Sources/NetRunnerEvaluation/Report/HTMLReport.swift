@@ -1,5 +1,5 @@
 import NetRunner
-import NetRunnerImage
+public import NetRunnerImage
 import NetRunnerSupport
 
 /// Renders evaluation reports as one self-contained HTML page: no script, no network, every

@@ -1,6 +1,6 @@
 import FoundationEssentials
-import NetRunner
-import NetRunnerImage
+public import NetRunner
+public import NetRunnerImage
 
 /// A browsable page of bulk results.
 ///

@@ -4,7 +4,6 @@ import Hummingbird
 import NIOCore
 import NetRunner
 import NetRunnerEngine
-import NetRunnerEvaluation
 import NetRunnerImage
 import NetRunnerSupport
 import Synchronization

@@ -7,7 +7,6 @@ import NIOCore
 import NIOWebSocket
 import NetRunner
 import NetRunnerEngine
-import NetRunnerEvaluation
 import NetRunnerSupport
 
 /// The camera feed of the seed apps over a WebSocket: `/v1/live?model=ID` (plus the answer

@@ -3,7 +3,6 @@ import HTTPTypes
 import Hummingbird
 import NetRunner
 import NetRunnerEngine
-import NetRunnerEvaluation
 import NetRunnerImage
 import NetRunnerSupport
 import TensorFlowLite

@@ -3,7 +3,6 @@ import Hummingbird
 import NIOCore
 import NetRunner
 import NetRunnerEngine
-import NetRunnerEvaluation
 import NetRunnerVideo
 
 /// The streams the server reads (`serve --stream`): `GET /v1/streams`, `GET /v1/streams/{name}`

@@ -2,7 +2,6 @@ import FoundationEssentials
 import Logging
 import NetRunner
 import NetRunnerEngine
-import NetRunnerEvaluation
 import NetRunnerImage
 import NetRunnerSupport
 import NetRunnerVideo

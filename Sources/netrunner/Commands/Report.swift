@@ -1,6 +1,8 @@
 import ArgumentParser
 import FoundationEssentials
+import NetRunner
 import NetRunnerEvaluation
+import NetRunnerImage
 import NetRunnerSupport
 
 extension NetRunnerCommand {

@@ -3,7 +3,6 @@ import FoundationEssentials
 import Logging
 import NetRunner
 import NetRunnerEngine
-import NetRunnerEvaluation
 import NetRunnerHub
 import NetRunnerServer
 import NetRunnerSupport

@@ -1,7 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
 import NetRunner
-import NetRunnerEvaluation
 import NetRunnerImage
 import NetRunnerVideo
 import Synchronization

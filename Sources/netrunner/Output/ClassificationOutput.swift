@@ -1,6 +1,5 @@
 import FoundationEssentials
 import NetRunner
-import NetRunnerEvaluation
 
 /// How `classify` prints a result: a block of text per image, or one JSON line per image in
 /// the shape of a `bulk` results line (docs/json.md).

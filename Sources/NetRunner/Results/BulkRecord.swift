@@ -1,4 +1,3 @@
-public import NetRunner
 import NetRunnerImage
 
 /// One line of bulk inference results: what a model answered for one image (one iteration of

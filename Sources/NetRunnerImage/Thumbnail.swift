@@ -1,6 +1,4 @@
 public import FoundationEssentials
-import NetRunner
-public import NetRunnerImage
 
 /// A small JPEG of an image, inlined in a report as a `data:` URI.
 public struct Thumbnail: Equatable, Sendable {

@@ -1,5 +1,3 @@
-public import NetRunnerImage
-
 extension DecodedImage {
     /// The original image's size as it is displayed: the header's size, with width and
     /// height swapped when the pixels were turned upright by a 90-degree EXIF orientation.

@@ -7,7 +7,7 @@
 SWIFT ?= swift
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-asan test-python setup runtime system build install bench bench-setup bench-decode format lint clean
+.PHONY: run test test-asan test-python setup runtime system build install bench bench-setup bench-decode trial format lint clean
 
 PREFIX ?= $(HOME)/.local
 
@@ -88,6 +88,12 @@ bench: bench-setup build
 
 bench-decode: bench-setup build
 	.venv-bench/bin/python Benchmarks/decode_benchmark.py --netrunner .build/release/netrunner
+
+# Issue 22's hostile trial replayed against serve and hub serve (74 cases, about 40 s); the
+# fixes' own tests are in make test.
+trial: setup
+	$(SWIFT) build --product netrunner
+	python3 tools/trial/hostile_trial.py --netrunner .build/debug/netrunner
 
 format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift

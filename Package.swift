@@ -152,6 +152,18 @@ let package = Package(
         ),
         // `netrunner serve`: the inference engine (interpreter pools, a bounded queue), the
         // native /v1 API, KServe v2 at /v2, and the web app. The only module that imports Hummingbird.
+        // The application's jobs, without HTTP or a command line: streams today (bulk and
+        // evaluation runs to come), run by the CLI and the server alike.
+        .target(
+            name: "NetRunnerJobs",
+            dependencies: [
+                "NetRunner",
+                "NetRunnerImage",
+                "NetRunnerVideo",
+                "NetRunnerSupport",
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The inference engine under `serve` (worker threads with their own interpreters, a
         // bounded queue), the model catalog every command names models from, the KServe tensor
         // codec. No HTTP.
@@ -208,6 +220,7 @@ let package = Package(
                 "NetRunnerEvaluation",
                 "NetRunnerImage",
                 "NetRunnerEngine",
+                "NetRunnerJobs",
                 "NetRunnerServer",
                 "NetRunnerHub",
                 "NetRunnerHubServer",
@@ -252,6 +265,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The server's routes and codecs in process (KServe tensors, access, metrics).
+        .testTarget(
+            name: "NetRunnerJobsTests",
+            dependencies: ["NetRunnerJobs", "NetRunner", "NetRunnerImage", "NetRunnerVideo", "NetRunnerTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "NetRunnerEngineTests",
             dependencies: ["NetRunnerEngine", "TensorFlowLite", "NetRunnerTestSupport"],

@@ -33,6 +33,8 @@ MAY_IMPORT = {
         "NetRunner", "NetRunnerHub", "NetRunnerSupport", "Hummingbird", "SQLKit", "SQLiteKit", "PostgresKit",
         "Crypto", "Logging", "NIOCore", "HTTPTypes", "HummingbirdCore", "ServiceLifecycle", "UnixSignals",
     },
+    # The jobs (streams; bulk and evaluation to come): no HTTP, no command line.
+    "NetRunnerJobs": {"NetRunner", "NetRunnerImage", "NetRunnerVideo", "NetRunnerSupport", "NetRunnerEvaluation"},
     # The engine under serve, the model catalog, the KServe codec: no HTTP.
     "NetRunnerEngine": {"NetRunner", "NetRunnerImage", "NetRunnerSupport", "TensorFlowLite", "Logging"},
     "NetRunnerServer": {
@@ -43,7 +45,7 @@ MAY_IMPORT = {
     },
     "netrunner": {
         "ArgumentParser", "NetRunner", "NetRunnerEvaluation", "NetRunnerImage", "NetRunnerSupport",
-        "TensorFlowLite", "CEmbeddedModels", "NetRunnerEngine", "NetRunnerServer", "NetRunnerHub", "NetRunnerHubServer",
+        "TensorFlowLite", "CEmbeddedModels", "NetRunnerEngine", "NetRunnerJobs", "NetRunnerServer", "NetRunnerHub", "NetRunnerHubServer",
         "NetRunnerVideo", "Logging",
     },
 }

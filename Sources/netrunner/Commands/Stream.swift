@@ -2,8 +2,8 @@ import ArgumentParser
 import FoundationEssentials
 import NetRunner
 import NetRunnerImage
+import NetRunnerJobs
 import NetRunnerVideo
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -136,11 +136,13 @@ extension NetRunnerCommand {
             frameOptions.frameLimit = maxFrames
             let frames = FrameSource(video, options: frameOptions)
             let runner = StreamRunner(pool: pool, mode: runningMode)
+            let results = self.results
             let session = StreamSession(
-                source: video, modelName: loaded.name, kind: pool.kind, runner: runner, frames: frames,
-                results: results, json: json, maxFrames: maxFrames, annotate: annotate)
-            let outcome = AsyncCommand.wait { await session.run() }
-            session.printSummary(outcome)
+                source: video, modelName: loaded.name, runner: runner, frames: frames, annotate: annotate,
+                shown: { results.worthPrinting($0) }, output: StreamPrinter(source: video.description, json: json))
+            let interruption = Interruption()
+            let outcome = AsyncCommand.wait { await session.run(isInterrupted: { interruption.happened }) }
+            Self.printSummary(session.summary(of: outcome), json: json)
             if let error = outcome.error { throw TaskFailure(message: "\(error)") }
             if runner.statistics.failed > 0 { throw ExitCode.failure }
             if outcome.interrupted { throw ExitCode(130) }
@@ -148,139 +150,16 @@ extension NetRunnerCommand {
     }
 }
 
-/// One `netrunner stream` run: prints answers, writes the annotated video, keeps latencies.
-private final class StreamSession: Sendable {
-    struct Outcome: Sendable {
-        var elapsed: Duration
-        /// From the first frame's arrival to the last event (start-up left out).
-        var steady: Duration?
-        /// Frames seen after the first.
-        var steadyFrames: Int
-        var error: (any Error)?
-        var interrupted: Bool
-    }
-
-    let source: VideoSource
-    let modelName: String
-    let kind: ImageTask.Kind
-    let runner: StreamRunner
-    let frames: FrameSource
-    let results: ResultOptions
+/// Prints a stream's answers: one line per frame, as text or as a JSON results line.
+private struct StreamPrinter: StreamOutput {
+    let source: String
     let json: Bool
-    let maxFrames: Int?
-    let annotate: String?
-    /// Bounded however long the stream runs.
-    private let latencies = Mutex<(inference: LatencySamples, delay: LatencySamples)>((.init(), .init()))
-    /// Live mode: the events not yet taken by the loop that prints them.
-    let backlog = OutputBacklog(limit: StreamEvents.liveBufferLimit / 2)
-    /// The answers printed.
-    private let printed = Atomic<Int>(0)
 
-    init(
-        source: VideoSource, modelName: String, kind: ImageTask.Kind, runner: StreamRunner, frames: FrameSource,
-        results: ResultOptions, json: Bool, maxFrames: Int?, annotate: String?
-    ) {
-        self.source = source
-        self.modelName = modelName
-        self.kind = kind
-        self.runner = runner
-        self.frames = frames
-        self.results = results
-        self.json = json
-        self.maxFrames = maxFrames
-        self.annotate = annotate
-    }
-
-    /// What the reading loop leaves behind.
-    private struct Progress: Sendable {
-        var failure: (any Error)? = nil
-        var seen = 0
-        var firstFrame: ContinuousClock.Instant? = nil
-        var lastEvent: ContinuousClock.Instant? = nil
-    }
-
-    func run() async -> Outcome {
-        let interruption = Interruption()
-        let started = ContinuousClock.now
-        // Ctrl-C stops the loop at once, even while a source sends nothing; the annotated video
-        // is then finished, so it is a whole file.
-        let loop = Task { await readEvents(interruption) }
-        let watcher = Task {
-            while !Task.isCancelled {
-                if interruption.happened {
-                    loop.cancel()
-                    return
-                }
-                try? await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        let progress = await loop.value
-        watcher.cancel()
-        let steady = progress.firstFrame.flatMap { first in progress.lastEvent.map { $0 - first } }
-        return Outcome(
-            elapsed: .now - started, steady: steady, steadyFrames: max(0, progress.seen - 1),
-            error: progress.failure, interrupted: interruption.happened)
-    }
-
-    private func readEvents(_ interruption: Interruption) async -> Progress {
-        var progress = Progress()
-        var annotation = annotate.map { AnnotatedVideo(path: $0) }
-        // Live mode: frames are held back while the reader of stdout is behind, so the runner's
-        // bounded buffer of events never overflows and loses answers.
-        let events =
-            runner.mode == .video
-            ? runner.events(for: frames) : runner.events(for: PacedFrames(base: frames, backlog: backlog))
-        do {
-            for try await event in events {
-                backlog.taken()
-                progress.seen += 1
-                if progress.firstFrame == nil { progress.firstFrame = event.frame.receivedAt }
-                progress.lastEvent = .now
-                switch event {
-                case .answered(let answer):
-                    let shown = results.worthPrinting(answer.answer)
-                    latencies.withLock {
-                        $0.inference.add(shown.inferenceMilliseconds)
-                        $0.delay.add(answer.delayMilliseconds)
-                    }
-                    try printAnswer(FrameAnswer(frame: answer.frame, answer: shown, answeredAt: answer.answeredAt))
-                    printed.add(1, ordering: .relaxed)
-                    try await annotation?.add(answer.frame, answer: shown)
-                case .dropped(let frame, _):
-                    try await annotation?.add(frame, answer: nil)
-                case .failed(let frame, let problem):
-                    if json {
-                        try ClassificationOutput.printLine(
-                            StreamLine(
-                                record: BulkRecord(image: source.description, error: "\(problem)"), frame: frame,
-                                delay: nil))
-                    } else {
-                        Console.diagnostic("frame \(frame.index): \(problem)")
-                    }
-                    try await annotation?.add(frame, answer: nil)
-                }
-                if interruption.happened || Task.isCancelled { break }
-            }
-        } catch {
-            if !interruption.happened && !(error is CancellationError) { progress.failure = error }
-        }
-        do {
-            // Finished outside the loop's cancellation: the encoder must write the file's end.
-            try await Task.detached { [annotation] in
-                var annotation = annotation
-                try await annotation?.finish()
-            }.value
-        } catch {
-            progress.failure = progress.failure ?? error
-        }
-        return progress
-    }
-
-    private func printAnswer(_ answer: FrameAnswer) throws {
+    func answered(_ answer: FrameAnswer) throws {
         if json {
             try ClassificationOutput.printLine(
                 StreamLine(
-                    record: BulkRecord(image: source.description, answer: answer.answer), frame: answer.frame,
+                    record: BulkRecord(image: source, answer: answer.answer), frame: answer.frame,
                     delay: answer.delayMilliseconds))
             return
         }
@@ -306,32 +185,20 @@ private final class StreamSession: Sendable {
         }
     }
 
-    /// The summary: on stderr, as text or one JSON line.
-    func printSummary(_ outcome: Outcome) {
-        let error = outcome.error
-        let stream = runner.statistics
-        let source = frames.statistics
-        let seconds = max(outcome.elapsed.inMillisecondsValue / 1000, 1e-9)
-        let steadySeconds = outcome.steady.map { $0.inMillisecondsValue / 1000 } ?? 0
-        let steadyRate = steadySeconds > 0 ? Double(outcome.steadyFrames) / steadySeconds : nil
-        let (inferenceSummary, delaySummary) = latencies.withLock { ($0.inference.summary, $0.delay.summary) }
-        let heldBack = backlog.heldBack
-        // Answers inferred but never printed (an interruption leaves some): said, never silent.
-        let notPrinted = max(0, stream.inferred - printed.load(ordering: .relaxed))
+    func failed(_ frame: VideoFrame, problem: String) throws {
         if json {
-            let summary = StreamSummary(
-                source: self.source.description, model: modelName,
-                mode: runner.mode == .video ? "video" : "live", decoded: source.decoded, received: source.received,
-                skippedByEvery: source.skippedByEvery, inferred: stream.inferred, failed: stream.failed,
-                droppedWhileBusy: stream.droppedWhileBusy, droppedByInterval: stream.droppedByInterval,
-                droppedWhileOutputBehind: heldBack, notPrinted: notPrinted, reconnections: source.reconnections,
-                repairedTimestamps: source.repairedTimestamps,
-                seconds: StreamSummary.round(seconds, StreamSummary.millisecondDecimals),
-                receivedPerSecond: StreamSummary.round(Double(source.received) / seconds, StreamSummary.rateDecimals),
-                inferredPerSecond: StreamSummary.round(Double(stream.inferred) / seconds, StreamSummary.rateDecimals),
-                steadyPerSecond: steadyRate.map { StreamSummary.round($0, StreamSummary.rateDecimals) },
-                inferenceMilliseconds: inferenceSummary.map(StreamSummary.round),
-                delayMilliseconds: delaySummary.map(StreamSummary.round), error: error.map { "\($0)" })
+            try ClassificationOutput.printLine(
+                StreamLine(record: BulkRecord(image: source, error: problem), frame: frame, delay: nil))
+        } else {
+            Console.diagnostic("frame \(frame.index): \(problem)")
+        }
+    }
+}
+
+extension NetRunnerCommand.Stream {
+    /// The summary: on stderr, as text or one JSON line.
+    static func printSummary(_ summary: StreamSummary, json: Bool) {
+        if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             if let data = try? encoder.encode(["summary": summary]) {
@@ -339,88 +206,38 @@ private final class StreamSession: Sendable {
             }
             return
         }
-        let mode = runner.mode == .video ? "video mode" : "live mode"
-        Console.diagnostic("\(self.source): \(mode), \(modelName)")
+        let live = summary.mode != "video"
+        Console.diagnostic("\(summary.source): \(summary.mode) mode, \(summary.model)")
         var frameLine =
-            "  frames: \(source.decoded) decoded, \(source.received) received, \(stream.inferred) inferred"
-        if source.skippedByEvery > 0 { frameLine += ", \(source.skippedByEvery) skipped by --every" }
-        if runner.mode != .video {
+            "  frames: \(summary.decoded) decoded, \(summary.received) received, \(summary.inferred) inferred"
+        if summary.skippedByEvery > 0 { frameLine += ", \(summary.skippedByEvery) skipped by --every" }
+        if live {
             frameLine +=
-                ", \(stream.droppedWhileBusy) dropped while busy, \(stream.droppedByInterval) dropped by interval"
-            if heldBack > 0 { frameLine += ", \(heldBack) dropped while stdout was behind" }
+                ", \(summary.droppedWhileBusy) dropped while busy, \(summary.droppedByInterval) dropped by interval"
+            if summary.droppedWhileOutputBehind > 0 {
+                frameLine += ", \(summary.droppedWhileOutputBehind) dropped while stdout was behind"
+            }
         }
-        if stream.failed > 0 { frameLine += ", \(stream.failed) failed" }
-        if notPrinted > 0 { frameLine += ", \(notPrinted) answers not printed" }
+        if summary.failed > 0 { frameLine += ", \(summary.failed) failed" }
+        if summary.notPrinted > 0 { frameLine += ", \(summary.notPrinted) answers not printed" }
         Console.diagnostic(frameLine)
         Console.diagnostic(
-            "  rate: \(Console.format(Double(source.received) / seconds, decimals: 1)) frames/s received, "
-                + "\(Console.format(Double(stream.inferred) / seconds, decimals: 1)) inferred/s over "
-                + "\(Console.format(seconds, decimals: 2)) s"
-                + (steadyRate.map { "; \(Console.format($0, decimals: 1)) frames/s after the first frame" } ?? ""))
-        if let inferenceSummary, let delaySummary {
+            "  rate: \(Console.format(summary.receivedPerSecond, decimals: 1)) frames/s received, "
+                + "\(Console.format(summary.inferredPerSecond, decimals: 1)) inferred/s over "
+                + "\(Console.format(summary.seconds, decimals: 2)) s"
+                + (summary.steadyPerSecond.map {
+                    "; \(Console.format($0, decimals: 1)) frames/s after the first frame"
+                } ?? ""))
+        if let inference = summary.inferenceMilliseconds, let delay = summary.delayMilliseconds {
             Console.diagnostic(
-                "  latency (ms): inference p50 \(Console.format(inferenceSummary.median, decimals: 2)), "
-                    + "p90 \(Console.format(inferenceSummary.p90, decimals: 2)), p99 \(Console.format(inferenceSummary.p99, decimals: 2)); "
-                    + "frame to answer p50 \(Console.format(delaySummary.median, decimals: 2)), "
-                    + "p99 \(Console.format(delaySummary.p99, decimals: 2))")
+                "  latency (ms): inference p50 \(Console.format(inference.median, decimals: 2)), "
+                    + "p90 \(Console.format(inference.p90, decimals: 2)), p99 \(Console.format(inference.p99, decimals: 2)); "
+                    + "frame to answer p50 \(Console.format(delay.median, decimals: 2)), "
+                    + "p99 \(Console.format(delay.p99, decimals: 2))")
         }
-        if source.reconnections > 0 || source.repairedTimestamps > 0 {
+        if summary.reconnections > 0 || summary.repairedTimestamps > 0 {
             Console.diagnostic(
-                "  \(source.reconnections) reconnections, \(source.repairedTimestamps) timestamps repaired")
-        }
-    }
-}
-
-/// How far the loop that prints a live stream's answers is behind the runner.
-///
-/// Frames handed to the runner (each makes one event) against events taken. A frame that comes while the loop is
-/// `limit` events behind (stdout read slowly) is held back and counted instead of inferred, so
-/// the runner's buffer of ``StreamEvents/liveBufferLimit`` events never fills and no answer is
-/// lost: live mode's "latest frame wins", applied to the reader as it is to the model.
-private final class OutputBacklog: Sendable {
-    let limit: Int
-    private let handed = Atomic<Int>(0)
-    private let takenCount = Atomic<Int>(0)
-    private let held = Atomic<Int>(0)
-
-    init(limit: Int) { self.limit = limit }
-
-    /// Whether a frame may go to the runner (if not, it is counted as held back).
-    func admit() -> Bool {
-        guard handed.load(ordering: .acquiring) - takenCount.load(ordering: .acquiring) < limit else {
-            held.add(1, ordering: .relaxed)
-            return false
-        }
-        handed.add(1, ordering: .acquiringAndReleasing)
-        return true
-    }
-
-    /// The loop took an event.
-    func taken() { takenCount.add(1, ordering: .acquiringAndReleasing) }
-
-    /// Frames held back so far.
-    var heldBack: Int { held.load(ordering: .relaxed) }
-}
-
-/// A live stream's frames, those that come while stdout's reader is behind left out (``OutputBacklog``).
-private struct PacedFrames: AsyncSequence, Sendable {
-    typealias Element = VideoFrame
-    typealias Failure = any Error
-
-    let base: FrameSource
-    let backlog: OutputBacklog
-
-    func makeAsyncIterator() -> Iterator { Iterator(inner: base.makeAsyncIterator(), backlog: backlog) }
-
-    struct Iterator: AsyncIteratorProtocol {
-        var inner: FrameSource.Iterator
-        let backlog: OutputBacklog
-
-        mutating func next() async throws -> VideoFrame? {
-            while let frame = try await inner.next() {
-                if backlog.admit() { return frame }
-            }
-            return nil
+                "  \(summary.reconnections) reconnections, \(summary.repairedTimestamps) timestamps repaired")
         }
     }
 }
@@ -444,126 +261,5 @@ private struct StreamLine: Encodable {
         try container.encode(frame.index, forKey: .frame)
         try container.encode((frame.timestampMilliseconds * 1000).rounded() / 1000, forKey: .timestamp)
         if let delay { try container.encode((delay * 1000).rounded() / 1000, forKey: .delay) }
-    }
-}
-
-/// The summary's JSON.
-private struct StreamSummary: Encodable {
-    var source: String
-    var model: String
-    var mode: String
-    var decoded: Int
-    var received: Int
-    var skippedByEvery: Int
-    var inferred: Int
-    var failed: Int
-    var droppedWhileBusy: Int
-    var droppedByInterval: Int
-    var droppedWhileOutputBehind: Int
-    var notPrinted: Int
-    var reconnections: Int
-    var repairedTimestamps: Int
-    var seconds: Double
-    var receivedPerSecond: Double
-    var inferredPerSecond: Double
-    var steadyPerSecond: Double?
-    var inferenceMilliseconds: LatencySummary?
-    var delayMilliseconds: LatencySummary?
-    var error: String?
-
-    /// Decimals of seconds and milliseconds in the summary (a microsecond: finer is noise).
-    static let millisecondDecimals = 3
-    /// Decimals of frames per second in the summary.
-    static let rateDecimals = 1
-
-    /// `value` rounded to `decimals` places, so that JSON prints it as short as the text summary.
-    static func round(_ value: Double, _ decimals: Int) -> Double {
-        guard value.isFinite else { return value }
-        var scale = 1.0
-        for _ in 0..<decimals { scale *= 10 }
-        return (value * scale).rounded() / scale
-    }
-
-    /// A latency summary with every figure in milliseconds rounded to ``millisecondDecimals``.
-    static func round(_ summary: LatencySummary) -> LatencySummary {
-        var rounded = summary
-        for keyPath in [
-            \LatencySummary.totalMilliseconds, \.mean, \.standardDeviation, \.min, \.median, \.p90, \.p99, \.max,
-        ] as [WritableKeyPath<LatencySummary, Double>] {
-            rounded[keyPath: keyPath] = round(summary[keyPath: keyPath], millisecondDecimals)
-        }
-        return rounded
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case source, model, mode, decoded, received, inferred, failed, reconnections, seconds, error
-        case skippedByEvery = "skipped_by_every"
-        case droppedWhileBusy = "dropped_while_busy"
-        case droppedByInterval = "dropped_by_interval"
-        case droppedWhileOutputBehind = "dropped_while_output_behind"
-        case notPrinted = "not_printed"
-        case repairedTimestamps = "repaired_timestamps"
-        case receivedPerSecond = "received_fps"
-        case inferredPerSecond = "inferred_fps"
-        case steadyPerSecond = "steady_fps"
-        case inferenceMilliseconds = "inference_ms"
-        case delayMilliseconds = "delay_ms"
-    }
-}
-
-/// The annotated video of `--annotate`: every frame that reaches the process (with `--every N`
-/// only every Nth: ffmpeg leaves the others out), with the latest answer drawn, at the source's timing.
-private struct AnnotatedVideo {
-    let path: String
-    var writer: VideoWriter? = nil
-    var first: VideoFrame? = nil
-    var latest: (answer: ImageAnswer, sourceSize: PixelSize)? = nil
-    var lastIndex = -1
-
-    init(path: String) {
-        self.path = path
-    }
-
-    mutating func add(_ frame: VideoFrame, answer: ImageAnswer?) async throws {
-        if let answer { latest = (answer, frame.sourceSize) }
-        // Live mode answers a frame after later ones were written: its answer is drawn from now on.
-        guard frame.index > lastIndex else { return }
-        lastIndex = frame.index
-        guard let writer else {
-            guard let first else {
-                first = frame
-                return
-            }
-            let step = frame.timestampMilliseconds - first.timestampMilliseconds
-            let fps = step > 0 ? 1000 / step : 25
-            let writer = try VideoWriter(path: path, size: first.pixels.size, framesPerSecond: fps)
-            self.writer = writer
-            try await writer.write(draw(on: first))
-            try await writer.write(draw(on: frame))
-            return
-        }
-        try await writer.write(draw(on: frame))
-    }
-
-    mutating func finish() async throws {
-        if writer == nil, let first {
-            let writer = try VideoWriter(path: path, size: first.pixels.size, framesPerSecond: 25)
-            self.writer = writer
-            try await writer.write(draw(on: first))
-        }
-        try await writer?.finish()
-    }
-
-    private func draw(on frame: VideoFrame) throws -> PixelBuffer {
-        guard let latest else { return frame.pixels }
-        return try Annotator.draw(
-            latest.answer.scaled(from: latest.sourceSize, to: frame.pixels.size), on: frame.pixels)
-    }
-}
-
-extension Duration {
-    fileprivate var inMillisecondsValue: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }
 }

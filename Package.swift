@@ -271,6 +271,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "NetRunnerHubServerTests",
+            dependencies: [
+                "NetRunnerHubServer",
+                "NetRunnerSupport",
+                "NetRunnerTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "NetRunnerEngineTests",
             dependencies: ["NetRunnerEngine", "TensorFlowLite", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings

@@ -121,33 +121,16 @@ public struct HubServer: Sendable {
             reconnect = { try await link.reopenedIfClosed() }
             close = { try await link.close() }
         } else {
-            let sqlite = try await SQLiteConnection.open(storage: .file(path: folder + "/hub.sqlite"), logger: logger)
-            database = sqlite.sql()
-            // WAL: a crash leaves the last committed state; readers do not block the writer.
-            try await database.raw("PRAGMA journal_mode=WAL").run()
-            try await database.raw("PRAGMA synchronous=FULL").run()
-            close = { try await sqlite.close() }
+            (database, close) = try await Self.openSQLite(folder: folder, logger: logger)
         }
         let store = HubStore(database: database, reconnect: reconnect, logger: logger)
-        try await store.migrate()
-        if let key = configuration.adminKey, !key.isEmpty {
-            try await store.addKey(digest: HubKeys.digest(of: key), name: "admin", scope: .admin)
+        let router: Router<BasicRequestContext>
+        do {
+            router = try await makeRouter(store: store)
+        } catch {
+            try? await close()
+            throw error
         }
-        // Uploads cut off by a crash are never recorded: their files go at the next start
-        // (only this machine's, of processes that are gone: other nodes may share the folder).
-        Uploads.removeAbandoned(in: folder + "/uploads")
-        let router = Router()
-        router.add(
-            middleware: HubBrowserMiddleware<BasicRequestContext>(
-                browsers: BrowserGuard(
-                    origins: [], allowedHosts: configuration.allowedHosts, bindHost: configuration.host)))
-        router.add(middleware: HubMethodMiddleware<BasicRequestContext>())
-        HubOpenAPI.add(to: router)
-        HubRoutes(
-            store: store, blobs: try BlobStore(dataFolder: folder), dataFolder: folder,
-            maximumUploadBytes: configuration.maximumUploadBytes, anonymousRead: configuration.anonymousRead,
-            adoptionLimit: configuration.adoptionLimit, logger: logger
-        ).add(to: router)
         let host = configuration.host
         let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1)))
         let app = Application(
@@ -173,6 +156,57 @@ public struct HubServer: Sendable {
             throw error
         }
         try await close()
+    }
+
+    /// The embedded SQLite database of a data folder (`hub.sqlite`), in WAL mode with full
+    /// synchronous writes: a crash leaves the last committed state; readers do not block the
+    /// writer.
+    ///
+    /// - Parameters:
+    ///   - folder: The data folder.
+    ///   - logger: The logger.
+    /// - Returns: The database, and how to close it.
+    /// - Throws: SQLite's errors.
+    static func openSQLite(folder: String, logger: Logger) async throws -> (
+        database: any SQLDatabase, close: @Sendable () async throws -> Void
+    ) {
+        let sqlite = try await SQLiteConnection.open(storage: .file(path: folder + "/hub.sqlite"), logger: logger)
+        let database = sqlite.sql()
+        try await database.raw("PRAGMA journal_mode=WAL").run()
+        try await database.raw("PRAGMA synchronous=FULL").run()
+        return (database, { try await sqlite.close() })
+    }
+
+    /// The hub's routes and middleware over a store, as `run` serves them.
+    ///
+    /// The tests call it in process. Migrates the store, records the configuration's admin
+    /// key, removes abandoned uploads.
+    ///
+    /// - Parameter store: The metadata store.
+    /// - Returns: The router.
+    /// - Throws: The store's errors; the data folder's when it cannot hold blobs.
+    func makeRouter(store: HubStore) async throws -> Router<BasicRequestContext> {
+        let folder = configuration.dataFolder
+        try await store.migrate()
+        if let key = configuration.adminKey, !key.isEmpty {
+            try await store.addKey(digest: HubKeys.digest(of: key), name: "admin", scope: .admin)
+        }
+        // Uploads cut off by a crash are never recorded: their files go at the next start
+        // (only this machine's, of processes that are gone: other nodes may share the folder).
+        Uploads.removeAbandoned(in: folder + "/uploads")
+        let router = Router()
+        router.add(
+            middleware: HubBrowserMiddleware<BasicRequestContext>(
+                browsers: BrowserGuard(
+                    origins: [], allowedHosts: configuration.allowedHosts, bindHost: configuration.host)))
+        router.add(middleware: HubMethodMiddleware<BasicRequestContext>())
+        HubOpenAPI.add(to: router)
+        HubRoutes(
+            store: store, blobs: try BlobStore(dataFolder: folder), dataFolder: folder,
+            maximumUploadBytes: configuration.maximumUploadBytes, anonymousRead: configuration.anonymousRead,
+            adoptionLimit: configuration.adoptionLimit, logger: logger
+        ).add(to: router)
+        return router
     }
 
     /// A database URL without its password, for messages.

@@ -137,6 +137,7 @@ let package = Package(
         .target(
             name: "NetRunnerHubServer",
             dependencies: [
+                "NetRunnerHTTP",
                 "NetRunner",
                 "NetRunnerHub",
                 "NetRunnerSupport",
@@ -152,6 +153,19 @@ let package = Package(
         ),
         // `netrunner serve`: the inference engine (interpreter pools, a bounded queue), the
         // native /v1 API, KServe v2 at /v2, and the web app. The only module that imports Hummingbird.
+        // The HTTP plumbing both servers share (the only Hummingbird code they do not own):
+        // JSON replies and errors, the route table and its 405s, draining on SIGTERM.
+        .target(
+            name: "NetRunnerHTTP",
+            dependencies: [
+                "NetRunnerSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The application's jobs, without HTTP or a command line: streams today (bulk and
         // evaluation runs to come), run by the CLI and the server alike.
         .target(
@@ -181,6 +195,7 @@ let package = Package(
         .target(
             name: "NetRunnerServer",
             dependencies: [
+                "NetRunnerHTTP",
                 "NetRunnerEngine",
                 "NetRunner",
                 "NetRunnerImage",
@@ -273,6 +288,7 @@ let package = Package(
         .testTarget(
             name: "NetRunnerHubServerTests",
             dependencies: [
+                "NetRunnerHTTP",
                 "NetRunnerHubServer",
                 "NetRunnerSupport",
                 "NetRunnerTestSupport",
@@ -288,6 +304,7 @@ let package = Package(
         .testTarget(
             name: "NetRunnerServerTests",
             dependencies: [
+                "NetRunnerHTTP",
                 "NetRunnerServer",
                 "NetRunnerEngine",
                 "NetRunner",
@@ -331,7 +348,9 @@ let package = Package(
 // command line (their end-to-end tests run once, in `make test`). Every target that needs one of
 // the upper modules, directly or through another, is left out, so new test targets follow.
 if Context.environment["NETRUNNER_UNITS_ONLY"] == "1" {
-    var upper: Set<String> = ["NetRunnerHub", "NetRunnerHubServer", "NetRunnerServer", "netrunner", "CEmbeddedModels"]
+    var upper: Set<String> = [
+        "NetRunnerHub", "NetRunnerHTTP", "NetRunnerHubServer", "NetRunnerServer", "netrunner", "CEmbeddedModels",
+    ]
     func names(_ target: Target) -> [String] {
         target.dependencies.compactMap { dependency in
             switch dependency {

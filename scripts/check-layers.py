@@ -30,15 +30,17 @@ MAY_IMPORT = {
         "NetRunner", "NetRunnerSupport", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore", "NIOHTTP1",
     },
     "NetRunnerHubServer": {
-        "NetRunner", "NetRunnerHub", "NetRunnerSupport", "Hummingbird", "SQLKit", "SQLiteKit", "PostgresKit",
+        "NetRunnerHTTP", "NetRunner", "NetRunnerHub", "NetRunnerSupport", "Hummingbird", "SQLKit", "SQLiteKit", "PostgresKit",
         "Crypto", "Logging", "NIOCore", "HTTPTypes", "HummingbirdCore", "ServiceLifecycle", "UnixSignals",
     },
+    # The HTTP plumbing of both servers.
+    "NetRunnerHTTP": {"NetRunnerSupport", "Hummingbird", "HTTPTypes", "NIOCore", "Logging", "ServiceLifecycle", "UnixSignals"},
     # The jobs (streams; bulk and evaluation to come): no HTTP, no command line.
     "NetRunnerJobs": {"NetRunner", "NetRunnerImage", "NetRunnerVideo", "NetRunnerSupport", "NetRunnerEvaluation"},
     # The engine under serve, the model catalog, the KServe codec: no HTTP.
     "NetRunnerEngine": {"NetRunner", "NetRunnerImage", "NetRunnerSupport", "TensorFlowLite", "Logging"},
     "NetRunnerServer": {
-        "NetRunnerEngine", "NetRunner", "NetRunnerImage", "NetRunnerSupport", "NetRunnerVideo",
+        "NetRunnerHTTP", "NetRunnerEngine", "NetRunner", "NetRunnerImage", "NetRunnerSupport", "NetRunnerVideo",
         "TensorFlowLite", "Hummingbird", "Logging", "Metrics", "Prometheus", "ServiceLifecycle", "NIOCore",
         "HTTPTypes", "HummingbirdWebSocket", "HummingbirdCore", "NIOWebSocket", "Prometheus", "NetRunnerHub",
         "UnixSignals",

@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import NetRunnerHTTP
 import NetRunnerSupport
 
 /// The hub against web pages: a request carrying a foreign `Origin` gets 403 and, on loopback,
@@ -13,11 +14,11 @@ struct HubBrowserMiddleware<Context: RequestContext>: RouterMiddleware {
     {
         switch browsers.refusal(origin: request.headers[.origin], host: request.head.authority) {
         case .foreignHost(let name)?:
-            return HubRoutes.error(
+            return HTTPReply.error(
                 BrowserGuard.Refusal.foreignHost(name).description.replacing("start it", with: "start the hub"),
                 status: .misdirectedRequest)
         case .foreignOrigin(let origin)?:
-            return HubRoutes.error(
+            return HTTPReply.error(
                 "Requests from pages of \(origin) are refused: the hub answers programs, not web pages.",
                 status: .forbidden)
         case nil:

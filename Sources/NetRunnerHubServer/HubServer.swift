@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 public import Logging
 import NIOCore
+import NetRunnerHTTP
 import NetRunnerHub
 import NetRunnerSupport
 import PostgresKit
@@ -143,14 +144,7 @@ public struct HubServer: Sendable {
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)
         do {
-            var group = ServiceGroupConfiguration(
-                services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-            group.maximumGracefulShutdownDuration = configuration.drainTimeout
-            do {
-                try await ServiceGroup(configuration: group).run()
-            } catch is CancellationError {
-                logger.notice("stopped: requests still in flight after the drain timeout were cut")
-            }
+            try await ServerLifecycle.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
         } catch {
             try? await close()
             throw error
@@ -199,7 +193,7 @@ public struct HubServer: Sendable {
             middleware: HubBrowserMiddleware<BasicRequestContext>(
                 browsers: BrowserGuard(
                     origins: [], allowedHosts: configuration.allowedHosts, bindHost: configuration.host)))
-        router.add(middleware: HubMethodMiddleware<BasicRequestContext>())
+        router.add(middleware: MethodMiddleware<BasicRequestContext>(routes: HubOpenAPI.routes))
         HubOpenAPI.add(to: router)
         HubRoutes(
             store: store, blobs: try BlobStore(dataFolder: folder), dataFolder: folder,

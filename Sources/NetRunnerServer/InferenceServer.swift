@@ -6,6 +6,7 @@ public import Logging
 import NIOCore
 import NetRunner
 public import NetRunnerEngine
+import NetRunnerHTTP
 import NetRunnerHub
 import NetRunnerSupport
 import NetRunnerVideo
@@ -161,7 +162,7 @@ public struct InferenceServer: Sendable {
                 bindHost: configuration.host))
         router.add(middleware: AccessMiddleware<BasicRequestContext>(access: access))
         // After CORS, which answers the preflights (OPTIONS) itself.
-        router.add(middleware: MethodMiddleware<BasicRequestContext>())
+        router.add(middleware: MethodMiddleware<BasicRequestContext>(routes: ServerRoutes.table))
         NativeRoutes(
             engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, metrics: metrics, access: access
         )
@@ -218,22 +219,9 @@ public struct InferenceServer: Sendable {
         defer { Task { await engine.shutdown() } }
         let reading = Task { await streams?.run() }
         defer { reading.cancel() }
-        try await Self.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
+        try await ServerLifecycle.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
         reading.cancel()
         await engine.shutdown()
-    }
-
-    /// Runs a server until SIGTERM or SIGINT, then lets its requests in flight finish for at
-    /// most `drainTimeout`; past it, they are cancelled and their connections closed.
-    static func runDraining(_ app: some Service, drainTimeout: Duration, logger: Logger) async throws {
-        var group = ServiceGroupConfiguration(
-            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        group.maximumGracefulShutdownDuration = drainTimeout
-        do {
-            try await ServiceGroup(configuration: group).run()
-        } catch is CancellationError {
-            logger.notice("stopped: requests still in flight after the drain timeout were cut")
-        }
     }
 
     /// Whether a key can be sent in `Authorization: Bearer KEY`: not empty, no spaces or control

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import NetRunnerHTTP
 import NetRunnerSupport
 import NetRunnerTestSupport
 import Testing
@@ -155,6 +156,22 @@ struct HubRoutesTests {
             let adoption = Self.json(try await Self.call(client, "/v1/models/m/adoption").body)
             let counts = adoption["versions"] as? [[String: Any]] ?? []
             #expect(counts.count == 1 && counts.first?["version"] as? Int == 2 && counts.first?["clients"] as? Int == 3)
+        }
+    }
+}
+
+/// The hub's route table against its OpenAPI document (issue 24: one table, checked).
+@Suite("Hub route table")
+struct HubRouteTableTests {
+    @Test("Every path and method of the hub's /openapi.json is in its table, with that method")
+    func documentMatchesTable() throws {
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(HubOpenAPI.document.utf8)) as? [String: Any])
+        let paths = try #require(json["paths"] as? [String: [String: Any]])
+        for (path, operations) in paths {
+            let methods = Set(operations.keys.map { $0.uppercased() }.filter { $0 != "PARAMETERS" })
+            let allowed = Set((HubOpenAPI.routes.allowed[path] ?? "").split(separator: ", ").map(String.init))
+            #expect(methods.isSubset(of: allowed), "\(path): documented \(methods), table \(allowed)")
         }
     }
 }

@@ -383,8 +383,14 @@ struct ServeCommandTests {
         let page = try await server.request("/")
         #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
         let html = String(decoding: page.body, as: UTF8.self)
-        #expect(html.contains("getUserMedia") && html.contains("/v1/live"))
-        #expect(!html.contains("http://") && !html.contains("https://"), "nothing fetched from elsewhere")
+        #expect(html.contains("<script src=\"/app.js\">") && html.contains("/app.css"))
+        let script = try await server.request("/app.js")
+        #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
+        let javascript = String(decoding: script.body, as: UTF8.self)
+        #expect(javascript.contains("getUserMedia") && javascript.contains("/v1/live"))
+        for text in [html, javascript, String(decoding: try await server.request("/app.css").body, as: UTF8.self)] {
+            #expect(!text.contains("http://") && !text.contains("https://"), "nothing fetched from elsewhere")
+        }
     }
 
     @Test("The web app works in a real browser with a camera: labels, boxes, latency, pause, a picked photo")

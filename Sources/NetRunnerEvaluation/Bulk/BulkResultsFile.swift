@@ -441,8 +441,7 @@ extension BulkResultsFile.Format {
     public func line(for record: BulkRecord) -> String {
         switch self {
         case .jsonLines:
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let encoder = JSONCoding.encoder()
             // Encoding these plain values cannot fail; an empty object would still be a line.
             let data = (try? encoder.encode(record)) ?? Data("{}".utf8)
             return String(decoding: data, as: UTF8.self) + "\n"

@@ -86,8 +86,7 @@ public struct BulkRunIdentity: Codable, Equatable, Sendable {
     /// - Parameter output: The results file.
     /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` when it cannot be written.
     public func write(for output: String) throws(EvaluationError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        let encoder = JSONCoding.encoder(pretty: true)
         let path = Self.sidecar(for: output)
         do {
             try FileIO.writeAtomically(try encoder.encode(self) + Data("\n".utf8), to: path)

@@ -1,6 +1,7 @@
 import FoundationEssentials
 public import NetRunner
 public import NetRunnerImage
+import NetRunnerSupport
 
 /// A browsable page of bulk results.
 ///
@@ -53,8 +54,7 @@ public enum ResultsGallery {
             }
             entries.append(entry)
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoder = JSONCoding.encoder()
         let json = (try? encoder.encode(entries)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
         // Inside <script>, "</" would end the element: JSON allows "<\/".
         let data = json.replacing("</", with: "<\\/")

@@ -1,5 +1,6 @@
 import Hummingbird
 import NIOCore
+import NetRunnerHTTP
 
 /// The OpenAPI 3 description of the hub's API, served at `/openapi.json` so clients can be
 /// generated and the hub fuzzed against its own contract (schemathesis in the tests).
@@ -12,42 +13,15 @@ enum HubOpenAPI {
         }
     }
 
-    /// The methods each route template takes (for 405 with `Allow`).
-    static let allowed: [String: String] = [
+    /// The hub's routes, each template with the methods it takes (405 with `Allow`).
+    static let routes = RouteTable([
         "/": "GET, HEAD", "/v1/health": "GET", "/openapi.json": "GET", "/v1/models": "GET", "/v1/models/{name}": "GET",
         "/v1/models/{name}/versions": "POST", "/v1/models/{name}/versions/{version}": "GET, DELETE",
         "/v1/models/{name}/aliases/{alias}": "GET, PUT", "/v1/models/{name}/aliases/{alias}/rollback": "POST",
         "/v1/models/{name}/aliases/{alias}/history": "GET", "/v1/models/{name}/adoption": "GET",
         "/v1/models/{name}/resolve": "GET", "/v1/blobs/{digest}": "GET, HEAD", "/v1/keys": "GET, POST",
         "/v1/keys/{name}": "DELETE",
-    ]
-
-    /// The template of a path: `/v1/models/flowers/versions/3` is `/v1/models/{name}/versions/{version}`.
-    static func template(_ path: String) -> String? {
-        if path == "/" { return path }  // the hub's page (HubPage)
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
-        guard parts.first == "v1" || parts == ["openapi.json"] else { return nil }
-        if parts == ["openapi.json"] { return "/openapi.json" }
-        switch parts.count {
-        case 2: return ["health", "models", "keys"].contains(parts[1]) ? path : nil
-        case 3:
-            switch parts[1] {
-            case "models": return "/v1/models/{name}"
-            case "blobs": return "/v1/blobs/{digest}"
-            case "keys": return "/v1/keys/{name}"
-            default: return nil
-            }
-        case 4 where parts[1] == "models":
-            return ["versions", "adoption", "resolve"].contains(parts[3]) ? "/v1/models/{name}/" + parts[3] : nil
-        case 5 where parts[1] == "models":
-            if parts[3] == "versions" { return "/v1/models/{name}/versions/{version}" }
-            if parts[3] == "aliases" { return "/v1/models/{name}/aliases/{alias}" }
-            return nil
-        case 6 where parts[1] == "models" && parts[3] == "aliases":
-            return ["rollback", "history"].contains(parts[5]) ? "/v1/models/{name}/aliases/{alias}/" + parts[5] : nil
-        default: return nil
-        }
-    }
+    ])
 
     static let document = #"""
         {

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import NetRunner
+import NetRunnerHTTP
 import NetRunnerHub
 import NetRunnerSupport
 
@@ -30,12 +31,12 @@ struct HubRoutes: Sendable {
 
     func add(to router: Router<BasicRequestContext>) {
         HubPage.add(to: router)
-        router.get("/v1/health") { _, _ in Self.json(["status": "ok"]) }
+        router.get("/v1/health") { _, _ in HTTPReply.json(["status": "ok"]) }
         router.get("/v1/models") { request, _ in
             try await handle {
                 _ = try await authorize(request, .read)
                 let models = try await store.models(search: request.uri.queryParameters.get("q"))
-                return Self.json(["models": models])
+                return HTTPReply.json(["models": models])
             }
         }
         router.get("/v1/models/{name}") { request, context in
@@ -46,7 +47,7 @@ struct HubRoutes: Sendable {
                 guard let latest = versions.last, let first = versions.first else {
                     throw HubError.notFound("No model \"\(name)\" on this hub (GET /v1/models lists them).")
                 }
-                return Self.json(
+                return HTTPReply.json(
                     HubModel(
                         name: name, description: latest.description, latestVersion: latest.version, versions: versions,
                         aliases: try await store.aliases(of: name), createdAt: first.createdAt))
@@ -57,7 +58,7 @@ struct HubRoutes: Sendable {
                 let who = try await authorize(request, .publish)
                 let name = try Self.name(context)
                 let alias = try request.uri.queryParameters.get("alias").map { try Self.checkedAlias($0) }
-                return Self.json(try await publish(request, name: name, alias: alias, by: who), status: .created)
+                return HTTPReply.json(try await publish(request, name: name, alias: alias, by: who), status: .created)
             }
         }
         router.get("/v1/models/{name}/versions/{version}") { request, context in
@@ -67,7 +68,7 @@ struct HubRoutes: Sendable {
                 guard let version = try await store.version(number, of: name) else {
                     throw HubError.notFound("\(name) has no version \(number).")
                 }
-                return Self.json(version)
+                return HTTPReply.json(version)
             }
         }
         router.delete("/v1/models/{name}/versions/{version}") { request, context in
@@ -78,7 +79,7 @@ struct HubRoutes: Sendable {
                     throw HubError.notFound("\(name) has no version \(number).")
                 }
                 try await store.delete(version: number, of: name, by: who)
-                return Self.json(["deleted": "\(name)@\(number)"])
+                return HTTPReply.json(["deleted": "\(name)@\(number)"])
             }
         }
         router.get("/v1/models/{name}/aliases/{alias}") { request, context in
@@ -90,7 +91,7 @@ struct HubRoutes: Sendable {
                 guard let found = try await store.alias(alias, of: name) else {
                     throw HubError.notFound("\(name) has no alias \"\(alias)\".")
                 }
-                return Self.json(found)
+                return HTTPReply.json(found)
             }
         }
         router.put("/v1/models/{name}/aliases/{alias}") { request, context in
@@ -100,7 +101,7 @@ struct HubRoutes: Sendable {
                     try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
                 )
                 let targets = try await Self.targets(request)
-                return Self.json(try await store.setAlias(alias, of: name, targets: targets, by: who))
+                return HTTPReply.json(try await store.setAlias(alias, of: name, targets: targets, by: who))
             }
         }
         router.post("/v1/models/{name}/aliases/{alias}/rollback") { request, context in
@@ -109,7 +110,7 @@ struct HubRoutes: Sendable {
                 let (name, alias) = (
                     try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
                 )
-                return Self.json(try await store.rollback(alias, of: name, by: who))
+                return HTTPReply.json(try await store.rollback(alias, of: name, by: who))
             }
         }
         router.get("/v1/models/{name}/aliases/{alias}/history") { request, context in
@@ -118,7 +119,7 @@ struct HubRoutes: Sendable {
                 let (name, alias) = (
                     try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
                 )
-                return Self.json(["history": try await store.history(of: alias, of: name)])
+                return HTTPReply.json(["history": try await store.history(of: alias, of: name)])
             }
         }
         router.get("/v1/models/{name}/adoption") { request, context in
@@ -129,7 +130,7 @@ struct HubRoutes: Sendable {
                     var clients: Int
                 }
                 let counts = try await store.adoption(of: try Self.name(context))
-                return Self.json(["versions": counts.map { Count(version: $0.version, clients: $0.clients) }])
+                return HTTPReply.json(["versions": counts.map { Count(version: $0.version, clients: $0.clients) }])
             }
         }
         router.get("/v1/models/{name}/resolve") { request, context in
@@ -156,7 +157,7 @@ struct HubRoutes: Sendable {
                 _ = try Self.checkedName(body.name, what: "key name")
                 let key = HubKeys.newKey()
                 try await store.addKey(digest: HubKeys.digest(of: key), name: body.name, scope: body.scope)
-                return Self.json(["key": key, "name": body.name, "scope": body.scope.rawValue], status: .created)
+                return HTTPReply.json(["key": key, "name": body.name, "scope": body.scope.rawValue], status: .created)
             }
         }
         router.get("/v1/keys") { request, _ in
@@ -165,7 +166,7 @@ struct HubRoutes: Sendable {
                 let keys = try await store.keys().map {
                     ["name": $0.name, "scope": $0.scope, "created_at": $0.createdAt]
                 }
-                return Self.json(["keys": keys])
+                return HTTPReply.json(["keys": keys])
             }
         }
         router.delete("/v1/keys/{name}") { request, context in
@@ -173,7 +174,7 @@ struct HubRoutes: Sendable {
                 _ = try await authorize(request, .admin)
                 let name = context.parameters.get("name") ?? ""
                 guard try await store.deleteKey(named: name) else { throw HubError.notFound("No key named \(name).") }
-                return Self.json(["deleted": name])
+                return HTTPReply.json(["deleted": name])
             }
         }
     }
@@ -304,7 +305,7 @@ struct HubRoutes: Sendable {
             name: name, reference: reference, version: version.version,
             sha256: try SHA256Digest(validating: version.sha256), size: version.size,
             format: version.format, download: "/v1/blobs/sha256:\(version.sha256)")
-        var response = Self.json(resolution)
+        var response = HTTPReply.json(resolution)
         response.headers[.eTag] = etag
         response.headers[.cacheControl] = "no-cache"
         return response
@@ -409,7 +410,7 @@ struct HubRoutes: Sendable {
         do {
             return try await body()
         } catch let error as HubError {
-            var response = Self.error(error.description, status: .init(code: error.status))
+            var response = HTTPReply.error(error.description, status: .init(code: error.status))
             if case .unauthorized = error { response.headers[.wwwAuthenticate] = "Bearer" }
             if case .unavailable = error { response.headers[.retryAfter] = "1" }
             return response
@@ -417,29 +418,8 @@ struct HubRoutes: Sendable {
             throw error
         } catch {
             logger.error("hub request failed: \(error)")
-            return Self.error("The hub failed: \(error)", status: .internalServerError)
+            return HTTPReply.error("The hub failed: \(error)", status: .internalServerError)
         }
-    }
-
-    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return Response(
-            status: status, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-
-    static func error(_ message: String, status: HTTPResponse.Status) -> Response {
-        struct Body: Encodable {
-            var error = true
-            var errorDescription: String
-            enum CodingKeys: String, CodingKey {
-                case error
-                case errorDescription = "error_description"
-            }
-        }
-        return json(Body(errorDescription: message), status: status)
     }
 
     static func name(_ context: BasicRequestContext) throws -> String {

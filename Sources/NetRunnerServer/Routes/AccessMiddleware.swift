@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import NetRunnerHTTP
 import NetRunnerSupport
 
 /// Who may call the server, decided once for the router and the live socket.

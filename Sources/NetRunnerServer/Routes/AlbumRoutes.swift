@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import NetRunner
 import NetRunnerEngine
+import NetRunnerHTTP
 import NetRunnerImage
 import NetRunnerSupport
 import Synchronization

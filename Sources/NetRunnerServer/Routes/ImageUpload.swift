@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Hummingbird
 import NIOCore
+import NetRunnerHTTP
 
 /// The image of an upload.
 ///

@@ -3,6 +3,7 @@ import Hummingbird
 import NIOCore
 import NetRunner
 import NetRunnerEngine
+import NetRunnerHTTP
 import NetRunnerHub
 import NetRunnerSupport
 import Synchronization

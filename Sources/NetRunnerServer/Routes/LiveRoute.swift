@@ -70,8 +70,7 @@ struct LiveRoute: Sendable {
     /// Answers every frame until the page closes the socket.
     func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async throws {
         var frame = 0
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoder = JSONCoding.encoder()
         if let problem {
             let reply = Message(frame: 0, result: BulkRecord(image: "live", model: model, error: problem))
             try await outbound.write(.text(String(decoding: try encoder.encode(reply), as: UTF8.self)))

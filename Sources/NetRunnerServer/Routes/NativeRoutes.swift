@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NetRunner
 import NetRunnerEngine
+import NetRunnerHTTP
 import NetRunnerImage
 import NetRunnerSupport
 import TensorFlowLite

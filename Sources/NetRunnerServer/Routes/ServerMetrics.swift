@@ -2,6 +2,7 @@ import Hummingbird
 import NIOCore
 import NetRunner
 import NetRunnerEngine
+import NetRunnerHTTP
 import Prometheus
 import Synchronization
 
@@ -137,66 +138,21 @@ final class ServerMetrics: Sendable {
     }
 }
 
-/// Answers 405 Method Not Allowed, with `Allow`, for a known route asked with another method
-/// (the router alone answers 404, as if the route did not exist).
-struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
-    static var allowed: [String: String] {
-        [
-            "/": "GET", "/app.js": "GET", "/app.css": "GET", "/metrics": "GET", "/favicon.ico": "GET",
-            "/openapi.json": "GET", "/v2": "GET",
-            "/v1/models": "GET", "/v1/live": "GET", "/v1/models/{id}": "GET", "/v1/models/{id}/classify": "POST",
-            "/v1/models/{id}/detect": "POST", "/v1/models/{id}/run": "POST", "/v2/health/live": "GET",
-            "/v2/health/ready": "GET", "/v2/models/{name}": "GET", "/v2/models/{name}/ready": "GET",
-            "/v2/models/{name}/infer": "POST", "/v2/models/{name}/config": "GET", "/v2/repository/index": "GET, POST",
-            "/v1/imports": "GET, POST", "/v1/imports/{id}": "GET",
-            "/v1/albums": "GET", "/v1/albums/{album}": "GET", "/v1/albums/{album}/images/{index}": "GET",
-            "/v1/albums/{album}/runs": "POST", "/v1/runs/{id}": "GET",
-            "/v1/streams": "GET", "/v1/streams/{name}": "GET", "/v1/streams/{name}/frame.jpg": "GET",
-        ]
-    }
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
-        let template = Self.route(request.uri.path)
-        if let allow = Self.allowed[template],
-            !allow.split(separator: ", ").contains(Substring(request.method.rawValue)),
-            !(allow.hasPrefix("GET") && request.method == .head)
-        {
-            return HTTPReply.error(
-                "\(request.uri.path) takes \(allow), not \(request.method.rawValue).", status: .methodNotAllowed,
-                headers: [.allow: allow])
-        }
-        return try await next(request, context)
-    }
-
-    /// The route template a path would match with another method (`/v1/models/{id}/classify`),
-    /// empty segments skipped as the router skips them.
-    static func route(_ path: String) -> String {
-        let parts = path.split(separator: "/").map(String.init)
-        switch parts.count {
-        case 0: return "/"
-        case 1 where ["metrics", "favicon.ico", "app.js", "app.css", "v2", "openapi.json"].contains(parts[0]):
-            return path
-        case 2 where parts[0] == "v1" && ["models", "live", "imports", "albums", "streams"].contains(parts[1]):
-            return path
-        case 3 where parts[0] == "v1" && parts[1] == "streams": return "/v1/streams/{name}"
-        case 4 where parts[0] == "v1" && parts[1] == "streams" && parts[3] == "frame.jpg":
-            return "/v1/streams/{name}/frame.jpg"
-        case 3 where parts[0] == "v1" && parts[1] == "imports": return "/v1/imports/{id}"
-        case 3 where parts[0] == "v1" && parts[1] == "runs": return "/v1/runs/{id}"
-        case 3 where parts[0] == "v1" && parts[1] == "albums": return "/v1/albums/{album}"
-        case 4 where parts[0] == "v1" && parts[1] == "albums" && parts[3] == "runs": return "/v1/albums/{album}/runs"
-        case 5 where parts[0] == "v1" && parts[1] == "albums" && parts[3] == "images":
-            return "/v1/albums/{album}/images/{index}"
-        case 3 where parts[0] == "v2" && (parts[1] == "health" || parts[1] == "repository"): return path
-        case 3 where parts[0] == "v1" && parts[1] == "models": return "/v1/models/{id}"
-        case 4 where parts[0] == "v1" && parts[1] == "models": return "/v1/models/{id}/" + parts[3]
-        case 3 where parts[0] == "v2" && parts[1] == "models": return "/v2/models/{name}"
-        case 4 where parts[0] == "v2" && parts[1] == "models": return "/v2/models/{name}/" + parts[3]
-        default: return "(other)"
-        }
-    }
+/// The server's routes, written once: each template with the methods it takes (405 with
+/// `Allow` for another method; the router's own table is the handlers of `Routes/`).
+enum ServerRoutes {
+    static let table = RouteTable([
+        "/": "GET", "/app.js": "GET", "/app.css": "GET", "/metrics": "GET", "/favicon.ico": "GET",
+        "/openapi.json": "GET", "/v2": "GET",
+        "/v1/models": "GET", "/v1/live": "GET", "/v1/models/{id}": "GET", "/v1/models/{id}/classify": "POST",
+        "/v1/models/{id}/detect": "POST", "/v1/models/{id}/run": "POST", "/v2/health/live": "GET",
+        "/v2/health/ready": "GET", "/v2/models/{name}": "GET", "/v2/models/{name}/ready": "GET",
+        "/v2/models/{name}/infer": "POST", "/v2/models/{name}/config": "GET", "/v2/repository/index": "GET, POST",
+        "/v1/imports": "GET, POST", "/v1/imports/{id}": "GET",
+        "/v1/albums": "GET", "/v1/albums/{album}": "GET", "/v1/albums/{album}/images/{index}": "GET",
+        "/v1/albums/{album}/runs": "POST", "/v1/runs/{id}": "GET",
+        "/v1/streams": "GET", "/v1/streams/{name}": "GET", "/v1/streams/{name}/frame.jpg": "GET",
+    ])
 }
 
 /// Counts every request in ``ServerMetrics``, by the route template the router matched

@@ -3,6 +3,7 @@ import Hummingbird
 import NIOCore
 import NetRunner
 import NetRunnerEngine
+import NetRunnerHTTP
 import NetRunnerVideo
 
 /// The streams the server reads (`serve --stream`): `GET /v1/streams`, `GET /v1/streams/{name}`

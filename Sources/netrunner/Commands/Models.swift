@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import NetRunner
 import NetRunnerEngine
+import NetRunnerSupport
 
 extension NetRunnerCommand {
     /// `netrunner models` (or `list`): the ids `--model` takes, with each model's task and origin.
@@ -31,8 +32,7 @@ extension NetRunnerCommand {
 
         func run() throws {
             let catalog = try ModelCatalog.commandLine(folder: models)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let encoder = JSONCoding.encoder()
             var rows: [Line] = []
             for (entry, copies) in catalog.distinct() {
                 for copy in copies {

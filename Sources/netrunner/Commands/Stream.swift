@@ -3,6 +3,7 @@ import FoundationEssentials
 import NetRunner
 import NetRunnerImage
 import NetRunnerJobs
+import NetRunnerSupport
 import NetRunnerVideo
 
 #if canImport(Glibc)
@@ -199,8 +200,7 @@ extension NetRunnerCommand.Stream {
     /// The summary: on stderr, as text or one JSON line.
     static func printSummary(_ summary: StreamSummary, json: Bool) {
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let encoder = JSONCoding.encoder()
             if let data = try? encoder.encode(["summary": summary]) {
                 Console.diagnostic(String(decoding: data, as: UTF8.self))
             }

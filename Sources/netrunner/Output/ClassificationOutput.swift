@@ -1,5 +1,6 @@
 import FoundationEssentials
 import NetRunner
+import NetRunnerSupport
 
 /// How `classify` prints a result: a block of text per image, or one JSON line per image in
 /// the shape of a `bulk` results line (docs/json.md).
@@ -32,8 +33,7 @@ enum ClassificationOutput {
 
     /// Prints one JSON line, keys sorted, as results files hold them.
     static func printLine(_ value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let encoder = JSONCoding.encoder()
         Console.print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 }

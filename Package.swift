@@ -195,6 +195,7 @@ let package = Package(
         .target(
             name: "NetRunnerServer",
             dependencies: [
+                "NetRunnerJobs",
                 "NetRunnerHTTP",
                 "NetRunnerEngine",
                 "NetRunner",

@@ -40,7 +40,7 @@ MAY_IMPORT = {
     # The engine under serve, the model catalog, the KServe codec: no HTTP.
     "NetRunnerEngine": {"NetRunner", "NetRunnerImage", "NetRunnerSupport", "TensorFlowLite", "Logging"},
     "NetRunnerServer": {
-        "NetRunnerHTTP", "NetRunnerEngine", "NetRunner", "NetRunnerImage", "NetRunnerSupport", "NetRunnerVideo",
+        "NetRunnerHTTP", "NetRunnerEngine", "NetRunnerJobs", "NetRunner", "NetRunnerImage", "NetRunnerSupport", "NetRunnerVideo",
         "TensorFlowLite", "Hummingbird", "Logging", "Metrics", "Prometheus", "ServiceLifecycle", "NIOCore",
         "HTTPTypes", "HummingbirdWebSocket", "HummingbirdCore", "NIOWebSocket", "Prometheus", "NetRunnerHub",
         "UnixSignals",

@@ -201,6 +201,28 @@ public final class InferenceEngine: Sendable {
         try await answerShowingInput(model: id, image: image, options: options, includeInput: false).answer
     }
 
+    /// Runs a model's task on an encoded image for background work (an album run): waits while
+    /// the queue is full instead of failing with ``EngineError/busy(queued:)``.
+    ///
+    /// - Parameters:
+    ///   - id: The model's id.
+    ///   - image: The encoded image.
+    ///   - options: The answer options.
+    /// - Returns: The answer, boxes in the image's pixels.
+    /// - Throws: ``EngineError`` but `busy`.
+    public func answerWhenRoom(model id: String, image: Data, options: ImageTask.Options = ImageTask.Options())
+        async throws(EngineError) -> ImageAnswer
+    {
+        while true {
+            await queue.waitForRoom()
+            do {
+                return try await answer(model: id, image: image, options: options)
+            } catch .busy {
+                continue  // another job took the room first
+            }
+        }
+    }
+
     /// Runs a model's task on an encoded image and, if asked, returns what the model saw: its
     /// input tensor as a PNG (Net Runner's preview).
     ///

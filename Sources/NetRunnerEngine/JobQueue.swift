@@ -10,6 +10,8 @@ final class JobQueue<Job: Sendable>: Sendable {
         var head = 0
         var count = 0
         var closed = false
+        /// Background work waiting for room (``waitForRoom()``), resumed one per job taken.
+        var roomWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state: Mutex<State>
@@ -24,6 +26,9 @@ final class JobQueue<Job: Sendable>: Sendable {
 
     /// The jobs waiting.
     var depth: Int { state.withLock { $0.count } }
+
+    /// The callers of ``waitForRoom()`` asleep now.
+    var waitingForRoom: Int { state.withLock { $0.roomWaiters.count } }
 
     /// Adds a job.
     ///
@@ -45,14 +50,16 @@ final class JobQueue<Job: Sendable>: Sendable {
     func pop() -> Job? {
         while true {
             available.wait()
-            let next = state.withLock { state -> (job: Job?, done: Bool) in
-                guard state.count > 0 else { return (nil, state.closed) }
+            let next = state.withLock { state -> (job: Job?, done: Bool, waiter: CheckedContinuation<Void, Never>?) in
+                guard state.count > 0 else { return (nil, state.closed, nil) }
                 let job = state.jobs[state.head]
                 state.jobs[state.head] = nil
                 state.head = (state.head + 1) % capacity
                 state.count -= 1
-                return (job, false)
+                let waiter = state.roomWaiters.isEmpty ? nil : state.roomWaiters.removeFirst()
+                return (job, false, waiter)
             }
+            next.waiter?.resume()
             if let job = next.job { return job }
             if next.done {
                 available.signal()  // wake the next worker too
@@ -61,9 +68,30 @@ final class JobQueue<Job: Sendable>: Sendable {
         }
     }
 
+    /// Returns once the queue has room for a job, or is closed.
+    ///
+    /// Background work (an album run) waits here instead of polling, while requests that
+    /// cannot wait get 503 at once. Another job may take the room first; the caller then waits
+    /// again.
+    func waitForRoom() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.closed || state.count < capacity { return true }
+                state.roomWaiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
     /// Stops taking jobs; workers drain what is queued, then `pop` returns `nil`.
     func close() {
-        state.withLock { $0.closed = true }
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.closed = true
+            defer { state.roomWaiters = [] }
+            return state.roomWaiters
+        }
+        for waiter in waiters { waiter.resume() }
         available.signal()
     }
 }

@@ -6,6 +6,7 @@ import NetRunner
 import NetRunnerEngine
 import NetRunnerHTTP
 import NetRunnerImage
+import NetRunnerJobs
 import NetRunnerSupport
 import Synchronization
 
@@ -229,7 +230,8 @@ struct AlbumRoutes {
         runs.finish(run)
     }
 
-    /// One image's results line; a full queue is waited out, not reported.
+    /// One image's results line; a full queue is waited out (the engine wakes the run when a
+    /// worker takes a job), not reported.
     static func answer(
         album: Album, index: Int, model: String, options: AnswerOptions, engine: InferenceEngine, limit: Int
     ) async -> BulkRecord {
@@ -240,15 +242,11 @@ struct AlbumRoutes {
         } catch {
             return BulkRecord(image: name, model: model, error: "\(error)")
         }
-        while true {
-            do {
-                let answer = try await engine.answer(model: model, image: data, options: options.taskOptions)
-                return BulkRecord(image: name, model: model, answer: options.worthShowing(answer))
-            } catch .busy {
-                try? await Task.sleep(for: .milliseconds(20))
-            } catch {
-                return BulkRecord(image: name, model: model, error: "\(error)")
-            }
+        do {
+            let answer = try await engine.answerWhenRoom(model: model, image: data, options: options.taskOptions)
+            return BulkRecord(image: name, model: model, answer: options.worthShowing(answer))
+        } catch {
+            return BulkRecord(image: name, model: model, error: "\(error)")
         }
     }
 }
@@ -274,7 +272,7 @@ struct AlbumRunReport: Encodable, Sendable {
 }
 
 /// The album runs of this server's life, the last 10, at most ``maximumRunning`` of them
-/// running.
+/// running (a ``JobStore``).
 final class AlbumRuns: Sendable {
     /// The most runs going at once.
     ///
@@ -282,57 +280,44 @@ final class AlbumRuns: Sendable {
     /// busy: another run is refused (429) until one finishes.
     static let maximumRunning = 2
 
-    private struct Run {
+    struct Run: Sendable {
         var report: AlbumRunReport
         var lines: [AlbumRunReport.Line?]
     }
 
-    private let runs = Mutex<[(id: String, run: Run)]>([])
+    private let runs = JobStore<Run>(kept: 10, maximumRunning: maximumRunning) { $0.report.state == "running" }
 
     /// A new run's id, or `nil` when ``maximumRunning`` runs are going already.
     func begin(album: AlbumRoutes.Album, model: String) -> String? {
-        let id = SHA256.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
-        var report = AlbumRunReport(id: id, album: album.id, model: model)
-        report.total = album.files.count
-        if album.files.isEmpty { report.state = "finished" }
-        return runs.withLock { runs -> String? in
-            let running = runs.count { $0.run.report.state == "running" }
-            if report.state == "running", running >= Self.maximumRunning { return nil }
-            runs.append((id, Run(report: report, lines: Array(repeating: nil, count: album.files.count))))
-            if runs.count > 10, let finished = runs.firstIndex(where: { $0.run.report.state == "finished" }) {
-                runs.remove(at: finished)
-            }
-            return id
+        runs.begin { id in
+            var report = AlbumRunReport(id: id, album: album.id, model: model)
+            report.total = album.files.count
+            if album.files.isEmpty { report.state = "finished" }
+            return Run(report: report, lines: Array(repeating: nil, count: album.files.count))
         }
     }
 
     func record(_ id: String, index: Int, _ record: BulkRecord) {
-        runs.withLock { runs in
-            guard let found = runs.firstIndex(where: { $0.id == id }) else { return }
-            runs[found].run.lines[index] = .init(index: index, result: record)
-            runs[found].run.report.done += 1
-            if record.error != nil { runs[found].run.report.failed += 1 }
+        runs.update(id) { run in
+            run.lines[index] = .init(index: index, result: record)
+            run.report.done += 1
+            if record.error != nil { run.report.failed += 1 }
         }
     }
 
     func finish(_ id: String) {
-        runs.withLock { runs in
-            if let found = runs.firstIndex(where: { $0.id == id }) { runs[found].run.report.state = "finished" }
-        }
+        runs.update(id) { $0.report.state = "finished" }
     }
 
     /// The report with the finished lines from `offset` (in album order), at most `limit`.
     func report(_ id: String, offset: Int, limit: Int) -> AlbumRunReport? {
-        runs.withLock { runs in
-            guard let found = runs.first(where: { $0.id == id }) else { return nil }
-            var report = found.run.report
-            report.offset = offset
-            let lines = found.run.lines
-            if offset < lines.count, limit > 0 {
-                report.results = lines[offset..<min(lines.count, offset + limit)].compactMap { $0 }
-            }
-            return report
+        guard let run = runs.job(id) else { return nil }
+        var report = run.report
+        report.offset = offset
+        if offset < run.lines.count, limit > 0 {
+            report.results = run.lines[offset..<min(run.lines.count, offset + limit)].compactMap { $0 }
         }
+        return report
     }
 }
 

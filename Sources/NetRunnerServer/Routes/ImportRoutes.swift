@@ -5,8 +5,8 @@ import NetRunner
 import NetRunnerEngine
 import NetRunnerHTTP
 import NetRunnerHub
+import NetRunnerJobs
 import NetRunnerSupport
-import Synchronization
 
 /// Net Runner's import by URL, for the web app's Settings and for programs: `POST /v1/imports`
 /// with `{"url": "https://...", "sha256": "..."}` starts an import (202, `Location:
@@ -24,7 +24,8 @@ struct ImportRoutes {
     let engine: InferenceEngine
     /// The importer; `nil` when imports are off (`--no-import`): `POST` answers 403.
     let importer: ModelImporter?
-    let jobs = ImportJobs()
+    /// The imports of this server's life, the last 50, at most ``concurrentImports`` at once.
+    let jobs = JobStore<ImportJob>(kept: 50, maximumRunning: ImportRoutes.concurrentImports, isRunning: \.isRunning)
 
     /// The largest request body (a URL and a digest).
     static let maximumBodyBytes = 64 << 10
@@ -33,7 +34,7 @@ struct ImportRoutes {
 
     func add(to router: Router<BasicRequestContext>) {
         router.post("/v1/imports") { request, _ in await start(request) }
-        router.get("/v1/imports") { _, _ in HTTPReply.json(ImportList(imports: jobs.all())) }
+        router.get("/v1/imports") { _, _ in HTTPReply.json(ImportList(imports: jobs.all)) }
         router.get("/v1/imports/{id}") { _, context in
             guard let job = jobs.job(context.parameters.get("id") ?? "") else {
                 return HTTPReply.error("No import with this id (GET /v1/imports lists them).", status: .notFound)
@@ -88,7 +89,7 @@ struct ImportRoutes {
         } catch {
             return HTTPReply.error("\(error)", status: .badRequest)
         }
-        guard let job = jobs.begin(source: URLCredentials.masked(url), limit: Self.concurrentImports) else {
+        guard let job = jobs.begin({ ImportJob(id: $0, source: URLCredentials.masked(url)) }) else {
             return HTTPReply.error(
                 "\(Self.concurrentImports) imports are running; retry when one has finished.", status: .tooManyRequests,
                 headers: [.retryAfter: "5"])
@@ -104,7 +105,8 @@ struct ImportRoutes {
 
     /// Stages, checks the id against the served models, installs and serves.
     static func run(
-        job: String, url: String, sha256: String?, engine: InferenceEngine, importer: ModelImporter, jobs: ImportJobs
+        job: String, url: String, sha256: String?, engine: InferenceEngine, importer: ModelImporter,
+        jobs: JobStore<ImportJob>
     ) async {
         let progress: @Sendable (ImportProgress) -> Void = { step in
             jobs.update(job) { entry in
@@ -164,32 +166,6 @@ struct ImportJob: Encodable, Sendable {
     }
 
     var isRunning: Bool { state != "installed" && state != "failed" }
-}
-
-/// The imports of this server's life, the last 50.
-final class ImportJobs: Sendable {
-    private let jobs = Mutex<[ImportJob]>([])
-
-    /// Starts a job unless `limit` are running.
-    func begin(source: String, limit: Int) -> String? {
-        jobs.withLock { jobs in
-            guard jobs.filter(\.isRunning).count < limit else { return nil }
-            let id = SHA256.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
-            jobs.append(ImportJob(id: id, source: source))
-            if jobs.count > 50, let finished = jobs.firstIndex(where: { !$0.isRunning }) { jobs.remove(at: finished) }
-            return id
-        }
-    }
-
-    func update(_ id: String, _ change: (inout ImportJob) -> Void) {
-        jobs.withLock { jobs in
-            if let index = jobs.firstIndex(where: { $0.id == id }) { change(&jobs[index]) }
-        }
-    }
-
-    func job(_ id: String) -> ImportJob? { jobs.withLock { $0.first { $0.id == id } } }
-
-    func all() -> [ImportJob] { jobs.withLock { $0 } }
 }
 
 extension String {

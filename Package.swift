@@ -171,6 +171,7 @@ let package = Package(
         .target(
             name: "NetRunnerJobs",
             dependencies: [
+                "NetRunnerEvaluation",
                 "NetRunner",
                 "NetRunnerImage",
                 "NetRunnerVideo",
@@ -283,7 +284,10 @@ let package = Package(
         // The server's routes and codecs in process (KServe tensors, access, metrics).
         .testTarget(
             name: "NetRunnerJobsTests",
-            dependencies: ["NetRunnerJobs", "NetRunner", "NetRunnerImage", "NetRunnerVideo", "NetRunnerTestSupport"],
+            dependencies: [
+                "NetRunnerJobs", "NetRunner", "NetRunnerEvaluation", "NetRunnerImage", "NetRunnerVideo",
+                "NetRunnerTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

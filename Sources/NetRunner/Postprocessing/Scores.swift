@@ -1,6 +1,6 @@
 /// Score arithmetic shared by the classifier and the detectors: dequantization, softmax,
 /// sigmoid and top-k selection.
-public enum Scores {
+package enum Scores {
     /// The real values of quantized scores: `scale * (q - zeroPoint)`.
     ///
     /// - Parameters:
@@ -9,7 +9,8 @@ public enum Scores {
     ///   - zeroPoint: The quantization zero point.
     /// - Returns: The dequantized values.
     /// - Complexity: O(n).
-    public static func dequantize<T: BinaryInteger>(_ values: some Sequence<T>, scale: Float, zeroPoint: Int) -> [Float]
+    package static func dequantize<T: BinaryInteger>(_ values: some Sequence<T>, scale: Float, zeroPoint: Int)
+        -> [Float]
     {
         values.map { scale * Float(Int($0) - zeroPoint) }
     }
@@ -19,7 +20,7 @@ public enum Scores {
     /// - Parameter logits: The values to normalise.
     /// - Returns: Probabilities summing to 1.
     /// - Complexity: O(n).
-    public static func softmax(_ logits: [Float]) -> [Float] {
+    package static func softmax(_ logits: [Float]) -> [Float] {
         guard let largest = logits.max() else { return [] }
         let exponentials = logits.map { expf($0 - largest) }
         let sum = exponentials.reduce(0, +)
@@ -30,7 +31,7 @@ public enum Scores {
     ///
     /// - Parameter x: The logit.
     /// - Returns: A value in (0, 1).
-    public static func sigmoid(_ x: Float) -> Float {
+    package static func sigmoid(_ x: Float) -> Float {
         1 / (1 + expf(-x))
     }
 
@@ -44,7 +45,7 @@ public enum Scores {
     ///   - include: Keeps only the indices it accepts (allowlist/denylist filtering).
     /// - Returns: At most `k` indices.
     /// - Complexity: O(n log k).
-    public static func topK(
+    package static func topK(
         _ scores: [Float], k: Int, threshold: Float = -.infinity, where include: (Int) -> Bool = { _ in true }
     ) -> [Int] {
         let k = min(k, scores.count)

@@ -1,9 +1,8 @@
 import ArgumentParser
-import Dispatch
 import NetRunner
 import NetRunnerEvaluation
+import NetRunnerJobs
 import NetRunnerSupport
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -48,7 +47,9 @@ extension NetRunnerCommand.Bulk {
                 an answer (this run or the one resumed), 1 when any failed, 130 when interrupted.
 
                 On several machines: --shard I/N runs the images whose path under its folder hashes to I (a \
-                Kubernetes Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETION_COUNT are read when set); \
+                Kubernetes Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETION_COUNT are read when set, else a \
+                Slurm array task's SLURM_ARRAY_TASK_ID as the shard index of NETRUNNER_SHARD_COUNT, see \
+                deploy/slurm); \
                 `netrunner bulk merge SHARD.jsonl... --output FILE` joins the shards' files into what one machine \
                 would have written.
                 """)
@@ -81,7 +82,7 @@ extension NetRunnerCommand.Bulk {
 
         @Option(
             help: ArgumentHelp(
-                "Run only shard I of N (from 0): the images whose path under its folder hashes to I (default: JOB_COMPLETION_INDEX of JOB_COMPLETION_COUNT when set).",
+                "Run only shard I of N (from 0): the images whose path under its folder hashes to I (default: a Kubernetes pod's JOB_COMPLETION_INDEX of JOB_COMPLETION_COUNT, else a Slurm array task's SLURM_ARRAY_TASK_ID of NETRUNNER_SHARD_COUNT, so a requeued or resubmitted task reruns its shard; without NETRUNNER_SHARD_COUNT, the task's place in a dense array).",
                 valueName: "i/n"))
         var shard: String?
 
@@ -99,10 +100,6 @@ extension NetRunnerCommand.Bulk {
         func run() throws {
             let shard = try BulkShard.chosen(option: shard)
             let (listed, unreadable) = try inputs.requiredFiles()
-            let files = shard.map { shard in listed.filter { shard.contains($0, roots: inputs.images) } } ?? listed
-            if let shard {
-                Console.diagnostic("Shard \(shard): \(files.count) of \(listed.count) images.")
-            }
             var options = ImageTask.Options()
             resultOptions.apply(to: &options)
             options.scalesWhileDecoding = model.fastDecoding
@@ -115,83 +112,35 @@ extension NetRunnerCommand.Bulk {
             let baseOptions = options
             _ = try ImageTask(model: loaded, options: options)
 
-            let results = try output.map { path in
-                try BulkResultsFile(
-                    path: path, format: format?.format ?? .implied(by: path), resume: !restart)
+            let job: BulkJob
+            do {
+                job = try BulkJob(
+                    roots: inputs.images, listed: listed, shard: shard, model: loaded,
+                    identityOptions: try answerOptions(), output: output,
+                    format: format?.format ?? .implied(by: output ?? ""), restart: restart, retryFailed: retryFailed)
+            } catch let error as BulkJob.OtherRunError {
+                Console.diagnostic(error.description)
+                throw ExitCode.failure
             }
-            // The run's identity beside the file: a resumed run must be the same run.
-            let identity = BulkRunIdentity(
-                modelSHA256: loaded.sha256, model: loaded.name, options: try answerOptions(shard: shard),
-                roots: inputs.images)
-            var spelling = identity
-            if let results, let output {
-                if let recorded = try BulkRunIdentity.read(for: output), results.resumedCount > 0 {
-                    let differences = identity.differences(from: recorded)
-                    guard differences.isEmpty else {
-                        Console.diagnostic(
-                            "\(output) holds the results of another run; what differs: "
-                                + differences.joined(separator: "; ")
-                                + ". Start it afresh with --restart, or choose another --output.")
-                        throw ExitCode.failure
-                    }
-                    spelling = recorded
-                } else {
-                    if results.resumedCount > 0 {
-                        Console.diagnostic(
-                            "note: \(output) has no run description (\(BulkRunIdentity.sidecar(for: output))); "
-                                + "taking it as this run's.")
-                    }
-                    try identity.write(for: output)
-                }
-                if retryFailed {
-                    let dropped = try results.dropFailedRecords()
-                    Console.diagnostic("Retrying \(dropped) failed image(s) from \(output).")
-                }
-            }
-            // Each file under the path the results file first used for its folder.
-            let keys = files.map { identity.spelling(of: $0, as: spelling) }
-            let done = results?.completedKeys ?? []
-            let pendingIndices = files.indices.filter { !done.contains(keys[$0]) }
-            let pending = pendingIndices.map { files[$0] }
-            let pendingKeys = pendingIndices.map { keys[$0] }
-            if let results, results.resumedCount > 0 {
-                Console.diagnostic(
-                    "Resuming \(results.path): \(results.resumedCount) results already there"
-                        + (results.repairedPartialLine ? " (an unfinished last line was cut off)" : "")
-                        + ", \(pending.count) of \(files.count) images to go.")
-            }
+            for note in job.notes { Self.say(note) }
             if format == .csv && output == nil { Console.print(BulkResultsFile.csvColumns.joined(separator: ",")) }
             let lineFormat = format?.format ?? .jsonLines
 
             let interrupted = Interruption()
-            let progress = ProgressBar(total: pending.count, unit: "images", enabled: !noProgress)
-            let tally = Mutex(Tally(threads: threads))
+            let progress = ProgressBar(total: job.pending.count, unit: "images", enabled: !noProgress)
             let clock = ContinuousClock()
             let started = clock.now
-            try BulkInference.run(
-                files: pending, threads: threads,
+            let (printsLines, resultOptions, model) = (output == nil, self.resultOptions, self.model)
+            let tally = try job.run(
+                threads: threads,
                 makeTask: { threadCount in
                     var taskOptions = baseOptions
                     taskOptions.threadCount = model.runtimeThreadCount(else: threadCount)
                     return try ImageTask(model: loaded, options: taskOptions)
                 },
-                isCancelled: { interrupted.happened },
-                deliver: { index, outcome in
-                    let record: BulkRecord
-                    switch outcome {
-                    case .success(let answer):
-                        record = BulkRecord(image: pendingKeys[index], answer: resultOptions.worthPrinting(answer))
-                    case .failure(let failure): record = BulkRecord(image: pendingKeys[index], error: failure.message)
-                    }
-                    tally.withLock { $0.add(record) }
-                    if let results {
-                        do {
-                            try results.append(record)
-                        } catch {
-                            tally.withLock { $0.writeError = "\(error)" }
-                            interrupted.trigger()
-                        }
-                    } else {
+                shown: { resultOptions.worthPrinting($0) }, isCancelled: { interrupted.happened },
+                deliver: { record in
+                    if printsLines {
                         progress.finish()
                         Console.print(String(lineFormat.line(for: record).dropLast()))
                     }
@@ -199,34 +148,49 @@ extension NetRunnerCommand.Bulk {
                 })
             progress.finish()
             let elapsed = clock.now - started
-            let final = tally.withLock { $0 }
-            if let writeError = final.writeError {
+            if let writeError = tally.writeError {
                 // A write error (a full disk, an I/O error) is a failure, not a usage error.
                 Console.diagnostic("Stopped: \(writeError)")
                 throw ExitCode.failure
             }
-            Self.summarize(final, elapsed: elapsed, threads: threads, skipped: files.count - pending.count)
+            Self.summarize(tally, elapsed: elapsed, threads: threads)
             if unreadable > 0 {
                 Console.diagnostic(
                     "\(unreadable) entries under \(inputs.images.joined(separator: ", ")) could not be searched.")
             }
             if interrupted.happened {
                 Console.diagnostic(
-                    "Interrupted after \(final.count) of \(pending.count) images"
+                    "Interrupted after \(tally.count) of \(job.pending.count) images"
                         + (output.map { "; rerun the same command to resume \($0)." } ?? "."))
                 throw ExitCode(interrupted.exitCode)
             }
-            let earlier = results?.resumedFailures ?? 0
-            if earlier > 0 {
-                Console.diagnostic("\(earlier) image(s) had already failed in the earlier run (in \(output ?? "")).")
+            if tally.earlierFailures > 0 {
+                Console.diagnostic(
+                    "\(tally.earlierFailures) image(s) had already failed in the earlier run (in \(output ?? "")).")
             }
-            if final.failed + earlier + unreadable > 0 { throw ExitCode.failure }
+            if tally.failed + tally.earlierFailures + unreadable > 0 { throw ExitCode.failure }
+        }
+
+        /// A note of the job's preparation, on stderr.
+        private static func say(_ note: BulkJob.Note) {
+            switch note {
+            case .shard(let shard, let kept, let total):
+                Console.diagnostic("Shard \(shard): \(kept) of \(total) images.")
+            case .noDescription(let file, let sidecar):
+                Console.diagnostic("note: \(file) has no run description (\(sidecar)); taking it as this run's.")
+            case .retrying(let count, let file):
+                Console.diagnostic("Retrying \(count) failed image(s) from \(file).")
+            case .resuming(let file, let resumed, let repaired, let pending, let total):
+                Console.diagnostic(
+                    "Resuming \(file): \(resumed) results already there"
+                        + (repaired ? " (an unfinished last line was cut off)" : "")
+                        + ", \(pending) of \(total) images to go.")
+            }
         }
 
         /// The options that change answers, for the run's identity.
-        private func answerOptions(shard: BulkShard?) throws -> [String: String] {
+        private func answerOptions() throws -> [String: String] {
             var options: [String: String] = [:]
-            if let shard { options["--shard"] = shard.description }
             if let value = resultOptions.maxResults { options["--max-results"] = String(value) }
             if let value = resultOptions.scoreThreshold { options["--score-threshold"] = String(value) }
             if !resultOptions.categoryAllowlist.isEmpty {
@@ -242,14 +206,14 @@ extension NetRunnerCommand.Bulk {
             return options
         }
 
-        private static func summarize(_ tally: Tally, elapsed: Duration, threads: Int, skipped: Int) {
+        private static func summarize(_ tally: BulkTally, elapsed: Duration, threads: Int) {
             let seconds = Console.seconds(elapsed)
             let rate = seconds > 0 ? Double(tally.count) / seconds : 0
             var line =
                 "\(tally.count) images in \(Console.format(seconds, decimals: 1)) s "
                 + "(\(Console.format(rate, decimals: 1)) images/s, \(threads) thread\(threads == 1 ? "" : "s"))"
             if tally.failed > 0 { line += ", \(tally.failed) failed" }
-            if skipped > 0 { line += ", \(skipped) already done" }
+            if tally.skipped > 0 { line += ", \(tally.skipped) already done" }
             Console.diagnostic(line + ".")
             var warmUp = 0
             for (name, values) in [
@@ -300,37 +264,5 @@ extension NetRunnerCommand.Bulk {
                 "Merged \(summary.shards) shards into \(output): \(summary.lines) images"
                     + (summary.failures > 0 ? ", \(summary.failures) failed" : "") + ".")
         }
-    }
-}
-
-/// Counts and latencies of a bulk run.
-private struct Tally {
-    var count = 0
-    var failed = 0
-    // Bounded whatever the number of images; the first image of each thread pays for the
-    // runtime's first-run set-up and is left out as warm-up.
-    var decode: LatencySamples
-    var preprocess: LatencySamples
-    var inference: LatencySamples
-    var total: LatencySamples
-    var writeError: String?
-
-    init(threads: Int) {
-        decode = LatencySamples(warmUp: threads)
-        preprocess = decode
-        inference = decode
-        total = decode
-    }
-
-    mutating func add(_ record: BulkRecord) {
-        count += 1
-        guard let answer = record.answer else {
-            failed += 1
-            return
-        }
-        decode.add(answer.decodingMilliseconds)
-        preprocess.add(answer.preprocessingMilliseconds)
-        inference.add(answer.inferenceMilliseconds)
-        total.add(record.totalMilliseconds ?? 0)
     }
 }

@@ -5,6 +5,7 @@ import NetRunnerEngine
 import NetRunnerEvaluation
 import NetRunnerHub
 import NetRunnerImage
+import NetRunnerJobs
 import NetRunnerSupport
 
 extension NetRunnerCommand {
@@ -40,7 +41,9 @@ extension NetRunnerCommand.Evaluate {
                 in any browser). --compare runs the given models instead of the test's own, side by side.
 
                 On several machines: --shard I/N runs the images whose name in test.json hashes to I (a \
-                Kubernetes Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETION_COUNT are read when set) and \
+                Kubernetes Indexed Job's JOB_COMPLETION_INDEX and JOB_COMPLETION_COUNT are read when set, else a \
+                Slurm array task's SLURM_ARRAY_TASK_ID as the shard index of NETRUNNER_SHARD_COUNT, see \
+                deploy/slurm) and \
                 writes only results; `netrunner evaluate merge TESTBUNDLE... --shards DIR... --output DIR` joins \
                 the shards' results and writes the reports one machine would have written.
                 """)
@@ -86,7 +89,7 @@ extension NetRunnerCommand.Evaluate {
 
         @Option(
             help: ArgumentHelp(
-                "Run only shard I of N (from 0): the images whose name in test.json hashes to I; results only, no report (default: JOB_COMPLETION_INDEX of JOB_COMPLETION_COUNT when set).",
+                "Run only shard I of N (from 0): the images whose name in test.json hashes to I; results only, no report (default: a Kubernetes pod's JOB_COMPLETION_INDEX of JOB_COMPLETION_COUNT, else a Slurm array task's SLURM_ARRAY_TASK_ID of NETRUNNER_SHARD_COUNT, so a requeued or resubmitted task reruns its shard; without NETRUNNER_SHARD_COUNT, the task's place in a dense array).",
                 valueName: "i/n"))
         var shard: String?
 
@@ -111,7 +114,7 @@ extension NetRunnerCommand.Evaluate {
                         + "path with --compare.")
             }
             let directory = needsDirectory ? try ModelDirectory(path: models) : nil
-            var plans: [(TestBundleRunner, [(TestBundleRunner.Model, ImageTask)])] = []
+            var plans: [EvaluationRun.Plan] = []
             for test in tests {
                 let file = test.descriptionPath
                 let entries =
@@ -130,51 +133,39 @@ extension NetRunnerCommand.Evaluate {
                                 + "; images expecting only it can never be scored correct.")
                     }
                 }
-                plans.append((runner, loaded))
+                plans.append(EvaluationRun.Plan(runner: runner, models: loaded))
             }
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+            let run = EvaluationRun(output: output, threads: threads, fastDecoding: fastDecoding)
             var reports: [EvaluationReport] = []
             var thumbnails: [String: Thumbnail] = [:]
             var failedImages = 0
             var failedRuns = 0
             var failedModels = 0
             if let shard {
-                for (runner, models) in plans {
-                    let (path, failed) = try runShard(runner, models: models, shard: shard)
-                    failedRuns += failed
-                    Console.print("\(runner.test.description.name): shard \(shard), results in \(path)")
+                for plan in plans {
+                    let path = try runResults(plan, with: run, shard: shard)
+                    failedRuns += try BulkResultsFile.records(in: path).filter { $0.error != nil }.count
+                    Console.print("\(plan.runner.test.description.name): shard \(shard), results in \(path)")
                 }
                 Console.print(
                     "Join the shards with: netrunner evaluate merge TESTBUNDLE... --shards DIR... --output DIR")
                 if failedRuns > 0 { throw ExitCode.failure }
                 return
             }
-            for (runner, models) in plans {
-                let report = try evaluate(runner, models: models)
+            for plan in plans {
+                let report = try run.report(plan, resultsPath: try runResults(plan, with: run, shard: nil))
                 reports.append(report)
                 Self.printSummary(report)
                 let failures = report.models.map(\.failures)
                 failedRuns += failures.map(\.count).reduce(0, +)
                 failedImages += Set(failures.flatMap { $0.map(\.image) }).count
                 failedModels += failures.filter { !$0.isEmpty }.count
-                for model in report.models {
-                    for example in model.shownExamples where thumbnails[example.image] == nil {
-                        let source = runner.test.description.images.first { $0.key == example.image }
-                        if let path = source.flatMap(runner.test.localPath(of:)) {
-                            thumbnails[example.image] = Thumbnail.make(path: path)
-                        }
-                    }
-                }
-                let folder = Self.folder(for: runner.test, in: output)
-                try Self.write(
-                    HTMLReport.render([report], thumbnails: thumbnails, title: report.test.name),
-                    to: folder + "/report.html")
-                try Self.writeJSON(report, to: folder + "/report.json")
+                let folder = try run.writeReports(report, test: plan.runner.test, thumbnails: &thumbnails)
                 Console.print("  report: \(folder)/report.html, \(folder)/report.json")
             }
             if reports.count > 1 {
-                try Self.write(HTMLReport.render(reports, thumbnails: thumbnails), to: output + "/report.html")
-                Console.print("All tests: \(output)/report.html")
+                Console.print("All tests: \(try run.writeCombinedReport(reports, thumbnails: thumbnails))")
             }
             if failedImages > 0 {
                 Console.diagnostic(
@@ -185,76 +176,36 @@ extension NetRunnerCommand.Evaluate {
             }
         }
 
-        /// Runs one test's shard (resuming its results file): the path and the failed runs.
-        private func runShard(
-            _ runner: TestBundleRunner, models: [(TestBundleRunner.Model, ImageTask)], shard: BulkShard
-        ) throws -> (String, Int) {
-            try runResults(runner, models: models, shard: shard)
-            let path = Self.folder(for: runner.test, in: output) + "/results.jsonl"
-            return (path, try BulkResultsFile.records(in: path).filter { $0.error != nil }.count)
-        }
-
-        /// Runs one test (resuming its results file) and builds its report.
-        private func evaluate(
-            _ runner: TestBundleRunner, models: [(TestBundleRunner.Model, ImageTask)]
-        ) throws -> EvaluationReport {
-            let resultsPath = try runResults(runner, models: models, shard: nil)
-            return EvaluationReport.build(
-                test: runner.test, metric: runner.metric,
-                models: models.map { (id: $0.0.id, path: $0.0.path, kind: $0.1.kind) },
-                records: try BulkResultsFile.records(in: resultsPath),
-                latencyNote: "one run at a time on \(threads) thread\(threads == 1 ? "" : "s"); "
-                    + "each model ran once untimed before timing (warm-up); "
-                    + (fastDecoding ? "JPEGs scaled while decoding" : "every JPEG pixel decoded"))
-        }
-
-        /// Runs what a test's results file lacks; the file's path.
-        @discardableResult
-        private func runResults(
-            _ runner: TestBundleRunner, models: [(TestBundleRunner.Model, ImageTask)], shard: BulkShard?
-        ) throws -> String {
-            let folder = Self.folder(for: runner.test, in: output)
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            let resultsPath = folder + "/results.jsonl"
-            // A shard's results say which shard they are: never mixed with another's or a whole run's.
-            let recorded = restart ? nil : try BulkRunIdentity.read(for: resultsPath)?.options["--shard"]
-            if !restart, FileManager.default.fileExists(atPath: resultsPath), recorded != shard?.description {
-                throw ValidationError(
-                    "\(resultsPath) holds the runs of \(recorded.map { "shard \($0)" } ?? "a whole evaluation"); this is "
-                        + "\(shard.map { "shard \($0)" } ?? "a whole evaluation"). Use another --output, or --restart.")
-            }
-            let results = try BulkResultsFile(path: resultsPath, format: .jsonLines, resume: !restart)
-            if let shard {
-                try BulkRunIdentity(
-                    modelSHA256: "", model: runner.test.description.id, options: ["--shard": shard.description],
-                    roots: [runner.test.path]
-                ).write(for: resultsPath)
-            } else if FileManager.default.fileExists(atPath: BulkRunIdentity.sidecar(for: resultsPath)) {
-                try FileManager.default.removeItem(atPath: BulkRunIdentity.sidecar(for: resultsPath))
-            }
-            let done = results.completedKeys
-            // Counted, not planned: a million iterations must not be listed in memory.
-            let pending = max(0, runner.runsPerModel * models.count - done.count)
-            let name = runner.test.description.name
-            if results.resumedCount > 0 {
-                Console.diagnostic("\(name): resuming \(resultsPath), \(pending) runs to go.")
-            }
-            let progress = ProgressBar(total: pending, unit: "runs", enabled: !noProgress)
+        /// Runs what a test's results file lacks, with a progress bar.
+        ///
+        /// Ctrl-C stops with whole lines (exit 130). Returns the file's path.
+        private func runResults(_ plan: EvaluationRun.Plan, with run: EvaluationRun, shard: BulkShard?) throws -> String
+        {
             let interrupted = Interruption()
-            for (model, task) in models {
-                try runner.run(
-                    model, task: task, skipping: done, isCancelled: { interrupted.happened },
-                    deliver: { record in
-                        try results.append(record)
-                        progress.advance()
+            let name = plan.runner.test.description.name
+            let noProgress = self.noProgress
+            var bar: ProgressBar?
+            let path: String
+            do {
+                path = try run.runResults(
+                    plan, shard: shard, restart: restart, isCancelled: { interrupted.happened },
+                    progress: { pending in
+                        if pending.resumed {
+                            Console.diagnostic("\(name): resuming \(pending.path), \(pending.runs) runs to go.")
+                        }
+                        let progress = ProgressBar(total: pending.runs, unit: "runs", enabled: !noProgress)
+                        bar = progress
+                        return { progress.advance() }
                     })
+            } catch let error as EvaluationRun.MixedResultsError {
+                throw ValidationError(error.description)
             }
-            progress.finish()
+            bar?.finish()
             if interrupted.happened {
-                Console.diagnostic("Interrupted; rerun the same command to resume from \(resultsPath).")
+                Console.diagnostic("Interrupted; rerun the same command to resume from \(path).")
                 throw ExitCode(interrupted.exitCode)
             }
-            return resultsPath
+            return path
         }
 
         /// A model named by a test or by --compare: a path as given, else an id in the models folder.
@@ -295,27 +246,6 @@ extension NetRunnerCommand.Evaluate {
             message += ids.isEmpty ? " (no models there)" : "; the ids: \(ids.joined(separator: ", "))"
             message += "; or give a path, or hub:NAME[@VERSION|@ALIAS]."
             throw ValidationError(message)
-        }
-
-        /// The output folder of a test: its id when that is a safe name, else a readable slug
-        /// and the first 8 hex digits of the id's SHA-256, so ids that differ only in
-        /// punctuation never share a folder (or each other's results).
-        static func folder(for test: TestBundle, in output: String) -> String {
-            let id = test.description.id
-            let safe = String(
-                id.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "_" })
-            guard safe != id || id.isEmpty else { return output + "/" + safe }
-            return output + "/" + safe.prefix(64) + "-" + SHA256.hexDigest(of: Data(id.utf8)).prefix(8)
-        }
-
-        private static func write(_ text: String, to path: String) throws {
-            try FileIO.writeAtomically(Data(text.utf8), to: path)
-        }
-
-        private static func writeJSON(_ report: EvaluationReport, to path: String) throws {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            try write(String(decoding: try encoder.encode(report), as: UTF8.self) + "\n", to: path)
         }
 
         private static func printSummary(_ report: EvaluationReport) {
@@ -385,45 +315,9 @@ extension NetRunnerCommand.Evaluate {
         func run() throws {
             for path in testBundles {
                 let test = try TestBundle(path: path)
-                let folder = Tests.folder(for: test, in: output)
-                var parts: [(file: String, records: [BulkRecord])] = []
-                var indexes: [Int: String] = [:]
-                var count: Int?
-                for shardFolder in shards {
-                    let file = Tests.folder(for: test, in: shardFolder) + "/results.jsonl"
-                    guard let text = try BulkRunIdentity.read(for: file)?.options["--shard"] else {
-                        throw EvaluationError.unmergeable(
-                            file: file, reason: "it is not a shard's results (written by evaluate --shard I/N)")
-                    }
-                    let shard = try BulkShard(parsing: text)
-                    if let count, count != shard.count {
-                        throw EvaluationError.unmergeable(file: file, reason: "it is shard \(shard), not of \(count)")
-                    }
-                    count = shard.count
-                    if let earlier = indexes[shard.index] {
-                        throw EvaluationError.unmergeable(file: file, reason: "shard \(shard) is also in \(earlier)")
-                    }
-                    indexes[shard.index] = file
-                    parts.append((file, try BulkResultsFile.records(in: file)))
-                }
-                let total = count ?? 0
-                let missing = (0..<total).filter { indexes[$0] == nil }
-                guard missing.isEmpty else {
-                    throw EvaluationError.unmergeable(
-                        file: test.path,
-                        reason: "shard\(missing.count == 1 ? "" : "s") "
-                            + missing.map { "\($0)/\(total)" }.joined(separator: ", ") + " missing")
-                }
                 let order = compare.isEmpty ? test.description.models : compare.map { ModelDirectory.id(ofModelAt: $0) }
-                let runner = try TestBundleRunner(test: test, models: [])
-                let merged = try runner.merge(parts, modelOrder: order)
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                let text = merged.map { BulkResultsFile.Format.jsonLines.line(for: $0) }.joined()
-                try FileIO.writeAtomically(Data(text.utf8), to: folder + "/results.jsonl")
-                if FileManager.default.fileExists(atPath: BulkRunIdentity.sidecar(for: folder + "/results.jsonl")) {
-                    try FileManager.default.removeItem(atPath: BulkRunIdentity.sidecar(for: folder + "/results.jsonl"))
-                }
-                Console.diagnostic("Merged \(total) shards of \(test.description.name): \(merged.count) runs.")
+                let merged = try EvaluationRun.merge(test, shards: shards, modelOrder: order, into: output)
+                Console.diagnostic("Merged \(merged.shards) shards of \(test.description.name): \(merged.runs) runs.")
             }
             // The reports, as evaluate writes them: every run is in the results, nothing runs again.
             var arguments = testBundles + ["--output", output, "--models", models, "--no-progress"]

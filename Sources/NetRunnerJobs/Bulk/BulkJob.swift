@@ -1,0 +1,160 @@
+public import NetRunner
+public import NetRunnerEvaluation
+import Synchronization
+
+/// One `netrunner bulk` run over folders of images: the shard's images, the run's identity
+/// beside its results file (a resumed file must be the same run), resume and retry of failed
+/// images, then the images to go through the model with every line written whole, and the
+/// tally.
+///
+///     let job = try BulkJob(roots: ["photos"], listed: files, shard: nil, model: model,
+///                           identityOptions: [:], output: "out.jsonl", format: .jsonLines,
+///                           restart: false, retryFailed: false)
+///     let tally = try job.run(threads: 2, makeTask: { try ImageTask(model: model, options: $0) })
+///
+/// Preparing writes nothing but the run's description (when the file is new, or had none);
+/// a file written by another run is refused, with what differs.
+public final class BulkJob: Sendable {
+    /// What the command line says of a preparation, in order (diagnostics, not errors).
+    public enum Note: Sendable, Equatable {
+        /// The shard's images of all listed.
+        case shard(BulkShard, kept: Int, of: Int)
+        /// A resumed results file had no run description: this run's was written.
+        case noDescription(file: String, sidecar: String)
+        /// `--retry-failed`: the failed lines dropped, to be run again.
+        case retrying(count: Int, file: String)
+        /// A results file resumed.
+        case resuming(file: String, resumed: Int, repairedPartialLine: Bool, pending: Int, total: Int)
+    }
+
+    /// The images of this run (the shard's, when sharded), as listed.
+    public let files: [String]
+    /// The images still to run, as listed.
+    public let pending: [String]
+    /// Each pending image's key: its path as the results file spells it.
+    public let pendingKeys: [String]
+    /// The results file, or `nil` when the lines go to `deliver` only.
+    public let results: BulkResultsFile?
+    /// What to say of the preparation.
+    public let notes: [Note]
+
+    /// Another run's results are in the file.
+    public struct OtherRunError: Error, CustomStringConvertible {
+        /// The results file.
+        public var file: String
+        /// What differs, one phrase each.
+        public var differences: [String]
+        /// The message.
+        public var description: String {
+            "\(file) holds the results of another run; what differs: " + differences.joined(separator: "; ")
+                + ". Start it afresh with --restart, or choose another --output."
+        }
+    }
+
+    /// Prepares a run: the shard's images, the results file opened (resumed unless
+    /// `restart`), the run's identity checked or written, failed lines dropped when
+    /// `retryFailed`, the images still to run.
+    ///
+    /// - Parameters:
+    ///   - roots: The folders and files given.
+    ///   - listed: Every image listed under them.
+    ///   - shard: The shard to run, or `nil` for all.
+    ///   - model: The model (its digest and name are the run's identity).
+    ///   - identityOptions: The options that change answers (part of the identity).
+    ///   - output: The results file, or `nil`.
+    ///   - format: The results file's format.
+    ///   - restart: Whether to start the file afresh.
+    ///   - retryFailed: Whether to run again the images whose lines say they failed.
+    /// - Throws: ``OtherRunError``; ``EvaluationError`` for a file that cannot be used.
+    public init(
+        roots: [String], listed: [String], shard: BulkShard?, model: LoadedModel,
+        identityOptions: [String: String], output: String?, format: BulkResultsFile.Format, restart: Bool,
+        retryFailed: Bool
+    ) throws {
+        var notes: [Note] = []
+        let files = shard.map { shard in listed.filter { shard.contains($0, roots: roots) } } ?? listed
+        if let shard { notes.append(.shard(shard, kept: files.count, of: listed.count)) }
+        let results = try output.map { try BulkResultsFile(path: $0, format: format, resume: !restart) }
+        var options = identityOptions
+        if let shard { options["--shard"] = shard.description }
+        let identity = BulkRunIdentity(modelSHA256: model.sha256, model: model.name, options: options, roots: roots)
+        var spelling = identity
+        if let results, let output {
+            if let recorded = try BulkRunIdentity.read(for: output), results.resumedCount > 0 {
+                let differences = identity.differences(from: recorded)
+                guard differences.isEmpty else { throw OtherRunError(file: output, differences: differences) }
+                spelling = recorded
+            } else {
+                if results.resumedCount > 0 {
+                    notes.append(.noDescription(file: output, sidecar: BulkRunIdentity.sidecar(for: output)))
+                }
+                try identity.write(for: output)
+            }
+            if retryFailed { notes.append(.retrying(count: try results.dropFailedRecords(), file: output)) }
+        }
+        // Each file under the path the results file first used for its folder.
+        let keys = files.map { identity.spelling(of: $0, as: spelling) }
+        let done = results?.completedKeys ?? []
+        let pendingIndices = files.indices.filter { !done.contains(keys[$0]) }
+        self.files = files
+        self.pending = pendingIndices.map { files[$0] }
+        self.pendingKeys = pendingIndices.map { keys[$0] }
+        self.results = results
+        if let results, results.resumedCount > 0 {
+            notes.append(
+                .resuming(
+                    file: results.path, resumed: results.resumedCount, repairedPartialLine: results.repairedPartialLine,
+                    pending: pending.count, total: files.count))
+        }
+        self.notes = notes
+    }
+
+    /// Runs the pending images: each line appended whole to the results file (or, without
+    /// one, handed to `deliver` only), in file order.
+    ///
+    /// A write error (a full disk) stops the run after the images in flight; it is in the
+    /// tally, not thrown.
+    ///
+    /// - Parameters:
+    ///   - threads: Interpreters side by side (``BulkInference``).
+    ///   - makeTask: One interpreter's task, given its runtime thread count.
+    ///   - shown: What is kept of each answer.
+    ///   - isCancelled: Whether to stop taking images (Ctrl-C).
+    ///   - deliver: Each record, after it is written.
+    /// - Returns: The counts and latencies.
+    /// - Throws: The first error `makeTask` throws.
+    public func run(
+        threads: Int, makeTask: @Sendable (_ threadCount: Int) throws -> ImageTask,
+        shown: @Sendable (ImageAnswer) -> ImageAnswer = { $0 }, isCancelled: @Sendable () -> Bool = { false },
+        deliver: @Sendable (BulkRecord) -> Void = { _ in }
+    ) throws -> BulkTally {
+        let tally = Mutex(BulkTally(warmUp: threads))
+        let stopped = Atomic<Bool>(false)
+        let keys = pendingKeys
+        let results = self.results
+        try BulkInference.run(
+            files: pending, threads: threads, makeTask: makeTask,
+            isCancelled: { stopped.load(ordering: .relaxed) || isCancelled() },
+            deliver: { index, outcome in
+                let record: BulkRecord
+                switch outcome {
+                case .success(let answer): record = BulkRecord(image: keys[index], answer: shown(answer))
+                case .failure(let failure): record = BulkRecord(image: keys[index], error: failure.message)
+                }
+                tally.withLock { $0.add(record) }
+                if let results {
+                    do {
+                        try results.append(record)
+                    } catch {
+                        tally.withLock { $0.writeError = "\(error)" }
+                        stopped.store(true, ordering: .relaxed)
+                    }
+                }
+                deliver(record)
+            })
+        var final = tally.withLock { $0 }
+        final.skipped = files.count - pending.count
+        final.earlierFailures = results?.resumedFailures ?? 0
+        return final
+    }
+}

@@ -1,0 +1,49 @@
+public import NetRunner
+
+/// Counts and latencies of a ``BulkJob``'s run, in bounded memory however many images.
+public struct BulkTally: Sendable {
+    /// Images run.
+    public var count = 0
+    /// Images that failed.
+    public var failed = 0
+    /// Images already done in the resumed file.
+    public var skipped = 0
+    /// Images that had failed in the resumed file (and were not retried).
+    public var earlierFailures = 0
+    /// Decoding, in milliseconds (the first image of each thread left out as warm-up).
+    public var decode: LatencySamples
+    /// Preprocessing.
+    public var preprocess: LatencySamples
+    /// Inference.
+    public var inference: LatencySamples
+    /// The three together.
+    public var total: LatencySamples
+    /// Why writing the results file stopped the run, if it did.
+    public var writeError: String?
+
+    /// A tally leaving out `warmUp` samples of each latency (the first image of each thread
+    /// pays for the runtime's set-up).
+    ///
+    /// - Parameter warmUp: The samples left out.
+    public init(warmUp: Int) {
+        decode = LatencySamples(warmUp: warmUp)
+        preprocess = decode
+        inference = decode
+        total = decode
+    }
+
+    /// Counts a record.
+    ///
+    /// - Parameter record: The record.
+    public mutating func add(_ record: BulkRecord) {
+        count += 1
+        guard let answer = record.answer else {
+            failed += 1
+            return
+        }
+        decode.add(answer.decodingMilliseconds)
+        preprocess.add(answer.preprocessingMilliseconds)
+        inference.add(answer.inferenceMilliseconds)
+        total.add(record.totalMilliseconds ?? 0)
+    }
+}

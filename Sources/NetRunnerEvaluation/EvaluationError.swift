@@ -18,6 +18,9 @@ public enum EvaluationError: Error, Equatable, Hashable, Sendable {
     case unreadableResults(file: String, reason: String)
     /// A shard that is not `I/N` with `0 <= I < N`.
     case badShard(String)
+    /// A shard the environment names that cannot be used (a Slurm array task that does not say
+    /// which shard of how many it is, a number out of range): the reason.
+    case badShardEnvironment(String)
     /// Shard results that cannot be merged into one run's.
     case unmergeable(file: String, reason: String)
 }
@@ -37,7 +40,13 @@ extension EvaluationError: LocalizedError {
             "\(file): cannot use it for results: \(reason)"
         case .badShard(let text):
             "\"\(text)\" is not a shard: give INDEX/COUNT with 0 <= INDEX < COUNT (--shard 0/4 ... 3/4; a Kubernetes "
-                + "Indexed Job sets JOB_COMPLETION_INDEX, the manifest JOB_COMPLETION_COUNT)."
+                + "Indexed Job sets JOB_COMPLETION_INDEX, the manifest JOB_COMPLETION_COUNT; a Slurm array task's "
+                + "SLURM_ARRAY_TASK_ID is the index of NETRUNNER_SHARD_COUNT)."
+        case .badShardEnvironment(let reason):
+            "\(reason) (A Slurm array task's shard: with NETRUNNER_SHARD_COUNT=N exported, as deploy/slurm/*.sbatch "
+                + "do, SLURM_ARRAY_TASK_ID is the shard index, 0 to N-1, so scontrol requeue JOBID_K and sbatch "
+                + "--array=K both rerun shard K; without it, the task's place in a dense array, (ID - MIN) / STEP of "
+                + "SLURM_ARRAY_TASK_COUNT. --shard I/N decides over both.)"
         case .unmergeable(let file, let reason):
             "\(file): cannot merge it: \(reason)"
         }

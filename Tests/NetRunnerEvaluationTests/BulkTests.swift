@@ -220,4 +220,116 @@ struct BulkShardTests {
         #expect(throws: EvaluationError.badShard("x")) { try BulkShard(parsing: "x") }
         #expect(try BulkShard(parsing: "0/1").contains("anything", roots: []))
     }
+
+    /// The shard an environment names (`nil`: none), read from a dictionary.
+    func shard(_ environment: [String: String], option: String? = nil) throws(EvaluationError) -> BulkShard? {
+        try BulkShard.chosen(option: option, environment: { environment[$0] })
+    }
+
+    /// The reason a Slurm environment is refused ("" when it is not).
+    func refusal(_ environment: [String: String]) -> String {
+        do {
+            _ = try shard(environment)
+            return ""
+        } catch {
+            guard case .badShardEnvironment(let reason) = error else { return "\(error)" }
+            return reason
+        }
+    }
+
+    /// A task of `sbatch --array=MIN-MAX[:STEP]` (or a list of `count` tasks).
+    func task(_ id: Int, min: Int, max: Int, step: Int = 1, count: Int? = nil) -> [String: String] {
+        [
+            "SLURM_ARRAY_JOB_ID": "41", "SLURM_ARRAY_TASK_ID": "\(id)", "SLURM_ARRAY_TASK_MIN": "\(min)",
+            "SLURM_ARRAY_TASK_MAX": "\(max)", "SLURM_ARRAY_TASK_STEP": "\(step)",
+            "SLURM_ARRAY_TASK_COUNT": "\(count ?? (max - min) / step + 1)",
+        ]
+    }
+
+    @Test(
+        "A Slurm array task: --shard first, then Kubernetes, then Slurm; NETRUNNER_SHARD_COUNT makes task IDs indices")
+    func slurmArrayTask() throws {
+        #expect(try shard([:]) == nil)
+        #expect(try shard(["SLURM_JOB_ID": "7", "NETRUNNER_SHARD_COUNT": ""]) == nil, "empty is unset")
+        // A dense array: the task's place in it, of its count.
+        #expect(try shard(task(2, min: 0, max: 3)) == BulkShard(index: 2, count: 4))
+        #expect(try shard(task(1, min: 1, max: 8)) == BulkShard(index: 0, count: 8))
+        #expect(try shard(task(7, min: 1, max: 7, step: 3)) == BulkShard(index: 2, count: 3))
+        var noStep = task(3, min: 0, max: 3)
+        noStep["SLURM_ARRAY_TASK_STEP"] = nil
+        #expect(try shard(noStep) == BulkShard(index: 3, count: 4))
+        // Precedence: --shard, then a Kubernetes pod's, then the Slurm task's.
+        let kubernetes = task(2, min: 0, max: 3).merging(["JOB_COMPLETION_INDEX": "1", "JOB_COMPLETION_COUNT": "3"]) {
+            $1
+        }
+        #expect(try shard(kubernetes) == BulkShard(index: 1, count: 3))
+        #expect(try shard(kubernetes, option: "0/2") == BulkShard(index: 0, count: 2))
+        #expect(try shard(task(2, min: 0, max: 3), option: "5/6") == BulkShard(index: 5, count: 6))
+
+        // The shipped scripts export NETRUNNER_SHARD_COUNT: the task ID is the shard, whatever the
+        // array. The original array, `scontrol requeue 41_2` (the same task again) and
+        // `sbatch --array=2` (a new one-task array) all run shard 2 of 4.
+        let explicit = ["NETRUNNER_SHARD_COUNT": "4"]
+        for environment in [task(2, min: 0, max: 3), task(2, min: 2, max: 2), task(2, min: 2, max: 5, count: 2)] {
+            #expect(try shard(environment.merging(explicit) { $1 }) == BulkShard(index: 2, count: 4), "\(environment)")
+        }
+        // Without it, those reruns would run the wrong shard: refused, saying why and what to do.
+        let rerun = refusal(task(3, min: 3, max: 3))
+        #expect(rerun.contains("the only task of its array") && rerun.contains("sbatch --array=3"), "\(rerun)")
+        #expect(refusal(task(0, min: 0, max: 0)).contains("the only task of its array"))
+        let gaps = refusal(task(5, min: 2, max: 5, count: 2))  // sbatch --array=2,5
+        #expect(gaps.contains("an array with gaps (--array=2-5 with 2 tasks)"), "\(gaps)")
+        #expect(refusal(task(4, min: 1, max: 7, step: 2)).contains("with gaps"), "task 4 is not a step of 1-7:2")
+        #expect(refusal(task(9, min: 0, max: 3)).contains("with gaps"), "outside its own array")
+        #expect(refusal(task(5, min: 0, max: 5, step: 2, count: 3)).contains("with gaps"), "5 is no step of 0-5:2")
+        let message = "\(EvaluationError.badShardEnvironment(rerun))"
+        #expect(message.contains("with NETRUNNER_SHARD_COUNT=N exported") && message.contains("scontrol requeue"))
+
+        // An explicit count: the task ID must be an index; without a task it names no shard.
+        #expect(
+            refusal(task(4, min: 0, max: 4).merging(explicit) { $1 }).contains(
+                "is not a shard of NETRUNNER_SHARD_COUNT=4"))
+        #expect(try shard(explicit) == nil, "outside an array task (a merge job): the whole run")
+        #expect(try shard(explicit, option: "1/2") == BulkShard(index: 1, count: 2), "--shard still decides")
+        #expect(refusal(["SLURM_ARRAY_TASK_ID": "1"]).contains("without SLURM_ARRAY_TASK_COUNT"))
+    }
+
+    @Test("Slurm numbers are checked: huge, negative, malformed values are refused by name, never trap")
+    func slurmNumbersChecked() {
+        let huge = "99999999999999999999999"
+        let cases: [([String: String], String)] = [
+            (
+                ["SLURM_ARRAY_TASK_ID": huge, "NETRUNNER_SHARD_COUNT": "4"],
+                "SLURM_ARRAY_TASK_ID must be a whole number from 0 to 4000000"
+            ),
+            (["SLURM_ARRAY_TASK_ID": "-1", "NETRUNNER_SHARD_COUNT": "4"], "SLURM_ARRAY_TASK_ID must be"),
+            (
+                ["SLURM_ARRAY_TASK_ID": "1", "NETRUNNER_SHARD_COUNT": "0"],
+                "NETRUNNER_SHARD_COUNT must be a whole number from 1 to 1000000"
+            ),
+            (["SLURM_ARRAY_TASK_ID": "1", "NETRUNNER_SHARD_COUNT": huge], "NETRUNNER_SHARD_COUNT must be"),
+            (["SLURM_ARRAY_TASK_ID": "1", "NETRUNNER_SHARD_COUNT": " 4"], "NETRUNNER_SHARD_COUNT must be"),
+            (
+                task(1, min: 0, max: 3).merging(["SLURM_ARRAY_TASK_COUNT": "9223372036854775807"]) { $1 },
+                "SLURM_ARRAY_TASK_COUNT must be"
+            ),
+            (
+                task(1, min: 0, max: 3).merging(["SLURM_ARRAY_TASK_MAX": "4000001"]) { $1 },
+                "SLURM_ARRAY_TASK_MAX must be a whole number from 0 to 4000000"
+            ),
+            (
+                task(1, min: 2, max: 3).merging(["SLURM_ARRAY_TASK_MAX": "1"]) { $1 },
+                "SLURM_ARRAY_TASK_MAX must be a whole number from 2 to"
+            ),
+            (task(1, min: 0, max: 3).merging(["SLURM_ARRAY_TASK_STEP": "0"]) { $1 }, "SLURM_ARRAY_TASK_STEP must be"),
+            (task(1, min: 0, max: 3).merging(["SLURM_ARRAY_TASK_MIN": "x"]) { $1 }, "SLURM_ARRAY_TASK_MIN must be"),
+        ]
+        for (environment, expected) in cases {
+            #expect(refusal(environment).contains(expected), "\(environment): \(refusal(environment))")
+        }
+        // The largest array Slurm allows, at both ends.
+        #expect(
+            (try? shard(task(4_000_000, min: 3_000_001, max: 4_000_000)))
+                == (try? BulkShard(index: 999_999, count: 1_000_000)))
+    }
 }

@@ -53,6 +53,8 @@ test: setup test-python
 	$(TEST_ENV) NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) $(SWIFT) test --skip-build
 	@# README.md and docs/*.md, pasted: every sh block run in a random order, each on its own, every transcript's output compared.
 	$(TEST_ENV) python3 scripts/run-readme.py .build/debug/netrunner
+	@# deploy/slurm/ as shipped on a real one-node Slurm (Debian's slurm-wlm, installed if missing) on loopback: skipped without root.
+	NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache scripts/test-slurm.sh .build/debug/netrunner
 
 # The unit tests of the modules below the servers (TensorFlowLite, NetRunnerImage, NetRunner,
 # NetRunnerEvaluation, NetRunnerVideo, NetRunnerSupport: where the C shims and the unsafe

@@ -10,6 +10,14 @@ package enum FileError: Error, Equatable, Hashable, Sendable, CustomStringConver
     /// The file is larger than the reader's limit (checked with `fstat` before reading).
     case tooLarge(path: String, byteCount: Int, limit: Int)
 
+    /// The system's reason alone (for an error that names the file its own way).
+    package var reason: String {
+        switch self {
+        case .unreadable(_, let reason), .writeFailed(_, let reason): reason
+        case .tooLarge(_, let byteCount, let limit): "it is \(byteCount) bytes, more than the limit of \(limit) bytes"
+        }
+    }
+
     /// A message naming the file.
     package var description: String {
         switch self {

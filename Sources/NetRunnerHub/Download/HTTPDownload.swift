@@ -83,16 +83,13 @@ package enum HTTPDownload {
         _ url: String, to path: String, limit: Int, addresses: AddressCheck, progress: @Sendable (Int, Int?) -> Void
     ) async throws(ImportError) -> Outcome {
         let shown = URLCredentials.masked(url)
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw .installFailed(path: path, reason: String(cString: strerror(errno)))
+        // Removed unless finished: a failed download leaves nothing.
+        let writer: HashingFileWriter
+        do {
+            writer = try HashingFileWriter(creating: path)
+        } catch {
+            throw .installFailed(path: path, reason: error.reason)
         }
-        var succeeded = false
-        defer {
-            close(descriptor)
-            if !succeeded { unlink(path) }
-        }
-        let hasher = SHA256.Hasher()
         var received = 0
         var contentType: String?
         var client: HTTPClient?
@@ -145,12 +142,10 @@ package enum HTTPDownload {
             for try await buffer in response.body {
                 received += buffer.readableBytes
                 guard received <= limit else { throw ImportError.tooLarge(source: shown, limit: limit) }
-                let failure = buffer.withUnsafeReadableBytes { bytes -> Int32? in
-                    hasher.update(bytes)
-                    return FileIO.writeAll(descriptor, bytes)
-                }
-                if let failure {
-                    throw ImportError.installFailed(path: path, reason: String(cString: strerror(failure)))
+                do {
+                    try buffer.withUnsafeReadableBytes { try writer.write($0) }
+                } catch {
+                    throw ImportError.installFailed(path: path, reason: (error as? FileError)?.reason ?? "\(error)")
                 }
                 progress(received, total)
             }
@@ -164,12 +159,14 @@ package enum HTTPDownload {
             if let error = error as? ImportError { throw error }
             throw .downloadFailed(source: shown, reason: URLCredentials.masked(reason(for: error)))
         }
-        guard fsync(descriptor) == 0 else {
-            throw .installFailed(path: path, reason: String(cString: strerror(errno)))
+        let sha256: String
+        do {
+            sha256 = try writer.finish()
+        } catch {
+            throw .installFailed(path: path, reason: error.reason)
         }
-        succeeded = true
         return Outcome(
-            sha256: hasher.finalize(), byteCount: received, contentType: contentType,
+            sha256: sha256, byteCount: received, contentType: contentType,
             suggestedName: suggestedName(for: url))
     }
 

@@ -148,21 +148,16 @@ struct HubFetcher: Sendable {
                 throw longer
             }
         }
-        let descriptor = open(partial, O_WRONLY | O_CREAT | O_CLOEXEC | (have == 0 ? O_TRUNC : O_APPEND), 0o644)
-        guard descriptor >= 0 else {
-            throw HubClientError.storage(path: partial, reason: String(cString: strerror(errno)))
-        }
-        defer { close(descriptor) }
         // The digest runs over the kept part (read back once) and then every piece as it comes.
-        let hasher = SHA256.Hasher()
-        if have > 0 {
-            var left = have
-            try FileIO.forEachChunk(of: partial) { chunk in
-                let count = min(left, chunk.count)
-                if count > 0 { hasher.update(UnsafeRawBufferPointer(rebasing: chunk[0..<count])) }
-                left -= count
-            }
+        let writer: HashingFileWriter
+        do {
+            writer = try HashingFileWriter(resuming: partial, keeping: have)
+        } catch {
+            throw HubClientError.storage(path: partial, reason: error.reason)
         }
+        // Kept for the next attempt to resume, unless found longer than published.
+        var keepsPartial = true
+        defer { if keepsPartial { writer.keepPartial() } }
         var received = have
         let started = ContinuousClock.now
         var lastBeat = started
@@ -170,15 +165,13 @@ struct HubFetcher: Sendable {
         do {
             for try await buffer in response.body {
                 guard buffer.readableBytes <= resolution.size - received else {
-                    unlink(partial)
+                    keepsPartial = false
                     throw longer
                 }
-                let failure = buffer.withUnsafeReadableBytes { bytes -> Int32? in
-                    hasher.update(bytes)
-                    return FileIO.writeAll(descriptor, bytes)
-                }
-                if let failure {
-                    throw HubClientError.storage(path: partial, reason: String(cString: strerror(failure)))
+                do {
+                    try buffer.withUnsafeReadableBytes { try writer.write($0) }
+                } catch {
+                    throw HubClientError.storage(path: partial, reason: (error as? FileError)?.reason ?? "\(error)")
                 }
                 received += buffer.readableBytes
                 progress(received, resolution.size)
@@ -199,12 +192,16 @@ struct HubFetcher: Sendable {
         } catch {
             throw HubClientError.unreachable(hub: client.address, reason: HTTPDownload.reason(for: error))
         }
-        fsync(descriptor)
         guard received == resolution.size else {
             throw HubClientError.unreachable(
                 hub: client.address, reason: "the connection closed after \(received) of \(resolution.size) bytes")
         }
-        return hasher.finalize()
+        keepsPartial = false
+        do {
+            return try writer.finish()
+        } catch {
+            throw HubClientError.storage(path: partial, reason: error.reason)
+        }
     }
 }
 

@@ -205,35 +205,26 @@ struct HubRoutes: Sendable {
         let folder = String(cString: made)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = folder + "/" + name
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw HubError.conflict("cannot store the upload: \(String(cString: strerror(errno)))")
-        }
         var kept = false
         defer { if !kept { unlink(file) } }
-        let hasher = SHA256.Hasher()
-        var size = 0
+        let sha256: String
+        let size: Int
         do {
-            defer { close(descriptor) }
+            let writer = try HashingFileWriter(creating: file)
             var reader = request.body.makeAsyncIterator()
             while let buffer = try await Self.next(&reader) {
-                size += buffer.readableBytes
-                guard size <= maximumUploadBytes else {
+                guard writer.byteCount + buffer.readableBytes <= maximumUploadBytes else {
                     throw HubError.tooLarge(
                         "The upload is larger than this hub's limit of \(maximumUploadBytes) bytes.")
                 }
-                let failure = buffer.withUnsafeReadableBytes { bytes -> Int32? in
-                    hasher.update(bytes)
-                    return FileIO.writeAll(descriptor, bytes)
-                }
-                if let failure {
-                    throw HubError.conflict("cannot store the upload: \(String(cString: strerror(failure)))")
-                }
+                try buffer.withUnsafeReadableBytes { try writer.write($0) }
             }
-            guard fsync(descriptor) == 0 else { throw HubError.conflict("cannot store the upload") }
+            size = writer.byteCount
+            sha256 = try writer.finish()
+        } catch let error as FileError {
+            throw HubError.conflict("cannot store the upload: \(error.reason)")
         }
         guard size > 0 else { throw HubError.badRequest("The upload is empty: send a zipped bundle or a .tflite.") }
-        let sha256 = hasher.finalize()
         let staged: StagedModel
         do {
             staged = try await ModelImporter(modelsFolder: dataFolder + "/staging").stage(from: file)

@@ -24,7 +24,8 @@ MAY_IMPORT = {
     "NetRunner": {"TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "NetRunnerSupport", "CArchive"},
     "NetRunnerEvaluation": {"NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"},
     # Above NetRunner: NetRunnerVideo is the only module to import Subprocess, NetRunnerHub the only
-    # one to import AsyncHTTPClient, and the two servers the only ones to import Hummingbird.
+    # one to import AsyncHTTPClient, and the two servers and their shared NetRunnerHTTP the only ones
+    # to import Hummingbird.
     "NetRunnerVideo": {"NetRunnerImage", "NetRunnerSupport", "Subprocess", "SystemPackage", "System", "Logging"},
     "NetRunnerHub": {
         "NetRunner", "NetRunnerSupport", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore", "NIOHTTP1",

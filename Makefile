@@ -101,9 +101,10 @@ format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift
 
 lint:
-	@# The web page's script, parsed (a syntax error fails here, not in a user's browser).
+	@# The web page's and the results gallery's scripts, parsed (a syntax error fails here, not in a user's browser).
 	@command -v node >/dev/null || { echo "make lint needs node: scripts/install-test-packages.sh installs Debian's nodejs"; exit 1; }
 	node --check Sources/NetRunnerServer/Resources/app.js
+	node --check Sources/NetRunnerEvaluation/Resources/results-gallery.js
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift
 	@# The library and tool link FoundationEssentials only: full Foundation (ICU) costs start-up time.
 	@! grep -rnE '^(public |package |internal )?import Foundation$$' Sources || { echo "Sources must not import Foundation (use FoundationEssentials)"; exit 1; }

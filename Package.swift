@@ -103,6 +103,11 @@ let package = Package(
         .target(
             name: "NetRunnerEvaluation",
             dependencies: ["NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"],
+            // The results gallery's page and script, compiled in (PackageResources).
+            resources: [
+                .embedInCode("Resources/results-gallery.html"),
+                .embedInCode("Resources/results-gallery.js"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Frames from video files, URLs, cameras and stdin through an ffmpeg child process, and

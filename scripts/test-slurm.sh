@@ -62,10 +62,11 @@ for kind in bulk evaluate; do
   array=$(sed -nE 's/^#SBATCH --array=0-([0-9]+)$/\1/p' "$script")
   count=$(sed -nE 's/^export NETRUNNER_SHARD_COUNT=\$\{NETRUNNER_SHARD_COUNT:-([0-9]+)\}$/\1/p' "$script")
   submit=$(sed -nE 's/^export NETRUNNER_SHARD_COUNT=\$\{NETRUNNER_SHARD_COUNT:-([0-9]+)\}$/\1/p' \
-    "$root/deploy/slurm/submit-$kind.sh")
+    "$root/deploy/slurm/submit.sh")
   [[ -n "$array" && "$count" == $((array + 1)) && "$submit" == "$count" ]] \
-    || fail "$kind.sbatch: --array=0-$array, NETRUNNER_SHARD_COUNT ${count:-?} (submit-$kind.sh ${submit:-?})"
-  for file in "$script" "$root/deploy/slurm/$kind-merge.sbatch" "$root/deploy/slurm/submit-$kind.sh"; do
+    || fail "$kind.sbatch: --array=0-$array, NETRUNNER_SHARD_COUNT ${count:-?} (submit.sh ${submit:-?})"
+  for file in "$script" "$root/deploy/slurm/$kind-merge.sbatch" "$root/deploy/slurm/submit-$kind.sh" \
+    "$root/deploy/slurm/submit.sh"; do
     bash -n "$file" || fail "$file is not valid bash"
   done
 done

@@ -1,12 +1,6 @@
 import Dispatch
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Runs many independent jobs (one per image) on several threads, each with its own worker
 /// (its own interpreter), and hands the answers back in the jobs' order.
 ///
@@ -43,6 +37,8 @@ public enum ParallelRunner {
         let window = 2 * threads
         let state = Mutex(State<Output>())
         let firstError = Mutex<(any Error)?>(nil)
+        // A worker that is a window ahead sleeps here until a delivery moves the window.
+        let windowMoved = DispatchSemaphore(value: 0)
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             var worker: Worker
             do {
@@ -57,24 +53,34 @@ public enum ParallelRunner {
                 // images after a cancellation.
                 let taken = state.withLock { state -> (index: Int?, wait: Bool) in
                     guard state.next < count else { return (nil, false) }
-                    guard state.next < state.delivered + window else { return (nil, true) }
+                    guard state.next < state.delivered + window else {
+                        state.sleepers += 1
+                        return (nil, true)
+                    }
                     defer { state.next += 1 }
                     return (state.next, false)
                 }
                 if taken.wait {
-                    usleep(500)
+                    windowMoved.wait()
                     continue
                 }
                 guard let index = taken.index, firstError.withLock({ $0 == nil }) else { return }
                 let output = work(&worker, index)
                 // Deliver in order: park the output, then flush every ready one from the front.
-                state.withLock { state in
+                let woken = state.withLock { state -> Int in
                     state.done[index] = output
+                    let before = state.delivered
                     while let ready = state.done.removeValue(forKey: state.delivered) {
                         deliver(state.delivered, ready)
                         state.delivered += 1
                     }
+                    guard state.delivered > before else { return 0 }
+                    // The window moved: every sleeper looks again (a semaphore keeps the count,
+                    // so a wake-up before its wait is not lost).
+                    defer { state.sleepers = 0 }
+                    return state.sleepers
                 }
+                for _ in 0..<woken { windowMoved.signal() }
             }
         }
         if let error = firstError.withLock({ $0 }) { throw error }
@@ -84,5 +90,7 @@ public enum ParallelRunner {
         var next = 0
         var delivered = 0
         var done: [Int: Output] = [:]
+        /// Workers asleep on the window.
+        var sleepers = 0
     }
 }

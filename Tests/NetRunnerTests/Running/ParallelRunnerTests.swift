@@ -1,0 +1,41 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import NetRunner
+
+/// The runner under bulk inference: every job once, delivered in order, at most a window of
+/// jobs ahead of the next delivery (workers ahead sleep until a delivery wakes them; they used
+/// to poll every 0.5 ms).
+@Suite("Parallel runner")
+struct ParallelRunnerTests {
+    final class Log: Sendable {
+        let delivered = Mutex<[Int]>([])
+        let started = Atomic<Int>(0)
+        let aheadAtMost = Atomic<Int>(0)
+    }
+
+    @Test("A slow first job: the others wait a window ahead, then everything is delivered once, in order")
+    func slowFirstJob() throws {
+        let log = Log()
+        let count = 300
+        let workers = 3
+        try ParallelRunner.run(
+            count: count, workers: workers, makeWorker: { 0 },
+            work: { _, index -> Int in
+                let started = log.started.add(1, ordering: .sequentiallyConsistent).newValue
+                let delivered = log.delivered.withLock { $0.count }
+                log.aheadAtMost.max(started - delivered, ordering: .sequentiallyConsistent)
+                if index == 0 { usleep(100_000) }
+                return index * 2
+            },
+            deliver: { index, output in
+                #expect(output == index * 2)
+                log.delivered.withLock { $0.append(index) }
+            })
+        #expect(log.delivered.withLock { $0 } == Array(0..<count))
+        // Started but not delivered: never more than the window (2 per worker) and the job in hand.
+        let ahead = log.aheadAtMost.load(ordering: .sequentiallyConsistent)
+        #expect(ahead <= 2 * workers + 1, "\(ahead) jobs ahead")
+    }
+}

@@ -10,7 +10,7 @@ import TensorFlowLite
 
 /// `netrunner`: run, inspect and measure TensorFlow Lite models on the LiteRT runtime.
 @main
-struct NetRunnerCommand: ParsableCommand {
+struct NetRunnerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "netrunner",
         abstract: "Run, inspect and measure TensorFlow Lite models on the LiteRT runtime.",
@@ -26,7 +26,7 @@ struct NetRunnerCommand: ParsableCommand {
     /// parses the command line and runs the command as ArgumentParser does, except that an
     /// error's message (which may quote file names and file contents) is written with its
     /// control characters escaped.
-    static func main() {
+    static func main() async {
         if let status = ModelCheck.runChildIfRequested(arguments: CommandLine.arguments) {
             exit(withError: ExitCode(status))
         }
@@ -36,7 +36,11 @@ struct NetRunnerCommand: ParsableCommand {
         do {
             var command = try parseAsRoot()
             do {
-                try command.run()
+                if var asynchronous = command as? any AsyncParsableCommand {
+                    try await asynchronous.run()
+                } else {
+                    try command.run()
+                }
             } catch let error as ValidationError {
                 // A mistake found while running: the message, without the root command's usage.
                 Console.diagnostic("Error: \(error.message)")

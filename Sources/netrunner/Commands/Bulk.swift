@@ -23,7 +23,7 @@ extension NetRunnerCommand {
 
 extension NetRunnerCommand.Bulk {
     /// `netrunner bulk DIR`: Net Runner's photo-album evaluation over a whole folder tree.
-    struct Images: ParsableCommand {
+    struct Images: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "images",
             abstract: "Run a model on every image under a folder, one result line per image.",
@@ -97,7 +97,7 @@ extension NetRunnerCommand.Bulk {
             if let shard { _ = try BulkShard(parsing: shard) }
         }
 
-        func run() throws {
+        func run() async throws {
             let shard = try BulkShard.chosen(option: shard)
             let (listed, unreadable) = try inputs.requiredFiles()
             var options = ImageTask.Options()
@@ -107,7 +107,7 @@ extension NetRunnerCommand.Bulk {
             let threads = model.threadCount
             // Read once, and made into a task once before anything is written, so a bad model
             // is one clear error and no results file.
-            let loaded = try model.load(defaultFor: .classification)
+            let loaded = try await model.load(defaultFor: .classification)
             options.kind = ImageTask.kind(of: loaded)
             let baseOptions = options
             _ = try ImageTask(model: loaded, options: options)

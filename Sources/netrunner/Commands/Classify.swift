@@ -5,7 +5,7 @@ import NetRunnerImage
 
 extension NetRunnerCommand {
     /// `netrunner classify IMAGE...`: what is in each photo, with scores.
-    struct Classify: ParsableCommand {
+    struct Classify: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print what is in each image: the top labels and their scores.",
             discussion: """
@@ -45,14 +45,14 @@ extension NetRunnerCommand {
             guard !inputs.images.isEmpty else { throw ValidationError("Name at least one image file or folder.") }
         }
 
-        func run() throws {
+        func run() async throws {
             var options = ImageClassifier.Options()
             results.apply(to: &options)
             options.isErrorLoggingEnabled = model.verbose
             options.scalesWhileDecoding = model.fastDecoding
             options.cropping = crop == .center ? .centerSquare : .stretch
             let (json, results) = (self.json, self.results)
-            try ImageRun.run(
+            try await ImageRun.run(
                 ImageClassifier.self, options: options, model: model, inputs: inputs, json: json, saveInput: saveInput,
                 print: { file, _, result in
                     try ClassificationOutput.print(results.worthPrinting(result), file: file, json: json)

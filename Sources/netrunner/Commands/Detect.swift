@@ -5,7 +5,7 @@ import NetRunnerImage
 
 extension NetRunnerCommand {
     /// `netrunner detect IMAGE...`: boxes, labels and scores of the objects in each image.
-    struct Detect: ParsableCommand {
+    struct Detect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the objects found in each image: boxes (in image pixels), labels and scores.",
             discussion: """
@@ -58,7 +58,7 @@ extension NetRunnerCommand {
             if let annotate { _ = try AnnotationTarget.namesFile(annotate) }
         }
 
-        func run() throws {
+        func run() async throws {
             var options = ObjectDetector.Options()
             results.apply(to: &options)
             options.labelOffset = labelOffset
@@ -73,7 +73,7 @@ extension NetRunnerCommand {
             let listed = try inputs.requiredFiles()
             let annotations = try annotate.map { try AnnotationTarget(path: $0, files: listed.files) }
             let json = self.json
-            try ImageRun.run(
+            try await ImageRun.run(
                 ObjectDetector.self, options: options, model: model, inputs: inputs, listed: listed, json: json,
                 saveInput: saveInput,
                 print: { file, _, result in

@@ -21,7 +21,7 @@ extension NetRunnerCommand {
 
 extension NetRunnerCommand.Evaluate {
     /// `netrunner evaluate TESTBUNDLE...`: Net Runner's headless mode.
-    struct Tests: ParsableCommand {
+    struct Tests: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "run",
             abstract: "Run Net Runner test bundles: accuracy and latency per model, as JSON and an HTML report.",
@@ -100,7 +100,7 @@ extension NetRunnerCommand.Evaluate {
             if let shard { _ = try BulkShard(parsing: shard) }
         }
 
-        func run() throws {
+        func run() async throws {
             let shard = try BulkShard.chosen(option: shard)
             // Everything is checked before anything runs: a bad test or model is one clear error.
             let tests = try testBundles.map { try TestBundle(path: $0) }
@@ -117,10 +117,12 @@ extension NetRunnerCommand.Evaluate {
             var plans: [EvaluationRun.Plan] = []
             for test in tests {
                 let file = test.descriptionPath
-                let entries =
-                    try compare.isEmpty
-                    ? test.description.models.map { try Self.resolve($0, in: directory, file: file) }
-                    : compare.map { try Self.resolve(compared: $0, in: directory) }
+                var entries: [TestBundleRunner.Model] = []
+                if compare.isEmpty {
+                    entries = try test.description.models.map { try Self.resolve($0, in: directory, file: file) }
+                } else {
+                    for name in compare { entries.append(try await Self.resolve(compared: name, in: directory)) }
+                }
                 var runner = try TestBundleRunner(
                     test: test, models: entries, threadCount: threads, exactDecoding: !fastDecoding)
                 runner.shard = shard
@@ -225,13 +227,13 @@ extension NetRunnerCommand.Evaluate {
         /// A model `--compare` names, as `--model` names one: a path first, then `hub:NAME[@REF]`,
         /// then an id in the models folder; an unknown name is one message listing the ids, the
         /// closest first.
-        private static func resolve(compared name: String, in directory: ModelDirectory?) throws
+        private static func resolve(compared name: String, in directory: ModelDirectory?) async throws
             -> TestBundleRunner.Model
         {
             if ModelCatalog.exists(name) { return .init(id: ModelDirectory.id(ofModelAt: name), path: name) }
             if CustomRemoteModel.parse(name) != nil {
                 // Recorded as NAME@REF: the hub's file is named by its digest.
-                return .init(id: String(name.dropFirst("hub:".count)), path: try HubReference.localPath(name))
+                return .init(id: String(name.dropFirst("hub:".count)), path: try await HubReference.localPath(name))
             }
             if let directory, let path = directory.models[name] { return .init(id: name, path: path) }
             var ids = directory.map { $0.models.keys.sorted() } ?? []
@@ -283,7 +285,7 @@ extension NetRunnerCommand.Evaluate {
 extension NetRunnerCommand.Evaluate {
     /// `netrunner evaluate merge TESTBUNDLE... --shards DIR...`: the shards' results as one run's,
     /// then the reports.
-    struct Merge: ParsableCommand {
+    struct Merge: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Join the results of evaluate --shard runs and write the reports one machine would have.",
             discussion: """
@@ -312,7 +314,7 @@ extension NetRunnerCommand.Evaluate {
             guard !shards.isEmpty else { throw ValidationError("Name every shard's output folder with --shards.") }
         }
 
-        func run() throws {
+        func run() async throws {
             for path in testBundles {
                 let test = try TestBundle(path: path)
                 let order = compare.isEmpty ? test.description.models : compare.map { ModelDirectory.id(ofModelAt: $0) }
@@ -322,8 +324,8 @@ extension NetRunnerCommand.Evaluate {
             // The reports, as evaluate writes them: every run is in the results, nothing runs again.
             var arguments = testBundles + ["--output", output, "--models", models, "--no-progress"]
             for model in compare { arguments += ["--compare", model] }
-            let reports = try Tests.parse(arguments)
-            try reports.run()
+            var reports = try Tests.parse(arguments)
+            try await reports.run()
         }
     }
 }

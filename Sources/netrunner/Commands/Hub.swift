@@ -41,7 +41,7 @@ struct HubOptions: ParsableArguments {
 
 extension NetRunnerCommand.Hub {
     /// `netrunner hub serve`.
-    struct Serve: ParsableCommand {
+    struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
                 "Run the hub: an embedded SQLite database (or --database postgres://...) and the files in --data, on 127.0.0.1:8090."
@@ -98,7 +98,7 @@ extension NetRunnerCommand.Hub {
             try OptionLimits.check(databaseTimeout, "--database-timeout", in: 0.1...3600)
         }
 
-        func run() throws {
+        func run() async throws {
             var logger = Logger(label: "netrunner.hub")
             logger.logLevel = .notice
             let key = adminKey ?? getenv("NETRUNNER_HUB_ADMIN_KEY").map { String(cString: $0) }
@@ -113,17 +113,15 @@ extension NetRunnerCommand.Hub {
             configuration.adoptionLimit = adoptionLimit
             let hub = HubServer(configuration: configuration, logger: logger)
             let folder = data
-            try AsyncCommand.wait { () async throws in
-                try await hub.run { host, port in
-                    Console.print("netrunner hub: listening on http://\(host):\(port) (data in \(folder))")
-                    Console.flush()
-                }
+            try await hub.run { host, port in
+                Console.print("netrunner hub: listening on http://\(host):\(port) (data in \(folder))")
+                Console.flush()
             }
         }
     }
 
     /// `netrunner hub push FILE --name NAME [--alias A]`.
-    struct Push: ParsableCommand {
+    struct Push: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Publish a bundle (zipped or a folder) or a .tflite as the next version of a model.")
 
@@ -141,12 +139,10 @@ extension NetRunnerCommand.Hub {
 
         @OptionGroup var options: HubOptions
 
-        func run() throws {
+        func run() async throws {
             let client = options.client
             let (file, name, alias) = (self.file, self.name, self.alias)
-            let version = try AsyncCommand.wait { () throws(HubClientError) in
-                try await client.push(file: file, name: name, alias: alias)
-            }
+            let version = try await client.push(file: file, name: name, alias: alias)
             Console.print(
                 "published \(version.name)@\(version.version) (sha256 \(version.sha256.prefix(12)), \(version.size) bytes, "
                     + "\(version.task))" + (alias.map { "; \($0) -> \(version.version)" } ?? ""))
@@ -154,7 +150,7 @@ extension NetRunnerCommand.Hub {
     }
 
     /// `netrunner hub list [SEARCH]`.
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the hub's models (matching SEARCH).")
 
         @Argument(help: "Words in the name or description.")
@@ -165,11 +161,10 @@ extension NetRunnerCommand.Hub {
 
         @OptionGroup var options: HubOptions
 
-        func run() throws {
+        func run() async throws {
             let client = options.client
             let search = self.search
-            let models = try AsyncCommand.wait { () throws(HubClientError) in try await client.models(search: search)
-            }
+            let models = try await client.models(search: search)
             if json { return try Console.printJSON(["models": models]) }
             if models.isEmpty { Console.print("no models on \(client.address)") }
             for model in models {
@@ -182,7 +177,7 @@ extension NetRunnerCommand.Hub {
     }
 
     /// `netrunner hub show NAME`.
-    struct Show: ParsableCommand {
+    struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "A model's versions and aliases.")
 
         @Argument(help: "The model's name.")
@@ -193,10 +188,10 @@ extension NetRunnerCommand.Hub {
 
         @OptionGroup var options: HubOptions
 
-        func run() throws {
+        func run() async throws {
             let client = options.client
             let name = self.name
-            let model = try AsyncCommand.wait { () throws(HubClientError) in try await client.model(name) }
+            let model = try await client.model(name)
             if json { return try Console.printJSON(model) }
             Console.print("\(model.name): \(model.description)")
             for version in model.versions ?? [] {
@@ -212,7 +207,7 @@ extension NetRunnerCommand.Hub {
     }
 
     /// `netrunner hub pull NAME[@REF]`.
-    struct Pull: ParsableCommand {
+    struct Pull: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Download a model into the local cache (verified; resumed if interrupted) and print its path.")
 
@@ -252,7 +247,7 @@ extension NetRunnerCommand.Hub {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             var client = options.client
             client.maximumDownloadBytes = maximumDownloadBytes
             let downloader = ModelDownloader(hub: client)
@@ -272,9 +267,7 @@ extension NetRunnerCommand.Hub {
             let watcher = Task {
                 for await event in events { meter.show(event) }
             }
-            let found = try AsyncCommand.wait { () throws(HubClientError) in
-                try await downloader.getModel(name: model, downloadType: type, conditions: chosen)
-            }
+            let found = try await downloader.getModel(name: model, downloadType: type, conditions: chosen)
             watcher.cancel()
             meter.finish()
             Console.print("\(found.name)@\(found.version) sha256 \(found.hash) \(found.size) bytes")
@@ -283,7 +276,7 @@ extension NetRunnerCommand.Hub {
     }
 
     /// `netrunner hub alias NAME ALIAS VERSION[:WEIGHT]...`.
-    struct Alias: ParsableCommand {
+    struct Alias: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Point an alias at a version, or at several with weights (a staged rollout).",
             discussion: "netrunner hub alias flowers production 7          # everyone gets 7\n"
@@ -300,7 +293,7 @@ extension NetRunnerCommand.Hub {
 
         @OptionGroup var options: HubOptions
 
-        func run() throws {
+        func run() async throws {
             var parsed: [HubAliasTarget] = []
             do {
                 for target in targets {
@@ -323,15 +316,13 @@ extension NetRunnerCommand.Hub {
             }
             let client = options.client
             let (name, alias, chosen) = (self.name, self.alias, parsed)
-            let found = try AsyncCommand.wait { () throws(HubClientError) in
-                try await client.setAlias(alias, model: name, targets: chosen)
-            }
+            let found = try await client.setAlias(alias, model: name, targets: chosen)
             Console.print("\(found.name): \(found.alias) -> \(found.targets.summary)")
         }
     }
 
     /// `netrunner hub rollback NAME ALIAS`.
-    struct Rollback: ParsableCommand {
+    struct Rollback: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Point an alias back where it was before its last change.")
 
@@ -343,18 +334,16 @@ extension NetRunnerCommand.Hub {
 
         @OptionGroup var options: HubOptions
 
-        func run() throws {
+        func run() async throws {
             let client = options.client
             let (name, alias) = (self.name, self.alias)
-            let found = try AsyncCommand.wait { () throws(HubClientError) in
-                try await client.rollback(alias, model: name)
-            }
+            let found = try await client.rollback(alias, model: name)
             Console.print("\(found.name): \(found.alias) -> \(found.targets.summary) (rolled back)")
         }
     }
 
     /// `netrunner hub history NAME ALIAS`.
-    struct History: ParsableCommand {
+    struct History: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "An alias's history: who pointed it where, when.")
 
         @Argument(help: "The model's name.")
@@ -365,12 +354,10 @@ extension NetRunnerCommand.Hub {
 
         @OptionGroup var options: HubOptions
 
-        func run() throws {
+        func run() async throws {
             let client = options.client
             let (name, alias) = (self.name, self.alias)
-            let history = try AsyncCommand.wait { () throws(HubClientError) in
-                try await client.history(of: alias, model: name)
-            }
+            let history = try await client.history(of: alias, model: name)
             for change in history {
                 let before = change.previous.isEmpty ? "(new)" : change.previous.summary
                 Console.print(
@@ -381,7 +368,7 @@ extension NetRunnerCommand.Hub {
     }
 
     /// `netrunner hub delete NAME VERSION`.
-    struct Delete: ParsableCommand {
+    struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Unpublish a version (admin key; refused while an alias points to it).")
 
@@ -393,18 +380,16 @@ extension NetRunnerCommand.Hub {
 
         @OptionGroup var options: HubOptions
 
-        func run() throws {
+        func run() async throws {
             let client = options.client
             let (name, version) = (self.name, self.version)
-            try AsyncCommand.wait { () throws(HubClientError) in
-                try await client.delete(version: version, model: name)
-            }
+            try await client.delete(version: version, model: name)
             Console.print("deleted \(name)@\(version)")
         }
     }
 
     /// `netrunner hub key NAME --scope read|publish|admin`.
-    struct Key: ParsableCommand {
+    struct Key: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make an API key (admin key needed); it is printed once, the hub keeps only its digest.")
 
@@ -416,15 +401,13 @@ extension NetRunnerCommand.Hub {
 
         @OptionGroup var options: HubOptions
 
-        func run() throws {
+        func run() async throws {
             guard let scope = HubScope(rawValue: scope) else {
                 throw ValidationError("--scope is read, publish or admin, not \(scope).")
             }
             let client = options.client
             let name = self.name
-            let key = try AsyncCommand.wait { () throws(HubClientError) in
-                try await client.createKey(name: name, scope: scope)
-            }
+            let key = try await client.createKey(name: name, scope: scope)
             Console.print(key)
         }
     }

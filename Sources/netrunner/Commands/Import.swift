@@ -10,7 +10,7 @@ import NetRunnerHub
 
 extension NetRunnerCommand {
     /// `netrunner import URL|FILE`: Net Runner's import of a model by URL, into a models folder.
-    struct Import: ParsableCommand {
+    struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Import a model by URL or path into a models folder, validated, for evaluate and serve.",
             discussion: """
@@ -44,14 +44,14 @@ extension NetRunnerCommand {
             help: "Let the URL lead to loopback, private and link-local addresses (a server on your own network).")
         var allowsPrivateImports = false
 
-        func run() throws {
+        func run() async throws {
             let importer = ModelImporter(modelsFolder: models, allowsPrivateAddresses: allowsPrivateImports)
             let meter = DownloadMeter()
             let (source, sha256, replace) = (self.source, self.sha256, self.replace)
             let model: ImportedModel
             do {
-                model = try AsyncCommand.wait { () throws(ImportError) in
-                    try await importer.importModel(from: source, sha256: sha256, replace: replace) { meter.show($0) }
+                model = try await importer.importModel(from: source, sha256: sha256, replace: replace) {
+                    meter.show($0)
                 }
             } catch {
                 meter.finish()

@@ -4,7 +4,7 @@ import TensorFlowLite
 
 extension NetRunnerCommand {
     /// `netrunner inspect MODEL`: signatures, inputs and outputs of a model.
-    struct Inspect: ParsableCommand {
+    struct Inspect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show a model's signatures, inputs and outputs (names, types, shapes, quantization).")
 
@@ -39,9 +39,9 @@ extension NetRunnerCommand {
             var outputs: [TensorReport]
         }
 
-        func run() throws {
+        func run() async throws {
             // Read as every command reads --model: a bundle's description first, then its model.
-            let loaded = try LoadedModel(.path(HubReference.localPath(model)))
+            let loaded = try LoadedModel(.path(await HubReference.localPath(model)))
             let modelPath = loaded.modelFile
             if let description = loaded.description, !json {
                 Console.print("Bundle: \(loaded.bundlePath ?? model)")

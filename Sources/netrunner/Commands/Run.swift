@@ -5,7 +5,7 @@ import NetRunnerImage
 
 extension NetRunnerCommand {
     /// `netrunner run BUNDLE IMAGE...`: any described model, no code, as Net Runner runs it.
-    struct Run: ParsableCommand {
+    struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run a model described by a TensorIO / Net Runner bundle on images, with no code.",
             discussion: """
@@ -78,8 +78,8 @@ extension NetRunnerCommand {
             var outputs: [String: Model.Output]
         }
 
-        func run() throws {
-            let loaded = try LoadedModel(.path(HubReference.localPath(modelText)))
+        func run() async throws {
+            let loaded = try LoadedModel(.path(await HubReference.localPath(modelText)))
             let inputs = images
             if Self.isDetector(loaded) {
                 // A detector's description (type image.detection…) runs as the detector: its
@@ -90,7 +90,7 @@ extension NetRunnerCommand {
                 options.maxResults = maxResults
                 if let scoreThreshold { options.scoreThreshold = scoreThreshold }
                 let json = self.json
-                try ImageRun.run(
+                try await ImageRun.run(
                     ObjectDetector.self, options: options, model: loaded, inputs: inputs, threads: 1, json: json,
                     print: { file, _, result in
                         try DetectionOutput.print(result, file: file, json: json)

@@ -10,7 +10,7 @@ import NetRunnerVideo
 
 extension NetRunnerCommand {
     /// `netrunner serve`: the inference server, for programs (`/v1`, KServe v2 at `/v2`).
-    struct Serve: ParsableCommand {
+    struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Serve models over HTTP: a native API at /v1 and KServe v2 (Triton clients) at /v2.",
             discussion: """
@@ -138,7 +138,7 @@ extension NetRunnerCommand {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             var logger = Logger(label: "netrunner.serve")
             logger.logLevel = verbose ? .debug : .notice
             let served = try servedModels()
@@ -173,13 +173,11 @@ extension NetRunnerCommand {
             configuration.drainTimeout = connections.drain
             let server = InferenceServer(engine: engine, configuration: configuration, logger: logger)
             let ids = served.map(\.id).joined(separator: ", ")
-            try AsyncCommand.wait { () async throws in
-                try await server.run { host, port in
-                    Console.print(
-                        "netrunner serve: listening on http://\(host):\(port) (\(served.count) models: \(ids))")
-                    Console.print("  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s)")
-                    Console.flush()
-                }
+            try await server.run { host, port in
+                Console.print(
+                    "netrunner serve: listening on http://\(host):\(port) (\(served.count) models: \(ids))")
+                Console.print("  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s)")
+                Console.flush()
             }
         }
 

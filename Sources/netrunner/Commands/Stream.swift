@@ -14,7 +14,7 @@ import NetRunnerVideo
 
 extension NetRunnerCommand {
     /// `netrunner stream SOURCE`: a model on every frame of a video, a URL or a camera.
-    struct Stream: ParsableCommand {
+    struct Stream: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run a model on the frames of a video file, a live URL, a camera or stdin.",
             discussion: """
@@ -103,7 +103,7 @@ extension NetRunnerCommand {
             }
         }
 
-        func run() throws {
+        func run() async throws {
             let video = VideoSource(source)
             do {
                 try video.check()
@@ -115,7 +115,7 @@ extension NetRunnerCommand {
             case .video: runningMode = .video
             case .live: runningMode = .liveStream(minimumInterval: .milliseconds(interval ?? 0))
             }
-            let loaded = try model.load(defaultFor: .classification)
+            let loaded = try await model.load(defaultFor: .classification)
             if let notice = model.assumptionNotice(for: loaded, task: ImageTask.kind(of: loaded)) {
                 Console.diagnostic(notice)
             }
@@ -142,7 +142,7 @@ extension NetRunnerCommand {
                 source: video, modelName: loaded.name, runner: runner, frames: frames, annotate: annotate,
                 shown: { results.worthPrinting($0) }, output: StreamPrinter(source: video.description, json: json))
             let interruption = Interruption()
-            let outcome = AsyncCommand.wait { await session.run(isInterrupted: { interruption.happened }) }
+            let outcome = await session.run(isInterrupted: { interruption.happened })
             Self.printSummary(session.summary(of: outcome), json: json)
             if let error = outcome.error { throw TaskFailure(message: "\(error)") }
             if runner.statistics.failed > 0 { throw ExitCode.failure }

@@ -11,13 +11,11 @@ enum HubReference {
     ///   - token: `--token`, else `NETRUNNER_HUB_TOKEN`.
     /// - Returns: A path `LoadedModel(.path(_:))` reads.
     /// - Throws: ``HubClientError`` when the model can be neither downloaded nor found locally.
-    static func localPath(_ text: String, hub: String? = nil, token: String? = nil) throws -> String {
+    static func localPath(_ text: String, hub: String? = nil, token: String? = nil) async throws -> String {
         guard let remote = CustomRemoteModel.parse(text) else { return text }
         let downloader = ModelDownloader(hub: HubClient(address: hub, token: token))
-        let model = try AsyncCommand.wait { () throws(HubClientError) in
-            try await downloader.getModel(
-                name: "\(remote.name)@\(remote.reference)", downloadType: .latestModel)
-        }
+        let model = try await downloader.getModel(
+            name: "\(remote.name)@\(remote.reference)", downloadType: .latestModel)
         Console.diagnostic("note: \(text) is version \(model.version) (sha256 \(model.hash.prefix(12))), \(model.path)")
         return model.path
     }

@@ -85,13 +85,13 @@ struct ModelOptions: ParsableArguments {
     /// - Parameter kind: Which embedded model to use without `--model`.
     /// - Returns: The loaded model.
     /// - Throws: The errors of ``LoadedModel/init(_:labelsPath:)``.
-    func load(defaultFor kind: ImageTask.Kind) throws -> LoadedModel {
+    func load(defaultFor kind: ImageTask.Kind) async throws -> LoadedModel {
         var kind = kind
         if let model {
             // A path first, then hub:, then an id of the catalog.
             if ModelCatalog.exists(model) || CustomRemoteModel.parse(model) != nil {
                 return try LoadedModel(
-                    .path(HubReference.localPath(model, hub: hub, token: token)), labelsPath: labels)
+                    .path(await HubReference.localPath(model, hub: hub, token: token)), labelsPath: labels)
             }
             let catalog = try ModelCatalog.commandLine(folder: models)
             guard let entry = catalog.entry(model) else {

@@ -25,8 +25,8 @@ enum ImageRun {
         _ task: Task.Type, options: Task.Options, model: ModelOptions, inputs: ImageArguments,
         listed: (files: [String], unreadable: Int)? = nil, json: Bool, saveInput: String? = nil,
         print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
-    ) throws {
-        let loaded = try model.load(defaultFor: Task.kind)
+    ) async throws {
+        let loaded = try await model.load(defaultFor: Task.kind)
         if let notice = model.assumptionNotice(for: loaded, task: Task.kind) { Console.diagnostic(notice) }
         do {
             try run(

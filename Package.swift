@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "NetRunnerHub", targets: ["NetRunnerHub"]),
         .library(name: "NetRunnerVideo", targets: ["NetRunnerVideo"]),
         .executable(name: "netrunner", targets: ["netrunner"]),
+        .executable(name: "netrunner-net", targets: ["NetRunnerNet"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -233,9 +234,10 @@ let package = Package(
             name: "CEmbeddedModels",
             cSettings: [.headerSearchPath("../../Models/bundles")]
         ),
-        // The command-line tool: thin; parses arguments, calls the libraries, prints.
-        .executableTarget(
-            name: "netrunner",
+        // The command line's commands, flags and printing (no job logic), shared by the two
+        // executables; it imports no HTTP stack, so `netrunner` builds without one.
+        .target(
+            name: "NetRunnerCommandLine",
             dependencies: [
                 "TensorFlowLite",
                 "NetRunner",
@@ -243,12 +245,34 @@ let package = Package(
                 "NetRunnerImage",
                 "NetRunnerEngine",
                 "NetRunnerJobs",
-                "NetRunnerServer",
-                "NetRunnerHub",
-                "NetRunnerHubServer",
                 "NetRunnerVideo",
                 "NetRunnerSupport",
                 "CEmbeddedModels",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // `netrunner`: every command that runs a model (`make run` builds only this).
+        .executableTarget(
+            name: "netrunner",
+            dependencies: ["NetRunnerCommandLine"],
+            swiftSettings: swiftSettings
+        ),
+        // `netrunner-net`: `serve`, `hub` and `import`, which `netrunner` hands over, git-style.
+        .executableTarget(
+            name: "NetRunnerNet",
+            dependencies: [
+                "NetRunnerCommandLine",
+                "NetRunner",
+                "NetRunnerEngine",
+                "NetRunnerSupport",
+                "NetRunnerVideo",
+                "NetRunnerServer",
+                "NetRunnerHub",
+                "NetRunnerHubServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -347,7 +371,7 @@ let package = Package(
         ),
         .testTarget(
             name: "netrunnerTests",
-            dependencies: ["netrunner", "NetRunnerImage", "NetRunnerTestSupport"],
+            dependencies: ["netrunner", "NetRunnerNet", "NetRunnerImage", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]
@@ -359,7 +383,8 @@ let package = Package(
 // the upper modules, directly or through another, is left out, so new test targets follow.
 if Context.environment["NETRUNNER_UNITS_ONLY"] == "1" {
     var upper: Set<String> = [
-        "NetRunnerHub", "NetRunnerHTTP", "NetRunnerHubServer", "NetRunnerServer", "netrunner", "CEmbeddedModels",
+        "NetRunnerHub", "NetRunnerHTTP", "NetRunnerHubServer", "NetRunnerServer", "netrunner", "NetRunnerNet",
+        "NetRunnerCommandLine", "CEmbeddedModels",
     ]
     func names(_ target: Target) -> [String] {
         target.dependencies.compactMap { dependency in
@@ -379,5 +404,7 @@ if Context.environment["NETRUNNER_UNITS_ONLY"] == "1" {
         }
     }
     package.targets.removeAll { upper.contains($0.name) }
-    package.products.removeAll { product in product.name == "netrunner" || upper.contains(product.name) }
+    package.products.removeAll { product in
+        product.name == "netrunner" || product.name == "netrunner-net" || upper.contains(product.name)
+    }
 }

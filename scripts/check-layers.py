@@ -23,7 +23,8 @@ MAY_IMPORT = {
     "NetRunnerImage": {"CImageCodecs", "NetRunnerSupport"},
     "NetRunner": {"TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "NetRunnerSupport", "CArchive"},
     "NetRunnerEvaluation": {"NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"},
-    # Above NetRunner: NetRunnerVideo is the only module to import Subprocess, NetRunnerHub the only
+    # Above NetRunner: NetRunnerVideo and the command line (for netrunner-net) the only modules to
+    # import Subprocess, NetRunnerHub the only
     # one to import AsyncHTTPClient, and the two servers and their shared NetRunnerHTTP the only ones
     # to import Hummingbird.
     "NetRunnerVideo": {"NetRunnerImage", "NetRunnerSupport", "Subprocess", "SystemPackage", "System", "Logging"},
@@ -46,10 +47,17 @@ MAY_IMPORT = {
         "HTTPTypes", "HummingbirdWebSocket", "HummingbirdCore", "NIOWebSocket", "Prometheus", "NetRunnerHub",
         "UnixSignals",
     },
-    "netrunner": {
+    # The command line: its commands, flags and printing, importing no HTTP stack (so the
+    # `netrunner` executable builds without one); the networked commands in NetRunnerNet.
+    "NetRunnerCommandLine": {
         "ArgumentParser", "NetRunner", "NetRunnerEvaluation", "NetRunnerImage", "NetRunnerSupport",
-        "TensorFlowLite", "CEmbeddedModels", "NetRunnerEngine", "NetRunnerJobs", "NetRunnerServer", "NetRunnerHub", "NetRunnerHubServer",
-        "NetRunnerVideo", "Logging",
+        "TensorFlowLite", "CEmbeddedModels", "NetRunnerEngine", "NetRunnerJobs", "NetRunnerVideo", "Logging",
+        "Subprocess", "System", "SystemPackage",
+    },
+    "netrunner": {"NetRunnerCommandLine"},
+    "NetRunnerNet": {
+        "NetRunnerCommandLine", "ArgumentParser", "NetRunner", "NetRunnerEngine", "NetRunnerSupport",
+        "NetRunnerVideo", "NetRunnerServer", "NetRunnerHub", "NetRunnerHubServer", "Logging",
     },
 }
 SYSTEM = {"FoundationEssentials", "Glibc", "Darwin", "Dispatch", "Synchronization", "Musl", "Android"}

@@ -10,7 +10,7 @@ import NetRunnerSupport
 #endif
 
 /// Image files and folders named on the command line.
-struct ImageArguments: ParsableArguments {
+package struct ImageArguments: ParsableArguments {
     @Argument(help: "Image files (JPEG, PNG, BMP, PNM) or folders of them (searched recursively).")
     var images: [String] = []
 
@@ -48,5 +48,5 @@ struct ImageArguments: ParsableArguments {
         return (listing.files, listing.unreadable.count)
     }
 
-    static func isDirectory(_ path: String) -> Bool { ImageFiles.isDirectory(path) }
+    package static func isDirectory(_ path: String) -> Bool { ImageFiles.isDirectory(path) }
 }

@@ -1,3 +1,4 @@
+import NetRunnerCommandLine
 import Synchronization
 
 #if canImport(Glibc)

@@ -3,7 +3,6 @@ import FoundationEssentials
 import NetRunner
 import NetRunnerEngine
 import NetRunnerEvaluation
-import NetRunnerHub
 import NetRunnerImage
 import NetRunnerJobs
 import NetRunnerSupport
@@ -106,7 +105,7 @@ extension NetRunnerCommand.Evaluate {
             let tests = try testBundles.map { try TestBundle(path: $0) }
             let needsDirectory =
                 compare.isEmpty
-                || !compare.allSatisfy { ModelCatalog.exists($0) || CustomRemoteModel.parse($0) != nil }
+                || !compare.allSatisfy { ModelCatalog.exists($0) || HubReference.isHubModel($0) }
             if needsDirectory, !ImageArguments.isDirectory(models) {
                 throw ValidationError(
                     "--models \(models): no such folder. The models a test names by id are looked up there "
@@ -231,7 +230,7 @@ extension NetRunnerCommand.Evaluate {
             -> TestBundleRunner.Model
         {
             if ModelCatalog.exists(name) { return .init(id: ModelDirectory.id(ofModelAt: name), path: name) }
-            if CustomRemoteModel.parse(name) != nil {
+            if HubReference.isHubModel(name) {
                 // Recorded as NAME@REF: the hub's file is named by its digest.
                 return .init(id: String(name.dropFirst("hub:".count)), path: try await HubReference.localPath(name))
             }

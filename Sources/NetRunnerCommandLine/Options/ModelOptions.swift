@@ -1,7 +1,6 @@
 import ArgumentParser
 import NetRunner
 import NetRunnerEngine
-import NetRunnerHub
 
 #if canImport(Glibc)
     import Glibc
@@ -12,7 +11,7 @@ import NetRunnerHub
 /// The model flags of every command that runs one model over images (`classify`, `detect`,
 /// `bulk`): which model, its labels, how many interpreters side by side (`--threads`) and
 /// threads inside each (`--runtime-threads`), and the runtime's log.
-struct ModelOptions: ParsableArguments {
+package struct ModelOptions: ParsableArguments {
     @Option(
         name: .shortAndLong,
         help:
@@ -77,7 +76,7 @@ struct ModelOptions: ParsableArguments {
     func runtimeThreadCount(else chosen: Int) -> Int { runtimeThreads ?? chosen }
 
     /// The online cores.
-    static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    package static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
     /// The model `--model` names, or the embedded model of `kind`, with `--labels` applied;
     /// read once, so every thread's task is made from the same bytes.
@@ -89,7 +88,7 @@ struct ModelOptions: ParsableArguments {
         var kind = kind
         if let model {
             // A path first, then hub:, then an id of the catalog.
-            if ModelCatalog.exists(model) || CustomRemoteModel.parse(model) != nil {
+            if ModelCatalog.exists(model) || HubReference.isHubModel(model) {
                 return try LoadedModel(
                     .path(await HubReference.localPath(model, hub: hub, token: token)), labelsPath: labels)
             }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import NetRunner
+import NetRunnerCommandLine
 import NetRunnerHub
 
 #if canImport(Glibc)

@@ -10,7 +10,7 @@ import ArgumentParser
 /// out of range is a usage error naming the flag, the range and the value given, before
 /// anything is loaded (so `nan`, `inf` or `1e19` seconds never reach a clock, and no thread
 /// count can exhaust the machine's processes).
-enum OptionLimits {
+package enum OptionLimits {
     /// The most threads any command starts: 4 per online core, at most 256.
     static var maximumThreads: Int { min(256, 4 * coreCount) }
 
@@ -26,7 +26,7 @@ enum OptionLimits {
     ///   - threads: The value given.
     ///   - flag: The flag's name.
     /// - Throws: `ValidationError` when it is not in 1...``maximumThreads``.
-    static func checkThreads(_ threads: Int, flag: String = "--threads") throws {
+    package static func checkThreads(_ threads: Int, flag: String = "--threads") throws {
         guard (1...maximumThreads).contains(threads) else {
             throw ValidationError(
                 "\(flag) must be between 1 and \(maximumThreads) (4 per core on \(coreCount) "
@@ -41,7 +41,7 @@ enum OptionLimits {
     ///   - flag: The flag, such as `--runs`.
     ///   - range: The values allowed.
     /// - Throws: `ValidationError` naming the flag and the range.
-    static func check(_ value: Int, _ flag: String, in range: ClosedRange<Int>) throws {
+    package static func check(_ value: Int, _ flag: String, in range: ClosedRange<Int>) throws {
         guard range.contains(value) else {
             throw ValidationError(
                 "\(flag) must be between \(range.lowerBound) and \(range.upperBound), not \(value).")
@@ -55,7 +55,7 @@ enum OptionLimits {
     ///   - flag: The flag, such as `--threshold`.
     ///   - range: The values allowed.
     /// - Throws: `ValidationError` naming the flag and the range.
-    static func check(_ value: Double, _ flag: String, in range: ClosedRange<Double>) throws {
+    package static func check(_ value: Double, _ flag: String, in range: ClosedRange<Double>) throws {
         guard value.isFinite, range.contains(value) else {
             throw ValidationError(
                 "\(flag) must be a number between \(range.lowerBound) and \(range.upperBound), not \(value).")
@@ -68,7 +68,7 @@ enum OptionLimits {
     ///   - value: The value given.
     ///   - flag: The flag, such as `--timeout`.
     /// - Throws: `ValidationError` naming the flag and the range.
-    static func checkSeconds(_ value: Double, _ flag: String) throws {
+    package static func checkSeconds(_ value: Double, _ flag: String) throws {
         guard value.isFinite, value > 0, value <= maximumSeconds else {
             throw ValidationError(
                 "\(flag) must be a number of seconds above 0 and at most \(Int(maximumSeconds)), not \(value).")

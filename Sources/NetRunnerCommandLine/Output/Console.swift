@@ -14,27 +14,27 @@ import TensorFlowLite
 /// Everything written for people goes through ``escaped(_:)``: file names, labels, model
 /// descriptions and error messages come from files, and a control character in them (an
 /// escape sequence, a carriage return, a line break) must not reach the terminal raw.
-enum Console {
+package enum Console {
     /// Writes one line of results to stdout, control characters escaped.
-    static func print(_ line: String) {
+    package static func print(_ line: String) {
         Swift.print(escaped(line))
     }
 
     /// Sends what stdout holds to its reader now (a long-running command's status lines).
-    static func flush() {
+    package static func flush() {
         fflush(nil)  // every stream: stdout is a global the compiler cannot prove safe
     }
 
     /// Writes one line of diagnostics (or, without `newline`, part of one) to stderr, control
     /// characters escaped, never into a window in which the runtime's own output is being
     /// captured.
-    static func diagnostic(_ line: String, newline: Bool = true) {
+    package static func diagnostic(_ line: String, newline: Bool = true) {
         Runtime.writeToStandardError(escaped(line) + (newline ? "\n" : ""))
     }
 
     /// Writes terminal control text (the progress bar's own carriage returns and erasures)
     /// to stderr as it is; only for text made by the tool itself.
-    static func terminalControl(_ text: String) {
+    package static func terminalControl(_ text: String) {
         Runtime.writeToStandardError(text)
     }
 
@@ -45,7 +45,7 @@ enum Console {
     ///
     /// - Parameter text: Text from anywhere (file names, labels, model descriptions).
     /// - Returns: The text, safe to write to a terminal.
-    static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {
@@ -78,7 +78,7 @@ enum Console {
     /// Writes a value as pretty, key-sorted JSON to stdout, its keys in snake_case as every
     /// JSON output of the tool (the encoder escapes control characters in strings; the line
     /// breaks are its own).
-    static func printJSON(_ value: some Encodable) throws {
+    package static func printJSON(_ value: some Encodable) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.keyEncodingStrategy = .convertToSnakeCase
@@ -89,23 +89,23 @@ enum Console {
     }
 
     /// A duration in seconds.
-    static func seconds(_ duration: Duration) -> Double {
+    package static func seconds(_ duration: Duration) -> Double {
         duration.inMilliseconds / 1000
     }
 
     /// A number of bytes as mebibytes with two decimals.
-    static func megabytes(_ bytes: Int) -> String {
+    package static func megabytes(_ bytes: Int) -> String {
         format(Double(bytes) / 1_048_576, decimals: 2)
     }
 
     /// The time of each stage of one image, as the per-image lines show it.
-    static func stageTimes(decode: Double, preprocess: Double, inference: Double) -> String {
+    package static func stageTimes(decode: Double, preprocess: Double, inference: Double) -> String {
         "decode \(format(decode, decimals: 1)) ms, preprocess \(format(preprocess, decimals: 1)) ms, "
             + "inference \(format(inference, decimals: 1)) ms"
     }
 
     /// A number with a fixed count of decimals.
-    static func format(_ value: Double, decimals: Int) -> String {
+    package static func format(_ value: Double, decimals: Int) -> String {
         fixedDecimals(value, decimals)
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Logging
 import NetRunner
+import NetRunnerCommandLine
 import NetRunnerEngine
 import NetRunnerHub
 import NetRunnerServer
@@ -163,7 +164,7 @@ extension NetRunnerCommand {
             )
             var configuration = InferenceServer.Configuration(
                 host: host, port: port, maximumUploadBytes: maximumUploadBytes,
-                version: NetRunnerCommand.configuration.version, apiKeys: keys, allowedOrigins: Set(corsOrigins),
+                version: CommandLineMain.version, apiKeys: keys, allowedOrigins: Set(corsOrigins),
                 modelsFolder: allowsImport ? (models ?? "Models") : nil, albums: albums, streams: namedStreams(),
                 streamModel: streamModel, streamInterval: .milliseconds(streamInterval))
             configuration.allowsPrivateImports = allowsPrivateImports

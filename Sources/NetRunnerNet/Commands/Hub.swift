@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import Logging
+import NetRunnerCommandLine
 import NetRunnerHub
 import NetRunnerHubServer
 import NetRunnerSupport

@@ -1,6 +1,6 @@
 import ArgumentParser
 import NetRunner
-import NetRunnerEngine
+package import NetRunnerEngine
 
 extension ModelCatalog {
     /// The catalog the command line names models from: this executable's embedded models and
@@ -9,7 +9,7 @@ extension ModelCatalog {
     /// - Parameter folder: `--models`.
     /// - Returns: The catalog.
     /// - Throws: `ValidationError` when `--models` is not a folder.
-    static func commandLine(folder: String?) throws -> ModelCatalog {
+    package static func commandLine(folder: String?) throws -> ModelCatalog {
         let embedded = try [ImageTask.Kind.classification, .detection].map { ($0, try EmbeddedModels.source(for: $0)) }
         do {
             return try ModelCatalog(embedded: embedded, folder: folder)

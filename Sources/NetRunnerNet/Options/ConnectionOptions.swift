@@ -1,4 +1,5 @@
 import ArgumentParser
+import NetRunnerCommandLine
 
 /// The connection flags `serve` and `hub serve` share: the names a loopback server answers,
 /// and the bounds on connections (idle time, count, the drain on SIGTERM).

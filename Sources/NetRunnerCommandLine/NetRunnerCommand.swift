@@ -1,0 +1,182 @@
+package import ArgumentParser
+import NetRunner
+import TensorFlowLite
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `netrunner`: run, inspect and measure TensorFlow Lite models on the LiteRT runtime.
+///
+/// The commands that talk to the network (`serve`, `hub`, `import`) live in a second
+/// executable beside this one, `netrunner-net`, which `netrunner` hands them to, git-style:
+/// the tool most people run first builds in a minute and a half, without the HTTP stacks.
+struct NetRunnerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "netrunner",
+        abstract: "Run, inspect and measure TensorFlow Lite models on the LiteRT runtime.",
+        version: CommandLineMain.version,
+        subcommands: [
+            Classify.self, Detect.self, Run.self, Bulk.self, Report.self, Evaluate.self, NetworkedServe.self,
+            Inspect.self, Bench.self, Check.self, Bundle.self, NetworkedImport.self, NetworkedHub.self, Stream.self,
+            Models.self,
+        ]
+    )
+}
+
+/// The entry of both executables: `netrunner` and `netrunner-net`.
+package enum CommandLineMain {
+    /// The tool's version, the same in both executables.
+    package static let version = "0.1.0"
+    /// The commands `netrunner` hands to `netrunner-net`.
+    package static let networked: Set<String> = ["serve", "hub", "import"]
+    /// The executable of the networked commands, beside `netrunner`.
+    package static let networkedExecutable = "netrunner-net"
+
+    /// `netrunner`: a networked command goes to `netrunner-net` (the process is replaced, so
+    /// signals, exit status and output are that command's); every other one runs here.
+    package static func core() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let first = arguments.first,
+            networked.contains(first)
+                || (first == "help" && arguments.count > 1 && networked.contains(arguments[1]))
+        {
+            execNetworked(first == "help" ? Array(arguments.dropFirst()) + ["--help"] : arguments)
+        }
+        await run(NetRunnerCommand.self)
+    }
+
+    /// The path of `netrunner-net`: beside this executable.
+    package static func networkedPath() -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        #if os(Linux)
+            let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+            let me = count > 0 ? String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        #else
+            let me = ""
+        #endif
+        let path = me.isEmpty ? CommandLine.arguments[0] : me
+        let folder = path.contains("/") ? String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) : "."
+        return folder + "/" + networkedExecutable
+    }
+
+    /// Replaces this process with `netrunner-net ARGUMENTS`; returns only to exit with a clear
+    /// message when it cannot be started.
+    static func execNetworked(_ arguments: [String]) -> Never {
+        let path = networkedPath()
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        execv(path, argv)
+        Console.diagnostic(
+            "Error: netrunner \(arguments.first ?? "") runs \(path), which cannot be started: "
+                + "\(String(cString: strerror(errno))). `make install` (or `swift build --product netrunner-net`) "
+                + "builds it beside netrunner.")
+        exit(127)
+    }
+
+    /// Serves `ModelCheck`'s child processes (the library's own protocol, not a command), then
+    /// parses the command line and runs the command as ArgumentParser does, except that an
+    /// error's message (which may quote file names and file contents) is written with its
+    /// control characters escaped.
+    ///
+    /// - Parameter root: The executable's root command.
+    package static func run<Root: ParsableCommand>(_ root: Root.Type) async {
+        if let status = ModelCheck.runChildIfRequested(arguments: CommandLine.arguments) {
+            Root.exit(withError: ExitCode(status))
+        }
+        // A file size limit (ulimit -f) makes a write fail with EFBIG, reported as an error,
+        // instead of killing the process with SIGXFSZ.
+        signal(SIGXFSZ, SIG_IGN)
+        do {
+            var command = try Root.parseAsRoot()
+            do {
+                if var asynchronous = command as? any AsyncParsableCommand {
+                    try await asynchronous.run()
+                } else {
+                    try command.run()
+                }
+            } catch let error as ValidationError {
+                // A mistake found while running: the message, without the root command's usage.
+                Console.diagnostic("Error: \(error.message)")
+                Root.exit(withError: ExitCode.validationFailure)
+            }
+        } catch {
+            let code = Root.exitCode(for: error)
+            let message = optionMessage(for: error) ?? Root.fullMessage(for: error)
+            if code == .success {
+                // --help and --version: the tool's own text, a command with a default
+                // subcommand's with that subcommand's flags.
+                if !message.isEmpty { Swift.print(helpWithDefaultFlags(message, root: Root.self)) }
+            } else {
+                for line in message.split(separator: "\n", omittingEmptySubsequences: false) {
+                    Console.diagnostic(String(line))
+                }
+            }
+            Root.exit(withError: code)
+        }
+    }
+
+    /// The help of a command with a default subcommand, showing that subcommand's flags.
+    ///
+    /// `bulk` runs `bulk images` and `evaluate` runs `evaluate run`: their help is the default
+    /// subcommand's, spelled without its name, followed by the other subcommands, so
+    /// `netrunner bulk --help` shows the flags `netrunner bulk DIR` takes. Any other text is
+    /// returned as it is.
+    ///
+    /// - Parameters:
+    ///   - message: The help ArgumentParser made.
+    ///   - root: The root command.
+    /// - Returns: The help to print.
+    static func helpWithDefaultFlags<Root: ParsableCommand>(_ message: String, root: Root.Type) -> String {
+        for parent in Root.configuration.subcommands {
+            guard let child = parent.configuration.defaultSubcommand,
+                message == Root.helpMessage(for: parent)
+            else { continue }
+            let parentName = "netrunner " + parent._commandName
+            let childName = parentName + " " + child._commandName
+            var text = Root.helpMessage(for: child).replacing(childName, with: parentName)
+            if let subcommands = message.firstRange(of: "\nSUBCOMMANDS:") {
+                text += message[subcommands.lowerBound...]
+            }
+            return text
+        }
+        return message
+    }
+
+    /// A library option error in the command line's words: the library and the flags share
+    /// their names (`categoryAllowlist` is `--category-allowlist`).
+    static func optionMessage(for error: any Error) -> String? {
+        guard case NetRunnerError.invalidOption(let name, let reason) = error else { return nil }
+        var flag = "--"
+        for character in name {
+            if character.isUppercase { flag += "-" + character.lowercased() } else { flag.append(character) }
+        }
+        return "Error: \(flag): \(reason)."
+    }
+}
+
+/// `netrunner serve`, `hub` and `import` in `netrunner --help`: they run in `netrunner-net`
+/// (``CommandLineMain/core()`` hands them over before parsing).
+struct NetworkedServe: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve models over HTTP: a native API at /v1 and KServe v2 (Triton clients) at /v2.")
+    func run() throws { CommandLineMain.execNetworked(["serve"]) }
+}
+
+/// `netrunner import` (in `netrunner-net`).
+struct NetworkedImport: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import a model by URL or path into a models folder, validated, for evaluate and serve.")
+    func run() throws { CommandLineMain.execNetworked(["import"]) }
+}
+
+/// `netrunner hub` (in `netrunner-net`).
+struct NetworkedHub: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hub", abstract: "A self-hosted model hub: serve it, publish, list, pull, move aliases, roll back."
+    )
+    func run() throws { CommandLineMain.execNetworked(["hub"]) }
+}

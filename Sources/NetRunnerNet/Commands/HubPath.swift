@@ -1,0 +1,35 @@
+import ArgumentParser
+import NetRunnerCommandLine
+import NetRunnerHub
+
+/// `netrunner-net hub-path hub:NAME[@REF]`, the local path of a hub's model.
+///
+/// Downloaded once (verified, cached), then read from the cache; when the hub cannot be
+/// reached, the verified copy. `netrunner` runs it to resolve `--model hub:...` (its notes go
+/// to stderr, the path to stdout).
+struct HubPath: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hub-path", abstract: "Print the local path of a hub: model (for netrunner --model hub:).",
+        shouldDisplay: false)
+
+    @Argument(help: "hub:NAME[@VERSION|@ALIAS].")
+    var reference: String
+
+    @Option(help: "The hub's address (default: NETRUNNER_HUB).")
+    var hub: String?
+
+    @Option(help: "The hub's key (default: NETRUNNER_HUB_TOKEN).")
+    var token: String?
+
+    func run() async throws {
+        guard let remote = CustomRemoteModel.parse(reference) else {
+            throw ValidationError("\(reference) is not hub:NAME[@VERSION|@ALIAS].")
+        }
+        let downloader = ModelDownloader(hub: HubClient(address: hub, token: token))
+        let model = try await downloader.getModel(
+            name: "\(remote.name)@\(remote.reference)", downloadType: .latestModel)
+        Console.diagnostic(
+            "note: \(reference) is version \(model.version) (sha256 \(model.hash.prefix(12))), \(model.path)")
+        Console.print(model.path)
+    }
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+import NetRunnerCommandLine
+
+/// `netrunner-net`: the commands of `netrunner` that talk to the network, `serve`, `hub` and
+/// `import` (`netrunner serve ...` runs `netrunner-net serve ...`), and `hub-path`, with which
+/// `netrunner` resolves `--model hub:NAME[@REF]`.
+struct NetRunnerNetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "netrunner",
+        abstract: "Run, inspect and measure TensorFlow Lite models on the LiteRT runtime: the networked commands.",
+        version: CommandLineMain.version,
+        subcommands: [
+            NetRunnerCommand.Serve.self, NetRunnerCommand.Import.self, NetRunnerCommand.Hub.self, HubPath.self,
+        ]
+    )
+}

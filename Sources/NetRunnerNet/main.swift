@@ -1,0 +1,4 @@
+// `netrunner-net`: `netrunner serve`, `hub` and `import`, which `netrunner` hands over.
+import NetRunnerCommandLine
+
+await CommandLineMain.run(NetRunnerNetCommand.self)

@@ -1,0 +1,153 @@
+import Dispatch
+import FoundationEssentials
+import NetRunner
+import NetRunnerEngine
+import NetRunnerImage
+import NetRunnerJobs
+import NetRunnerSupport
+import Synchronization
+
+/// What `GET /v1/runs/{id}` says.
+struct AlbumRunReport: Encodable, Sendable {
+    /// One image's line: its index in the album and the results line.
+    struct Line: Encodable, Sendable {
+        var index: Int
+        var result: BulkRecord
+    }
+
+    var id: String
+    var album: String
+    var model: String
+    /// `running` or `finished`.
+    var state = "running"
+    var total = 0
+    var done = 0
+    var failed = 0
+    var offset = 0
+    var results: [Line] = []
+}
+
+/// The album runs of this server's life, the last 10, at most ``maximumRunning`` of them
+/// running (a ``JobStore``).
+final class AlbumRuns: Sendable {
+    /// The most runs going at once.
+    ///
+    /// A queue of runs would itself grow without bound, and one run already keeps every worker
+    /// busy: another run is refused (429) until one finishes.
+    static let maximumRunning = 2
+
+    struct Run: Sendable {
+        var report: AlbumRunReport
+        var lines: [AlbumRunReport.Line?]
+    }
+
+    private let runs = JobStore<Run>(kept: 10, maximumRunning: maximumRunning) { $0.report.state == "running" }
+
+    /// A new run's id, or `nil` when ``maximumRunning`` runs are going already.
+    func begin(album: AlbumRoutes.Album, model: String) -> String? {
+        runs.begin { id in
+            var report = AlbumRunReport(id: id, album: album.id, model: model)
+            report.total = album.files.count
+            if album.files.isEmpty { report.state = "finished" }
+            return Run(report: report, lines: Array(repeating: nil, count: album.files.count))
+        }
+    }
+
+    func record(_ id: String, index: Int, _ record: BulkRecord) {
+        runs.update(id) { run in
+            run.lines[index] = .init(index: index, result: record)
+            run.report.done += 1
+            if record.error != nil { run.report.failed += 1 }
+        }
+    }
+
+    func finish(_ id: String) {
+        runs.update(id) { $0.report.state = "finished" }
+    }
+
+    /// The report with the finished lines from `offset` (in album order), at most `limit`.
+    func report(_ id: String, offset: Int, limit: Int) -> AlbumRunReport? {
+        guard let run = runs.job(id) else { return nil }
+        var report = run.report
+        report.offset = offset
+        if offset < run.lines.count, limit > 0 {
+            report.results = run.lines[offset..<min(run.lines.count, offset + limit)].compactMap { $0 }
+        }
+        return report
+    }
+}
+
+/// Small JPEGs of album images, made off the event loop and kept (the last 2,000).
+final class ThumbnailCache: Sendable {
+    private let cache = Mutex<(entries: [String: Data], order: [String])>(([:], []))
+
+    func jpeg(of path: String) async -> Data? {
+        if let found = cache.withLock({ $0.entries[path] }) { return found }
+        let made: Data? = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Thumbnail.make(path: path, longerSide: 240)?.jpeg)
+            }
+        }
+        guard let made else { return nil }
+        cache.withLock { cache in
+            if cache.entries[path] == nil {
+                cache.entries[path] = made
+                cache.order.append(path)
+                if cache.order.count > 2000 { cache.entries[cache.order.removeFirst()] = nil }
+            }
+        }
+        return made
+    }
+}
+
+extension AlbumRuns {
+    /// Runs every image of an album through a model, one per worker at a time.
+    static func run(
+        _ run: String, album: AlbumRoutes.Album, model: String, options: AnswerOptions, engine: InferenceEngine,
+        runs: AlbumRuns,
+        limit: Int
+    ) async {
+        let width = max(1, engine.configuration.threads / AlbumRuns.maximumRunning)
+        await withTaskGroup(of: (Int, BulkRecord).self) { group in
+            var next = 0
+            func submit() {
+                guard next < album.files.count else { return }
+                let index = next
+                next += 1
+                group.addTask {
+                    (
+                        index,
+                        await answer(
+                            album: album, index: index, model: model, options: options, engine: engine, limit: limit)
+                    )
+                }
+            }
+            for _ in 0..<width { submit() }
+            while let (index, record) = await group.next() {
+                runs.record(run, index: index, record)
+                submit()
+            }
+        }
+        runs.finish(run)
+    }
+
+    /// One image's results line; a full queue is waited out (the engine wakes the run when a
+    /// worker takes a job), not reported.
+    static func answer(
+        album: AlbumRoutes.Album, index: Int, model: String, options: AnswerOptions, engine: InferenceEngine, limit: Int
+    ) async -> BulkRecord {
+        let name = album.relative(index)
+        let data: Data
+        do {
+            data = try FileIO.contents(of: album.files[index], maximumSize: limit)
+        } catch {
+            return BulkRecord(image: name, model: model, error: "\(error)")
+        }
+        do {
+            let answer = try await engine.answerWhenRoom(model: model, image: data, options: options.taskOptions)
+            return BulkRecord(image: name, model: model, answer: options.worthShowing(answer))
+        } catch {
+            return BulkRecord(image: name, model: model, error: "\(error)")
+        }
+    }
+}

@@ -106,9 +106,18 @@ def agreement(a: str, b: str) -> dict:
     ta, tb, sb = top1(a), top1(b), scores(b)
     same = sum(1 for k in ta if tb.get(k, (None,))[0] == ta[k][0])
     diffs = [abs(ta[k][1] - sb.get(k, {}).get(ta[k][0], 0.0)) for k in ta]
+    # Where a is sure of its answer (its top-1 ahead of its second by a margin), b should agree:
+    # close calls are where any change of input (even +-1 level of noise) flips top-1.
+    sa = scores(a)
+    sure = {}
+    for margin in (0.3, 0.5):
+        keys = [k for k in ta if k in sa and
+                ta[k][1] - max((v for c, v in sa[k].items() if c != ta[k][0]), default=0.0) >= margin]
+        agreed = sum(1 for k in keys if tb.get(k, (None,))[0] == ta[k][0])
+        sure[f"margin_{margin}"] = {"photos": len(keys), "top1_equal": agreed}
     return {"photos": len(ta), "top1_equal": same, "top1_equal_fraction": same / max(1, len(ta)),
             "mean_abs_top1_score_difference": sum(diffs) / max(1, len(diffs)),
-            "max_abs_top1_score_difference": max(diffs, default=0.0)}
+            "max_abs_top1_score_difference": max(diffs, default=0.0), "where_sure": sure}
 
 
 def main() -> None:
@@ -210,7 +219,10 @@ def main() -> None:
               f"{fid['mean_abs_top1_score_difference']:.4f} (max {fid['max_abs_top1_score_difference']:.4f}); "
               f"exact {fid['exact_images_per_s']}/s, fast {fid['fast_images_per_s']}/s at {n} workers; "
               f"noise floor: top-1 kept on {fid['noise_floor']['top1_equal']}/{fid['noise_floor']['photos']}, "
-              f"mean |score diff| {fid['noise_floor']['mean_abs_top1_score_difference']:.4f}")
+              f"mean |score diff| {fid['noise_floor']['mean_abs_top1_score_difference']:.4f}; where the exact path "
+              f"is sure (top-1 ahead by 0.3 / 0.5): "
+              f"{fid['where_sure']['margin_0.3']['top1_equal']}/{fid['where_sure']['margin_0.3']['photos']}, "
+              f"{fid['where_sure']['margin_0.5']['top1_equal']}/{fid['where_sure']['margin_0.5']['photos']}")
 
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

@@ -1,4 +1,4 @@
-package import FoundationEssentials
+import FoundationEssentials
 package import HTTPTypes
 package import Hummingbird
 import NIOCore
@@ -6,10 +6,6 @@ import NetRunnerSupport
 
 /// JSON responses and errors as both servers write them.
 package enum HTTPReply {
-    /// The servers' JSON encoder: the package's one set-up (``JSONCoding``), keys sorted,
-    /// slashes unescaped (the shape of the CLI's `--json` lines).
-    package static func encoder() -> JSONEncoder { JSONCoding.encoder() }
-
     /// A JSON body.
     ///
     /// - Parameters:
@@ -20,7 +16,7 @@ package enum HTTPReply {
     package static func json(
         _ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
     ) -> Response {
-        guard let data = try? encoder().encode(value) else {
+        guard let data = try? JSONCoding.encoder().encode(value) else {
             return error("The answer could not be encoded as JSON.", status: .internalServerError)
         }
         var headers = headers

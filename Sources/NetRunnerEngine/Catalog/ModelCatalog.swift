@@ -75,10 +75,10 @@ public struct ModelCatalog: Sendable {
             }
         }
         self.embeddedSources = sources
-        let folder = folder ?? (Self.isDirectory(Self.defaultFolder) ? Self.defaultFolder : nil)
+        let folder = folder ?? (ImageFiles.isDirectory(Self.defaultFolder) ? Self.defaultFolder : nil)
         var unreadable: [String: String] = [:]
         if let folder {
-            guard Self.isDirectory(folder) else { throw FolderError(folder: folder) }
+            guard ImageFiles.isDirectory(folder) else { throw FolderError(folder: folder) }
             let directory = try ModelDirectory(path: folder)
             unreadable = directory.unreadable
             for (id, path) in directory.models.sorted(by: { $0.key < $1.key })
@@ -129,12 +129,6 @@ public struct ModelCatalog: Sendable {
 
     /// Whether a file or folder exists at `path` (a path is taken before an id).
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
-
-    /// Whether `path` is a folder.
-    static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-    }
 
     /// Where an entry's model is read from: its embedded bundle, or its path.
     ///

@@ -1,6 +1,6 @@
 import Hummingbird
 import NetRunnerEngine
-package import NetRunnerHTTP
+import NetRunnerHTTP
 
 extension HTTPReply {
     /// The response for an engine error: 404, 400, 503 with `Retry-After`...

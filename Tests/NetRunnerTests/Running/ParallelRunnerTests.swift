@@ -13,9 +13,11 @@ struct ParallelRunnerTests {
         let delivered = Mutex<[Int]>([])
         let started = Atomic<Int>(0)
         let aheadAtMost = Atomic<Int>(0)
+        /// Signalled when the other workers have filled the window behind the slow first job.
+        let windowFilled = DispatchSemaphore(value: 0)
     }
 
-    @Test("A slow first job: the others wait a window ahead, then everything is delivered once, in order")
+    @Test("A slow first job: the others run a window ahead and wait, then everything is delivered once, in order")
     func slowFirstJob() throws {
         let log = Log()
         let count = 300
@@ -26,7 +28,10 @@ struct ParallelRunnerTests {
                 let started = log.started.add(1, ordering: .sequentiallyConsistent).newValue
                 let delivered = log.delivered.withLock { $0.count }
                 log.aheadAtMost.max(started - delivered, ordering: .sequentiallyConsistent)
-                if index == 0 { usleep(100_000) }
+                if started == 2 * workers { log.windowFilled.signal() }
+                // The first job ends only once the others have run a whole window ahead of it
+                // (they must then sleep until it is delivered), or after 30 s.
+                if index == 0 { _ = log.windowFilled.wait(timeout: .now() + 30) }
                 return index * 2
             },
             deliver: { index, output in

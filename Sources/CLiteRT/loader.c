@@ -98,6 +98,7 @@ const NRLiteRtAPI *nr_litert_load(const char *path, char *error, size_t error_si
   RESOLVE(GetCompiledModelOutputTensorLayouts, "LiteRtGetCompiledModelOutputTensorLayouts");
   RESOLVE(CompiledModelResizeInputTensor, "LiteRtCompiledModelResizeInputTensor");
   RESOLVE(CompiledModelResizeInputTensorNonStrict, "LiteRtCompiledModelResizeInputTensorNonStrict");
+  RESOLVE(CompiledModelIsFullyAccelerated, "LiteRtCompiledModelIsFullyAccelerated");
   RESOLVE(RunCompiledModel, "LiteRtRunCompiledModel");
   RESOLVE(CreateTensorBufferFromHostMemory, "LiteRtCreateTensorBufferFromHostMemory");
   RESOLVE(DestroyTensorBuffer, "LiteRtDestroyTensorBuffer");
@@ -111,6 +112,45 @@ const NRLiteRtAPI *nr_litert_load(const char *path, char *error, size_t error_si
 const NRLiteRtAPI *nr_litert_api(void) { return __atomic_load_n(&g_api, __ATOMIC_ACQUIRE); }
 
 const char *nr_litert_loaded_path(void) { return nr_litert_api() != NULL ? g_path : NULL; }
+
+static pthread_once_t g_folder_once = PTHREAD_ONCE_INIT;
+static char *g_folder = NULL;
+
+static void find_folder(void) {
+  const NRLiteRtAPI *api = nr_litert_api();
+  if (api == NULL) return;
+  Dl_info info;
+  void *symbol;
+  memcpy(&symbol, &api->CreateEnvironment, sizeof(symbol));
+  if (dladdr(symbol, &info) == 0 || info.dli_fname == NULL) return;
+  char *resolved = realpath(info.dli_fname, NULL);
+  if (resolved == NULL) return;
+  char *slash = strrchr(resolved, '/');
+  if (slash == NULL) {
+    free(resolved);
+    return;
+  }
+  if (slash == resolved) slash[1] = '\0';  // the root folder keeps its slash
+  else *slash = '\0';
+  g_folder = resolved;
+}
+
+const char *nr_litert_loaded_folder(void) {
+  if (nr_litert_api() == NULL) return NULL;
+  pthread_once(&g_folder_once, find_folder);
+  return g_folder;
+}
+
+int nr_vulkan_loader_open(char *error, size_t error_size) {
+  dlerror();
+  void *handle = dlopen("libvulkan.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (handle == NULL) {
+    const char *reason = dlerror();
+    set_error(error, error_size, "%s", reason != NULL ? reason : "libvulkan.so.1 could not be opened", NULL);
+    return 0;
+  }
+  return 1;  // kept open: the GPU accelerator opens it again and gets the same handle
+}
 
 // MARK: - stderr capture
 

@@ -42,6 +42,19 @@ public final class Interpreter {
     /// The size in bytes of the model the interpreter runs.
     public var modelSizeInBytes: Int { compiled.model.bytes.count }
 
+    /// What the model runs on: ``Accelerator/cpu`` or ``Accelerator/gpu`` (``Accelerator/auto``
+    /// resolved).
+    public var accelerator: Accelerator { compiled.usesGPU ? .gpu : .cpu }
+
+    /// Whether every operator of the model runs on ``accelerator`` (LiteRT's
+    /// `is_fully_accelerated`). Always `true` on the CPU; on the GPU, `false` means some
+    /// operators run on the CPU between GPU parts.
+    public var isFullyAccelerated: Bool { compiled.isFullyAccelerated }
+
+    /// Why an interpreter asked for ``Accelerator/auto`` runs on the CPU (what is missing for
+    /// the GPU), or `nil` when it runs where it was asked to.
+    public let acceleratorFallbackReason: String?
+
     let compiled: CompiledModelHandle
     /// One state per signature, shared with the signature runners.
     let states: [SignatureState]
@@ -86,7 +99,85 @@ public final class Interpreter {
 
     init(bytes: AlignedMemory, source: String, options: Options?, delegates: [any Delegate]?) throws {
         let verbose = options?.isErrorLoggingEnabled ?? false
-        let environment = try EnvironmentHandle.shared()
+        let threads = options?.threadCount ?? 1
+        let prepared: Prepared
+        var fallbackReason: String?
+        switch options?.accelerator ?? .cpu {
+        case .cpu:
+            prepared = try Self.prepare(
+                bytes, source: source, environment: try EnvironmentHandle.shared(), gpu: false, threads: threads,
+                verbose: verbose)
+        case .gpu:
+            do {
+                prepared = try Self.prepareForGPU(bytes, source: source, threads: threads, verbose: verbose)
+            } catch let reason as GPUUnavailable {
+                throw InterpreterError.failedToCreateInterpreter(reason: "\(source): the GPU is not usable: \(reason).")
+            }
+        case .auto:
+            do {
+                if let known = GPUVerdict.unavailable { throw known }
+                prepared = try Self.prepareForGPU(bytes, source: source, threads: threads, verbose: verbose)
+            } catch let reason as GPUUnavailable {
+                fallbackReason = reason.description
+                prepared = try Self.prepare(
+                    bytes, source: source, environment: try EnvironmentHandle.shared(), gpu: false, threads: threads,
+                    verbose: verbose)
+            }
+        }
+        let compiled = prepared.compiled
+        self.compiled = compiled
+        let states = prepared.signatures.map { SignatureState(info: $0, compiled: compiled) }
+        self.states = states
+        self.main = states[prepared.mainIndex]
+        self.signatureKeys = prepared.signatures.map(\.key)
+        self.options = options
+        self.delegates = delegates
+        self.acceleratorFallbackReason = fallbackReason
+    }
+
+    /// A model loaded, checked and compiled in one environment.
+    private struct Prepared {
+        let compiled: CompiledModelHandle
+        let signatures: [SignatureInfo]
+        let mainIndex: Int
+    }
+
+    /// Loads, checks and compiles the model in the GPU environment.
+    ///
+    /// - Throws: ``GPUUnavailable`` (recorded for the process) when no GPU is usable; the errors
+    ///   of ``prepare(_:source:environment:gpu:threads:verbose:)`` otherwise.
+    private static func prepareForGPU(
+        _ bytes: AlignedMemory, source: String, threads: Int, verbose: Bool
+    ) throws -> Prepared {
+        let environment: EnvironmentHandle
+        do {
+            environment = try EnvironmentHandle.sharedGPU()
+        } catch let reason as GPUUnavailable {
+            GPUVerdict.record(reason)
+            throw reason
+        }
+        do {
+            return try prepare(
+                bytes, source: source, environment: environment, gpu: true, threads: threads, verbose: verbose)
+        } catch let failure as CompileFailure {
+            if let reason = GPUDiagnosis.unavailable(fromLog: failure.error.runtimeLog) {
+                GPUVerdict.record(reason)
+                throw reason
+            }
+            throw InterpreterError.failedToCreateInterpreter(reason: "\(source): \(failure.error)")
+        }
+    }
+
+    /// The runtime refused to compile a model it had loaded.
+    private struct CompileFailure: Error {
+        let error: LiteRTCallError
+    }
+
+    /// Loads, checks and compiles the model in `environment`.
+    private static func prepare(
+        _ bytes: AlignedMemory, source: String, environment: EnvironmentHandle, gpu: Bool, threads: Int,
+        verbose: Bool
+    ) throws -> Prepared {
         let model: ModelHandle
         do {
             model = try ModelHandle(bytes: bytes, environment: environment, verbose: verbose)
@@ -111,17 +202,12 @@ public final class Interpreter {
         }
         let compiled: CompiledModelHandle
         do {
-            compiled = try CompiledModelHandle(model: model, threads: options?.threadCount ?? 1, verbose: verbose)
+            compiled = try CompiledModelHandle(model: model, threads: threads, gpu: gpu, verbose: verbose)
         } catch let error as LiteRTCallError {
+            if gpu { throw CompileFailure(error: error) }
             throw InterpreterError.failedToCreateInterpreter(reason: "\(source): \(error)")
         }
-        self.compiled = compiled
-        let states = signatures.map { SignatureState(info: $0, compiled: compiled) }
-        self.states = states
-        self.main = states[mainInfo.index]
-        self.signatureKeys = signatures.map(\.key)
-        self.options = options
-        self.delegates = delegates
+        return Prepared(compiled: compiled, signatures: signatures, mainIndex: mainInfo.index)
     }
 
     static func checkDelegates(_ delegates: [any Delegate]?) throws {
@@ -288,6 +374,9 @@ extension Interpreter {
     public struct Options: Equatable, Hashable, Sendable {
         /// The number of CPU threads XNNPACK uses; `nil` (or a value below 1) uses one.
         public var threadCount: Int? = nil
+
+        /// The hardware the model runs on; the CPU by default (see ``Accelerator``).
+        public var accelerator: Accelerator = .cpu
 
         /// Accepted for source compatibility; XNNPACK always runs.
         ///

@@ -126,12 +126,14 @@ typedef struct {
 } NRLiteRtEnvOption;
 
 enum {
+  NRLiteRtEnvOptionRuntimeLibraryDir = 22,
   NRLiteRtEnvOptionAutoRegisterAccelerators = 24,
   NRLiteRtEnvOptionMinLoggerSeverity = 25,
 };
 
 enum {
   NRLiteRtHwAcceleratorCpu = 1,
+  NRLiteRtHwAcceleratorGpu = 2,
   NRLiteRtTensorBufferLockRead = 0,
   NRLiteRtTensorBufferLockWrite = 1,
   NRLiteRtTensorBufferLockReadWrite = 2,
@@ -189,6 +191,7 @@ typedef struct {
   NRLiteRtStatus (*_Nonnull GetCompiledModelOutputTensorLayouts)(NRLiteRtCompiledModel, NRLiteRtParamIndex, size_t, NRLiteRtLayout *, bool);
   NRLiteRtStatus (*_Nonnull CompiledModelResizeInputTensor)(NRLiteRtCompiledModel, NRLiteRtParamIndex, NRLiteRtParamIndex, const int *, size_t);
   NRLiteRtStatus (*_Nonnull CompiledModelResizeInputTensorNonStrict)(NRLiteRtCompiledModel, NRLiteRtParamIndex, NRLiteRtParamIndex, const int *, size_t);
+  NRLiteRtStatus (*_Nonnull CompiledModelIsFullyAccelerated)(NRLiteRtCompiledModel, bool *);
   NRLiteRtStatus (*_Nonnull RunCompiledModel)(NRLiteRtCompiledModel, NRLiteRtParamIndex, size_t, NRLiteRtTensorBuffer *, size_t, NRLiteRtTensorBuffer *);
 
   NRLiteRtStatus (*_Nonnull CreateTensorBufferFromHostMemory)(const NRLiteRtRankedTensorType *, void *, size_t, NRLiteRtDeallocator, NRLiteRtTensorBuffer *);
@@ -210,6 +213,15 @@ const NRLiteRtAPI *nr_litert_api(void);
 
 /// The path `nr_litert_load` succeeded with, or NULL.
 const char *nr_litert_loaded_path(void);
+
+/// The folder of the file the loaded library really is (a bare name the system's search path
+/// resolved included), without a trailing slash; NULL before a load or when it cannot be told.
+/// LiteRT looks for its GPU accelerator library there.
+const char *nr_litert_loaded_folder(void);
+
+/// Opens the Vulkan loader (`libvulkan.so.1`) and keeps it open. Returns 1 when it is there,
+/// else 0 with the loader's reason in `error` (if not NULL, at most `error_size` bytes).
+int nr_vulkan_loader_open(char *error, size_t error_size);
 
 // MARK: - Runtime output capture
 

@@ -3,7 +3,8 @@
 
 internal import CLiteRT
 
-/// Owns one LiteRT compiled model: the model prepared for the CPU with XNNPACK.
+/// Owns one LiteRT compiled model: the model prepared for the CPU with XNNPACK, or for the GPU
+/// (with the CPU for what the GPU cannot run).
 ///
 /// Lifetime: keeps `model` (hence the environment and the model bytes) alive; tensor
 /// buffers keep it alive.
@@ -12,10 +13,14 @@ final class CompiledModelHandle {
     let model: ModelHandle
     /// Whether the runtime's log lines go to the logger (`isErrorLoggingEnabled`).
     let verbose: Bool
+    /// Whether it was compiled for the GPU.
+    let usesGPU: Bool
+    /// Whether every operator runs on the accelerator it was compiled for (always for the CPU).
+    let isFullyAccelerated: Bool
 
-    init(model: ModelHandle, threads: Int, verbose: Bool) throws {
+    init(model: ModelHandle, threads: Int, gpu: Bool = false, verbose: Bool) throws {
         let api = model.environment.api
-        let options = try OptionsHandle(api: api, threads: threads)
+        let options = try OptionsHandle(api: api, threads: threads, gpu: gpu)
         var compiled: NRLiteRtCompiledModel?
         let (result, log) = RuntimeLog.capturing(verbose: verbose) {
             try check(
@@ -33,6 +38,12 @@ final class CompiledModelHandle {
         self.raw = compiled
         self.model = model
         self.verbose = verbose
+        self.usesGPU = gpu
+        var fully = true
+        if gpu, !succeeded(api.pointee.CompiledModelIsFullyAccelerated(compiled, &fully)) {
+            fully = false
+        }
+        self.isFullyAccelerated = fully
     }
 
     var api: UnsafePointer<NRLiteRtAPI> { model.environment.api }

@@ -10,22 +10,24 @@ internal import CLiteRT
     import Darwin
 #endif
 
-/// Owns one LiteRT compilation options object: CPU accelerator, XNNPACK settings.
+/// Owns one LiteRT compilation options object: the accelerators, XNNPACK settings.
 ///
 /// Lifetime: only needed while a compiled model is created; may be released afterwards.
 final class OptionsHandle {
     let raw: NRLiteRtOptions
     private let api: UnsafePointer<NRLiteRtAPI>
 
-    /// Options that run on the CPU with XNNPACK and `threads` threads.
-    init(api: UnsafePointer<NRLiteRtAPI>, threads: Int) throws {
+    /// Options that run on the CPU with XNNPACK and `threads` threads, and on the GPU first
+    /// when `gpu` is set (the operators it cannot run stay on the CPU).
+    init(api: UnsafePointer<NRLiteRtAPI>, threads: Int, gpu: Bool = false) throws {
         var options: NRLiteRtOptions?
         try check(api.pointee.CreateOptions(&options), "LiteRtCreateOptions")
         guard let options else { throw LiteRTCallError(function: "LiteRtCreateOptions", status: .runtimeFailure) }
         self.raw = options
         self.api = api
         try check(
-            api.pointee.SetOptionsHardwareAccelerators(options, Int32(NRLiteRtHwAcceleratorCpu)),
+            api.pointee.SetOptionsHardwareAccelerators(
+                options, Int32(NRLiteRtHwAcceleratorCpu) | (gpu ? Int32(NRLiteRtHwAcceleratorGpu) : 0)),
             "LiteRtSetOptionsHardwareAccelerators")
         // The CPU options helpers are not exported by the 2.3.0 library: the "xnnpack"
         // opaque option is a TOML string, read by the CPU accelerator.

@@ -46,8 +46,9 @@ public final class Interpreter {
     /// resolved).
     public var accelerator: Accelerator { compiled.usesGPU ? .gpu : .cpu }
 
-    /// Whether every operator of the model runs on ``accelerator`` (LiteRT's
-    /// `is_fully_accelerated`). Always `true` on the CPU; on the GPU, `false` means some
+    /// Whether every operator of the model runs on ``accelerator``.
+    ///
+    /// LiteRT's `is_fully_accelerated`: always `true` on the CPU; on the GPU, `false` means some
     /// operators run on the CPU between GPU parts.
     public var isFullyAccelerated: Bool { compiled.isFullyAccelerated }
 

@@ -2,10 +2,11 @@
 
 /// Turns the runtime's log of a failed GPU compile into the reason a user can act on.
 enum GPUDiagnosis {
-    /// The reason no GPU is usable, when the log says so; `nil` when the failure is the
-    /// model's (an operator, a shape), not the device's.
+    /// The reason no GPU is usable, when the log says so.
     ///
     /// - Parameter log: What the runtime wrote while the compile ran.
+    /// - Returns: The reason, or `nil` when the failure is the model's (an operator, a shape),
+    ///   not the device's.
     static func unavailable(fromLog log: String) -> GPUUnavailable? {
         let install =
             "install your GPU's Vulkan driver (NVIDIA: the driver's Vulkan ICD with libglvnd; AMD and Intel: "

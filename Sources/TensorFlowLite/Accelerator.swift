@@ -13,9 +13,10 @@
 /// - ``auto``: the GPU when one is usable, else the CPU;
 ///   ``Interpreter/acceleratorFallbackReason`` says why it fell back.
 ///
-/// The GPU computes in reduced precision (fp16 where the device has it): scores differ from
-/// the CPU's by up to about 0.005 for the float MobileNetV2 here, and quantized models' outputs
-/// by a few quantization steps (`docs/gpu.md` gives the measured bounds).
+/// The GPU computes float models in float32 by default (``GPUPrecision``); quantized models
+/// run dequantized, so their scores can differ from the CPU's integer arithmetic by much more
+/// than a float model's (`docs/gpu.md` gives the measured bounds): prefer float models on the
+/// GPU.
 public enum Accelerator: String, CaseIterable, Codable, Hashable, Sendable, CustomStringConvertible {
     /// The CPU, with XNNPACK.
     case cpu
@@ -25,6 +26,21 @@ public enum Accelerator: String, CaseIterable, Codable, Hashable, Sendable, Cust
     case auto
 
     /// The name, as the command line spells it (`cpu`, `gpu`, `auto`).
+    public var description: String { rawValue }
+}
+
+/// The arithmetic the GPU computes in (``Interpreter/Options/gpuPrecision``).
+///
+/// TensorFlowLiteSwift's GPU delegates call the choice `isPrecisionLossAllowed` (off by
+/// default); LiteRT calls it the delegate precision.
+public enum GPUPrecision: String, CaseIterable, Codable, Hashable, Sendable, CustomStringConvertible {
+    /// Float32 throughout: the float MobileNetV2's scores within 0.001 of the CPU's here.
+    case fp32
+    /// Half precision where the GPU has it (LiteRT's default): faster on most GPUs; the float
+    /// MobileNetV2's scores within about 0.01 of the CPU's.
+    case fp16
+
+    /// The name, as the command line spells it.
     public var description: String { rawValue }
 }
 

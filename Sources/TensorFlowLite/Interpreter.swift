@@ -110,14 +110,16 @@ public final class Interpreter {
                 verbose: verbose)
         case .gpu:
             do {
-                prepared = try Self.prepareForGPU(bytes, source: source, threads: threads, verbose: verbose)
+                prepared = try Self.prepareForGPU(
+                    bytes, source: source, threads: threads, options: options, verbose: verbose)
             } catch let reason as GPUUnavailable {
                 throw InterpreterError.failedToCreateInterpreter(reason: "\(source): the GPU is not usable: \(reason).")
             }
         case .auto:
             do {
                 if let known = GPUVerdict.unavailable { throw known }
-                prepared = try Self.prepareForGPU(bytes, source: source, threads: threads, verbose: verbose)
+                prepared = try Self.prepareForGPU(
+                    bytes, source: source, threads: threads, options: options, verbose: verbose)
             } catch let reason as GPUUnavailable {
                 fallbackReason = reason.description
                 prepared = try Self.prepare(
@@ -148,7 +150,7 @@ public final class Interpreter {
     /// - Throws: ``GPUUnavailable`` (recorded for the process) when no GPU is usable; the errors
     ///   of ``prepare(_:source:environment:gpu:threads:verbose:)`` otherwise.
     private static func prepareForGPU(
-        _ bytes: AlignedMemory, source: String, threads: Int, verbose: Bool
+        _ bytes: AlignedMemory, source: String, threads: Int, options: Options?, verbose: Bool
     ) throws -> Prepared {
         let environment: EnvironmentHandle
         do {
@@ -159,7 +161,8 @@ public final class Interpreter {
         }
         do {
             return try prepare(
-                bytes, source: source, environment: environment, gpu: true, threads: threads, verbose: verbose)
+                bytes, source: source, environment: environment, gpu: true,
+                gpuPrecision: options?.gpuPrecision ?? .fp32, threads: threads, verbose: verbose)
         } catch let failure as CompileFailure {
             if let reason = GPUDiagnosis.unavailable(fromLog: failure.error.runtimeLog) {
                 GPUVerdict.record(reason)
@@ -176,8 +179,8 @@ public final class Interpreter {
 
     /// Loads, checks and compiles the model in `environment`.
     private static func prepare(
-        _ bytes: AlignedMemory, source: String, environment: EnvironmentHandle, gpu: Bool, threads: Int,
-        verbose: Bool
+        _ bytes: AlignedMemory, source: String, environment: EnvironmentHandle, gpu: Bool,
+        gpuPrecision: GPUPrecision = .fp32, threads: Int, verbose: Bool
     ) throws -> Prepared {
         let model: ModelHandle
         do {
@@ -203,7 +206,8 @@ public final class Interpreter {
         }
         let compiled: CompiledModelHandle
         do {
-            compiled = try CompiledModelHandle(model: model, threads: threads, gpu: gpu, verbose: verbose)
+            compiled = try CompiledModelHandle(
+                model: model, threads: threads, gpu: gpu, gpuPrecision: gpuPrecision, verbose: verbose)
         } catch let error as LiteRTCallError {
             if gpu { throw CompileFailure(error: error) }
             throw InterpreterError.failedToCreateInterpreter(reason: "\(source): \(error)")
@@ -378,6 +382,9 @@ extension Interpreter {
 
         /// The hardware the model runs on; the CPU by default (see ``Accelerator``).
         public var accelerator: Accelerator = .cpu
+
+        /// The arithmetic the GPU computes in; float32 by default (see ``GPUPrecision``).
+        public var gpuPrecision: GPUPrecision = .fp32
 
         /// Accepted for source compatibility; XNNPACK always runs.
         ///

@@ -1,3 +1,5 @@
+public import TensorFlowLite
+
 /// Runs a model over many image files with every core busy and memory flat: Net Runner's
 /// photo-album evaluation, for folders far larger than an album.
 ///
@@ -7,28 +9,41 @@
 /// with few cores that beats one interpreter spread over every core, because decoding costs
 /// about as much as inference and no core waits for another. Either way at most a few
 /// decoded images are in memory at once, however many files there are.
+///
+/// On the GPU one interpreter (one compiled model: the GPU is one shared device) runs every
+/// image while all the threads decode and preprocess ahead of it.
 public enum BulkInference {
     /// Runs the model on every file, handing each outcome to `deliver` in file order.
     ///
     /// - Parameters:
     ///   - files: The image files.
     ///   - threads: The threads to use (1 or more).
+    ///   - accelerator: What the tasks `makeTask` makes run on. For ``Accelerator/gpu`` and
+    ///     ``Accelerator/auto`` one task is made first; when it runs on the GPU, it runs every
+    ///     image and the threads decode for it.
     ///   - makeTask: Loads the model for one thread, with the runtime thread count given.
     ///   - isCancelled: Checked before each image; once it returns `true` no new image starts
     ///     and the images not started are not delivered.
     ///   - deliver: Receives each file's index and outcome, in order, one call at a time.
     /// - Throws: The first error `makeTask` throws.
     public static func run(
-        files: [String], threads: Int,
+        files: [String], threads: Int, accelerator: Accelerator = .cpu,
         makeTask: @Sendable (_ threadCount: Int) throws -> ImageTask,
         isCancelled: @Sendable () -> Bool = { false },
         deliver: @Sendable (_ index: Int, _ outcome: Result<ImageAnswer, BulkFailure>) -> Void
     ) throws {
         guard !files.isEmpty else { return }
-        if threads <= 1 || files.count == 1 {
-            let task = try makeTask(max(1, threads))
+        var gpuTask: ImageTask?
+        if accelerator != .cpu {
+            let task = try makeTask(1)
+            if task.accelerator == .gpu { gpuTask = task }
+        }
+        if gpuTask != nil || threads <= 1 || files.count == 1 {
+            let task = try gpuTask ?? makeTask(max(1, threads))
+            let decoders = gpuTask == nil ? 1 : max(1, threads)
             let prefetcher = ImagePrefetcher(
-                paths: files, options: task.decodingOptions, preprocessing: task.preprocessing, lookahead: 3)
+                paths: files, options: task.decodingOptions, preprocessing: task.preprocessing,
+                lookahead: max(3, 2 * decoders), decoders: decoders)
             var index = 0
             while !isCancelled(), let item = prefetcher.next() {
                 let outcome = Result { () throws(BulkFailure) in

@@ -2,9 +2,9 @@ import Dispatch
 public import NetRunnerImage
 import Synchronization
 
-/// Decodes image files on a background thread, a few ahead of the caller, so decoding
+/// Decodes image files on background threads, a few ahead of the caller, so decoding
 /// overlaps inference: while the model runs on one image, the next ones are being decoded
-/// (and, given a model's preprocessing, turned into input tensors) on the other core.
+/// (and, given a model's preprocessing, turned into input tensors) on the other cores.
 ///
 ///     let prefetcher = ImagePrefetcher(
 ///         paths: files, options: classifier.decodingOptions, preprocessing: classifier.preprocessing)
@@ -33,16 +33,20 @@ public final class ImagePrefetcher: Sendable {
     }
 
     private struct State {
-        var ready: [Item] = []
+        /// Finished items by their index in `paths`, until the consumer takes them.
+        var ready: [Int: Item] = [:]
+        /// The next index a decoder takes.
+        var nextIndex = 0
         var cancelled = false
     }
 
-    /// What the consumer and the background worker share.
+    /// What the consumer and the background decoders share.
     ///
-    /// The worker holds only this, not the prefetcher, so releasing the prefetcher can stop it.
+    /// The decoders hold only this, not the prefetcher, so releasing the prefetcher can stop them.
     private final class Shared: Sendable {
         let state = Mutex(State())
-        let available = DispatchSemaphore(value: 0)
+        /// Signalled each time an item is added, for the consumer waiting for its index.
+        let added = DispatchSemaphore(value: 0)
         let slots: DispatchSemaphore
 
         init(lookahead: Int) {
@@ -56,6 +60,7 @@ public final class ImagePrefetcher: Sendable {
 
     private let paths: [String]
     private let shared: Shared
+    private let decoders: Int
     private let consumed = Atomic<Int>(0)
 
     /// Starts decoding `paths` in the background.
@@ -65,49 +70,68 @@ public final class ImagePrefetcher: Sendable {
     ///   - options: How to decode them (pixel limit, JPEG downscaling).
     ///   - preprocessing: If given, each image is also turned into this model input on the
     ///     background thread (``Item/prepared``), so the consumer only runs the model.
-    ///   - lookahead: How many decoded images may wait ahead of the consumer (at least 1).
+    ///   - lookahead: How many decoded images may wait ahead of the consumer (at least 1; at
+    ///     least `decoders` are allowed, so that every decoder can work).
+    ///   - decoders: Background threads decoding side by side (at least 1): one keeps a lone
+    ///     CPU interpreter fed; a GPU, which runs a model in a fraction of a photo's decoding
+    ///     time, needs every core decoding.
     public init(
         paths: [String], options: DecodingOptions = DecodingOptions(), preprocessing: ImagePreprocessing? = nil,
-        lookahead: Int = 2
+        lookahead: Int = 2, decoders: Int = 1
     ) {
         self.paths = paths
-        let shared = Shared(lookahead: max(1, lookahead))
+        let decoders = max(1, min(decoders, max(1, paths.count)))
+        self.decoders = decoders
+        let shared = Shared(lookahead: max(decoders, lookahead))
         self.shared = shared
-        DispatchQueue(label: "netrunner.image-prefetcher", qos: .userInitiated).async {
-            let clock = ContinuousClock()
-            // The worker's own tensorizer: tensorizers are not shared between threads.
-            let tensorizer = preprocessing.map { preprocessing in
-                Result { () throws(NetRunnerError) in try ImageTensorizer(preprocessing: preprocessing) }
-            }
-            for path in paths {
-                shared.slots.wait()
-                if shared.state.withLock({ $0.cancelled }) { return }
-                let start = clock.now
-                let image = Result { () throws(ImageError) in
-                    try ImageDecoder.decode(contentsOf: path, options: options)
+        let count = paths.count
+        for _ in 0..<decoders {
+            DispatchQueue.global(qos: .userInitiated).async {
+                let clock = ContinuousClock()
+                // Each decoder's own tensorizer: tensorizers are not shared between threads.
+                let tensorizer = preprocessing.map { preprocessing in
+                    Result { () throws(NetRunnerError) in try ImageTensorizer(preprocessing: preprocessing) }
                 }
-                let decoded = clock.now
-                let prepared = Result { () throws -> PreparedImage in
-                    let decodedImage = try image.get()
-                    guard let tensorizer else {
-                        throw NetRunnerError.invalidOption(
-                            name: "preprocessing", reason: "the prefetcher was given none, so it prepares no input")
+                while true {
+                    shared.slots.wait()
+                    let index: Int? = shared.state.withLock { state in
+                        guard !state.cancelled, state.nextIndex < count else { return nil }
+                        state.nextIndex += 1
+                        return state.nextIndex - 1
                     }
-                    let ready = try tensorizer.get()
-                    let transform = try ready.prepare(decodedImage)
-                    return PreparedImage(
-                        input: ready.input, transform: transform, preprocessingTime: clock.now - decoded)
+                    guard let index else {
+                        shared.slots.signal()  // pass the slot on, so the other decoders also end
+                        return
+                    }
+                    let path = paths[index]
+                    let start = clock.now
+                    let image = Result { () throws(ImageError) in
+                        try ImageDecoder.decode(contentsOf: path, options: options)
+                    }
+                    let decoded = clock.now
+                    let prepared = Result { () throws -> PreparedImage in
+                        let decodedImage = try image.get()
+                        guard let tensorizer else {
+                            throw NetRunnerError.invalidOption(
+                                name: "preprocessing", reason: "the prefetcher was given none, so it prepares no input")
+                        }
+                        let ready = try tensorizer.get()
+                        let transform = try ready.prepare(decodedImage)
+                        return PreparedImage(
+                            input: ready.input, transform: transform, preprocessingTime: clock.now - decoded)
+                    }
+                    let item = Item(path: path, image: image, decodeTime: decoded - start, prepared: prepared)
+                    shared.state.withLock { $0.ready[index] = item }
+                    shared.added.signal()
                 }
-                let item = Item(path: path, image: image, decodeTime: decoded - start, prepared: prepared)
-                shared.state.withLock { $0.ready.append(item) }
-                shared.available.signal()
             }
         }
     }
 
     deinit {
         shared.state.withLock { $0.cancelled = true }
-        shared.slots.signal()  // wake the worker if it waits for room, so it sees the flag and ends
+        // Wake the decoders that wait for room, so they see the flag and end.
+        for _ in 0..<decoders { shared.slots.signal() }
     }
 
     /// The next decoded image, waiting for it if needed; `nil` after the last one.
@@ -116,10 +140,14 @@ public final class ImagePrefetcher: Sendable {
     public func next() -> Item? {
         let index = consumed.load(ordering: .relaxed)
         guard index < paths.count else { return nil }
-        shared.available.wait()
-        let item = shared.state.withLock { $0.ready.removeFirst() }
-        consumed.store(index + 1, ordering: .relaxed)
-        shared.slots.signal()
-        return item
+        while true {
+            if let item = shared.state.withLock({ $0.ready.removeValue(forKey: index) }) {
+                consumed.store(index + 1, ordering: .relaxed)
+                shared.slots.signal()
+                return item
+            }
+            // Woken by every item added, ours or a later one: look again.
+            shared.added.wait()
+        }
     }
 }

@@ -1,7 +1,7 @@
 public import FoundationEssentials
 public import NetRunnerImage
 import NetRunnerSupport
-import TensorFlowLite
+public import TensorFlowLite
 
 /// Classifies images with a TensorFlow Lite model: the seed apps' `ModelDataHandler`, with
 /// the Task Library's and MediaPipe's options.
@@ -35,6 +35,8 @@ public final class ImageClassifier: VisionTask {
         public var categoryDenylist: [String] = []
         /// CPU threads for inference.
         public var threadCount: Int = 1
+        /// The hardware the model runs on; the CPU by default (see ``Accelerator``).
+        public var accelerator: Accelerator = .cpu
         /// Whether the runtime's own log lines go to the `TensorFlowLite` logger.
         public var isErrorLoggingEnabled: Bool = false
         /// How images are fitted to the model input (the seed's centre crop by default).
@@ -80,6 +82,10 @@ public final class ImageClassifier: VisionTask {
     public func inputImage() throws -> PixelBuffer { try core.inputImage() }
     /// The decoding options for this model: JPEGs are downscaled no further than the input needs.
     public var decodingOptions: DecodingOptions { core.decodingOptions }
+    /// What the model runs on (``Accelerator/auto`` resolved).
+    public var accelerator: Accelerator { core.interpreter.accelerator }
+    /// Why a task asked for ``Accelerator/auto`` runs on the CPU, or `nil`.
+    public var acceleratorFallbackReason: String? { core.interpreter.acceleratorFallbackReason }
 
     private let core: VisionTaskCore
     private let filter: CategoryFilter

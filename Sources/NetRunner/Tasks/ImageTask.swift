@@ -1,4 +1,5 @@
 public import NetRunnerImage
+public import TensorFlowLite
 
 /// A vision model ready to run on images, whichever task it does: what bulk inference,
 /// evaluation, the server and streams run, so they take any classifier or detector a user
@@ -27,6 +28,8 @@ public struct ImageTask {
         public var kind: Kind? = nil
         /// CPU threads for the runtime.
         public var threadCount: Int = 1
+        /// The hardware the model runs on; the CPU by default (see ``Accelerator``).
+        public var accelerator: Accelerator = .cpu
         /// Whether the runtime's own log lines go to the `TensorFlowLite` logger.
         public var isErrorLoggingEnabled: Bool = false
         /// Categories kept per image by a classifier.
@@ -133,6 +136,10 @@ public struct ImageTask {
 
     /// How images are decoded for this model.
     public var decodingOptions: DecodingOptions { task.decodingOptions }
+    /// What the model runs on (``Accelerator/auto`` resolved).
+    public var accelerator: Accelerator { task.accelerator }
+    /// Why a task that asked for ``Accelerator/auto`` runs on the CPU, or `nil`.
+    public var acceleratorFallbackReason: String? { task.acceleratorFallbackReason }
 
     /// How an image becomes the model's input.
     public var preprocessing: ImagePreprocessing { task.preprocessing }
@@ -167,6 +174,7 @@ extension ImageTask.Options {
     public var classifierOptions: ImageClassifier.Options {
         var options = ImageClassifier.Options()
         options.threadCount = threadCount
+        options.accelerator = accelerator
         options.isErrorLoggingEnabled = isErrorLoggingEnabled
         options.maxResults = maxResults
         options.scoreThreshold = classificationThreshold
@@ -180,6 +188,7 @@ extension ImageTask.Options {
     public var detectorOptions: ObjectDetector.Options {
         var options = ObjectDetector.Options()
         options.threadCount = threadCount
+        options.accelerator = accelerator
         options.isErrorLoggingEnabled = isErrorLoggingEnabled
         options.scoreThreshold = detectionThreshold
         options.maxResults = maxDetections

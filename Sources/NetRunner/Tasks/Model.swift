@@ -1,6 +1,6 @@
 import FoundationEssentials
 public import NetRunnerImage
-import TensorFlowLite
+public import TensorFlowLite
 
 /// A model run as TensorIO runs it: inputs by layer name, outputs as a dictionary by layer
 /// name, everything taken from the model's description (`model.json`).
@@ -72,6 +72,11 @@ public final class Model {
     public let description: ModelDescription
 
     private let interpreter: Interpreter
+
+    /// What the model runs on (``Accelerator/auto`` resolved).
+    public var accelerator: Accelerator { interpreter.accelerator }
+    /// Why a model that asked for ``Accelerator/auto`` runs on the CPU, or `nil`.
+    public var acceleratorFallbackReason: String? { interpreter.acceleratorFallbackReason }
     private let tensorizers: [Int: ImageTensorizer]
     private let labels: [Int: LabelMap]
     private let name: String
@@ -94,10 +99,13 @@ public final class Model {
     ///   - model: The model; it must have a description (`model.json`).
     ///   - threadCount: CPU threads for inference.
     ///   - isErrorLoggingEnabled: Whether the runtime's log lines go to the `TensorFlowLite` logger.
+    ///   - accelerator: The hardware the model runs on (the CPU by default).
     /// - Throws: ``ModelBundleError`` when there is no description or it does not fit the
     ///   model, ``InterpreterError`` for a bad model file, ``NetRunnerError`` for labels that
     ///   do not fit.
-    public init(model: LoadedModel, threadCount: Int = 1, isErrorLoggingEnabled: Bool = false) throws {
+    public init(
+        model: LoadedModel, threadCount: Int = 1, isErrorLoggingEnabled: Bool = false, accelerator: Accelerator = .cpu
+    ) throws {
         guard let description = model.description else {
             throw ModelBundleError.notABundle(
                 path: model.name, reason: "it has no model.json describing its inputs and outputs")
@@ -105,6 +113,7 @@ public final class Model {
         var options = Interpreter.Options()
         options.threadCount = threadCount
         options.isErrorLoggingEnabled = isErrorLoggingEnabled
+        options.accelerator = accelerator
         let interpreter = try model.makeInterpreter(options: options)
         var tensorizers: [Int: ImageTensorizer] = [:]
         for (index, layer) in description.inputs.enumerated() where layer.kind == .image {

@@ -1,7 +1,7 @@
 public import FoundationEssentials
 public import NetRunnerImage
 import NetRunnerSupport
-import TensorFlowLite
+public import TensorFlowLite
 
 /// Finds objects in images with a TensorFlow Lite detector: the seed's SSD example
 /// (`TFLite_Detection_PostProcess` outputs) and MediaPipe-style detectors with raw anchor
@@ -28,6 +28,8 @@ public final class ObjectDetector: VisionTask {
         public var categoryDenylist: [String] = []
         /// CPU threads for inference.
         public var threadCount: Int = 1
+        /// The hardware the model runs on; the CPU by default (see ``Accelerator``).
+        public var accelerator: Accelerator = .cpu
         /// Whether the runtime's own log lines go to the `TensorFlowLite` logger.
         public var isErrorLoggingEnabled: Bool = false
         /// The tensor's channel order; `nil` leaves it to the model's description, else RGB.
@@ -81,6 +83,10 @@ public final class ObjectDetector: VisionTask {
     public func inputImage() throws -> PixelBuffer { try core.inputImage() }
     /// The decoding options for this model: JPEGs are downscaled no further than the input needs.
     public var decodingOptions: DecodingOptions { core.decodingOptions }
+    /// What the model runs on (``Accelerator/auto`` resolved).
+    public var accelerator: Accelerator { core.interpreter.accelerator }
+    /// Why a task asked for ``Accelerator/auto`` runs on the CPU, or `nil`.
+    public var acceleratorFallbackReason: String? { core.interpreter.acceleratorFallbackReason }
 
     private let core: VisionTaskCore
     private let outputs: DetectorOutputs

@@ -1,5 +1,6 @@
 public import FoundationEssentials
 public import NetRunnerImage
+public import TensorFlowLite
 
 /// A model that answers questions about images.
 ///
@@ -36,6 +37,11 @@ public protocol VisionTask: AnyObject, SendableMetatype {
     var decodingOptions: DecodingOptions { get }
     /// The labels of the model's classes, if known.
     var labels: LabelMap? { get }
+    /// What the model runs on: the CPU or the GPU (``Accelerator/auto`` resolved).
+    var accelerator: Accelerator { get }
+    /// Why a task that asked for ``Accelerator/auto`` runs on the CPU (what the GPU lacks), or
+    /// `nil` when it runs where it was asked to.
+    var acceleratorFallbackReason: String? { get }
 
     /// Runs the model on an image.
     ///

@@ -38,6 +38,7 @@ final class VisionTaskCore {
     static func interpreter(for model: LoadedModel, options: some VisionTaskOptions) throws -> Interpreter {
         var runtime = Interpreter.Options()
         runtime.threadCount = options.threadCount
+        runtime.accelerator = options.accelerator
         runtime.isErrorLoggingEnabled = options.isErrorLoggingEnabled
         return try model.makeInterpreter(options: runtime)
     }

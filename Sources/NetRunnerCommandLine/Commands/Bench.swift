@@ -28,6 +28,7 @@ extension NetRunnerCommand {
         var graph: String?
 
         @OptionGroup var runtime: RuntimeOptions
+        @OptionGroup var hardware: AcceleratorOptions
 
         @Option(
             name: .customLong("num_threads"), parsing: .unconditional,
@@ -67,6 +68,10 @@ extension NetRunnerCommand {
             var modelBytes: Int
             var threads: Int
             var runtime: String
+            /// What the model ran on: `cpu` or `gpu`.
+            var accelerator: String
+            /// Whether every operator ran there.
+            var fullyAccelerated: Bool
             var initMilliseconds: Double
             var firstInferenceMicroseconds: Double
             var warmupMeanMicroseconds: Double?
@@ -127,6 +132,7 @@ extension NetRunnerCommand {
         /// The interpreter options: --threads, or benchmark_model's --num_threads.
         var interpreterOptions: Interpreter.Options {
             var options = runtime.interpreterOptions
+            options.accelerator = hardware.choice
             if let numThreads { options.threadCount = numThreads }
             return options
         }
@@ -142,6 +148,7 @@ extension NetRunnerCommand {
             let start = clock.now
             let interpreter = try Interpreter(
                 modelData: loaded.modelData, source: loaded.modelFile, options: interpreterOptions)
+            AcceleratorNotice.note(requested: hardware.choice, fallbackReason: interpreter.acceleratorFallbackReason)
             try interpreter.allocateTensors()
             let initTime = clock.now - start
             let afterInit = ProcessMemory.residentBytes
@@ -170,6 +177,7 @@ extension NetRunnerCommand {
             let report = Report(
                 model: modelPath, modelBytes: interpreter.modelSizeInBytes, threads: numThreads ?? runtime.threads,
                 runtime: "LiteRT \(Runtime.version)",
+                accelerator: interpreter.accelerator.rawValue, fullyAccelerated: interpreter.isFullyAccelerated,
                 initMilliseconds: Self.microseconds(initTime) / 1000,
                 firstInferenceMicroseconds: first,
                 warmupMeanMicroseconds: warmups.isEmpty ? nil : warmups.reduce(0, +) / Double(warmups.count),
@@ -189,6 +197,9 @@ extension NetRunnerCommand {
             Console.print("Model: \(report.model)")
             Console.print("The input model file size (MB): \(Console.megabytes(report.modelBytes))")
             Console.print("Threads: \(report.threads)  Runtime: \(report.runtime)")
+            Console.print(
+                "Accelerator: \(report.accelerator)"
+                    + (report.accelerator == "cpu" ? "" : report.fullyAccelerated ? " (every operator)" : " (some operators on the CPU)"))
             Console.print("Initialized session in \(Console.format(report.initMilliseconds, decimals: 3)) ms.")
             Console.print(
                 "Inference timings in us: Init: \(us(report.initMilliseconds * 1000)), First inference: \(us(report.firstInferenceMicroseconds)), "

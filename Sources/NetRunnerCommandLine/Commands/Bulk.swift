@@ -104,6 +104,7 @@ extension NetRunnerCommand.Bulk {
             resultOptions.apply(to: &options)
             options.scalesWhileDecoding = model.fastDecoding
             options.isErrorLoggingEnabled = model.verbose
+            options.accelerator = model.acceleratorChoice
             let threads = model.threadCount
             // Read once, and made into a task once before anything is written, so a bad model
             // is one clear error and no results file.
@@ -132,11 +133,14 @@ extension NetRunnerCommand.Bulk {
             let started = clock.now
             let (printsLines, resultOptions, model) = (output == nil, self.resultOptions, self.model)
             let tally = try job.run(
-                threads: threads,
+                threads: threads, accelerator: baseOptions.accelerator,
                 makeTask: { threadCount in
                     var taskOptions = baseOptions
                     taskOptions.threadCount = model.runtimeThreadCount(else: threadCount)
-                    return try ImageTask(model: loaded, options: taskOptions)
+                    let task = try ImageTask(model: loaded, options: taskOptions)
+                    AcceleratorNotice.note(
+                        requested: baseOptions.accelerator, fallbackReason: task.acceleratorFallbackReason)
+                    return task
                 },
                 shown: { resultOptions.worthPrinting($0) }, isCancelled: { interrupted.happened },
                 deliver: { record in

@@ -31,6 +31,7 @@ extension NetRunnerCommand {
         @OptionGroup var inputs: ImageArguments
 
         @OptionGroup var runtime: RuntimeOptions
+        @OptionGroup var hardware: AcceleratorOptions
 
         @Option(
             name: [.customLong("max-results"), .customLong("top"), .customShort("k")], parsing: .unconditional,
@@ -87,6 +88,7 @@ extension NetRunnerCommand {
                 var options = ObjectDetector.Options()
                 options.threadCount = runtime.threads
                 options.isErrorLoggingEnabled = runtime.verbose
+                options.accelerator = hardware.choice
                 options.maxResults = maxResults
                 if let scoreThreshold { options.scoreThreshold = scoreThreshold }
                 let json = self.json
@@ -97,7 +99,10 @@ extension NetRunnerCommand {
                     })
                 return
             }
-            let model = try Model(model: loaded, threadCount: runtime.threads, isErrorLoggingEnabled: runtime.verbose)
+            let model = try Model(
+                model: loaded, threadCount: runtime.threads, isErrorLoggingEnabled: runtime.verbose,
+                accelerator: hardware.choice)
+            AcceleratorNotice.note(requested: hardware.choice, fallbackReason: model.acceleratorFallbackReason)
             let (files, unreadable) = try inputs.requiredFiles()
             var failures = unreadable
             for file in files {

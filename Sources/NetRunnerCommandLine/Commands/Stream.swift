@@ -124,7 +124,13 @@ extension NetRunnerCommand {
             // One interpreter reads the frames in order: --runtime-threads, else --threads, runs inside it.
             taskOptions.threadCount = model.runtimeThreadCount(else: model.threads ?? 1)
             taskOptions.isErrorLoggingEnabled = model.verbose
-            let pool = try VisionTaskPool(count: 1) { try ImageTask(model: loaded, options: taskOptions) }
+            taskOptions.accelerator = model.acceleratorChoice
+            let pool = try VisionTaskPool(count: 1) {
+                let task = try ImageTask(model: loaded, options: taskOptions)
+                AcceleratorNotice.note(
+                    requested: taskOptions.accelerator, fallbackReason: task.acceleratorFallbackReason)
+                return task
+            }
 
             var frameOptions = FrameSource.Options(
                 frameSize: annotate == nil

@@ -1,6 +1,7 @@
 import ArgumentParser
 import NetRunner
 import NetRunnerEngine
+import TensorFlowLite
 
 #if canImport(Glibc)
     import Glibc
@@ -45,6 +46,9 @@ package struct ModelOptions: ParsableArguments {
     )
     var runtimeThreads: Int?
 
+    @Option(help: AcceleratorHelp.text)
+    var accelerator: Accelerator?
+
     @Flag(name: .long, help: "Show the runtime's own log lines on stderr.")
     var verbose = false
 
@@ -74,6 +78,9 @@ package struct ModelOptions: ParsableArguments {
     /// - Parameter chosen: The run's choice.
     /// - Returns: The interpreter's thread count.
     func runtimeThreadCount(else chosen: Int) -> Int { runtimeThreads ?? chosen }
+
+    /// What the model runs on: `--accelerator`, else the CPU.
+    var acceleratorChoice: Accelerator { accelerator ?? .cpu }
 
     /// The online cores.
     package static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }

@@ -28,6 +28,8 @@ enum ImageRun {
     ) async throws {
         let loaded = try await model.load(defaultFor: Task.kind)
         if let notice = model.assumptionNotice(for: loaded, task: Task.kind) { Console.diagnostic(notice) }
+        var options = options
+        options.accelerator = model.acceleratorChoice
         do {
             try run(
                 task, options: options, model: loaded, inputs: inputs, listed: listed,
@@ -89,11 +91,12 @@ enum ImageRun {
         let single = SingleThreadTask()
         let failures = Atomic<Int>(0)
         try BulkInference.run(
-            files: files, threads: saver == nil ? threads : 1,
+            files: files, threads: saver == nil ? threads : 1, accelerator: options.accelerator,
             makeTask: { threads in
                 var taskOptions = options
                 taskOptions.threadCount = runtimeThreads ?? threads
                 let task = ImageTask(try Task(model: loaded, options: taskOptions))
+                AcceleratorNotice.note(requested: options.accelerator, fallbackReason: task.acceleratorFallbackReason)
                 if saver != nil { single.task = task }
                 return task
             },

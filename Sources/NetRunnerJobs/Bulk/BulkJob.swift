@@ -1,5 +1,6 @@
 public import NetRunner
 public import NetRunnerEvaluation
+public import TensorFlowLite
 import Synchronization
 
 /// One `netrunner bulk` run over folders of images: the shard's images, the run's identity
@@ -117,6 +118,7 @@ public final class BulkJob: Sendable {
     ///
     /// - Parameters:
     ///   - threads: Interpreters side by side (``BulkInference``).
+    ///   - accelerator: What the tasks run on (on the GPU, one task and `threads` decoders).
     ///   - makeTask: One interpreter's task, given its runtime thread count.
     ///   - shown: What is kept of each answer.
     ///   - isCancelled: Whether to stop taking images (Ctrl-C).
@@ -124,7 +126,7 @@ public final class BulkJob: Sendable {
     /// - Returns: The counts and latencies.
     /// - Throws: The first error `makeTask` throws.
     public func run(
-        threads: Int, makeTask: @Sendable (_ threadCount: Int) throws -> ImageTask,
+        threads: Int, accelerator: Accelerator = .cpu, makeTask: @Sendable (_ threadCount: Int) throws -> ImageTask,
         shown: @Sendable (ImageAnswer) -> ImageAnswer = { $0 }, isCancelled: @Sendable () -> Bool = { false },
         deliver: @Sendable (BulkRecord) -> Void = { _ in }
     ) throws -> BulkTally {
@@ -133,7 +135,7 @@ public final class BulkJob: Sendable {
         let keys = pendingKeys
         let results = self.results
         try BulkInference.run(
-            files: pending, threads: threads, makeTask: makeTask,
+            files: pending, threads: threads, accelerator: accelerator, makeTask: makeTask,
             isCancelled: { stopped.load(ordering: .relaxed) || isCancelled() },
             deliver: { index, outcome in
                 let record: BulkRecord

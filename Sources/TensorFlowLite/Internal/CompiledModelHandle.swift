@@ -18,9 +18,9 @@ final class CompiledModelHandle {
     /// Whether every operator runs on the accelerator it was compiled for (always for the CPU).
     let isFullyAccelerated: Bool
 
-    init(model: ModelHandle, threads: Int, gpu: Bool = false, verbose: Bool) throws {
+    init(model: ModelHandle, threads: Int, gpu: Bool = false, gpuPrecision: GPUPrecision = .fp32, verbose: Bool) throws {
         let api = model.environment.api
-        let options = try OptionsHandle(api: api, threads: threads, gpu: gpu)
+        let options = try OptionsHandle(api: api, threads: threads, gpu: gpu, gpuPrecision: gpuPrecision)
         var compiled: NRLiteRtCompiledModel?
         let (result, log) = RuntimeLog.capturing(verbose: verbose) {
             try check(

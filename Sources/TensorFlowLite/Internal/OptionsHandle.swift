@@ -19,7 +19,7 @@ final class OptionsHandle {
 
     /// Options that run on the CPU with XNNPACK and `threads` threads, and on the GPU first
     /// when `gpu` is set (the operators it cannot run stay on the CPU).
-    init(api: UnsafePointer<NRLiteRtAPI>, threads: Int, gpu: Bool = false) throws {
+    init(api: UnsafePointer<NRLiteRtAPI>, threads: Int, gpu: Bool = false, gpuPrecision: GPUPrecision = .fp32) throws {
         var options: NRLiteRtOptions?
         try check(api.pointee.CreateOptions(&options), "LiteRtCreateOptions")
         guard let options else { throw LiteRTCallError(function: "LiteRtCreateOptions", status: .runtimeFailure) }
@@ -31,13 +31,23 @@ final class OptionsHandle {
             "LiteRtSetOptionsHardwareAccelerators")
         // The CPU options helpers are not exported by the 2.3.0 library: the "xnnpack"
         // opaque option is a TOML string, read by the CPU accelerator.
-        let toml = "num_threads = \(max(1, threads))\nkernel_mode = \"delegate\"\n"
+        try addTOML("xnnpack", "num_threads = \(max(1, threads))\nkernel_mode = \"delegate\"\n")
+        if gpu {
+            // The GPU accelerator's options, also TOML (LiteRT's LiteRtDelegatePrecision: 0 the
+            // default, half precision where the GPU has it; 2 float32).
+            try addTOML("gpu_options", "precision = \(gpuPrecision == .fp32 ? 2 : 0)\n")
+        }
+    }
+
+    /// Adds an opaque option `identifier` whose payload is the TOML text `toml` (owned by the
+    /// options from then on, freed by LiteRT).
+    private func addTOML(_ identifier: String, _ toml: String) throws {
         guard let payload = strdup(toml) else {
             throw LiteRTCallError(function: "strdup", status: .memoryAllocationFailure)
         }
         var opaque: NRLiteRtOpaqueOptions?
         do {
-            try check(api.pointee.CreateOpaqueOptions("xnnpack", payload, free, &opaque), "LiteRtCreateOpaqueOptions")
+            try check(api.pointee.CreateOpaqueOptions(identifier, payload, free, &opaque), "LiteRtCreateOpaqueOptions")
         } catch {
             free(payload)
             throw error
@@ -47,7 +57,7 @@ final class OptionsHandle {
             throw LiteRTCallError(function: "LiteRtCreateOpaqueOptions", status: .runtimeFailure)
         }
         do {
-            try check(api.pointee.AddOpaqueOptions(options, opaque), "LiteRtAddOpaqueOptions")
+            try check(api.pointee.AddOpaqueOptions(raw, opaque), "LiteRtAddOpaqueOptions")
         } catch {
             api.pointee.DestroyOpaqueOptions(opaque)
             throw error

@@ -7,7 +7,7 @@
 SWIFT ?= swift
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-asan test-python setup runtime system build-core build install bench bench-setup bench-decode trial format lint clean
+.PHONY: run test test-asan test-python gpu-packages setup runtime system build-core build install bench bench-setup bench-decode trial format lint clean
 
 PREFIX ?= $(HOME)/.local
 
@@ -55,10 +55,16 @@ test-python:
 	scripts/setup-test-python.sh
 	scripts/install-test-packages.sh
 
-test: setup test-python
+# The Vulkan loader and lavapipe (software Vulkan, from bookworm-backports): the GPU tests run
+# LiteRT's real GPU accelerator on them.
+gpu-packages:
+	scripts/install-gpu-packages.sh
+
+test: setup test-python gpu-packages
 	$(SWIFT) build --build-tests
 	@# The hub's PostgreSQL tests use a private Debian postgresql on 127.0.0.1:55432.
-	$(TEST_ENV) NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) $(SWIFT) test --skip-build
+	@# NETRUNNER_TEST_REQUIRE_GPU: lavapipe is installed, so a GPU test that finds no GPU fails instead of skipping.
+	$(TEST_ENV) NETRUNNER_TEST_REQUIRE_GPU=1 NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) $(SWIFT) test --skip-build
 	@# README.md and docs/*.md, pasted: every sh block run in a random order, each on its own, every transcript's output compared.
 	$(TEST_ENV) python3 scripts/run-readme.py .build/debug/netrunner
 	@# deploy/slurm/ as shipped on a real one-node Slurm (Debian's slurm-wlm, installed if missing) on loopback: skipped without root.

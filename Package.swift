@@ -332,7 +332,7 @@ let package = Package(
         ),
         .testTarget(
             name: "NetRunnerEngineTests",
-            dependencies: ["NetRunnerEngine", "TensorFlowLite", "NetRunnerTestSupport"],
+            dependencies: ["NetRunnerEngine", "NetRunner", "TensorFlowLite", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -217,4 +217,65 @@ void nr_stderr_write(const void *bytes, size_t count) {
   pthread_mutex_unlock(&g_capture_lock);
 }
 
+static pthread_mutex_t g_stdout_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_saved_stdout = -1;
+
+int nr_stdout_capture_begin(void) {
+  pthread_mutex_lock(&g_stdout_lock);
+  fflush(stdout);
+  int file = memfd_create("netrunner-runtime-stdout", MFD_CLOEXEC);
+  if (file < 0) return -1;
+  int saved = dup(STDOUT_FILENO);
+  if (saved < 0) {
+    close(file);
+    return -1;
+  }
+  if (dup2(file, STDOUT_FILENO) < 0) {
+    close(saved);
+    close(file);
+    return -1;
+  }
+  g_saved_stdout = saved;
+  return file;
+}
+
+char *nr_stdout_capture_end(int token) {
+  if (token < 0) {
+    pthread_mutex_unlock(&g_stdout_lock);
+    return NULL;
+  }
+  fflush(stdout);
+  if (g_saved_stdout >= 0) {
+    dup2(g_saved_stdout, STDOUT_FILENO);
+    close(g_saved_stdout);
+    g_saved_stdout = -1;
+  }
+  struct stat info;
+  char *text = NULL;
+  if (fstat(token, &info) == 0 && info.st_size > 0) {
+    size_t size = (size_t)info.st_size;
+    if (size > (1u << 20)) size = 1u << 20;
+    text = malloc(size + 1);
+    if (text != NULL) {
+      ssize_t got = pread(token, text, size, 0);
+      if (got < 0) got = 0;
+      text[got] = '\0';
+    }
+  }
+  close(token);
+  pthread_mutex_unlock(&g_stdout_lock);
+  return text;
+}
+
+void nr_stdout_write(const void *bytes, size_t count) {
+  const char *next = bytes;
+  while (count > 0) {
+    ssize_t written = write(STDOUT_FILENO, next, count);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) break;
+    next += written;
+    count -= (size_t)written;
+  }
+}
+
 int nr_anonymous_file(const char *name) { return memfd_create(name, MFD_CLOEXEC); }

@@ -28,6 +28,9 @@ public final class InferenceEngine: Sendable {
         public var queueCapacity: Int
         /// The largest image accepted, in pixels (checked from the header before decoding).
         public var maximumPixelCount: Int
+        /// What the models run on. On the GPU each worker still has its own interpreters
+        /// (one compiled model per model and worker).
+        public var accelerator: Accelerator
 
         /// Creates a configuration.
         ///
@@ -35,13 +38,15 @@ public final class InferenceEngine: Sendable {
         ///   - threads: Worker threads (1 or more).
         ///   - queueCapacity: The most requests waiting (default: 16 per thread).
         ///   - maximumPixelCount: The largest image, in pixels.
+        ///   - accelerator: What the models run on (the CPU by default).
         public init(
             threads: Int, queueCapacity: Int? = nil,
-            maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount
+            maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount, accelerator: Accelerator = .cpu
         ) {
             self.threads = max(1, threads)
             self.queueCapacity = queueCapacity ?? 16 * max(1, threads)
             self.maximumPixelCount = maximumPixelCount
+            self.accelerator = accelerator
         }
     }
 
@@ -67,7 +72,7 @@ public final class InferenceEngine: Sendable {
     private let warmedWorkers = Atomic<Int>(0)
     private let started = Atomic<Bool>(false)
     private let finished: DispatchGroup
-    private let logger: Logger
+    fileprivate let logger: Logger
 
     /// Creates an engine; nothing runs until ``start()``.
     ///
@@ -394,15 +399,19 @@ private final class Worker {
 
     /// Makes a model's default task, records its details, and runs it once on a grey image.
     private func warmUp(_ served: ServedModel) throws {
-        let task = try task(for: served, options: Self.defaults(for: served))
+        let task = try task(for: served, options: defaults(for: served))
         if engine.details(of: served.id) == nil {
             let interpreter = try interpreter(for: served)
-            engine.record(
-                ModelDetails(
-                    inputs: try (0..<interpreter.inputTensorCount).map { try interpreter.input(at: $0) },
-                    outputs: try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) },
-                    preprocessing: task.preprocessing, labels: task.labels),
-                for: served.id)
+            var details = ModelDetails(
+                inputs: try (0..<interpreter.inputTensorCount).map { try interpreter.input(at: $0) },
+                outputs: try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) },
+                preprocessing: task.preprocessing, labels: task.labels)
+            details.accelerator = interpreter.accelerator
+            details.isFullyAccelerated = interpreter.isFullyAccelerated
+            if let reason = interpreter.acceleratorFallbackReason {
+                engine.logger.notice("model \(served.id) runs on the CPU (--accelerator auto): \(reason)")
+            }
+            engine.record(details, for: served.id)
         }
         let size = task.preprocessing.size
         let grey = try PixelBuffer(
@@ -484,7 +493,9 @@ private final class Worker {
 
     private func interpreter(for served: ServedModel) throws(EngineError) -> Interpreter {
         if let existing = interpreters[served.id] { return existing }
-        let made = try engineError { try served.model.makeInterpreter() }
+        var options = Interpreter.Options()
+        options.accelerator = engine.configuration.accelerator
+        let made = try engineError { try served.model.makeInterpreter(options: options) }
         interpreters[served.id] = made
         return made
     }
@@ -494,10 +505,11 @@ private final class Worker {
         options.kind = served.kind
         options.threadCount = 1
         options.scalesWhileDecoding = false
+        options.accelerator = engine.configuration.accelerator
         let key = TaskKey(model: served.id, options: options)
         if let existing = tasks[key] { return existing }
         if tasks.count >= Self.taskLimit,
-            let oldest = taskOrder.firstIndex(where: { $0.options != Self.defaults(for: served) })
+            let oldest = taskOrder.firstIndex(where: { $0.options != defaults(for: served) })
         {
             tasks[taskOrder.remove(at: oldest)] = nil
         }
@@ -508,11 +520,12 @@ private final class Worker {
     }
 
     /// The options of a request that sets none.
-    static func defaults(for served: ServedModel) -> ImageTask.Options {
+    func defaults(for served: ServedModel) -> ImageTask.Options {
         var options = ImageTask.Options()
         options.kind = served.kind
         options.threadCount = 1
         options.scalesWhileDecoding = false
+        options.accelerator = engine.configuration.accelerator
         return options
     }
 }

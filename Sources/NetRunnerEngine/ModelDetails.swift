@@ -11,4 +11,8 @@ public struct ModelDetails: Sendable {
     public let preprocessing: ImagePreprocessing
     /// The labels of its classes, if known.
     public let labels: LabelMap?
+    /// What it runs on (``Accelerator/auto`` resolved), and whether every operator runs there.
+    public var accelerator: Accelerator = .cpu
+    /// Whether every operator runs on ``accelerator``.
+    public var isFullyAccelerated = true
 }

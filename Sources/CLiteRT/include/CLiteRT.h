@@ -243,6 +243,18 @@ void nr_stderr_write(const void *bytes, size_t count);
 /// was captured.
 char *nr_stderr_capture_end(int token);
 
+/// Starts capturing file descriptor 1 into an anonymous file (the GPU accelerator's start-up
+/// prints a line to stdout with printf, where a command's results go). Returns a token (>= 0) or
+/// -1 (stdout untouched). Pair with `nr_stdout_capture_end`; captures do not nest.
+int nr_stdout_capture_begin(void);
+
+/// Flushes the C library's stdout buffer into the capture, restores stdout and returns the
+/// captured bytes as a malloc'ed NUL-terminated string (the caller frees it), or NULL.
+char *nr_stdout_capture_end(int token);
+
+/// Writes `count` bytes to file descriptor 1 (short writes and EINTR retried).
+void nr_stdout_write(const void *bytes, size_t count);
+
 /// An anonymous, close-on-exec file (memfd) to collect a child process's output;
 /// returns its descriptor or -1.
 int nr_anonymous_file(const char *name);

@@ -199,7 +199,8 @@ extension NetRunnerCommand {
             Console.print("Threads: \(report.threads)  Runtime: \(report.runtime)")
             Console.print(
                 "Accelerator: \(report.accelerator)"
-                    + (report.accelerator == "cpu" ? "" : report.fullyAccelerated ? " (every operator)" : " (some operators on the CPU)"))
+                    + (report.accelerator == "cpu"
+                        ? "" : report.fullyAccelerated ? " (every operator)" : " (some operators on the CPU)"))
             Console.print("Initialized session in \(Console.format(report.initMilliseconds, decimals: 3)) ms.")
             Console.print(
                 "Inference timings in us: Init: \(us(report.initMilliseconds * 1000)), First inference: \(us(report.firstInferenceMicroseconds)), "

@@ -1,7 +1,7 @@
 public import NetRunner
 public import NetRunnerEvaluation
-public import TensorFlowLite
 import Synchronization
+public import TensorFlowLite
 
 /// One `netrunner bulk` run over folders of images: the shard's images, the run's identity
 /// beside its results file (a resumed file must be the same run), resume and retry of failed

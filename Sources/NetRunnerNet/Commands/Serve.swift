@@ -8,6 +8,7 @@ import NetRunnerHub
 import NetRunnerServer
 import NetRunnerSupport
 import NetRunnerVideo
+import TensorFlowLite
 
 extension NetRunnerCommand {
     /// `netrunner serve`: the inference server, for programs (`/v1`, KServe v2 at `/v2`).
@@ -39,6 +40,9 @@ extension NetRunnerCommand {
             name: .shortAndLong, parsing: .unconditional,
             help: "Worker threads, each with one single-threaded interpreter per model (default: every core).")
         var threads: Int?
+
+        @Option(help: AcceleratorHelp.text)
+        var accelerator: Accelerator?
 
         @Option(
             name: .customLong("queue"), parsing: .unconditional,
@@ -160,7 +164,10 @@ extension NetRunnerCommand {
             }
             let threadCount = threads ?? ModelOptions.coreCount
             let engine = InferenceEngine(
-                models: served, configuration: .init(threads: threadCount, queueCapacity: queueCapacity), logger: logger
+                models: served,
+                configuration: .init(
+                    threads: threadCount, queueCapacity: queueCapacity, accelerator: accelerator ?? .cpu),
+                logger: logger
             )
             var configuration = InferenceServer.Configuration(
                 host: host, port: port, maximumUploadBytes: maximumUploadBytes,

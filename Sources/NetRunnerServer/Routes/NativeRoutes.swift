@@ -250,6 +250,15 @@ struct ModelInfo: Encodable {
     var outputs: [TensorInfo]?
     var preprocessing: Preprocessing?
     var labels: Int?
+    /// What the model runs on: `cpu` or `gpu`.
+    var accelerator: String?
+    /// Whether every operator runs there.
+    var fullyAccelerated: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, type, task, origin, state, reason, inputs, outputs, preprocessing, labels, accelerator
+        case fullyAccelerated = "fully_accelerated"
+    }
 
     /// - Parameters:
     ///   - served: The model.
@@ -282,5 +291,7 @@ struct ModelInfo: Encodable {
             crop: preprocessing.cropping == .centerSquare ? "center" : preprocessing.cropping.rawValue,
             channelOrder: preprocessing.channelOrder.rawValue, normalization: preprocessing.normalization)
         labels = details.labels?.count
+        accelerator = details.accelerator.rawValue
+        fullyAccelerated = details.isFullyAccelerated
     }
 }

@@ -18,11 +18,13 @@ final class CompiledModelHandle {
     /// Whether every operator runs on the accelerator it was compiled for (always for the CPU).
     let isFullyAccelerated: Bool
 
-    init(model: ModelHandle, threads: Int, gpu: Bool = false, gpuPrecision: GPUPrecision = .fp32, verbose: Bool) throws {
+    init(model: ModelHandle, threads: Int, gpu: Bool = false, gpuPrecision: GPUPrecision = .fp32, verbose: Bool) throws
+    {
         let api = model.environment.api
         let options = try OptionsHandle(api: api, threads: threads, gpu: gpu, gpuPrecision: gpuPrecision)
         var compiled: NRLiteRtCompiledModel?
-        let (result, log) = RuntimeLog.capturing(verbose: verbose) {
+        // The GPU accelerator's start-up prints to stdout too (printf): captured with stderr.
+        let (result, log) = RuntimeLog.capturing(verbose: verbose, standardOutput: gpu) {
             try check(
                 api.pointee.CreateCompiledModel(model.environment.raw, model.raw, options.raw, &compiled),
                 "LiteRtCreateCompiledModel")

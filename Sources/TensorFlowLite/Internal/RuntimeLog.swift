@@ -26,11 +26,13 @@ enum RuntimeLog {
     ///   - body: The work during which stderr is captured.
     /// - Returns: what `body` returned or threw, and the captured text worth keeping.
     static func capturing<T>(
-        verbose: Bool,
+        verbose: Bool, standardOutput: Bool = false,
         _ body: () throws -> T
     ) -> (result: Result<T, any Error>, log: String) {
         let token = nr_stderr_capture_begin()
+        let outToken = standardOutput ? nr_stdout_capture_begin() : -1
         let result = Result { try body() }
+        if standardOutput { restoreStandardOutput(nr_stdout_capture_end(outToken), verbose: verbose) }
         var text = ""
         if let captured = nr_stderr_capture_end(token) {
             text = String(cString: captured)
@@ -40,6 +42,29 @@ enum RuntimeLog {
             .filter { verbose || !$0.hasPrefix("INFO: ") }
             .joined(separator: "\n")
         return (result, kept)
+    }
+
+    /// Writes what was captured from stdout back to it, less the runtime's own `INFO:` lines
+    /// (unless `verbose`, when they go to the logger): anything else another thread printed
+    /// meanwhile is kept.
+    private static func restoreStandardOutput(_ captured: UnsafeMutablePointer<CChar>?, verbose: Bool) {
+        guard let captured else { return }
+        let text = String(cString: captured)
+        free(captured)
+        var kept = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast(text.hasSuffix("\n") ? 1 : 0)
+        {
+            if line.hasPrefix("INFO: ") {
+                if verbose { logger.info("\(line.dropFirst(6))") }
+            } else {
+                kept += line + "\n"
+            }
+        }
+        if !text.hasSuffix("\n"), !kept.isEmpty { kept.removeLast() }
+        guard !kept.isEmpty else { return }
+        kept.withUTF8 { bytes in
+            if let base = bytes.baseAddress { nr_stdout_write(base, bytes.count) }
+        }
     }
 
     /// Writes text to stderr under the capture lock, outside any capture window.

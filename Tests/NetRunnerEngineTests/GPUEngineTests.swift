@@ -1,0 +1,78 @@
+import Foundation
+import NetRunner
+import NetRunnerTestSupport
+import TensorFlowLite
+import Testing
+
+@testable import NetRunnerEngine
+
+/// Whether LiteRT's GPU accelerator finds a usable Vulkan device here (tried once).
+private enum EngineGPU {
+    static let verdict: (usable: Bool, reason: String) = {
+        var options = Interpreter.Options()
+        options.accelerator = .gpu
+        do {
+            _ = try Interpreter(modelPath: Fixtures.path(Fixtures.MobileNet.float32), options: options)
+            return (true, "")
+        } catch {
+            return (false, "\(error)")
+        }
+    }()
+
+    static var shouldRun: Bool {
+        verdict.usable || ProcessInfo.processInfo.environment["NETRUNNER_TEST_REQUIRE_GPU"] == "1"
+    }
+
+    static var skipReason: Comment {
+        "no Vulkan device LiteRT's GPU accelerator can use here (\(verdict.reason)); scripts/install-gpu-packages.sh installs lavapipe"
+    }
+}
+
+/// `serve --accelerator gpu`: the engine's workers run the models on the GPU, and answer as on
+/// the CPU.
+@Suite("The engine on the GPU", .serialized, .enabled(if: EngineGPU.shouldRun, EngineGPU.skipReason))
+struct GPUEngineTests {
+    static func ready(_ accelerator: Accelerator) async throws -> InferenceEngine {
+        let model = ServedModel(
+            id: "float", model: try LoadedModel(.path(Fixtures.path(Fixtures.MobileNet.float32))), origin: "test")
+        let engine = InferenceEngine(models: [model], configuration: .init(threads: 2, accelerator: accelerator))
+        engine.start()
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !engine.isReady {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return engine
+    }
+
+    static func scores(_ answer: ImageAnswer) -> [(index: Int, score: Float)] {
+        guard case .classification(let result) = answer else { return [] }
+        return result.categories.map { ($0.index, $0.score) }
+    }
+
+    @Test("Images and raw tensors: the GPU engine's answers equal the CPU engine's within 0.0001")
+    func answersAsCPU() async throws {
+        let gpu = try await Self.ready(.gpu)
+        let cpu = try await Self.ready(.cpu)
+        #expect(gpu.state(of: "float") == .ready)
+        #expect(gpu.details(of: "float")?.accelerator == .gpu)
+        #expect(gpu.details(of: "float")?.isFullyAccelerated == true)
+        #expect(cpu.details(of: "float")?.accelerator == .cpu)
+        for photo in ["coffee.jpg", "eagle.jpg"] {
+            let image = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/\(photo)")))
+            let onGPU = Self.scores(try await gpu.answer(model: "float", image: image))
+            let onCPU = Self.scores(try await cpu.answer(model: "float", image: image))
+            #expect(!onGPU.isEmpty)
+            #expect(onGPU.map(\.index) == onCPU.map(\.index), "\(photo)")
+            for (a, b) in zip(onGPU, onCPU) { #expect(abs(a.score - b.score) <= 0.0001, "\(photo)") }
+        }
+        let input = try Fixtures.data("Tests/Fixtures/Reference/mobilenet_v2_1.0_224_float32__chelsea__in0.bin")
+        let gpuTensors = try await gpu.run(model: "float", inputs: [input])
+        let cpuTensors = try await cpu.run(model: "float", inputs: [input])
+        let difference = Numerics.maxAbsoluteDifference(
+            Numerics.floats(gpuTensors[0].data), Numerics.floats(cpuTensors[0].data))
+        #expect(difference <= 0.0001)
+        await gpu.shutdown()
+        await cpu.shutdown()
+    }
+}

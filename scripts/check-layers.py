@@ -38,7 +38,8 @@ MAY_IMPORT = {
     # The HTTP plumbing of both servers.
     "NetRunnerHTTP": {"NetRunnerSupport", "Hummingbird", "HTTPTypes", "NIOCore", "Logging", "ServiceLifecycle", "UnixSignals"},
     # The jobs (streams; bulk and evaluation to come): no HTTP, no command line.
-    "NetRunnerJobs": {"NetRunner", "NetRunnerImage", "NetRunnerVideo", "NetRunnerSupport", "NetRunnerEvaluation"},
+    # (TensorFlowLite for the runtime's Accelerator choice only.)
+    "NetRunnerJobs": {"NetRunner", "NetRunnerImage", "NetRunnerVideo", "NetRunnerSupport", "NetRunnerEvaluation", "TensorFlowLite"},
     # The engine under serve, the model catalog, the KServe codec: no HTTP.
     "NetRunnerEngine": {"NetRunner", "NetRunnerImage", "NetRunnerSupport", "TensorFlowLite", "Logging"},
     "NetRunnerServer": {
@@ -56,7 +57,7 @@ MAY_IMPORT = {
     },
     "netrunner": {"NetRunnerCommandLine"},
     "NetRunnerNet": {
-        "NetRunnerCommandLine", "ArgumentParser", "NetRunner", "NetRunnerEngine", "NetRunnerSupport",
+        "NetRunnerCommandLine", "ArgumentParser", "NetRunner", "NetRunnerEngine", "NetRunnerSupport", "TensorFlowLite",
         "NetRunnerVideo", "NetRunnerServer", "NetRunnerHub", "NetRunnerHubServer", "Logging",
     },
 }

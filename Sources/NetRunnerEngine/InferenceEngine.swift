@@ -28,8 +28,10 @@ public final class InferenceEngine: Sendable {
         public var queueCapacity: Int
         /// The largest image accepted, in pixels (checked from the header before decoding).
         public var maximumPixelCount: Int
-        /// What the models run on. On the GPU each worker still has its own interpreters
-        /// (one compiled model per model and worker).
+        /// What the models run on.
+        ///
+        /// On the GPU each worker still has its own interpreters (one compiled model per model
+        /// and worker).
         public var accelerator: Accelerator
 
         /// Creates a configuration.

@@ -28,34 +28,3 @@ public enum Accelerator: String, CaseIterable, Codable, Hashable, Sendable, Cust
     /// The name, as the command line spells it (`cpu`, `gpu`, `auto`).
     public var description: String { rawValue }
 }
-
-/// The arithmetic the GPU computes in (``Interpreter/Options/gpuPrecision``).
-///
-/// TensorFlowLiteSwift's GPU delegates call the choice `isPrecisionLossAllowed` (off by
-/// default); LiteRT calls it the delegate precision.
-public enum GPUPrecision: String, CaseIterable, Codable, Hashable, Sendable, CustomStringConvertible {
-    /// Float32 throughout: the float MobileNetV2's scores within 0.001 of the CPU's here.
-    case fp32
-    /// Half precision where the GPU has it (LiteRT's default): faster on most GPUs; the float
-    /// MobileNetV2's scores within about 0.01 of the CPU's.
-    case fp16
-
-    /// The name, as the command line spells it.
-    public var description: String { rawValue }
-}
-
-/// Why the GPU cannot be used in this process: what is missing and how to install it.
-///
-/// ``Interpreter`` puts ``description`` in the error it throws for ``Accelerator/gpu`` and in
-/// ``Interpreter/acceleratorFallbackReason`` for ``Accelerator/auto``.
-public struct GPUUnavailable: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
-    /// What is missing, in one sentence, with what to install.
-    public let description: String
-
-    /// Creates the reason.
-    ///
-    /// - Parameter description: What is missing, with what to install.
-    public init(_ description: String) {
-        self.description = description
-    }
-}

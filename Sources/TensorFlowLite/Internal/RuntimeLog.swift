@@ -23,6 +23,8 @@ enum RuntimeLog {
     ///
     /// - Parameters:
     ///   - verbose: Also keep the runtime's INFO lines (logging enabled).
+    ///   - standardOutput: Capture file descriptor 1 too (dropping the runtime's INFO lines,
+    ///     writing back anything else).
     ///   - body: The work during which stderr is captured.
     /// - Returns: what `body` returned or threw, and the captured text worth keeping.
     static func capturing<T>(

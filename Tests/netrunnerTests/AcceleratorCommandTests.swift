@@ -151,4 +151,44 @@ struct GPUCommandTests {
         #expect(report.accelerator == "gpu")
         #expect(report.fullyAccelerated)
     }
+
+    @Test("evaluate --accelerator cpu --accelerator gpu: both in one report, the same accuracy, 100% agreement")
+    func evaluateSideBySide() throws {
+        let folder = try TemporaryFolder()
+        let result = try ProcessResult.run(
+            Fixtures.netrunner,
+            [
+                "evaluate", Fixtures.path("TestBundles/imagenet-sample.testbundle"), "--compare",
+                Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_float32.tiobundle"), "--accelerator", "cpu",
+                "--accelerator", "gpu", "--output", folder.path("out"), "--no-progress",
+            ])
+        #expect(result.status == 0, "\(result.stderr)")
+        struct Report: Decodable {
+            struct Model: Decodable {
+                struct Scores: Decodable { var top1: Double }
+                struct Agreement: Decodable {
+                    var baseline: String
+                    var images: Int
+                    var top1: Double
+                    var maxTop1ScoreDifference: Double?
+                }
+                var id: String
+                var classification: Scores?
+                var agreement: Agreement?
+            }
+            var models: [Model]
+        }
+        let data = try Data(
+            contentsOf: URL(fileURLWithPath: folder.path("out/imagenet-sample-photos/report.json")))
+        let report = try JSONDecoder().decode(Report.self, from: data)
+        #expect(report.models.map(\.id) == ["mobilenet-v2-1.0-224-float32@cpu", "mobilenet-v2-1.0-224-float32@gpu"])
+        #expect(report.models.first?.agreement == nil)
+        let agreement = try #require(report.models.last?.agreement)
+        #expect(agreement.baseline == "mobilenet-v2-1.0-224-float32@cpu")
+        #expect(agreement.images == 8)
+        #expect(agreement.top1 == 1)
+        #expect((agreement.maxTop1ScoreDifference ?? 1) <= 0.0001)
+        #expect(report.models[0].classification?.top1 == report.models[1].classification?.top1)
+        #expect((report.models[0].classification?.top1 ?? 0) > 0.5)
+    }
 }

@@ -6,6 +6,7 @@ import NetRunnerEvaluation
 import NetRunnerImage
 import NetRunnerJobs
 import NetRunnerSupport
+import TensorFlowLite
 
 extension NetRunnerCommand {
     /// `netrunner evaluate`: `evaluate TESTBUNDLE...` (``Tests``, the default) and `evaluate merge`.
@@ -80,6 +81,12 @@ extension NetRunnerCommand.Evaluate {
             help: "Scale large JPEGs while decoding, as bulk does (faster; inputs differ slightly from a full decode).")
         var fastDecoding = false
 
+        @Option(
+            help: ArgumentHelp(
+                "Where the models run: cpu, gpu or auto (default: cpu). Repeat it to run every model on each, side by side: --accelerator cpu --accelerator gpu reports MODEL@cpu and MODEL@gpu, with the GPU's agreement with the CPU.",
+                valueName: "cpu|gpu|auto"))
+        var accelerator: [Accelerator] = []
+
         @Flag(help: "Start the results afresh instead of resuming them.")
         var restart = false
 
@@ -122,6 +129,7 @@ extension NetRunnerCommand.Evaluate {
                 } else {
                     for name in compare { entries.append(try await Self.resolve(compared: name, in: directory)) }
                 }
+                entries = Self.expand(entries, accelerators: accelerator)
                 var runner = try TestBundleRunner(
                     test: test, models: entries, threadCount: threads, exactDecoding: !fastDecoding)
                 runner.shard = shard
@@ -249,6 +257,21 @@ extension NetRunnerCommand.Evaluate {
             throw ValidationError(message)
         }
 
+        /// Each model once per accelerator: ids suffixed `@cpu`, `@gpu` when there are several.
+        static func expand(_ entries: [TestBundleRunner.Model], accelerators: [Accelerator]) -> [TestBundleRunner.Model]
+        {
+            var unique: [Accelerator] = []
+            for accelerator in accelerators where !unique.contains(accelerator) { unique.append(accelerator) }
+            guard unique.count > 1 else {
+                return entries.map {
+                    TestBundleRunner.Model(id: $0.id, path: $0.path, accelerator: unique.first ?? .cpu)
+                }
+            }
+            return entries.flatMap { entry in
+                unique.map { TestBundleRunner.Model(id: "\(entry.id)@\($0)", path: entry.path, accelerator: $0) }
+            }
+        }
+
         private static func printSummary(_ report: EvaluationReport) {
             let test = report.test
             Console.print(
@@ -274,6 +297,14 @@ extension NetRunnerCommand.Evaluate {
                     line += "; total mean \(Console.format(total.mean, decimals: 2))"
                 }
                 if !model.failures.isEmpty { line += "; \(model.failures.count) failed" }
+                if let agreement = model.agreement {
+                    line +=
+                        "; agrees with \(agreement.baseline) on \(Console.format(agreement.top1 * 100, decimals: 1))%"
+                    line += " of \(agreement.images) images"
+                    if let difference = agreement.maxTop1ScoreDifference {
+                        line += " (top-1 score within \(Console.format(difference, decimals: 4)))"
+                    }
+                }
                 Console.print(line)
             }
             Console.print("  (\(report.latencyNote))")

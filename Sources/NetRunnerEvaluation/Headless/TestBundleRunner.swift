@@ -1,5 +1,6 @@
 public import NetRunner
 import NetRunnerSupport
+public import TensorFlowLite
 
 /// Runs a test bundle the way Net Runner's headless mode does: every model on every image,
 /// `iterations` times, one result line per run, checked before anything runs.
@@ -20,15 +21,19 @@ public struct TestBundleRunner: Sendable {
         public var id: String
         /// The model's bundle folder, zip or `.tflite` file.
         public var path: String
+        /// What it runs on (the same model on the CPU and the GPU is two entries, two ids).
+        public var accelerator: Accelerator
 
         /// Creates a model entry.
         ///
         /// - Parameters:
         ///   - id: The id results are recorded under.
         ///   - path: The model's bundle folder, zip or `.tflite` file.
-        public init(id: String, path: String) {
+        ///   - accelerator: What it runs on (the CPU by default).
+        public init(id: String, path: String, accelerator: Accelerator = .cpu) {
             self.id = id
             self.path = path
+            self.accelerator = accelerator
         }
     }
 
@@ -105,6 +110,8 @@ public struct TestBundleRunner: Sendable {
     ///   ``EvaluationError/invalidTest(file:reason:)`` when it is the wrong kind of model.
     public func loadTask(_ model: Model) throws -> ImageTask {
         // Loaded as what it says it is (options.kind is nil), then checked against the metric.
+        var options = options
+        options.accelerator = model.accelerator
         let natural = try ImageTask(modelAt: model.path, options: options)
         guard natural.kind == metric.kind else {
             throw EvaluationError.invalidTest(

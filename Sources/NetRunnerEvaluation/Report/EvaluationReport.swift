@@ -56,13 +56,19 @@ extension EvaluationReport {
         let description = test.description
         let images = description.images.map(\.key)
         let imageSet = Set(images)
-        let reports = models.map { model in
-            let mine = records.filter {
+        let mine = models.map { model in
+            records.filter {
                 $0.model == model.id && imageSet.contains($0.image) && ($0.iteration ?? 1) <= description.iterations
+            }.sorted { ($0.iteration ?? 1) < ($1.iteration ?? 1) }
+        }
+        var reports = zip(models, mine).map { model, records in
+            modelReport(model: model, test: description, metric: metric, images: images, records: records)
+        }
+        if let baseline = mine.first.map(firstAnswers) {
+            for index in reports.indices.dropFirst() {
+                reports[index].agreement = agreement(
+                    firstAnswers(mine[index]), with: baseline, baseline: reports[0].id)
             }
-            return modelReport(
-                model: model, test: description, metric: metric, images: images,
-                records: mine.sorted { ($0.iteration ?? 1) < ($1.iteration ?? 1) })
         }
         return EvaluationReport(
             test: Test(
@@ -115,6 +121,47 @@ extension EvaluationReport {
             scoreDetections(&report, test: test, images: images, answers: answers)
         }
         return report
+    }
+
+    /// Each image's answer from its first answered iteration.
+    private static func firstAnswers(_ records: [BulkRecord]) -> [String: ImageAnswer] {
+        var answers: [String: ImageAnswer] = [:]
+        for record in records where answers[record.image] == nil {
+            if let answer = record.answer { answers[record.image] = answer }
+        }
+        return answers
+    }
+
+    /// How far `answers` agree with `baseline`'s on the images both answered.
+    private static func agreement(
+        _ answers: [String: ImageAnswer], with baseline: [String: ImageAnswer], baseline id: String
+    ) -> ModelReport.Agreement {
+        var both = 0
+        var same = 0
+        var largest: Double?
+        for (image, answer) in answers {
+            guard let other = baseline[image] else { continue }
+            both += 1
+            switch (answer, other) {
+            case (.classification(let mine), .classification(let theirs)):
+                guard let top = mine.categories.first, let theirTop = theirs.categories.first,
+                    top.index == theirTop.index
+                else { continue }
+                same += 1
+                largest = max(largest ?? 0, Double(abs(top.score - theirTop.score)))
+            case (.detection(let mine), .detection(let theirs)):
+                let shown = { (result: DetectionResult) in
+                    result.detections.filter { ($0.categories.first?.score ?? 0) >= displayThreshold }
+                        .compactMap { $0.categories.first.map(name) }.sorted()
+                }
+                if shown(mine) == shown(theirs) { same += 1 }
+            default:
+                continue
+            }
+        }
+        return ModelReport.Agreement(
+            baseline: id, images: both, top1: both == 0 ? 0 : Double(same) / Double(both),
+            maxTop1ScoreDifference: largest)
     }
 
     private static func name(of category: Category) -> String {

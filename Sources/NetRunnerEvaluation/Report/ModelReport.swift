@@ -121,6 +121,23 @@ public struct ModelReport: Codable, Equatable, Sendable {
     public var latency: Latency
     /// Every labelled image that got an answer.
     public var examples: [Example]
+    /// How far its answers agree with the first model's, for every model after the first (the
+    /// same model on another accelerator, or another model): `nil` for the first.
+    public var agreement: Agreement? = nil
+
+    /// How far two models' answers agree, image by image, on the images both answered.
+    public struct Agreement: Codable, Equatable, Sendable {
+        /// The model compared with (the report's first).
+        public var baseline: String
+        /// Images both answered.
+        public var images: Int
+        /// The share of them (0...1) with the same top-1 class (a classifier) or the same classes
+        /// shown above the display threshold (a detector).
+        public var top1: Double
+        /// The largest difference of the top-1 class's score, over the images where the top-1
+        /// agrees (classifiers; `nil` for detectors).
+        public var maxTop1ScoreDifference: Double?
+    }
 
     /// The examples the model got wrong.
     public var mistakes: [Example] { examples.filter { !$0.correct } }

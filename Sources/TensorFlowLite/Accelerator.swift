@@ -10,8 +10,10 @@
 ///   every operator ran on the GPU. Creating the interpreter throws
 ///   ``InterpreterError/failedToCreateInterpreter(reason:)`` naming what is missing (the
 ///   accelerator library, the Vulkan loader, a Vulkan device) when no GPU is usable.
-/// - ``auto``: the GPU when one is usable, else the CPU;
-///   ``Interpreter/acceleratorFallbackReason`` says why it fell back.
+/// - ``auto``: the GPU when one is usable and the model is a float model, else the CPU;
+///   ``Interpreter/acceleratorFallbackReason`` says why it stayed on the CPU. A quantized model
+///   (integer inputs or outputs) stays on the CPU: its integer arithmetic is exact there, and the
+///   GPU runs it dequantized.
 ///
 /// The GPU computes float models in float32 by default (``GPUPrecision``); quantized models
 /// run dequantized, so their scores can differ from the CPU's integer arithmetic by much more
@@ -22,7 +24,7 @@ public enum Accelerator: String, CaseIterable, Codable, Hashable, Sendable, Cust
     case cpu
     /// The GPU, with the CPU for the operators the GPU cannot run.
     case gpu
-    /// The GPU when one is usable, else the CPU.
+    /// The GPU when one is usable and the model is a float model, else the CPU.
     case auto
 
     /// The name, as the command line spells it (`cpu`, `gpu`, `auto`).

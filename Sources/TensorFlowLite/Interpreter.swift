@@ -119,7 +119,8 @@ public final class Interpreter {
             do {
                 if let known = GPUVerdict.unavailable { throw known }
                 prepared = try Self.prepareForGPU(
-                    bytes, source: source, threads: threads, options: options, verbose: verbose)
+                    bytes, source: source, threads: threads, options: options, keepsQuantizedOnCPU: true,
+                    verbose: verbose)
             } catch let reason as GPUUnavailable {
                 fallbackReason = reason.description
                 prepared = try Self.prepare(
@@ -150,7 +151,8 @@ public final class Interpreter {
     /// - Throws: ``GPUUnavailable`` (recorded for the process) when no GPU is usable; the errors
     ///   of ``prepare(_:source:environment:gpu:threads:verbose:)`` otherwise.
     private static func prepareForGPU(
-        _ bytes: AlignedMemory, source: String, threads: Int, options: Options?, verbose: Bool
+        _ bytes: AlignedMemory, source: String, threads: Int, options: Options?, keepsQuantizedOnCPU: Bool = false,
+        verbose: Bool
     ) throws -> Prepared {
         let environment: EnvironmentHandle
         do {
@@ -162,7 +164,8 @@ public final class Interpreter {
         do {
             return try prepare(
                 bytes, source: source, environment: environment, gpu: true,
-                gpuPrecision: options?.gpuPrecision ?? .fp32, threads: threads, verbose: verbose)
+                gpuPrecision: options?.gpuPrecision ?? .fp32, keepsQuantizedOnCPU: keepsQuantizedOnCPU,
+                threads: threads, verbose: verbose)
         } catch let failure as CompileFailure {
             if let reason = GPUDiagnosis.unavailable(fromLog: failure.error.runtimeLog) {
                 GPUVerdict.record(reason)
@@ -170,6 +173,12 @@ public final class Interpreter {
             }
             throw InterpreterError.failedToCreateInterpreter(reason: "\(source): \(failure.error)")
         }
+    }
+
+    /// Whether a signature takes or gives integer tensors (uint8, int8, int16): a quantized model.
+    private static func isQuantized(_ signature: SignatureInfo) -> Bool {
+        let integerTypes: Set<Int32> = [3, 7, 9]
+        return (signature.inputs + signature.outputs).contains { integerTypes.contains($0.elementType) }
     }
 
     /// The runtime refused to compile a model it had loaded.
@@ -180,7 +189,7 @@ public final class Interpreter {
     /// Loads, checks and compiles the model in `environment`.
     private static func prepare(
         _ bytes: AlignedMemory, source: String, environment: EnvironmentHandle, gpu: Bool,
-        gpuPrecision: GPUPrecision = .fp32, threads: Int, verbose: Bool
+        gpuPrecision: GPUPrecision = .fp32, keepsQuantizedOnCPU: Bool = false, threads: Int, verbose: Bool
     ) throws -> Prepared {
         let model: ModelHandle
         do {
@@ -203,6 +212,12 @@ public final class Interpreter {
         guard let mainInfo = signatures.first(where: \.isMain) else {
             throw InterpreterError.failedToLoadModel(
                 reason: "\(source): the model has no signature or subgraph to run.")
+        }
+        if gpu, keepsQuantizedOnCPU, Self.isQuantized(mainInfo) {
+            throw GPUUnavailable(
+                "the model is quantized (integer inputs or outputs): the CPU runs its integer arithmetic exactly, "
+                    + "the GPU only dequantized, with scores that can differ by tenths (--accelerator gpu runs it there "
+                    + "anyway; a float model on the GPU stays within 0.0001 of the CPU)")
         }
         let compiled: CompiledModelHandle
         do {

@@ -79,6 +79,25 @@ struct GPUTests {
         #expect(interpreter.acceleratorFallbackReason == nil)
     }
 
+    @Test("auto keeps a quantized model on the CPU, bit-exact, and says why; gpu runs it on the GPU")
+    func autoKeepsQuantizedOnCPU() throws {
+        var options = Interpreter.Options()
+        options.accelerator = .auto
+        let auto = try Interpreter(modelPath: Fixtures.path(Fixtures.MobileNet.uint8), options: options)
+        #expect(auto.accelerator == .cpu)
+        #expect(auto.acceleratorFallbackReason?.contains("quantized") == true)
+        try auto.allocateTensors()
+        try auto.copy(
+            try Fixtures.data("Tests/Fixtures/Reference/mobilenet_v2_1.0_224_uint8__chelsea__in0.bin"), toInputAt: 0)
+        try auto.invoke()
+        let expected = try Fixtures.data("Tests/Fixtures/Reference/mobilenet_v2_1.0_224_uint8__chelsea__t1__out0.bin")
+        #expect(try auto.output(at: 0).data == expected)
+        options.accelerator = .gpu
+        let gpu = try Interpreter(modelPath: Fixtures.path(Fixtures.MobileNet.uint8), options: options)
+        #expect(gpu.accelerator == .gpu)
+        #expect(gpu.acceleratorFallbackReason == nil)
+    }
+
     @Test("The CPU stays bit-exact beside a GPU interpreter")
     func cpuUnchanged() throws {
         let (cpu, scores) = try Self.run(.cpu, photo: "eagle")

@@ -14,10 +14,16 @@ extension NetRunnerCommand {
         @Flag(name: .long, help: "Print JSON instead of text.")
         var json = false
 
+        @OptionGroup var hardware: AcceleratorOptions
+
         struct Report: Codable {
             var model: String
             var bytes: Int
             var runtime: String
+            /// What the model was compiled for: `cpu` or `gpu`.
+            var accelerator: String
+            /// Whether every operator runs there (LiteRT 2.3 tells no more than this).
+            var fullyAccelerated: Bool
             var inputs: [TensorReport]
             var outputs: [TensorReport]
             var signatures: [Signature]
@@ -63,7 +69,10 @@ extension NetRunnerCommand {
             }
             // Not checked against the description: inspect shows a mismatching bundle too.
             try ModelGate.admit(loaded)
-            let interpreter = try Interpreter(modelData: loaded.modelData, source: modelPath)
+            var options = Interpreter.Options()
+            options.accelerator = hardware.choice
+            let interpreter = try Interpreter(modelData: loaded.modelData, source: modelPath, options: options)
+            AcceleratorNotice.note(requested: hardware.choice, fallbackReason: interpreter.acceleratorFallbackReason)
             try interpreter.allocateTensors()
             let inputs = try (0..<interpreter.inputTensorCount).map {
                 TensorReport(index: $0, tensor: try interpreter.input(at: $0))
@@ -111,6 +120,7 @@ extension NetRunnerCommand {
             let report = Report(
                 model: model, bytes: interpreter.modelSizeInBytes,
                 runtime: "LiteRT \(Runtime.version) (\(Runtime.loadedPath ?? "?"))",
+                accelerator: interpreter.accelerator.rawValue, fullyAccelerated: interpreter.isFullyAccelerated,
                 inputs: inputs, outputs: outputs, signatures: signatures, metadata: metadata)
             if json {
                 try Console.printJSON(report)
@@ -118,6 +128,12 @@ extension NetRunnerCommand {
             }
             Console.print("Model: \(modelPath) (\(Console.megabytes(report.bytes)) MB)")
             Console.print("Runtime: \(report.runtime)")
+            Console.print(
+                "Accelerator: \(report.accelerator)"
+                    + (report.accelerator == "cpu"
+                        ? " (XNNPACK)"
+                        : report.fullyAccelerated
+                            ? ", every operator on the GPU" : ", some operators on the CPU between GPU parts"))
             Console.print("Inputs (interpreter order):")
             for tensor in inputs { Console.print("  " + tensor.line) }
             Console.print("Outputs (interpreter order):")

@@ -78,12 +78,29 @@ enum RuntimeLog {
         }
     }
 
+    /// The severity letter of a glog line (`I0000 00:00:...`), or `nil` for another line.
+    private static func glogSeverity(_ line: Substring) -> Character? {
+        guard let first = line.first, "IWEF".contains(first) else { return nil }
+        let digits = line.dropFirst().prefix(4)
+        guard digits.count == 4, digits.allSatisfy(\.isNumber), line.dropFirst(5).first == " " else { return nil }
+        return first
+    }
+
     /// Sends captured runtime text to the `TensorFlowLite` logger, line by line.
     static func forward(_ text: String) {
         for line in text.split(separator: "\n") {
             if line.hasPrefix("INFO: ") {
                 logger.info("\(line.dropFirst(6))")
             } else if line.hasPrefix("WARNING: ") {
+                logger.warning("\(line.dropFirst(9))")
+            } else if let severity = glogSeverity(line) {
+                // The GPU accelerator's own lines (glog: "I0000 00:00:... file.cc:123] text").
+                switch severity {
+                case "I": logger.info("\(line)")
+                case "W": logger.warning("\(line)")
+                default: logger.error("\(line)")
+                }
+            } else if line.hasPrefix("Warning: ") {
                 logger.warning("\(line.dropFirst(9))")
             } else {
                 logger.error("\(line)")

@@ -7,7 +7,7 @@
 SWIFT ?= swift
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-asan test-python gpu-packages setup runtime system build-core build install bench bench-setup bench-decode trial format lint clean
+.PHONY: run test test-asan test-python gpu-packages setup runtime system build-core build install bench bench-setup bench-decode bench-gpu trial format lint clean
 
 PREFIX ?= $(HOME)/.local
 
@@ -102,6 +102,12 @@ bench: bench-setup build
 	@# Equal cores: bulk (exact and --fast-decoding) against a multiprocessing.Pool of Pillow +
 	@# ai_edge_litert (plain and draft), the invoke-only limit, 0.2-2 and 1-12 MP photos.
 	$(MAKE) bench-decode
+	$(MAKE) bench-gpu
+
+# NetRunner on the CPU and the GPU against Python's CompiledModel on the GPU (lavapipe where
+# there is no GPU: the code path, not a GPU's speed).
+bench-gpu: bench-setup build gpu-packages
+	.venv-bench/bin/python Benchmarks/gpu_benchmark.py --netrunner .build/release/netrunner
 
 bench-decode: bench-setup build
 	.venv-bench/bin/python Benchmarks/decode_benchmark.py --netrunner .build/release/netrunner

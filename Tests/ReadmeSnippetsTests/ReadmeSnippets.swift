@@ -19,8 +19,16 @@ func readmeExample1() throws {
     }
 }
 
+/// Example 1 of docs/gpu.md.
+func readmeExample2() throws {
+    var options = Interpreter.Options()
+    options.accelerator = .auto  // .cpu (the default), .gpu, .auto
+    let interpreter = try Interpreter(modelPath: "Models/mobilenet_v2_1.0_224_float32.tflite", options: options)
+    print(interpreter.accelerator, interpreter.isFullyAccelerated, interpreter.acceleratorFallbackReason ?? "")
+}
+
 /// Example 1 of docs/hub.md.
-func readmeExample2() async throws {
+func readmeExample3() async throws {
     let importer = ModelImporter(modelsFolder: "Models")
     let model = try await importer.importModel(from: "https://example.org/flowers.tiobundle.zip") { progress in
         if case .downloading(let received, let total) = progress { print(received, total ?? -1) }
@@ -29,7 +37,7 @@ func readmeExample2() async throws {
 }
 
 /// Example 2 of docs/hub.md.
-func readmeExample3() async throws {
+func readmeExample4() async throws {
     // The hub and its key, chosen in code: ML Kit's Firebase app becomes a HubClient. Without them
     // (ModelDownloader.modelDownloader()) they come from NETRUNNER_HUB and NETRUNNER_HUB_TOKEN,
     // else http://127.0.0.1:8090 with no key.
@@ -47,7 +55,7 @@ func readmeExample3() async throws {
 }
 
 /// Example 1 of docs/library.md.
-func readmeExample4() throws {
+func readmeExample5() throws {
     var options = Interpreter.Options()
     options.threadCount = 2
     let interpreter = try Interpreter(modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite", options: options)
@@ -66,7 +74,7 @@ func readmeExample4() throws {
 }
 
 /// Example 2 of docs/library.md.
-func readmeExample5() throws {
+func readmeExample6() throws {
     let classifier = try ImageClassifier(
         modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite", labelsPath: "Models/imagenet_labels.txt")
     let result = try classifier.classify(fileAt: "Tests/Fixtures/Photos/test/chelsea.png")  // or classify(data:)
@@ -83,7 +91,7 @@ func readmeExample5() throws {
 }
 
 /// Example 1 of docs/streams.md.
-func readmeExample6() async throws {
+func readmeExample7() async throws {
     let pool = try VisionTaskPool(count: 1) { try ImageTask(modelAt: "Models/face_detection_short_range.tflite") }
     let frames = FrameSource(
         VideoSource("rtsp://camera/stream"), options: .init(frameSize: .covering(pool.preprocessing.size)))

@@ -159,6 +159,19 @@ public struct ImageTask {
         try task.run(image).imageAnswer
     }
 
+    /// Runs the model on several prepared images: with one run of the model for a classifier
+    /// (``ImageClassifier/classify(batch:)``), one by one for other tasks.
+    ///
+    /// - Parameter batch: Images prepared with this task's ``preprocessing``, with their decode times.
+    /// - Returns: One answer per image, in order.
+    /// - Throws: ``InterpreterError`` from the runtime (for the whole batch).
+    public func run(batch: [(image: PreparedImage, decodeTime: Duration)]) throws -> [ImageAnswer] {
+        if let classifier = task as? ImageClassifier {
+            return try classifier.classify(batch: batch).map(\.imageAnswer)
+        }
+        return try batch.map { try run($0.image, decodeTime: $0.decodeTime) }
+    }
+
     /// Runs the model on an image file; see ``run(_:)``.
     public func run(fileAt path: String) throws -> ImageAnswer { try run(.file(path)) }
 

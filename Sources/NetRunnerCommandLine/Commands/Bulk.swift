@@ -86,6 +86,16 @@ extension NetRunnerCommand.Bulk {
                 valueName: "i/n"))
         var shard: String?
 
+        /// Images per invoke on the GPU when `--batch` is not given.
+        static let gpuBatch = 8
+
+        @Option(
+            name: .customLong("batch"), parsing: .unconditional,
+            help:
+                "On the GPU, images a classifier runs per invoke (default: 8; the model's batch dimension is resized). The CPU always runs one image per interpreter."
+        )
+        var batchSize: Int?
+
         @Flag(name: .customLong("no-progress"), help: "Never draw the progress bar.")
         var noProgress = false
 
@@ -93,6 +103,7 @@ extension NetRunnerCommand.Bulk {
             guard !inputs.images.isEmpty else { throw ValidationError("Name a folder of images (or image files).") }
             if restart && output == nil { throw ValidationError("--restart needs --output.") }
             if retryFailed && output == nil { throw ValidationError("--retry-failed needs --output.") }
+            if let batchSize { try OptionLimits.check(batchSize, "--batch", in: 1...256) }
             if retryFailed && restart { throw ValidationError("--retry-failed and --restart cannot be used together.") }
             if let shard { _ = try BulkShard(parsing: shard) }
         }
@@ -133,7 +144,7 @@ extension NetRunnerCommand.Bulk {
             let started = clock.now
             let (printsLines, resultOptions, model) = (output == nil, self.resultOptions, self.model)
             let tally = try job.run(
-                threads: threads, accelerator: baseOptions.accelerator,
+                threads: threads, accelerator: baseOptions.accelerator, batchSize: batchSize ?? Self.gpuBatch,
                 makeTask: { threadCount in
                     var taskOptions = baseOptions
                     taskOptions.threadCount = model.runtimeThreadCount(else: threadCount)

@@ -92,6 +92,7 @@ enum ImageRun {
         let failures = Atomic<Int>(0)
         try BulkInference.run(
             files: files, threads: saver == nil ? threads : 1, accelerator: options.accelerator,
+            batchSize: saver == nil ? NetRunnerCommand.Bulk.Images.gpuBatch : 1,
             makeTask: { threads in
                 var taskOptions = options
                 taskOptions.threadCount = runtimeThreads ?? threads

@@ -119,6 +119,7 @@ public final class BulkJob: Sendable {
     /// - Parameters:
     ///   - threads: Interpreters side by side (``BulkInference``).
     ///   - accelerator: What the tasks run on (on the GPU, one task and `threads` decoders).
+    ///   - batchSize: On the GPU, images per invoke of a classifier.
     ///   - makeTask: One interpreter's task, given its runtime thread count.
     ///   - shown: What is kept of each answer.
     ///   - isCancelled: Whether to stop taking images (Ctrl-C).
@@ -126,7 +127,8 @@ public final class BulkJob: Sendable {
     /// - Returns: The counts and latencies.
     /// - Throws: The first error `makeTask` throws.
     public func run(
-        threads: Int, accelerator: Accelerator = .cpu, makeTask: @Sendable (_ threadCount: Int) throws -> ImageTask,
+        threads: Int, accelerator: Accelerator = .cpu, batchSize: Int = 1,
+        makeTask: @Sendable (_ threadCount: Int) throws -> ImageTask,
         shown: @Sendable (ImageAnswer) -> ImageAnswer = { $0 }, isCancelled: @Sendable () -> Bool = { false },
         deliver: @Sendable (BulkRecord) -> Void = { _ in }
     ) throws -> BulkTally {
@@ -135,7 +137,7 @@ public final class BulkJob: Sendable {
         let keys = pendingKeys
         let results = self.results
         try BulkInference.run(
-            files: pending, threads: threads, accelerator: accelerator, makeTask: makeTask,
+            files: pending, threads: threads, accelerator: accelerator, batchSize: batchSize, makeTask: makeTask,
             isCancelled: { stopped.load(ordering: .relaxed) || isCancelled() },
             deliver: { index, outcome in
                 let record: BulkRecord

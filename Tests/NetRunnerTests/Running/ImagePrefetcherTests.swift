@@ -51,3 +51,54 @@ struct ImagePrefetcherTests {
         }
     }
 }
+
+/// Several decoders and batches (issue 26: on the GPU one interpreter runs, every core decodes,
+/// and a classifier runs several images per invoke).
+@Suite("Decoders side by side, batches of images")
+struct BatchedRunTests {
+    static let folder = Fixtures.path("Tests/Fixtures/Photos/test")
+    static var photos: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        // Each photo several times, so that decoders finish out of order.
+        return (0..<3).flatMap { _ in names.sorted().map { folder + "/" + $0 } }
+    }
+
+    @Test("Four decoders give every image once, in order, each prepared as one decoder prepares it", arguments: [1, 4])
+    func decodersKeepOrder(decoders: Int) throws {
+        let classifier = try ImageClassifier(modelPath: Fixtures.path(Fixtures.MobileNet.uint8))
+        let reference = ImagePrefetcher(
+            paths: Self.photos, options: classifier.decodingOptions, preprocessing: classifier.preprocessing)
+        let parallel = ImagePrefetcher(
+            paths: Self.photos, options: classifier.decodingOptions, preprocessing: classifier.preprocessing,
+            lookahead: 2, decoders: decoders)
+        var count = 0
+        while let expected = reference.next() {
+            let item = try #require(parallel.next())
+            #expect(item.path == expected.path)
+            #expect(try item.prepared.get().input == expected.prepared.get().input)
+            count += 1
+        }
+        #expect(parallel.next() == nil)
+        #expect(count == Self.photos.count)
+    }
+
+    @Test(
+        "A batch of 4 equals the same images one by one, bit for bit, on the CPU (float and uint8 models)",
+        arguments: [Fixtures.MobileNet.float32, Fixtures.MobileNet.uint8])
+    func batchEqualsSingles(model: String) throws {
+        let classifier = try ImageClassifier(modelPath: Fixtures.path(model))
+        let prefetcher = ImagePrefetcher(
+            paths: Array(Self.photos.prefix(4)), options: classifier.decodingOptions,
+            preprocessing: classifier.preprocessing)
+        var batch: [(image: PreparedImage, decodeTime: Duration)] = []
+        while let item = prefetcher.next() { batch.append((try item.prepared.get(), item.decodeTime)) }
+        #expect(batch.count == 4)
+        let together = try classifier.classify(batch: batch)
+        let alone = try batch.map { try classifier.run(.prepared($0.image, decodeTime: $0.decodeTime)) }
+        #expect(together.map(\.categories) == alone.map(\.categories))
+        #expect(together.allSatisfy { !$0.categories.isEmpty })
+        // A batch of another size runs one by one, with the same answers.
+        let three = try classifier.classify(batch: Array(batch.prefix(3)))
+        #expect(three.map(\.categories) == alone.prefix(3).map(\.categories))
+    }
+}

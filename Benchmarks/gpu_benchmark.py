@@ -16,7 +16,7 @@ Three measures, each printed with its ratios:
            milliseconds per invoke and images/s.
   bulk     whole processes over --count JPEGs (0.2-2 MP, made from the committed photos under
            out/bench/): `netrunner bulk` on every core (CPU) and with --accelerator gpu (one GPU
-           interpreter, every core decoding), images/s.
+           interpreter, every core decoding), one image per invoke and 8 (the default), images/s.
   agree    the top-1 of NetRunner's GPU run against its CPU run on those photos.
 
 Without a usable Vulkan device (see docs/gpu.md) the GPU rows say why and the CPU rows still
@@ -94,9 +94,10 @@ def python_gpu(model, batch, runs):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def bulk(netrunner, model, folder, accelerator, threads):
+def bulk(netrunner, model, folder, accelerator, threads, batch=None):
+    extra = ["--batch", str(batch)] if batch else []
     result, seconds = run([netrunner, "bulk", folder, "--model", model, "--accelerator", accelerator,
-                           "--threads", str(threads), "--no-progress", "--format", "jsonl"])
+                           "--threads", str(threads), "--no-progress", "--format", "jsonl"] + extra)
     if result.returncode != 0:
         return {"error": result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "failed"}, {}
     top1 = {}
@@ -147,11 +148,13 @@ def main():
             print(f"    netrunner gpu / python gpu at batch 1: {python['median_ms'] / gpu['median_ms']:.2f}x")
 
     cpu_bulk, cpu_top1 = bulk(args.netrunner, args.model, folder, "cpu", cores)
+    single_bulk, _ = bulk(args.netrunner, args.model, folder, "gpu", cores, batch=1)
     gpu_bulk, gpu_top1 = bulk(args.netrunner, args.model, folder, "gpu", cores)
-    figures["bulk"] = {"cpu": cpu_bulk, "gpu": gpu_bulk}
+    figures["bulk"] = {"cpu": cpu_bulk, "gpu_batch1": single_bulk, "gpu": gpu_bulk}
     print(f"bulk ({args.count} photos, whole processes, images/s):")
     print(f"  netrunner bulk, {cores} CPU workers     {cpu_bulk.get('images_per_second', 0):8.1f}  {cpu_bulk.get('error', '')}")
-    print(f"  netrunner bulk --accelerator gpu  {gpu_bulk.get('images_per_second', 0):8.1f}  {gpu_bulk.get('error', '')}")
+    print(f"  netrunner bulk --accelerator gpu --batch 1  {single_bulk.get('images_per_second', 0):8.1f}  {single_bulk.get('error', '')}")
+    print(f"  netrunner bulk --accelerator gpu (batch 8)  {gpu_bulk.get('images_per_second', 0):8.1f}  {gpu_bulk.get('error', '')}")
     failed = "error" in cpu_bulk
     if "images_per_second" in gpu_bulk and "images_per_second" in cpu_bulk:
         ratio = gpu_bulk["images_per_second"] / cpu_bulk["images_per_second"]

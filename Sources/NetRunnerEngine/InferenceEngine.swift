@@ -33,6 +33,13 @@ public final class InferenceEngine: Sendable {
         /// On the GPU each worker still has its own interpreters (one compiled model per model
         /// and worker).
         public var accelerator: Accelerator
+        /// On the GPU, the most images of concurrent requests a classifier runs per invoke.
+        ///
+        /// Triton's dynamic batching (`DynamicBatcher`); 1 turns it off. Ignored on the CPU.
+        public var maxBatchSize: Int
+        /// How long the first image of a batch waits for others (Triton's
+        /// `max_queue_delay_microseconds`).
+        public var maxQueueDelay: Duration
 
         /// Creates a configuration.
         ///
@@ -41,10 +48,15 @@ public final class InferenceEngine: Sendable {
         ///   - queueCapacity: The most requests waiting (default: 16 per thread).
         ///   - maximumPixelCount: The largest image, in pixels.
         ///   - accelerator: What the models run on (the CPU by default).
+        ///   - maxBatchSize: On the GPU, the most images per invoke of a classifier (1: no batching).
+        ///   - maxQueueDelay: How long a batch waits to fill.
         public init(
             threads: Int, queueCapacity: Int? = nil,
-            maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount, accelerator: Accelerator = .cpu
+            maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount, accelerator: Accelerator = .cpu,
+            maxBatchSize: Int = 1, maxQueueDelay: Duration = .milliseconds(2)
         ) {
+            self.maxBatchSize = max(1, maxBatchSize)
+            self.maxQueueDelay = maxQueueDelay
             self.threads = max(1, threads)
             self.queueCapacity = queueCapacity ?? 16 * max(1, threads)
             self.maximumPixelCount = maximumPixelCount
@@ -72,6 +84,10 @@ public final class InferenceEngine: Sendable {
     private let states: Mutex<[String: ModelState]>
     private let details: Mutex<[String: ModelDetails]>
     private let warmedWorkers = Atomic<Int>(0)
+    /// The dynamic batchers, by model id (classifiers on the GPU with batching on).
+    private let batchers = Mutex<[String: DynamicBatcher]>([:])
+    /// The models whose batcher was tried (made, or found not to apply).
+    private let batcherTried = Mutex<Set<String>>([])
     private let started = Atomic<Bool>(false)
     private let finished: DispatchGroup
     fileprivate let logger: Logger
@@ -294,6 +310,36 @@ public final class InferenceEngine: Sendable {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             finished.notify(queue: .global()) { done.resume() }
         }
+        for batcher in batchers.withLock({ Array($0.values) }) { await batcher.close() }
+    }
+
+    /// The batches a model's dynamic batcher ran and the images in them, or `nil` when it has
+    /// none (not a classifier, not on the GPU, batching off).
+    ///
+    /// - Parameter id: The model's id.
+    /// - Returns: The counts.
+    public func batchCounts(of id: String) -> (batches: Int, images: Int)? {
+        batchers.withLock { $0[id] }?.counts.withLock { $0 }
+    }
+
+    /// The model's dynamic batcher, made the first time a worker asks (once per model).
+    fileprivate func batcher(for served: ServedModel, options: ImageTask.Options) -> DynamicBatcher? {
+        guard configuration.maxBatchSize > 1, configuration.accelerator != .cpu, served.kind == .classification
+        else { return nil }
+        if let existing = batchers.withLock({ $0[served.id] }) { return existing }
+        let first = batcherTried.withLock { $0.insert(served.id).inserted }
+        guard first else { return nil }  // being made by another worker, or found not to apply
+        do {
+            let batcher = try DynamicBatcher(
+                served: served, options: options, maxBatchSize: configuration.maxBatchSize,
+                maxQueueDelay: configuration.maxQueueDelay)
+            batchers.withLock { $0[served.id] = batcher }
+            logger.info("model \(served.id): dynamic batching, up to \(configuration.maxBatchSize) images per invoke")
+            return batcher
+        } catch {
+            logger.warning("model \(served.id): no dynamic batching: \(error)")
+            return nil
+        }
     }
 
     // MARK: Internals
@@ -374,6 +420,8 @@ private final class Worker {
     private var taskOrder: [TaskKey] = []
     private var interpreters: [String: Interpreter] = [:]
     private var describedModels: [String: Model] = [:]
+    /// Per model with a dynamic batcher: the tensorizer this worker prepares its images with.
+    private var tensorizers: [String: ImageTensorizer] = [:]
 
     /// The tasks kept per worker, beyond which the oldest non-default one is dropped.
     private static let taskLimit = 16
@@ -420,11 +468,18 @@ private final class Worker {
             width: size.width, height: size.height, format: .rgb24,
             bytes: [UInt8](repeating: 128, count: size.width * size.height * 3))
         _ = try task.run(.pixels(grey))
+        // The model's dynamic batcher (GPU classifiers), made by the first worker here, so the
+        // engine is ready only once it is.
+        _ = engine.batcher(for: served, options: defaults(for: served))
     }
 
     func run(_ job: Job) {
         switch job {
         case .image(let served, let image, let options, let includeInput, let reply):
+            if !includeInput, let batcher = batcher(for: served, options: options) {
+                prepareForBatch(served, image: image, batcher: batcher, reply: reply)
+                return
+            }
             reply.send(
                 Result { () throws(EngineError) -> ImageAnswerWithInput in
                     let task = try engineError { try self.task(for: served, options: options) }
@@ -472,6 +527,49 @@ private final class Worker {
         }
     }
 
+    /// The model's batcher, when this request can go to it: batching on, the model a classifier on
+    /// the GPU, the request setting no answer options.
+    private func batcher(for served: ServedModel, options: ImageTask.Options) -> DynamicBatcher? {
+        let defaults = defaults(for: served)
+        guard normalized(options, for: served) == defaults else { return nil }
+        return engine.batcher(for: served, options: defaults)
+    }
+
+    /// Decodes and prepares an image on this worker, then hands it to the batcher, which
+    /// replies.
+    private func prepareForBatch(
+        _ served: ServedModel, image: Data, batcher: DynamicBatcher, reply: Reply<ImageAnswerWithInput>
+    ) {
+        do {
+            let task = try task(for: served, options: defaults(for: served))
+            let tensorizer: ImageTensorizer
+            if let existing = tensorizers[served.id] {
+                tensorizer = existing
+            } else {
+                tensorizer = try ImageTensorizer(preprocessing: task.preprocessing)
+                tensorizers[served.id] = tensorizer
+            }
+            let clock = ContinuousClock()
+            let start = clock.now
+            let decoded: DecodedImage
+            do {
+                decoded = try ImageDecoder.decode(data: image, options: task.decodingOptions)
+            } catch {
+                reply.send(.failure(.badInput("\(error)")))
+                return
+            }
+            let decodedAt = clock.now
+            let transform = try tensorizer.prepare(decoded)
+            let prepared = PreparedImage(
+                input: tensorizer.input, transform: transform, preprocessingTime: clock.now - decodedAt)
+            batcher.submit(.init(image: prepared, decodeTime: decodedAt - start, reply: reply))
+        } catch let error as ImageError {
+            reply.send(.failure(.badInput("\(error)")))
+        } catch {
+            reply.send(.failure(.failed("\(error)")))
+        }
+    }
+
     private func runTensors(_ served: ServedModel, _ inputs: [Data]) throws(EngineError) -> [Tensor] {
         let interpreter = try interpreter(for: served)
         guard inputs.count == interpreter.inputTensorCount else {
@@ -502,12 +600,19 @@ private final class Worker {
         return made
     }
 
-    private func task(for served: ServedModel, options: ImageTask.Options) throws -> ImageTask {
+    /// The options a task for `served` is made with: the request's, with the engine's kind,
+    /// threads, decoding and accelerator.
+    private func normalized(_ options: ImageTask.Options, for served: ServedModel) -> ImageTask.Options {
         var options = options
         options.kind = served.kind
         options.threadCount = 1
         options.scalesWhileDecoding = false
         options.accelerator = engine.configuration.accelerator
+        return options
+    }
+
+    private func task(for served: ServedModel, options: ImageTask.Options) throws -> ImageTask {
+        let options = normalized(options, for: served)
         let key = TaskKey(model: served.id, options: options)
         if let existing = tasks[key] { return existing }
         if tasks.count >= Self.taskLimit,

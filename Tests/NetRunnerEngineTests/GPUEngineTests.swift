@@ -32,10 +32,13 @@ private enum EngineGPU {
 /// the CPU.
 @Suite("The engine on the GPU", .serialized, .enabled(if: EngineGPU.shouldRun, EngineGPU.skipReason))
 struct GPUEngineTests {
-    static func ready(_ accelerator: Accelerator) async throws -> InferenceEngine {
+    static func ready(_ accelerator: Accelerator, maxBatchSize: Int = 1) async throws -> InferenceEngine {
         let model = ServedModel(
             id: "float", model: try LoadedModel(.path(Fixtures.path(Fixtures.MobileNet.float32))), origin: "test")
-        let engine = InferenceEngine(models: [model], configuration: .init(threads: 2, accelerator: accelerator))
+        let engine = InferenceEngine(
+            models: [model],
+            configuration: .init(
+                threads: 2, accelerator: accelerator, maxBatchSize: maxBatchSize, maxQueueDelay: .milliseconds(100)))
         engine.start()
         let deadline = ContinuousClock.now + .seconds(120)
         while !engine.isReady {
@@ -72,6 +75,44 @@ struct GPUEngineTests {
         let difference = Numerics.maxAbsoluteDifference(
             Numerics.floats(gpuTensors[0].data), Numerics.floats(cpuTensors[0].data))
         #expect(difference <= 0.0001)
+        await gpu.shutdown()
+        await cpu.shutdown()
+    }
+
+    @Test("Dynamic batching: concurrent requests share invokes, each answer as the CPU's; options bypass it")
+    func dynamicBatching() async throws {
+        let gpu = try await Self.ready(.gpu, maxBatchSize: 4)
+        let cpu = try await Self.ready(.cpu)
+        let names = ["coffee.jpg", "eagle.jpg", "grace_hopper.jpg", "chelsea.png"]
+        let images = try names.map {
+            try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/\($0)")))
+        }
+        let requests = (0..<12).map { images[$0 % images.count] }
+        let answers = try await withThrowingTaskGroup(of: (Int, ImageAnswer).self) { group in
+            for (index, image) in requests.enumerated() {
+                group.addTask { (index, try await gpu.answer(model: "float", image: image)) }
+            }
+            var found: [Int: ImageAnswer] = [:]
+            for try await (index, answer) in group { found[index] = answer }
+            return found
+        }
+        #expect(answers.count == 12)
+        for (index, image) in requests.enumerated() {
+            let onCPU = Self.scores(try await cpu.answer(model: "float", image: image))
+            let onGPU = Self.scores(try #require(answers[index]))
+            #expect(onGPU.map(\.index) == onCPU.map(\.index), "request \(index)")
+            for (a, b) in zip(onGPU, onCPU) { #expect(abs(a.score - b.score) <= 0.0001, "request \(index)") }
+        }
+        let counts = try #require(gpu.batchCounts(of: "float"))
+        #expect(counts.images == 12)
+        #expect(counts.batches < 12, "12 concurrent requests in \(counts.batches) invokes")
+        // A request with its own options runs on a worker's task, not in a batch.
+        var options = ImageTask.Options()
+        options.maxResults = 2
+        let two = Self.scores(try await gpu.answer(model: "float", image: images[0], options: options))
+        #expect(two.count == 2)
+        #expect(gpu.batchCounts(of: "float")?.images == 12)
+        #expect(cpu.batchCounts(of: "float") == nil)
         await gpu.shutdown()
         await cpu.shutdown()
     }

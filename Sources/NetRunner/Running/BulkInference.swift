@@ -99,7 +99,7 @@ public enum BulkInference {
             }
             let answers = Result { () throws(BulkFailure) in
                 do {
-                    return try task.run(batch: ready)
+                    return try task.run(batch: ready, capacity: size)
                 } catch {
                     throw BulkFailure(error)
                 }

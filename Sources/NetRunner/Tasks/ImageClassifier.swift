@@ -192,30 +192,46 @@ public final class ImageClassifier: VisionTask {
     /// Classifies several prepared images with one run of the model: what a GPU needs to be
     /// busy (one image at a time leaves most of it idle).
     ///
-    /// The first call makes a second interpreter whose image input holds `batch.count` images
+    /// The first call makes a second interpreter whose image input holds `capacity` images
     /// (the model's batch dimension resized, as LiteRT's non-strict resize allows for most
-    /// models); a later call with another count, or a model that cannot be resized, runs the
-    /// images one by one. Each answer equals the same image's alone within the accelerator's
-    /// precision (bit for bit on the CPU).
+    /// models; resizing again would recompile, so its size stays). A smaller batch fills the
+    /// free places with copies of its last image, whose answers are dropped; a larger one runs
+    /// in pieces; a lone image, or a model that cannot be resized, runs on its own. Each
+    /// answer equals the same image's alone within the accelerator's precision (bit for bit
+    /// on the CPU).
     ///
-    /// - Parameter batch: Images prepared with this classifier's ``preprocessing`` (an
-    ///   ``ImagePrefetcher`` makes them), with the time each took to decode.
+    /// - Parameters:
+    ///   - batch: Images prepared with this classifier's ``preprocessing`` (an
+    ///     ``ImagePrefetcher`` makes them), with the time each took to decode.
+    ///   - capacity: The batched interpreter's size, fixed by the first call (default: that
+    ///     call's count).
     /// - Returns: One result per image, in order; the inference time is the batch's shared out.
     /// - Throws: ``InterpreterError`` from the runtime.
-    public func classify(batch: [(image: PreparedImage, decodeTime: Duration)]) throws -> [ClassificationResult] {
-        if batched == nil, batch.count > 1 { batched = (batch.count, try makeBatchedInterpreter(size: batch.count)) }
-        guard let batched, batched.size == batch.count, let interpreter = batched.interpreter else {
+    public func classify(
+        batch: [(image: PreparedImage, decodeTime: Duration)], capacity: Int? = nil
+    ) throws -> [ClassificationResult] {
+        let size = max(1, capacity ?? batch.count)
+        if batched == nil, size > 1 { batched = (size, try makeBatchedInterpreter(size: size)) }
+        guard batch.count > 1, let batched, let interpreter = batched.interpreter else {
             return try batch.map { try run(.prepared($0.image, decodeTime: $0.decodeTime)) }
         }
-        var input = Data(capacity: batch.reduce(0) { $0 + $1.image.input.count })
+        if batch.count > batched.size {
+            return try stride(from: 0, to: batch.count, by: batched.size).flatMap { start in
+                try classify(batch: Array(batch[start..<min(start + batched.size, batch.count)]))
+            }
+        }
+        var input = Data(capacity: batched.size * (batch.first?.image.input.count ?? 0))
         for item in batch { input.append(item.image.input) }
+        if let last = batch.last {
+            for _ in batch.count..<batched.size { input.append(last.image.input) }
+        }
         let clock = ContinuousClock()
         let start = clock.now
         try interpreter.copy(input, toInputAt: core.preprocessing.inputIndex)
         try interpreter.invoke()
         let output = try interpreter.output(at: 0)
         let all = try scores(from: output)
-        let classes = all.count / batch.count
+        let classes = all.count / batched.size
         let inference = (clock.now - start) / batch.count
         return try batch.enumerated().map { index, item in
             ClassificationResult(

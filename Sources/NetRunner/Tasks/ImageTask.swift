@@ -162,12 +162,16 @@ public struct ImageTask {
     /// Runs the model on several prepared images: with one run of the model for a classifier
     /// (``ImageClassifier/classify(batch:)``), one by one for other tasks.
     ///
-    /// - Parameter batch: Images prepared with this task's ``preprocessing``, with their decode times.
+    /// - Parameters:
+    ///   - batch: Images prepared with this task's ``preprocessing``, with their decode times.
+    ///   - capacity: The images per run of the model, fixed by the first call (see
+    ///     ``ImageClassifier/classify(batch:capacity:)``).
     /// - Returns: One answer per image, in order.
     /// - Throws: ``InterpreterError`` from the runtime (for the whole batch).
-    public func run(batch: [(image: PreparedImage, decodeTime: Duration)]) throws -> [ImageAnswer] {
+    public func run(batch: [(image: PreparedImage, decodeTime: Duration)], capacity: Int? = nil) throws -> [ImageAnswer]
+    {
         if let classifier = task as? ImageClassifier {
-            return try classifier.classify(batch: batch).map(\.imageAnswer)
+            return try classifier.classify(batch: batch, capacity: capacity).map(\.imageAnswer)
         }
         return try batch.map { try run($0.image, decodeTime: $0.decodeTime) }
     }

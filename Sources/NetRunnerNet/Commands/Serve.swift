@@ -45,6 +45,18 @@ extension NetRunnerCommand {
         var accelerator: Accelerator?
 
         @Option(
+            name: .customLong("max-batch"), parsing: .unconditional,
+            help:
+                "On the GPU, the most images of concurrent requests a classifier runs per invoke (Triton's dynamic batching; default: 8; 1 turns it off)."
+        )
+        var maxBatchSize: Int?
+
+        @Option(
+            name: .customLong("max-queue-delay"), parsing: .unconditional,
+            help: "On the GPU, how long the first image of a batch waits for others, in milliseconds (default: 2).")
+        var maxQueueDelay: Double?
+
+        @Option(
             name: .customLong("queue"), parsing: .unconditional,
             help: "Requests that may wait (default: 16 per thread).")
         var queueCapacity: Int?
@@ -112,6 +124,8 @@ extension NetRunnerCommand {
             try OptionLimits.check(port, "--port", in: 0...65_535)
             if let threads { try OptionLimits.checkThreads(threads) }
             if let queueCapacity { try OptionLimits.check(queueCapacity, "--queue", in: 1...100_000) }
+            if let maxBatchSize { try OptionLimits.check(maxBatchSize, "--max-batch", in: 1...256) }
+            if let maxQueueDelay { try OptionLimits.check(maxQueueDelay, "--max-queue-delay", in: 0...1000) }
             for album in albums where !ImageArguments.isDirectory(album) {
                 throw ValidationError("--albums \(album) is not a folder.")
             }
@@ -166,7 +180,8 @@ extension NetRunnerCommand {
             let engine = InferenceEngine(
                 models: served,
                 configuration: .init(
-                    threads: threadCount, queueCapacity: queueCapacity, accelerator: accelerator ?? .cpu),
+                    threads: threadCount, queueCapacity: queueCapacity, accelerator: accelerator ?? .cpu,
+                    maxBatchSize: maxBatchSize ?? 8, maxQueueDelay: .microseconds(Int((maxQueueDelay ?? 2) * 1000))),
                 logger: logger
             )
             var configuration = InferenceServer.Configuration(

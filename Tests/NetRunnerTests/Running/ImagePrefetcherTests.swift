@@ -97,8 +97,13 @@ struct BatchedRunTests {
         let alone = try batch.map { try classifier.run(.prepared($0.image, decodeTime: $0.decodeTime)) }
         #expect(together.map(\.categories) == alone.map(\.categories))
         #expect(together.allSatisfy { !$0.categories.isEmpty })
-        // A batch of another size runs one by one, with the same answers.
+        // A smaller batch fills the batch with copies (their answers dropped), a larger one runs
+        // in pieces, a lone image alone: the same answers.
         let three = try classifier.classify(batch: Array(batch.prefix(3)))
         #expect(three.map(\.categories) == alone.prefix(3).map(\.categories))
+        let six = try classifier.classify(batch: batch + batch.prefix(2))
+        #expect(six.map(\.categories) == (alone + alone.prefix(2)).map(\.categories))
+        let one = try classifier.classify(batch: Array(batch.prefix(1)))
+        #expect(one.map(\.categories) == alone.prefix(1).map(\.categories))
     }
 }

@@ -191,4 +191,33 @@ struct GPUCommandTests {
         #expect(report.models[0].classification?.top1 == report.models[1].classification?.top1)
         #expect((report.models[0].classification?.top1 ?? 0) > 0.5)
     }
+
+    @Test("stream and run on the GPU: the same faces and classes as on the CPU")
+    func streamAndRun() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-gpu-stream")
+        defer { folder.remove() }
+        let clip = try VideoClips.faces(in: folder.url.path)
+        func faces(_ extra: [String]) throws -> [Int] {
+            let result = try ProcessResult.run(
+                Fixtures.netrunner, ["stream", clip, "--model", "face", "--json", "--every", "5"] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            return try result.stdout.split(separator: "\n").map { line in
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                let detections = (object?["inference_results"] as? [String: Any])?["detection"] as? [Any]
+                return detections?.count ?? -1
+            }
+        }
+        let onGPU = try faces(["--accelerator", "gpu"])
+        #expect(onGPU == (try faces([])))
+        #expect(onGPU.count == 2)
+        #expect(onGPU.allSatisfy { $0 == 2 }, "\(onGPU)")
+
+        let bundle = Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_float32.tiobundle")
+        let photo = Fixtures.path("Tests/Fixtures/Photos/test/eagle.jpg")
+        let cpu = try ProcessResult.run(Fixtures.netrunner, ["run", bundle, photo, "--json"])
+        let gpu = try ProcessResult.run(Fixtures.netrunner, ["run", bundle, photo, "--json", "--accelerator", "gpu"])
+        #expect(gpu.status == 0, "\(gpu.stderr)")
+        #expect(gpu.stdout.contains("bald eagle"), "\(gpu.stdout)")
+        #expect(cpu.stdout.contains("bald eagle"))
+    }
 }

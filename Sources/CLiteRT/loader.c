@@ -152,46 +152,57 @@ int nr_vulkan_loader_open(char *error, size_t error_size) {
   return 1;  // kept open: the GPU accelerator opens it again and gets the same handle
 }
 
-// MARK: - stderr capture
+// MARK: - stdout and stderr capture
 
-static pthread_mutex_t g_capture_lock = PTHREAD_MUTEX_INITIALIZER;
-static int g_saved_stderr = -1;
+/// One capturable file descriptor: its lock (held from begin to end, and by writes that must
+/// not land in a capture) and, while captured, a duplicate of what it pointed at.
+typedef struct {
+  pthread_mutex_t lock;
+  int fd;
+  int saved;
+  const char *name;
+} capture_t;
 
-int nr_stderr_capture_begin(void) {
-  pthread_mutex_lock(&g_capture_lock);
-  fflush(stderr);
-  int file = memfd_create("netrunner-runtime-log", MFD_CLOEXEC);
+static capture_t g_stderr_capture = {PTHREAD_MUTEX_INITIALIZER, STDERR_FILENO, -1, "netrunner-runtime-log"};
+static capture_t g_stdout_capture = {PTHREAD_MUTEX_INITIALIZER, STDOUT_FILENO, -1, "netrunner-runtime-stdout"};
+
+static void flush_stream(int fd) { fflush(fd == STDOUT_FILENO ? stdout : stderr); }
+
+static int capture_begin(capture_t *capture) {
+  pthread_mutex_lock(&capture->lock);
+  flush_stream(capture->fd);
+  int file = memfd_create(capture->name, MFD_CLOEXEC);
   if (file < 0) return -1;
-  int saved = dup(STDERR_FILENO);
+  int saved = dup(capture->fd);
   if (saved < 0) {
     close(file);
     return -1;
   }
-  if (dup2(file, STDERR_FILENO) < 0) {
+  if (dup2(file, capture->fd) < 0) {
     close(saved);
     close(file);
     return -1;
   }
-  g_saved_stderr = saved;
+  capture->saved = saved;
   return file;
 }
 
-char *nr_stderr_capture_end(int token) {
+static char *capture_end(capture_t *capture, int token) {
   if (token < 0) {
-    pthread_mutex_unlock(&g_capture_lock);
+    pthread_mutex_unlock(&capture->lock);
     return NULL;
   }
-  fflush(stderr);
-  if (g_saved_stderr >= 0) {
-    dup2(g_saved_stderr, STDERR_FILENO);
-    close(g_saved_stderr);
-    g_saved_stderr = -1;
+  flush_stream(capture->fd);
+  if (capture->saved >= 0) {
+    dup2(capture->saved, capture->fd);
+    close(capture->saved);
+    capture->saved = -1;
   }
   struct stat info;
   char *text = NULL;
   if (fstat(token, &info) == 0 && info.st_size > 0) {
     size_t size = (size_t)info.st_size;
-    if (size > (1u << 20)) size = 1u << 20;  // keep at most 1 MiB of log text
+    if (size > (1u << 20)) size = 1u << 20;  // keep at most 1 MiB of captured text
     text = malloc(size + 1);
     if (text != NULL) {
       ssize_t got = pread(token, text, size, 0);
@@ -200,82 +211,36 @@ char *nr_stderr_capture_end(int token) {
     }
   }
   close(token);
-  pthread_mutex_unlock(&g_capture_lock);
+  pthread_mutex_unlock(&capture->lock);
   return text;
 }
+
+/// Writes all of `bytes` to `fd`, retrying short writes and EINTR; gives up on other errors.
+static void write_all(int fd, const void *bytes, size_t count) {
+  const char *next = bytes;
+  while (count > 0) {
+    ssize_t written = write(fd, next, count);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) break;
+    next += written;
+    count -= (size_t)written;
+  }
+}
+
+int nr_stderr_capture_begin(void) { return capture_begin(&g_stderr_capture); }
+
+char *nr_stderr_capture_end(int token) { return capture_end(&g_stderr_capture, token); }
 
 void nr_stderr_write(const void *bytes, size_t count) {
-  pthread_mutex_lock(&g_capture_lock);
-  const char *next = bytes;
-  while (count > 0) {
-    ssize_t written = write(STDERR_FILENO, next, count);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) break;
-    next += written;
-    count -= (size_t)written;
-  }
-  pthread_mutex_unlock(&g_capture_lock);
+  pthread_mutex_lock(&g_stderr_capture.lock);
+  write_all(STDERR_FILENO, bytes, count);
+  pthread_mutex_unlock(&g_stderr_capture.lock);
 }
 
-static pthread_mutex_t g_stdout_lock = PTHREAD_MUTEX_INITIALIZER;
-static int g_saved_stdout = -1;
+int nr_stdout_capture_begin(void) { return capture_begin(&g_stdout_capture); }
 
-int nr_stdout_capture_begin(void) {
-  pthread_mutex_lock(&g_stdout_lock);
-  fflush(stdout);
-  int file = memfd_create("netrunner-runtime-stdout", MFD_CLOEXEC);
-  if (file < 0) return -1;
-  int saved = dup(STDOUT_FILENO);
-  if (saved < 0) {
-    close(file);
-    return -1;
-  }
-  if (dup2(file, STDOUT_FILENO) < 0) {
-    close(saved);
-    close(file);
-    return -1;
-  }
-  g_saved_stdout = saved;
-  return file;
-}
+char *nr_stdout_capture_end(int token) { return capture_end(&g_stdout_capture, token); }
 
-char *nr_stdout_capture_end(int token) {
-  if (token < 0) {
-    pthread_mutex_unlock(&g_stdout_lock);
-    return NULL;
-  }
-  fflush(stdout);
-  if (g_saved_stdout >= 0) {
-    dup2(g_saved_stdout, STDOUT_FILENO);
-    close(g_saved_stdout);
-    g_saved_stdout = -1;
-  }
-  struct stat info;
-  char *text = NULL;
-  if (fstat(token, &info) == 0 && info.st_size > 0) {
-    size_t size = (size_t)info.st_size;
-    if (size > (1u << 20)) size = 1u << 20;
-    text = malloc(size + 1);
-    if (text != NULL) {
-      ssize_t got = pread(token, text, size, 0);
-      if (got < 0) got = 0;
-      text[got] = '\0';
-    }
-  }
-  close(token);
-  pthread_mutex_unlock(&g_stdout_lock);
-  return text;
-}
-
-void nr_stdout_write(const void *bytes, size_t count) {
-  const char *next = bytes;
-  while (count > 0) {
-    ssize_t written = write(STDOUT_FILENO, next, count);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) break;
-    next += written;
-    count -= (size_t)written;
-  }
-}
+void nr_stdout_write(const void *bytes, size_t count) { write_all(STDOUT_FILENO, bytes, count); }
 
 int nr_anonymous_file(const char *name) { return memfd_create(name, MFD_CLOEXEC); }

@@ -18,7 +18,9 @@ import TensorFlowLite
 /// (``Interpreter`` refuses what the flatbuffer reader and the runtime's verifier catch); since
 /// no list of checks is complete, every model also runs once in a child first. The cost is
 /// paid once per model per machine: afterwards the verdict is read from
-/// `${NETRUNNER_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/netrunner}/model-checks/<sha256>`.
+/// `${NETRUNNER_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/netrunner}/model-checks/<sha256>`,
+/// and only from there while that folder is the user's alone (``cacheProblem``), from a file of
+/// the user's that names the model's digest and the runtime's version.
 ///
 /// ``LoadedModel/makeInterpreter(options:)`` goes through it, so every task, command, the
 /// server and the hub do. Trusted code opts out per model (``LoadedModel/trust``) or for the
@@ -41,15 +43,20 @@ public enum ModelGate {
     public static var checksRun: Int { checkCount.load(ordering: .relaxed) }
     private static let checkCount = Atomic<Int>(0)
 
-    /// The folder verdicts are kept in.
-    public static var cacheFolder: String {
-        let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
-        }
-        let base =
-            environment(cacheEnvironmentVariable)
-            ?? ((environment("XDG_CACHE_HOME") ?? ((environment("HOME") ?? "/tmp") + "/.cache")) + "/netrunner")
-        return base + "/model-checks"
-    }
+    /// The folder verdicts are kept in: `model-checks/` in the user's cache folder
+    /// (`$NETRUNNER_CACHE_DIR`, `$XDG_CACHE_HOME/netrunner` or `~/.cache/netrunner`, the home
+    /// folder from the password database when HOME is unset; never a folder every user shares).
+    ///
+    /// Verdicts are read and written there only while it is private (see ``cacheProblem``).
+    public static var cacheFolder: String { PrivateFolder.cacheBase + "/model-checks" }
+
+    /// Why verdicts are not kept on disk, or `nil` when they are.
+    ///
+    /// They are not when the cache folder, or a folder above it, belongs to another user or is writable by other users (checked as ssh checks
+    /// `~/.ssh`). A verdict another user could plant would let a crashing model into this
+    /// process or keep a good one out, so then every model is checked in a child process in
+    /// every run instead, and the gate says so once on standard error.
+    public static var cacheProblem: String? { PrivateFolder.prepare(cacheFolder) }
 
     /// Whether the gate is turned off for this process by ``environmentVariable``.
     public static var isDisabled: Bool {
@@ -92,8 +99,25 @@ public enum ModelGate {
     /// verdict on disk.
     private static func check(_ model: LoadedModel, digest: String, timeout: Double) throws -> Verdict {
         let folder = cacheFolder
-        let stored = makeFolder(folder)
-        let temporary = (stored ? folder : "/tmp") + "/.pending-\(digest.prefix(16))-\(getpid()).tflite"
+        let stored = isCacheUsable()
+        // The child reads the model from a file in the private cache folder, else in a folder
+        // of its own made by mkdtemp (never a predictable name in a shared folder).
+        var ownFolder: String?
+        if !stored {
+            var template = Array("/tmp/netrunner-check-XXXXXX".utf8CString)
+            guard let base = template.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } })
+            else {
+                throw InterpreterError.tensorFlowLiteError(
+                    "cannot check \(model.modelFile) in a child process: no private temporary folder (\(String(cString: strerror(errno)))) (set \(environmentVariable)=off to skip the check for trusted models)"
+                )
+            }
+            ownFolder = String(cString: base)
+        }
+        let temporary = (ownFolder ?? folder) + "/.pending-\(digest.prefix(16))-\(getpid()).tflite"
+        defer {
+            unlink(temporary)
+            if let ownFolder { rmdir(ownFolder) }
+        }
         do {
             try FileIO.writeAtomically(model.modelData, to: temporary)
         } catch {
@@ -101,7 +125,6 @@ public enum ModelGate {
                 "cannot check \(model.modelFile) in a child process: \(error) (set \(environmentVariable)=off to skip the check for trusted models)"
             )
         }
-        defer { unlink(temporary) }
         checkCount.add(1, ordering: .relaxed)
         let verdict: Verdict
         switch try ModelCheck.check(modelPath: temporary, timeout: timeout) {
@@ -120,31 +143,40 @@ public enum ModelGate {
             case .accepted: text = "accepted\n"
             case .refused(let reason): text = "refused " + reason + "\n"
             }
-            try? FileIO.writeAtomically(Data(text.utf8), to: folder + "/" + digest)
+            try? FileIO.writeAtomically(Data((verdictHeader(digest) + text).utf8), to: folder + "/" + digest)
         }
         return verdict
     }
 
-    /// A verdict remembered on disk, if any (a damaged entry is ignored and checked again).
-    private static func remembered(_ digest: String) -> Verdict? {
-        guard let data = try? FileIO.contents(of: cacheFolder + "/" + digest) else { return nil }
-        let text = String(decoding: data, as: UTF8.self).trimmingWhitespace()
-        if text == "accepted" { return .accepted }
-        if text.hasPrefix("refused ") { return .refused(String(text.dropFirst(8))) }
-        return nil
+    /// The lines a verdict file starts with: it holds for these bytes on this runtime only.
+    private static func verdictHeader(_ digest: String) -> String {
+        "netrunner model check\nsha256 \(digest)\nruntime LiteRT \(Runtime.version)\n"
     }
 
-    /// Makes the cache folder (and its parents), private to the user; `false` when it cannot be.
-    private static func makeFolder(_ path: String) -> Bool {
-        var components: [Substring] = []
-        var current = ""
-        for part in path.split(separator: "/", omittingEmptySubsequences: false) {
-            components.append(part)
-            current = components.joined(separator: "/")
-            guard !current.isEmpty else { continue }
-            if mkdir(current, 0o700) != 0 && errno != EEXIST { return false }
+    /// Whether verdicts are kept on disk; says once on standard error why not.
+    private static func isCacheUsable() -> Bool {
+        let problem = cacheProblem
+        if let problem, !cacheNoticeGiven.exchange(true, ordering: .relaxed) {
+            let line =
+                "netrunner: model-check verdicts are not kept: \(problem); every model is checked in a child process each run (set \(cacheEnvironmentVariable) to a folder of your own).\n"
+            _ = Array(line.utf8).withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
         }
-        var info = stat()
-        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR && access(path, W_OK) == 0
+        return problem == nil
+    }
+    private static let cacheNoticeGiven = Atomic<Bool>(false)
+
+    /// A verdict remembered on disk, if any: only from the user's own file in a private cache
+    /// folder, for these bytes and this runtime (anything else is ignored and checked again).
+    private static func remembered(_ digest: String) -> Verdict? {
+        guard isCacheUsable(),
+            let data = PrivateFolder.ownFileContents(cacheFolder + "/" + digest, maximumSize: 65_536)
+        else { return nil }
+        let text = String(decoding: data, as: UTF8.self)
+        let header = verdictHeader(digest)
+        guard text.hasPrefix(header) else { return nil }
+        let verdict = String(text.dropFirst(header.count)).trimmingWhitespace()
+        if verdict == "accepted" { return .accepted }
+        if verdict.hasPrefix("refused ") { return .refused(String(verdict.dropFirst(8))) }
+        return nil
     }
 }

@@ -45,9 +45,111 @@ struct ModelGateTests {
                 return reason.contains("crashes.tflite") && reason.contains("crashed on this model in a check process")
             }
         }
-        let verdict = try String(
-            contentsOfFile: ModelGate.cacheFolder + "/" + SHA256.hexDigest(of: data), encoding: .utf8)
-        #expect(verdict.hasPrefix("refused the runtime crashed"))
+        let digest = SHA256.hexDigest(of: data)
+        let verdict = try String(contentsOfFile: ModelGate.cacheFolder + "/" + digest, encoding: .utf8)
+        #expect(verdict.hasPrefix("netrunner model check\nsha256 \(digest)\nruntime LiteRT \(Runtime.version)\n"))
+        #expect(verdict.contains("\nrefused the runtime crashed"))
+    }
+
+    /// BlazeFace with four bytes changed: it passes LiteRT's verifier and segfaults it; with
+    /// unique bytes appended (the flatbuffer ignores them), so its digest is new to the cache.
+    static func uniqueCrashingModel(in folder: TemporaryFolder, named name: String) throws -> (
+        path: String, digest: String
+    ) {
+        var data = try Fixtures.data("Models/face_detection_short_range.tflite")
+        for offset in 209_284...209_287 { data[offset] = 0xFF }
+        data.append(contentsOf: Array(UUID().uuidString.utf8))
+        return (try folder.write(data, named: name), SHA256.hexDigest(of: data))
+    }
+
+    /// The ways a verdict can be planted for a model: each must be ignored.
+    enum Plant: String, CaseIterable, CustomTestStringConvertible {
+        case writableByOthers, anotherRuntime, oldFormat, link, anotherUser
+        var testDescription: String { rawValue }
+
+        /// Writes `verdict` ("accepted" or "refused ...") for `digest` into the cache this way;
+        /// `false` when this way cannot be tried here (another user's file needs root).
+        func plant(_ verdict: String, digest: String, scratch: TemporaryFolder) throws -> Bool {
+            let file = ModelGate.cacheFolder + "/" + digest
+            try FileManager.default.createDirectory(atPath: ModelGate.cacheFolder, withIntermediateDirectories: true)
+            let good = "netrunner model check\nsha256 \(digest)\nruntime LiteRT \(Runtime.version)\n\(verdict)\n"
+            switch self {
+            case .writableByOthers:
+                try Data(good.utf8).write(to: URL(fileURLWithPath: file))
+                chmod(file, 0o666)
+            case .anotherRuntime:
+                try Data(good.replacingOccurrences(of: Runtime.version, with: "0.0.1").utf8)
+                    .write(to: URL(fileURLWithPath: file))
+            case .oldFormat:
+                try Data("\(verdict)\n".utf8).write(to: URL(fileURLWithPath: file))
+            case .link:
+                let target = try scratch.write(Data(good.utf8), named: "planted-\(digest.prefix(8))")
+                try FileManager.default.createSymbolicLink(atPath: file, withDestinationPath: target)
+            case .anotherUser:
+                guard geteuid() == 0 else { return false }
+                try Data(good.utf8).write(to: URL(fileURLWithPath: file))
+                chmod(file, 0o644)
+                guard chown(file, 65_534, 65_534) == 0 else { return false }
+            }
+            return true
+        }
+    }
+
+    @Test("A planted 'accepted' never lets a crashing model into the process", arguments: Plant.allCases)
+    func plantedAccepted(plant: Plant) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (path, digest) = try Self.uniqueCrashingModel(in: folder, named: "crashes.tflite")
+        guard try plant.plant("accepted", digest: digest, scratch: folder) else { return }
+        // Before the fix any file holding "accepted" let the model in: this process died here.
+        #expect {
+            try ObjectDetector(modelPath: path)
+        } throws: { error in
+            guard case InterpreterError.failedToLoadModel(let reason) = error else { return false }
+            return reason.contains("crashed on this model in a check process")
+        }
+        // The planted file is replaced by the user's own verdict.
+        let verdict = try String(contentsOfFile: ModelGate.cacheFolder + "/" + digest, encoding: .utf8)
+        #expect(verdict.hasPrefix("netrunner model check\nsha256 \(digest)\n"))
+        #expect(verdict.contains("\nrefused the runtime crashed"))
+    }
+
+    @Test("A planted 'refused' never keeps a good model out", arguments: Plant.allCases)
+    func plantedRefused(plant: Plant) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (path, digest) = try Self.uniqueModel(in: folder, named: "good.tflite")
+        guard try plant.plant("refused the runtime crashed on this model", digest: digest, scratch: folder) else {
+            return
+        }
+        _ = try LoadedModel(.path(path)).makeInterpreter()
+        let verdict = try String(contentsOfFile: ModelGate.cacheFolder + "/" + digest, encoding: .utf8)
+        #expect(verdict.hasSuffix("\naccepted\n"))
+    }
+
+    @Test("Verdicts are kept only in a folder no other user can write")
+    func sharedCacheFolder() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (path, digest) = try Self.uniqueCrashingModel(in: folder, named: "crashes.tflite")
+        // A shared cache: the base folder writable by everyone (as /tmp/.cache made by another
+        // user), holding a planted verdict in the user's own format and file.
+        let shared = folder.path("shared")
+        try FileManager.default.createDirectory(atPath: shared + "/model-checks", withIntermediateDirectories: true)
+        chmod(shared, 0o777)
+        let planted = "netrunner model check\nsha256 \(digest)\nruntime LiteRT \(Runtime.version)\naccepted\n"
+        try Data(planted.utf8).write(to: URL(fileURLWithPath: shared + "/model-checks/" + digest))
+        let photo = Fixtures.path("Tests/Fixtures/Photos/test/grace_hopper.jpg")
+        let result = try ProcessResult.run(
+            Fixtures.netrunner, ["detect", "--model", path, photo],
+            environment: ["NETRUNNER_CACHE_DIR": shared, "NETRUNNER_MODEL_CHECK": nil])
+        // Before the fix: killed by SIGSEGV (status 139 or the signal) on the planted verdict.
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("model-check verdicts are not kept: \(shared), above"))
+        #expect(result.stderr.contains("is writable by other users"))
+        #expect(result.stderr.contains("crashed on this model in a check process"))
+        // Nothing written to the shared folder.
+        #expect(try String(contentsOfFile: shared + "/model-checks/" + digest, encoding: .utf8) == planted)
     }
 
     @Test("A good model is checked once and its verdict kept by digest, whatever its path")
@@ -59,7 +161,9 @@ struct ModelGateTests {
         #expect(!FileManager.default.fileExists(atPath: verdictFile))
         let model = try LoadedModel(.path(path))
         _ = try model.makeInterpreter()
-        #expect(try String(contentsOfFile: verdictFile, encoding: .utf8) == "accepted\n")
+        #expect(
+            try String(contentsOfFile: verdictFile, encoding: .utf8)
+                == "netrunner model check\nsha256 \(digest)\nruntime LiteRT \(Runtime.version)\naccepted\n")
         // The same bytes elsewhere: the remembered verdict, no new file.
         let copy = folder.path("copy.tflite")
         try FileManager.default.copyItem(atPath: path, toPath: copy)

@@ -62,13 +62,55 @@ public enum ResultsGallery {
         let note =
             records.count > maximumImages
             ? "<p class=\"note\">Showing the first \(maximumImages) of \(records.count) images.</p>" : ""
-        return page.replacing("{{TITLE}}", with: HTMLWriter.escape(title))
-            .replacing(
-                "{{SUMMARY}}",
-                with: "\(records.count) image\(records.count == 1 ? "" : "s"), \(failed) failed"
-            )
-            .replacing("{{NOTE}}", with: note)
-            .replacing("{{DATA}}", with: data)
+        return fill(
+            template,
+            [
+                "SCRIPT": script, "POLICY": policy,
+                "TITLE": HTMLWriter.escape(title),
+                "SUMMARY": "\(records.count) image\(records.count == 1 ? "" : "s"), \(failed) failed",
+                "NOTE": note,
+                "DATA": scriptSafe(json),
+            ])
+    }
+
+    /// JSON made safe inside a `<script>` element: `<`, `>` and `&` as JSON's `\u` escapes (they
+    /// occur only inside strings), so no file name can end the element (`</script>`) or switch
+    /// the parser's state (`<!--<script>`).
+    static func scriptSafe(_ json: String) -> String {
+        var safe = ""
+        safe.reserveCapacity(json.utf8.count)
+        for character in json.unicodeScalars {
+            switch character {
+            case "<": safe += "\\u003c"
+            case ">": safe += "\\u003e"
+            case "&": safe += "\\u0026"
+            default: safe.unicodeScalars.append(character)
+            }
+        }
+        return safe
+    }
+
+    /// Fills `{{NAME}}` placeholders in one pass.
+    ///
+    /// What a value brings in (a file name holding `{{DATA}}`, say) is never itself filled.
+    /// Unknown placeholders are left as they are.
+    static func fill(_ template: String, _ values: [String: String]) -> String {
+        var result = ""
+        result.reserveCapacity(template.utf8.count)
+        var rest = template[...]
+        while let open = rest.firstRange(of: "{{") {
+            result += rest[..<open.lowerBound]
+            let afterOpen = rest[open.upperBound...]
+            if let close = afterOpen.firstRange(of: "}}"), let value = values[String(afterOpen[..<close.lowerBound])] {
+                result += value
+                rest = afterOpen[close.upperBound...]
+            } else {
+                result += "{{"
+                rest = afterOpen
+            }
+        }
+        result += rest
+        return result
     }
 
     struct Entry: Encodable {
@@ -86,8 +128,25 @@ public enum ResultsGallery {
         var latency: [Double]?
     }
 
-    /// The page: `Resources/results-gallery.html` with `results-gallery.js` in its script
-    /// element (compiled into the library; `make lint` parses the script).
-    static let page = String(decoding: PackageResources.results_gallery_html, as: UTF8.self)
-        .replacing("{{SCRIPT}}", with: String(decoding: PackageResources.results_gallery_js, as: UTF8.self))
+    /// The page, `Resources/results-gallery.html`, whose script element gets
+    /// `results-gallery.js` (both compiled into the library; `make lint` parses the script).
+    static let template = String(decoding: PackageResources.results_gallery_html, as: UTF8.self)
+    static let script = String(decoding: PackageResources.results_gallery_js, as: UTF8.self)
+
+    /// The page's Content-Security-Policy: only its own script and style run (by their SHA-256),
+    /// so even markup that got into the page could run nothing.
+    static let policy: String = {
+        let style = template.firstRange(of: "<style>").flatMap { open in
+            template[open.upperBound...].firstRange(of: "</style>").map {
+                String(template[open.upperBound..<$0.lowerBound])
+            }
+        }
+        return "default-src 'none'; script-src '\(cspSource("\n" + script))'; style-src '\(cspSource(style ?? ""))'; "
+            + "img-src data:; base-uri 'none'; form-action 'none'"
+    }()
+
+    /// A CSP source for an inline element's text: `sha256-` and its base64 digest.
+    static func cspSource(_ text: String) -> String {
+        "sha256-" + Data(SHA256.digest(of: Data(text.utf8))).base64EncodedString()
+    }
 }

@@ -32,7 +32,7 @@ struct EvaluationRunTests {
         let wholePath = try whole.runResults(try Self.plan(), shard: nil, restart: false)
         let report = try whole.report(try Self.plan(), resultsPath: wholePath)
         #expect(report.models.first?.evaluated == 8)
-        var thumbnails: [String: Thumbnail] = [:]
+        var thumbnails: [ExactString: Thumbnail] = [:]
         let written = try whole.writeReports(report, test: try Self.plan().runner.test, thumbnails: &thumbnails)
         #expect(FileManager.default.fileExists(atPath: written + "/report.html"))
 

@@ -47,8 +47,9 @@ public struct BulkRecord: Equatable, Sendable {
         self.error = error
     }
 
-    /// What identifies the record when a run resumes: model, image and iteration.
-    public var key: String {
+    /// What identifies the record when a run resumes: model, image and iteration, compared byte
+    /// for byte (two file names that differ only in their Unicode normalization are two images).
+    public var key: ExactString {
         Self.key(image: image, model: model, iteration: iteration)
     }
 
@@ -59,9 +60,9 @@ public struct BulkRecord: Equatable, Sendable {
     ///   - model: The model's id or path.
     ///   - iteration: The iteration.
     /// - Returns: The key.
-    public static func key(image: String, model: String? = nil, iteration: Int? = nil) -> String {
-        guard model != nil || iteration != nil else { return image }
-        return "\(model ?? "")\u{1F}\(image)\u{1F}\(iteration.map(String.init) ?? "")"
+    public static func key(image: String, model: String? = nil, iteration: Int? = nil) -> ExactString {
+        guard model != nil || iteration != nil else { return ExactString(image) }
+        return ExactString("\(model ?? "")\u{1F}\(image)\u{1F}\(iteration.map(String.init) ?? "")")
     }
 
     /// Milliseconds from the start of decoding to the end of inference.

@@ -110,6 +110,6 @@ public enum ImageFiles {
                 found.append(child)
             }
         }
-        listing.files += found.sorted().map { base + "/" + $0 }
+        listing.files += found.sorted { ExactString($0) < ExactString($1) }.map { base + "/" + $0 }
     }
 }

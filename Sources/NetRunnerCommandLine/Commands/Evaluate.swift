@@ -147,7 +147,7 @@ extension NetRunnerCommand.Evaluate {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
             let run = EvaluationRun(output: output, threads: threads, fastDecoding: fastDecoding)
             var reports: [EvaluationReport] = []
-            var thumbnails: [String: Thumbnail] = [:]
+            var thumbnails: [ExactString: Thumbnail] = [:]
             var failedImages = 0
             var failedRuns = 0
             var failedModels = 0

@@ -34,11 +34,12 @@ extension NetRunnerCommand {
             guard !records.isEmpty else {
                 throw ValidationError("\(results) holds no results (or does not exist).")
             }
-            var thumbnails: [String: Thumbnail] = [:]
+            var thumbnails: [ExactString: Thumbnail] = [:]
             var missing = 0
-            for record in records.prefix(ResultsGallery.maximumImages) where thumbnails[record.image] == nil {
+            for record in records.prefix(ResultsGallery.maximumImages)
+            where thumbnails[ExactString(record.image)] == nil {
                 if let thumbnail = Thumbnail.make(path: record.image, longerSide: 200) {
-                    thumbnails[record.image] = thumbnail
+                    thumbnails[ExactString(record.image)] = thumbnail
                 } else {
                     missing += 1
                 }

@@ -87,7 +87,7 @@ public enum BulkMerge {
         }
         let roots = whole.roots.map(\.typed)
         var lines: [(root: Int, image: String, line: Data)] = []
-        var owner: [String: String] = [:]
+        var owner: [ExactString: String] = [:]
         var failures = 0
         let decoder = JSONDecoder()
         for entry in identities {
@@ -114,7 +114,7 @@ public enum BulkMerge {
             }
         }
         // The order of a single run: the folders as given, each walked in sorted order.
-        lines.sort { ($0.root, $0.image) < ($1.root, $1.image) }
+        lines.sort { ($0.root, ExactString($0.image)) < ($1.root, ExactString($1.image)) }
         var merged = Data()
         for entry in lines {
             merged.append(entry.line)

@@ -21,7 +21,7 @@ import Synchronization
 /// interrupted run resumes from: ``completedKeys`` says which images are already done.
 ///
 ///     let results = try BulkResultsFile(path: "out.jsonl", format: .jsonLines, resume: true)
-///     for file in files where !results.completedKeys.contains(file) {
+///     for file in files where !results.completedKeys.contains(ExactString(file)) {
 ///         try results.append(BulkRecord(image: file, answer: try task.run(fileAt: file)))
 ///     }
 public final class BulkResultsFile: Sendable {
@@ -47,7 +47,7 @@ public final class BulkResultsFile: Sendable {
     public let format: Format
     /// The keys (``BulkRecord/key``) of the records the file held when it was opened (less
     /// those ``dropFailedRecords()`` took out).
-    public var completedKeys: Set<String> { state.withLock { $0.completedKeys } }
+    public var completedKeys: Set<ExactString> { state.withLock { $0.completedKeys } }
     /// How many records the file held when it was opened.
     public var resumedCount: Int { state.withLock { $0.resumedCount } }
     /// How many of those records are failures.
@@ -57,7 +57,7 @@ public final class BulkResultsFile: Sendable {
 
     private struct State {
         var descriptor: Int32
-        var completedKeys: Set<String>
+        var completedKeys: Set<ExactString>
         var resumedCount: Int
         var resumedFailures: Int
     }
@@ -83,7 +83,7 @@ public final class BulkResultsFile: Sendable {
     public init(path: String, format: Format, resume: Bool) throws(EvaluationError) {
         self.path = path
         self.format = format
-        var keys: Set<String> = []
+        var keys: Set<ExactString> = []
         var count = 0
         var failures = 0
         var repaired = false
@@ -147,14 +147,14 @@ public final class BulkResultsFile: Sendable {
     public func dropFailedRecords() throws(EvaluationError) -> Int {
         guard let data = try Self.existingContents(path) else { return 0 }
         var kept = Data()
-        var failedKeys: [String] = []
+        var failedKeys: [ExactString] = []
         let decoder = JSONDecoder()
         let csv = format == .csv
         try Self.forEachWholeLine(data, quoted: csv) { (line, number) throws(EvaluationError) in
             if csv {
                 let text = String(decoding: line, as: UTF8.self)
                 if number > 1, !text.hasSuffix(","), let image = Self.firstCSVField(text) {
-                    failedKeys.append(image)
+                    failedKeys.append(ExactString(image))
                     return
                 }
             } else if let record = try? decoder.decode(RecordKey.self, from: line), record.error {
@@ -326,7 +326,7 @@ public final class BulkResultsFile: Sendable {
 
     /// Reads the keys of every whole line.
     private static func scan(
-        _ data: Data, format: Format, path: String, key: (String, Bool) -> Void
+        _ data: Data, format: Format, path: String, key: (ExactString, Bool) -> Void
     ) throws(EvaluationError) -> (wholeLength: Int, Void) {
         let decoder = JSONDecoder()
         var sawHeader = false
@@ -357,7 +357,7 @@ public final class BulkResultsFile: Sendable {
                     throw .unreadableResults(file: path, reason: "line \(number) is not a results line")
                 }
                 // The error is the last column: a line that does not end with a comma has one.
-                key(image, !text.hasSuffix(","))
+                key(ExactString(image), !text.hasSuffix(","))
             }
         }
         return (length, ())
@@ -405,7 +405,14 @@ public final class BulkResultsFile: Sendable {
     /// A field quoted as RFC 4180 says: a field with a comma, a quote or a line break is
     /// quoted, its quotes doubled, so every name round-trips byte for byte (a reader that
     /// follows the RFC, as Python's csv and pandas do, reads the line break back).
+    ///
+    /// A field that a spreadsheet would run as a formula (it starts with `=`, `+`, `-`, `@`, a
+    /// tab or a carriage return: OWASP's "CSV injection") gets a `'` in front, as OWASP
+    /// advises, and so does a field that starts with `'`, so that ``firstCSVField(_:)`` takes
+    /// exactly one `'` off and a name still comes back byte for byte.
     fileprivate static func csvQuoted(_ field: String) -> String {
+        var field = field
+        if let first = field.unicodeScalars.first, formulaStarts.contains(first) { field = "'" + field }
         guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
             return field
         }
@@ -417,19 +424,30 @@ public final class BulkResultsFile: Sendable {
         // Scalars, not characters: "\r\n" or a quote followed by a combining mark is one
         // character, and a name must come back scalar for scalar.
         let scalars = line.unicodeScalars
-        guard scalars.first == "\"" else { return String(String.UnicodeScalarView(scalars.prefix { $0 != "," })) }
+        guard scalars.first == "\"" else { return unprotected(String.UnicodeScalarView(scalars.prefix { $0 != "," })) }
         var field = String.UnicodeScalarView()
         var index = scalars.index(after: scalars.startIndex)
         while index < scalars.endIndex {
             let scalar = scalars[index]
             index = scalars.index(after: index)
             if scalar == "\"" {
-                guard index < scalars.endIndex, scalars[index] == "\"" else { return String(field) }
+                guard index < scalars.endIndex, scalars[index] == "\"" else { return unprotected(field) }
                 index = scalars.index(after: index)
             }
             field.append(scalar)
         }
         return nil
+    }
+
+    /// The first scalars of a field a spreadsheet would run as a formula, and the `'` that
+    /// protects them (see ``csvQuoted(_:)``).
+    static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r", "'"]
+
+    /// A field as written, its protecting `'` taken off.
+    static func unprotected(_ field: some Sequence<Unicode.Scalar>) -> String {
+        var scalars = String.UnicodeScalarView(field)
+        if scalars.first == "'" { scalars.removeFirst() }
+        return String(scalars)
     }
 }
 

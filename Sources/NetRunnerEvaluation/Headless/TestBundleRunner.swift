@@ -159,7 +159,7 @@ public struct TestBundleRunner: Sendable {
         let imageIndex = Dictionary(
             test.description.images.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
         let modelIndex = Dictionary(modelOrder.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-        var seen: [String: String] = [:]
+        var seen: [ExactString: String] = [:]
         var keyed: [((Int, Int, Int), BulkRecord)] = []
         for (file, records) in shards {
             for record in records {
@@ -207,7 +207,7 @@ public struct TestBundleRunner: Sendable {
     ///   - deliver: Receives each run's record; an error it throws stops the run.
     /// - Throws: What `deliver` throws.
     public func run(
-        _ model: Model, task: ImageTask, skipping done: Set<String>, isCancelled: () -> Bool = { false },
+        _ model: Model, task: ImageTask, skipping done: Set<ExactString>, isCancelled: () -> Bool = { false },
         deliver: (BulkRecord) throws -> Void
     ) throws {
         let pending = runs(of: model).lazy.filter {

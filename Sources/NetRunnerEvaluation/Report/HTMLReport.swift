@@ -1,4 +1,4 @@
-import NetRunner
+public import NetRunner
 public import NetRunnerImage
 import NetRunnerSupport
 
@@ -15,7 +15,8 @@ public enum HTMLReport {
     ///   - title: The page title.
     /// - Returns: The HTML.
     public static func render(
-        _ reports: [EvaluationReport], thumbnails: [String: Thumbnail] = [:], title: String = "NetRunner evaluation"
+        _ reports: [EvaluationReport], thumbnails: [ExactString: Thumbnail] = [:],
+        title: String = "NetRunner evaluation"
     ) -> String {
         var page = HTMLWriter()
         page.raw("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
@@ -34,7 +35,7 @@ public enum HTMLReport {
     }
 
     private static func section(
-        _ report: EvaluationReport, heading: Bool, thumbnails: [String: Thumbnail], into page: inout HTMLWriter
+        _ report: EvaluationReport, heading: Bool, thumbnails: [ExactString: Thumbnail], into page: inout HTMLWriter
     ) {
         let test = report.test
         page.raw("<section class=\"test\">")
@@ -160,7 +161,8 @@ public enum HTMLReport {
     // MARK: One model
 
     private static func modelSection(
-        _ model: ModelReport, test: EvaluationReport.Test, thumbnails: [String: Thumbnail], into page: inout HTMLWriter
+        _ model: ModelReport, test: EvaluationReport.Test, thumbnails: [ExactString: Thumbnail],
+        into page: inout HTMLWriter
     ) {
         page.raw("<article id=\"\(anchor(test, model))\">")
         page.element("h3", "\(model.id) · \(model.kind.rawValue)")
@@ -196,7 +198,7 @@ public enum HTMLReport {
             }
             page.raw("<div class=\"gallery\">")
             for example in shown {
-                exampleCard(example, thumbnail: thumbnails[example.image], into: &page)
+                exampleCard(example, thumbnail: thumbnails[ExactString(example.image)], into: &page)
             }
             page.raw("</div>")
         }

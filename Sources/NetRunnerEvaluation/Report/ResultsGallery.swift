@@ -16,15 +16,15 @@ public enum ResultsGallery {
     ///
     /// - Parameters:
     ///   - records: The results, in file order.
-    ///   - thumbnails: Thumbnails by image path (images without one show a placeholder).
+    ///   - thumbnails: Thumbnails by image path, byte for byte (images without one show a placeholder).
     ///   - title: The page's title (the results file's name).
     /// - Returns: The HTML.
-    public static func render(_ records: [BulkRecord], thumbnails: [String: Thumbnail], title: String) -> String {
+    public static func render(_ records: [BulkRecord], thumbnails: [ExactString: Thumbnail], title: String) -> String {
         let shown = records.prefix(maximumImages)
         var entries: [Entry] = []
         for record in shown {
             var entry = Entry(image: record.image, error: record.error)
-            if let thumbnail = thumbnails[record.image] {
+            if let thumbnail = thumbnails[ExactString(record.image)] {
                 entry.thumbnail = thumbnail.dataURI
                 entry.width = thumbnail.originalSize.width
                 entry.height = thumbnail.originalSize.height
@@ -56,8 +56,6 @@ public enum ResultsGallery {
         }
         let encoder = JSONCoding.encoder()
         let json = (try? encoder.encode(entries)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-        // Inside <script>, "</" would end the element: JSON allows "<\/".
-        let data = json.replacing("</", with: "<\\/")
         let failed = records.filter { $0.error != nil }.count
         let note =
             records.count > maximumImages

@@ -96,7 +96,8 @@ public final class BulkJob: Sendable {
         // Each file under the path the results file first used for its folder.
         let keys = files.map { identity.spelling(of: $0, as: spelling) }
         let done = results?.completedKeys ?? []
-        let pendingIndices = files.indices.filter { !done.contains(keys[$0]) }
+        // Compared byte for byte: `café.jpg` in NFC and in NFD are two files, two keys.
+        let pendingIndices = files.indices.filter { !done.contains(BulkRecord.key(image: keys[$0])) }
         self.files = files
         self.pending = pendingIndices.map { files[$0] }
         self.pendingKeys = pendingIndices.map { keys[$0] }

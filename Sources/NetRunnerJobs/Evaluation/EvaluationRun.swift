@@ -180,13 +180,13 @@ public struct EvaluationRun: Sendable {
     /// - Throws: The file system's errors.
     @discardableResult
     public func writeReports(
-        _ report: EvaluationReport, test: TestBundle, thumbnails: inout [String: Thumbnail]
+        _ report: EvaluationReport, test: TestBundle, thumbnails: inout [ExactString: Thumbnail]
     ) throws -> String {
         for model in report.models {
-            for example in model.shownExamples where thumbnails[example.image] == nil {
+            for example in model.shownExamples where thumbnails[ExactString(example.image)] == nil {
                 let source = test.description.images.first { $0.key == example.image }
                 if let path = source.flatMap(test.localPath(of:)) {
-                    thumbnails[example.image] = Thumbnail.make(path: path)
+                    thumbnails[ExactString(example.image)] = Thumbnail.make(path: path)
                 }
             }
         }
@@ -208,7 +208,9 @@ public struct EvaluationRun: Sendable {
     /// - Returns: The file written.
     /// - Throws: The file system's errors.
     @discardableResult
-    public func writeCombinedReport(_ reports: [EvaluationReport], thumbnails: [String: Thumbnail]) throws -> String {
+    public func writeCombinedReport(_ reports: [EvaluationReport], thumbnails: [ExactString: Thumbnail]) throws
+        -> String
+    {
         let path = output + "/report.html"
         try FileIO.writeAtomically(Data(HTMLReport.render(reports, thumbnails: thumbnails).utf8), to: path)
         return path

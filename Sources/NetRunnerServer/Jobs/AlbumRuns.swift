@@ -79,10 +79,11 @@ final class AlbumRuns: Sendable {
 
 /// Small JPEGs of album images, made off the event loop and kept (the last 2,000).
 final class ThumbnailCache: Sendable {
-    private let cache = Mutex<(entries: [String: Data], order: [String])>(([:], []))
+    private let cache = Mutex<(entries: [ExactString: Data], order: [ExactString])>(([:], []))
 
     func jpeg(of path: String) async -> Data? {
-        if let found = cache.withLock({ $0.entries[path] }) { return found }
+        let key = ExactString(path)
+        if let found = cache.withLock({ $0.entries[key] }) { return found }
         let made: Data? = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(returning: Thumbnail.make(path: path, longerSide: 240)?.jpeg)
@@ -90,9 +91,9 @@ final class ThumbnailCache: Sendable {
         }
         guard let made else { return nil }
         cache.withLock { cache in
-            if cache.entries[path] == nil {
-                cache.entries[path] = made
-                cache.order.append(path)
+            if cache.entries[key] == nil {
+                cache.entries[key] = made
+                cache.order.append(key)
                 if cache.order.count > 2000 { cache.entries[cache.order.removeFirst()] = nil }
             }
         }
@@ -139,7 +140,8 @@ extension AlbumRuns {
         let name = album.relative(index)
         let data: Data
         do {
-            data = try FileIO.contents(of: album.files[index], maximumSize: limit)
+            // Only while it lies inside the album: checked again as it is opened.
+            data = try album.read(index, maximumSize: limit)
         } catch {
             return BulkRecord(image: name, model: model, error: "\(error)")
         }

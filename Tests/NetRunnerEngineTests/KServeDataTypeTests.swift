@@ -216,4 +216,38 @@ struct KServeDataTypeTests {
             try Array(#"{"inputs": [], "inputs": []}"#.utf8).withUnsafeBytes { try KServeInferBody(json: $0) }
         }
     }
+
+    /// The refusal a body gets from ``KServeInferBody``, or `nil` when it is read.
+    static func refusal(_ json: [UInt8]) -> String? {
+        do {
+            _ = try json.withUnsafeBytes { try KServeInferBody(json: $0) }
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test("A body cut short is refused with where, never handed whole to the decoder")
+    func cutShort() throws {
+        // 32 MiB of numbers in a data array that is never closed: before the fix the whole body
+        // became the decoder's skeleton (+815 MB per request).
+        var json = Array(#"{"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": ["#.utf8)
+        let number = Array("0.5,".utf8)
+        while json.count < 32 << 20 { json += number }
+        let refusal = try #require(Self.refusal(json))
+        #expect(
+            refusal.hasPrefix("The inference request is not valid JSON for KServe v2: line 1, column "), "\(refusal)")
+        #expect(Self.refusal(Array(#"{"inputs": []} x"#.utf8))?.contains("line 1, column 16") == true)
+        #expect(Self.refusal(Array(#"{"inputs": [],}"#.utf8))?.contains("not valid JSON") == true)
+        #expect(Self.refusal(Array(#"{"inputs": []}"#.utf8)) == nil)
+    }
+
+    @Test("JSON outside the inputs' data is bounded; the data itself is not")
+    func boundedSkeleton() throws {
+        let big = String(repeating: "1,", count: KServeInferBody.maximumSkeletonBytes / 2) + "1"
+        let outside = Array(#"{"inputs": [], "parameters": {"x": [\#(big)]}}"#.utf8)
+        #expect(Self.refusal(outside)?.contains("bytes of JSON outside its inputs' \"data\"") == true)
+        let inside = Array(#"{"inputs": [{"name": "x", "data": [\#(big)]}]}"#.utf8)
+        #expect(Self.refusal(inside) == nil)
+    }
 }

@@ -1,4 +1,5 @@
 package import FoundationEssentials
+import NetRunnerSupport
 
 /// The JSON part of a KServe infer request with each input's `data` found but not parsed: the
 /// rest, small, for `JSONDecoder`, and where each `data` lies, for ``KServeTensorCodec``.
@@ -13,19 +14,49 @@ package struct KServeInferBody {
     /// Where each input's `data` value lies in the bytes given, by the input's index in `inputs`.
     package let data: [Int: Range<Int>]
 
+    /// The most bytes of JSON a request may hold outside its inputs' `data` (names, shapes,
+    /// datatypes, parameters): what `JSONDecoder` reads, whose memory grows many times the text.
+    package static let maximumSkeletonBytes = 1 << 20
+
     /// Finds the inputs' data in a request's JSON.
     ///
+    /// Memory stays bounded by the body's size whatever its shape: malformed JSON (a `data`
+    /// array never closed, say) is refused here with its line and column, never handed whole to
+    /// `JSONDecoder`, and so is JSON whose part outside the inputs' `data` is larger than
+    /// ``maximumSkeletonBytes``.
+    ///
     /// - Parameter json: The JSON part of the body.
-    /// - Throws: ``KServeTensorCodec/Refusal`` for `inputs` given twice (which of the two a
-    ///   decoder takes is its own choice).
+    /// - Throws: ``KServeTensorCodec/Refusal`` for malformed JSON, `inputs` given twice (which of
+    ///   the two a decoder takes is its own choice), or too much JSON outside the inputs' data.
     package init(json: UnsafeRawBufferPointer) throws(KServeTensorCodec.Refusal) {
         var walk = Walk(text: json)
         do throws(Walk.Stop) {
             try walk.root()
+            walk.skipSpace()
+            if walk.index < json.count { throw .malformed }
         } catch Walk.Stop.duplicateInputs {
             throw KServeTensorCodec.Refusal(description: "The request has \"inputs\" twice.")
         } catch {
-            // Malformed JSON: what was found is blanked, and JSONDecoder says what is wrong.
+            // The scanner's reason where it finds one (it builds nothing), else where the walk stopped.
+            let reason: String
+            if let (line, column, what) = JSONSyntax.firstError(in: Data(json)) {
+                reason = "line \(line), column \(column): \(what)"
+            } else {
+                let before = UnsafeRawBufferPointer(rebasing: json[0..<min(walk.index, json.count)])
+                let line = before.reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+                let column = walk.index - (before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0) + 1
+                reason =
+                    "line \(line), column \(column): not JSON as KServe v2 takes it (no comments or trailing commas)"
+            }
+            throw KServeTensorCodec.Refusal(
+                description: "The inference request is not valid JSON for KServe v2: \(reason)")
+        }
+        let outside = json.count - walk.blanked.reduce(0) { $0 + $1.count }
+        guard outside <= Self.maximumSkeletonBytes else {
+            throw KServeTensorCodec.Refusal(
+                description:
+                    "The inference request has \(outside) bytes of JSON outside its inputs' \"data\"; "
+                    + "at most \(Self.maximumSkeletonBytes) bytes are read (send large tensors as \"data\" or binary).")
         }
         data = walk.data
         let found = walk.blanked.sorted { $0.lowerBound < $1.lowerBound }

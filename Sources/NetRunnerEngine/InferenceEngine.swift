@@ -367,7 +367,9 @@ public final class InferenceEngine: Sendable {
     private func available(_ id: String) throws(EngineError) -> ServedModel {
         let served = try model(id)
         switch state(of: id) {
-        case .failed(let reason): throw .modelUnavailable(id: id, reason: reason)
+        // Any client may ask: the reason without this machine's paths (the log has them).
+        case .failed(let reason):
+            throw .modelUnavailable(id: id, reason: served.failureReason(reason, showsPath: false))
         case .loading: throw .modelUnavailable(id: id, reason: "it is still loading; retry in a moment.")
         default: return served
         }

@@ -25,3 +25,20 @@ public struct ServedModel: Sendable {
         self.origin = origin
     }
 }
+
+extension ServedModel {
+    /// A load failure's reason for a client: as it is for one who may see this machine's paths,
+    /// else with the model's path (and its folder, which a bundle's other files share) cut to
+    /// the file name.
+    ///
+    /// - Parameters:
+    ///   - reason: Why the model failed (``InferenceEngine/ModelState/failed(_:)``).
+    ///   - showsPath: Whether the client may see where the model is on this machine.
+    /// - Returns: The reason to show.
+    package func failureReason(_ reason: String, showsPath: Bool) -> String {
+        guard !showsPath, let slash = origin.lastIndex(of: "/") else { return reason }
+        let fileName = String(origin[origin.index(after: slash)...])
+        let folder = String(origin[...slash])
+        return reason.replacing(origin, with: fileName).replacing(folder, with: "")
+    }
+}

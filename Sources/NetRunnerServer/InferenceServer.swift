@@ -180,7 +180,8 @@ public struct InferenceServer: Sendable {
         ).add(to: router)
         metrics.add(to: router)
         KServeRoutes(
-            engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, version: configuration.version
+            engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, version: configuration.version,
+            access: access
         )
         .add(to: router)
         StreamRoutes(streams: streams).add(to: router)

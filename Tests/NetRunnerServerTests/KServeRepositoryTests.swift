@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import NetRunner
 import NetRunnerEngine
+import NetRunnerSupport
 import NetRunnerTestSupport
 import Testing
 
@@ -101,6 +102,43 @@ struct KServeRepositoryTests {
             }
             let metadata = try #require(try await Self.call(client, "/v2").json as? [String: Any])
             #expect((metadata["extensions"] as? [String])?.contains("model_configuration") == true)
+        }
+        await engine.shutdown()
+    }
+
+    @Test("A failed model's path shows only to a request with a key, on the open routes as on /v1/models")
+    func failedModelPaths() async throws {
+        let path = Fixtures.path(Fixtures.Synthetic.float16Input)
+        let folder = String(path[...path.lastIndex(of: "/")!])
+        let models = [ServedModel(id: "half", model: try LoadedModel(.path(path)), origin: path)]
+        let engine = InferenceEngine(models: models, configuration: .init(threads: 1))
+        engine.start()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while engine.state(of: "half") == .loading {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        guard case .failed(let why) = engine.state(of: "half") else { throw CancellationError() }
+        #expect(why.contains(folder), "the engine's own reason names the path: \(why)")
+        let access = ServerAccess(
+            keys: ["k3y"], browsers: BrowserGuard(origins: [], allowedHosts: [], bindHost: "127.0.0.1"))
+        let router = Router()
+        KServeRoutes(engine: engine, maximumUploadBytes: 1 << 20, version: "test", access: access).add(to: router)
+        try await Application(router: router).test(.router) { client in
+            for (uri, keyed) in [
+                ("/v2/repository/index", false), ("/v2/models/half/config", false), ("/v2/repository/index", true),
+                ("/v2/models/half/config", true), ("/v2/models/half/infer", false),
+            ] {
+                let headers: HTTPFields = keyed ? [.authorization: "Bearer k3y"] : [:]
+                let method: HTTPRequest.Method = uri.hasSuffix("infer") ? .post : .get
+                let body = method == .post ? ByteBuffer(string: #"{"inputs": []}"#) : nil
+                let text = try await client.execute(uri: uri, method: method, headers: headers, body: body) {
+                    String(buffer: $0.body)
+                }
+                // Before the fix the open routes gave every client the model's absolute path.
+                #expect(text.contains(folder) == keyed, "\(uri) keyed: \(keyed): \(text)")
+                #expect(text.contains("float16_input.tflite") || text.contains("half"), "\(uri): \(text)")
+            }
         }
         await engine.shutdown()
     }

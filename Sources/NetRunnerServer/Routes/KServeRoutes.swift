@@ -24,6 +24,9 @@ struct KServeRoutes {
     let engine: InferenceEngine
     let maximumUploadBytes: Int
     let version: String
+    /// Who may see where the models are on this machine (a failed model's reason names its
+    /// file): only requests with a valid key; without keys, no one sees more than file names.
+    var access: ServerAccess? = nil
 
     /// The binary tensor extension's header: the length of the JSON part of the body.
     static let headerLength = HTTPField.Name.custom("Inference-Header-Content-Length")
@@ -38,15 +41,17 @@ struct KServeRoutes {
         router.get("/v2/health/live") { _, _ in Response(status: .ok) }
         router.get("/v2/health/ready") { _, _ in Response(status: engine.isReady ? .ok : .serviceUnavailable) }
         router.post("/v2/repository/index") { request, _ in await repositoryIndex(request) }
-        router.get("/v2/repository/index") { _, _ in HTTPReply.json(repositoryIndex(readyOnly: false)) }
+        router.get("/v2/repository/index") { request, _ in
+            HTTPReply.json(repositoryIndex(readyOnly: false, showsPaths: showsPaths(request)))
+        }
         for prefix in ["/v2/models/{name}", "/v2/models/{name}/versions/{version}"] {
             router.get(RouterPath(prefix)) { _, context in
                 if let refusal = Self.unknownVersion(context) { return refusal }
                 return metadata(context.parameters.get("name") ?? "")
             }
-            router.get(RouterPath(prefix + "/config")) { _, context in
+            router.get(RouterPath(prefix + "/config")) { request, context in
                 if let refusal = Self.unknownVersion(context) { return refusal }
-                return configuration(context.parameters.get("name") ?? "")
+                return configuration(context.parameters.get("name") ?? "", showsPaths: showsPaths(request))
             }
             router.get(RouterPath(prefix + "/ready")) { _, context in
                 let ready =
@@ -165,7 +170,7 @@ struct KServeRoutes {
 
     /// `GET /v2/models/{name}/config`: the model's configuration, or KServe's error (404 for an
     /// unknown model, 503 while it loads or if it failed).
-    func configuration(_ name: String) -> Response {
+    func configuration(_ name: String, showsPaths: Bool = false) -> Response {
         do {
             _ = try engine.model(name)
         } catch {
@@ -174,7 +179,7 @@ struct KServeRoutes {
         guard let details = engine.details(of: name) else {
             let reason: String
             if case .failed(let why) = engine.state(of: name) {
-                reason = why
+                reason = (try? engine.model(name)).map { $0.failureReason(why, showsPath: showsPaths) } ?? why
             } else {
                 reason = "it is not loaded (yet)."
             }
@@ -240,18 +245,26 @@ struct KServeRoutes {
                     "The index request is not {\"ready\": true or false}: \(Self.describe(error))", status: .badRequest)
             }
         }
-        return HTTPReply.json(repositoryIndex(readyOnly: readyOnly))
+        return HTTPReply.json(repositoryIndex(readyOnly: readyOnly, showsPaths: showsPaths(request)))
+    }
+
+    /// Whether a request may see the models' paths on this machine (see ``access``).
+    func showsPaths(_ request: Request) -> Bool {
+        access?.hasKey(request.headers) ?? false
     }
 
     /// The index entries, all models or those ready.
-    func repositoryIndex(readyOnly: Bool) -> [IndexEntry] {
+    func repositoryIndex(readyOnly: Bool, showsPaths: Bool = false) -> [IndexEntry] {
         engine.models.compactMap { served in
             let entry: IndexEntry
             switch engine.state(of: served.id) {
             case .ready: entry = IndexEntry(name: served.id, version: "1", state: "READY", reason: "")
             case .loading:
                 entry = IndexEntry(name: served.id, version: "1", state: "LOADING", reason: "loading and warming up")
-            case .failed(let why): entry = IndexEntry(name: served.id, version: "1", state: "UNAVAILABLE", reason: why)
+            case .failed(let why):
+                entry = IndexEntry(
+                    name: served.id, version: "1", state: "UNAVAILABLE",
+                    reason: served.failureReason(why, showsPath: showsPaths))
             case nil: entry = IndexEntry(name: served.id, version: "1", state: "UNKNOWN", reason: "")
             }
             return !readyOnly || entry.state == "READY" ? entry : nil

@@ -276,7 +276,7 @@ struct ModelInfo: Encodable {
         case .ready: state = "ready"
         case .failed(let why):
             state = "failed"
-            reason = showsPath || !served.origin.contains("/") ? why : why.replacing(served.origin, with: fileName)
+            reason = served.failureReason(why, showsPath: showsPath)
         default: state = "loading"
         }
         guard let details = engine.details(of: served.id) else { return }

@@ -153,6 +153,18 @@ public struct HubClient: Sendable {
         return (url.absoluteString, origin == hub)
     }
 
+    /// Refuses an address that would make odd request URLs: not http(s), no host, or a query or
+    /// fragment (`http://h/?q=` would put every route after `?`).
+    static func checkAddress(_ address: String) throws(HubClientError) {
+        guard let url = URL(string: address), origin(of: url) != nil, url.query == nil, url.fragment == nil,
+            !address.contains("?"), !address.contains("#")
+        else {
+            throw .unreachable(
+                hub: address,
+                reason: "that is not a hub address (http://HOST[:PORT][/PATH], without ? or #)")
+        }
+    }
+
     /// Scheme, lowercased host and port (the scheme's default if none) of an http(s) URL.
     static func origin(of url: URL) -> String? {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
@@ -278,6 +290,7 @@ public struct HubClient: Sendable {
         _ method: String, _ path: String, headers: [(String, String)] = [], body: HTTPClientRequest.Body? = nil,
         timeout: Int64 = 600
     ) async throws(HubClientError) -> (status: Int, body: Data) {
+        try Self.checkAddress(address)
         var request = HTTPClientRequest(url: address + path)
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }

@@ -25,8 +25,11 @@ public enum HubClientError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The hub publishes a file larger than this client downloads (``HubClient/maximumDownloadBytes``).
     case tooLarge(hub: String, name: String, size: Int, limit: Int)
 
-    /// A message a person can act on.
-    public var description: String {
+    /// A message a person can act on; a user name and password in the hub's address are masked
+    /// (`http://***@host`), as everywhere a URL is shown.
+    public var description: String { URLCredentials.masked(message) }
+
+    private var message: String {
         switch self {
         case .unreachable(let hub, let reason):
             "Cannot reach the hub at \(hub): \(reason). Check --hub or NETRUNNER_HUB, and that the hub runs."

@@ -28,9 +28,11 @@ public struct CustomRemoteModel: Hashable, Sendable {
     /// Parses `hub:NAME[@REF]`, as `--model` takes it.
     ///
     /// - Parameter text: The text.
-    /// - Returns: The model, or `nil` if the text does not start with `hub:`.
+    /// - Returns: The model, or `nil` if the text does not start with `hub:` or names no model
+    ///   (`hub:@7`).
     public static func parse(_ text: String) -> CustomRemoteModel? {
         guard text.hasPrefix("hub:"), text.count > 4 else { return nil }
-        return CustomRemoteModel(name: String(text.dropFirst(4)))
+        let model = CustomRemoteModel(name: String(text.dropFirst(4)))
+        return model.name.isEmpty ? nil : model
     }
 }

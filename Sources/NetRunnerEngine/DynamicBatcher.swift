@@ -12,12 +12,19 @@ import TensorFlowLite
 /// It takes the requests that set no answer options and want no preview (the web page's and
 /// `/v2`'s image requests, albums); the others keep running on the workers' own tasks. Each
 /// answer equals the image's alone within the GPU's precision.
+///
+/// Its waiting list is bounded as the engine's queue is: at most `maxWaiting` images (beyond
+/// them a request is ``EngineError/busy(queued:)`` at once), none waiting longer than `maxWait`
+/// for its batch to start (Triton's queue policy with `REJECT`: it then gets `busy` too); on
+/// shutdown the batch in flight finishes and those still waiting are answered at once.
 final class DynamicBatcher: Sendable {
     /// One image waiting for its batch.
     struct Pending: Sendable {
         var image: PreparedImage
         var decodeTime: Duration
         var reply: Reply<ImageAnswerWithInput>
+        /// When it was queued.
+        var queued = ContinuousClock.now
     }
 
     /// The model.
@@ -27,6 +34,8 @@ final class DynamicBatcher: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let maxBatchSize: Int
     private let maxQueueDelay: Duration
+    private let maxWaiting: Int
+    private let maxWait: Duration
 
     /// The batches run and the images in them, for `/metrics` and the tests.
     let counts = Mutex<(batches: Int, images: Int)>((0, 0))
@@ -38,11 +47,18 @@ final class DynamicBatcher: Sendable {
     ///   - options: The task's options (the engine's defaults for the model).
     ///   - maxBatchSize: The most images per invoke.
     ///   - maxQueueDelay: How long the first image of a batch waits for others.
+    ///   - maxWaiting: The most images waiting (the engine's queue capacity).
+    ///   - maxWait: How long an image may wait for its batch to start.
     /// - Throws: The task's loading errors.
-    init(served: ServedModel, options: ImageTask.Options, maxBatchSize: Int, maxQueueDelay: Duration) throws {
+    init(
+        served: ServedModel, options: ImageTask.Options, maxBatchSize: Int, maxQueueDelay: Duration,
+        maxWaiting: Int, maxWait: Duration = .seconds(120)
+    ) throws {
         self.served = served
         self.maxBatchSize = max(1, maxBatchSize)
         self.maxQueueDelay = maxQueueDelay
+        self.maxWaiting = max(self.maxBatchSize, maxWaiting)
+        self.maxWait = maxWait
         let task = try ImageTask(model: served.model, options: options)
         guard task.accelerator == .gpu else { throw NotOnTheGPU() }
         let handoff = TaskHandoff(task)
@@ -56,23 +72,35 @@ final class DynamicBatcher: Sendable {
     ///
     /// - Parameter pending: The image and where its answer goes.
     func submit(_ pending: Pending) {
-        let accepted = state.withLock { state in
-            guard !state.closed else { return false }
-            state.waiting.append(pending)
-            return true
+        enum Outcome {
+            case accepted, closed
+            case full(Int)
         }
-        if accepted {
-            arrived.signal()
-        } else {
-            pending.reply.send(.failure(.failed("the server is shutting down")))
+        let outcome = state.withLock { state -> Outcome in
+            guard !state.closed else { return .closed }
+            guard state.waiting.count < maxWaiting else { return .full(state.waiting.count) }
+            state.waiting.append(pending)
+            return .accepted
+        }
+        switch outcome {
+        case .accepted: arrived.signal()
+        case .closed: pending.reply.send(.failure(.shuttingDown))
+        case .full(let count): pending.reply.send(.failure(.busy(queued: count)))
         }
     }
 
-    /// Stops taking images; those waiting still run.
+    /// Stops taking images: the batch in flight finishes, those still waiting are answered
+    /// ``EngineError/shuttingDown`` at once (a slow GPU would otherwise hold the drain for
+    /// every batch they make).
     ///
     /// Returns when the thread has ended.
     func close() async {
-        state.withLock { $0.closed = true }
+        let waiting = state.withLock { state in
+            state.closed = true
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for pending in waiting { pending.reply.send(.failure(.shuttingDown)) }
         arrived.signal()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
@@ -95,10 +123,17 @@ final class DynamicBatcher: Sendable {
                     0, left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000)
                 _ = arrived.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
             }
-            let (batch, closed) = state.withLock { state in
+            // Those that waited past maxWait are answered busy, not run late.
+            let now = clock.now
+            let (batch, expired, closed) = state.withLock { state in
+                let expired = state.waiting.filter { now - $0.queued > maxWait }
+                if !expired.isEmpty { state.waiting.removeAll { now - $0.queued > maxWait } }
                 let taken = Array(state.waiting.prefix(maxBatchSize))
                 state.waiting.removeFirst(taken.count)
-                return (taken, state.closed && state.waiting.isEmpty)
+                return (taken, expired, state.closed && state.waiting.isEmpty)
+            }
+            for (index, pending) in expired.enumerated() {
+                pending.reply.send(.failure(.busy(queued: expired.count - index)))
             }
             if !batch.isEmpty { runBatch(batch, task: task) }
             if closed { return }

@@ -332,7 +332,7 @@ public final class InferenceEngine: Sendable {
         do {
             let batcher = try DynamicBatcher(
                 served: served, options: options, maxBatchSize: configuration.maxBatchSize,
-                maxQueueDelay: configuration.maxQueueDelay)
+                maxQueueDelay: configuration.maxQueueDelay, maxWaiting: configuration.queueCapacity)
             batchers.withLock { $0[served.id] = batcher }
             logger.info("model \(served.id): dynamic batching, up to \(configuration.maxBatchSize) images per invoke")
             return batcher

@@ -1,5 +1,6 @@
 import Foundation
 import NetRunner
+import NetRunnerImage
 import NetRunnerTestSupport
 import TensorFlowLite
 import Testing
@@ -115,5 +116,46 @@ struct GPUEngineTests {
         #expect(cpu.batchCounts(of: "float") == nil)
         await gpu.shutdown()
         await cpu.shutdown()
+    }
+
+    @Test("The batcher's waiting list is bounded, and closing it answers those waiting at once")
+    func batcherBounds() async throws {
+        let served = ServedModel(
+            id: "float", model: try LoadedModel(.path(Fixtures.path(Fixtures.MobileNet.float32))), origin: "test")
+        var options = ImageTask.Options()
+        options.kind = served.kind
+        options.threadCount = 1
+        options.accelerator = .gpu
+        let batcher = try DynamicBatcher(
+            served: served, options: options, maxBatchSize: 4, maxQueueDelay: .milliseconds(1), maxWaiting: 4)
+        let task = try ImageTask(model: served.model, options: options)
+        let tensorizer = try ImageTensorizer(preprocessing: task.preprocessing)
+        let decoded = try ImageDecoder.decode(
+            data: try Fixtures.data("Tests/Fixtures/Photos/test/coffee.jpg"), options: task.decodingOptions)
+        let transform = try tensorizer.prepare(decoded)
+        let image = PreparedImage(input: tensorizer.input, transform: transform, preprocessingTime: .zero)
+        // 24 images at once: 4 run in the first batch, at most 4 wait; the rest are busy at once
+        // (before the fix every one waited, however many, for as long as the GPU took).
+        let results = await withTaskGroup(of: Result<ImageAnswerWithInput, EngineError>.self) { group in
+            for index in 0..<24 {
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        batcher.submit(.init(image: image, decodeTime: .zero, reply: Reply(continuation: continuation)))
+                        if index == 23 { Task { await batcher.close() } }
+                    }
+                }
+            }
+            var all: [Result<ImageAnswerWithInput, EngineError>] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        let answered = results.filter { (try? $0.get()) != nil }.count
+        let busy = results.filter { if case .failure(.busy) = $0 { true } else { false } }.count
+        let closing = results.filter { if case .failure(.shuttingDown) = $0 { true } else { false } }.count
+        let refused: Int = busy + closing
+        let counts: Comment = "\(answered) answered, \(busy) busy, \(closing) shutting down"
+        #expect(answered + refused == 24)
+        #expect(answered >= 1 && answered <= 8, counts)
+        #expect(refused >= 16, counts)
     }
 }

@@ -52,6 +52,22 @@ public enum Fixtures {
         return try JSONDecoder().decode(Reference.self, from: data("Tests/Fixtures/Reference/reference.json"))
     }
 
+    /// A recorded output of the Python reference (a file of `Tests/Fixtures/Reference`, by name),
+    /// recorded on this machine's CPU when `NETRUNNER_TEST_REFERENCE` names that record: every
+    /// expected output that depends on the CPU's kernels is read through here (`make lint`
+    /// refuses a test that reads `__out` files from the committed folder directly), so
+    /// `make test` passes on any CPU. Inputs, which do not depend on the CPU, are read with
+    /// ``data(_:)``.
+    ///
+    /// - Parameter name: The file's name, such as `mobilenet_v2_1.0_224_uint8__chelsea__t1__out0.bin`.
+    /// - Returns: Its bytes.
+    public static func referenceOutput(_ name: String) throws -> Data {
+        if let folder = ProcessInfo.processInfo.environment["NETRUNNER_TEST_REFERENCE"], !folder.isEmpty {
+            return try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
+        }
+        return try data("Tests/Fixtures/Reference/" + name)
+    }
+
     /// The folder holding the test executables and the built `netrunner` tool.
     public static var productsFolder: URL {
         var buffer = [CChar](repeating: 0, count: 4096)

@@ -64,7 +64,7 @@ struct GPUTests {
         #expect(gpu.isFullyAccelerated)
         #expect(gpu.acceleratorFallbackReason == nil)
         let reference = Numerics.floats(
-            try Fixtures.data("Tests/Fixtures/Reference/mobilenet_v2_1.0_224_float32__\(photo)__t1__out0.bin"))
+            try Fixtures.referenceOutput("mobilenet_v2_1.0_224_float32__\(photo)__t1__out0.bin"))
         #expect(gpuScores.count == reference.count)
         #expect(Numerics.topK(gpuScores, 1) == Numerics.topK(reference, 1))
         let difference = Numerics.maxAbsoluteDifference(gpuScores, reference)
@@ -90,7 +90,7 @@ struct GPUTests {
         try auto.copy(
             try Fixtures.data("Tests/Fixtures/Reference/mobilenet_v2_1.0_224_uint8__chelsea__in0.bin"), toInputAt: 0)
         try auto.invoke()
-        let expected = try Fixtures.data("Tests/Fixtures/Reference/mobilenet_v2_1.0_224_uint8__chelsea__t1__out0.bin")
+        let expected = try Fixtures.referenceOutput("mobilenet_v2_1.0_224_uint8__chelsea__t1__out0.bin")
         #expect(try auto.output(at: 0).data == expected)
         options.accelerator = .gpu
         let gpu = try Interpreter(modelPath: Fixtures.path(Fixtures.MobileNet.uint8), options: options)
@@ -103,7 +103,7 @@ struct GPUTests {
         let (cpu, scores) = try Self.run(.cpu, photo: "eagle")
         #expect(cpu.accelerator == .cpu)
         #expect(cpu.isFullyAccelerated)
-        let reference = try Fixtures.data("Tests/Fixtures/Reference/mobilenet_v2_1.0_224_float32__eagle__t1__out0.bin")
+        let reference = try Fixtures.referenceOutput("mobilenet_v2_1.0_224_float32__eagle__t1__out0.bin")
         #expect(scores == Numerics.floats(reference))
     }
 }

@@ -23,11 +23,11 @@ struct InterpreterTests {
     static let stringIO = Fixtures.path(Fixtures.Synthetic.stringIO)
     static let mobileNetUInt8 = Fixtures.path(Fixtures.MobileNet.uint8)
     static let chelseaUInt8 = "Tests/Fixtures/Reference/mobilenet_v2_1.0_224_uint8__chelsea__in0.bin"
-    static let chelseaUInt8Output = "Tests/Fixtures/Reference/mobilenet_v2_1.0_224_uint8__chelsea__t1__out0.bin"
+    static let chelseaUInt8Output = "mobilenet_v2_1.0_224_uint8__chelsea__t1__out0.bin"
     static let batch1Input = "Tests/Fixtures/Reference/dynamic_batch__batch1__in0.bin"
-    static let batch1Output = "Tests/Fixtures/Reference/dynamic_batch__batch1__t1__out0.bin"
+    static let batch1Output = "dynamic_batch__batch1__t1__out0.bin"
     static let batch3Input = "Tests/Fixtures/Reference/dynamic_batch__batch3__in0.bin"
-    static let batch3Output = "Tests/Fixtures/Reference/dynamic_batch__batch3__t1__out0.bin"
+    static let batch3Output = "dynamic_batch__batch3__t1__out0.bin"
 
     /// dynamic_batch.tflite computes y = 2x + 1, row by row.
     static func dynamicBatchOutput(_ x: [Float]) -> [Float] {
@@ -174,7 +174,7 @@ struct InterpreterTests {
         let pathOutput = try Self.runChelsea(fromPath)
         let dataOutput = try Self.runChelsea(fromData)
         #expect(pathOutput == dataOutput)
-        #expect(dataOutput == (try Fixtures.data(Self.chelseaUInt8Output)))
+        #expect(dataOutput == (try Fixtures.referenceOutput(Self.chelseaUInt8Output)))
         #expect(try fromPath.output(at: 0) == (try fromData.output(at: 0)))
     }
 
@@ -189,7 +189,7 @@ struct InterpreterTests {
             return interpreter
         }
         let interpreter = try makeInterpreter()
-        #expect(try Self.runChelsea(interpreter) == (try Fixtures.data(Self.chelseaUInt8Output)))
+        #expect(try Self.runChelsea(interpreter) == (try Fixtures.referenceOutput(Self.chelseaUInt8Output)))
     }
 
     @Test("Two threads, XNNPACK on and error logging on give the defaults' outputs bit for bit")
@@ -200,7 +200,7 @@ struct InterpreterTests {
         options.isErrorLoggingEnabled = true
         let configured = try Interpreter(modelPath: Self.mobileNetUInt8, options: options)
         let output = try Self.runChelsea(configured)
-        #expect(output == (try Fixtures.data(Self.chelseaUInt8Output)))
+        #expect(output == (try Fixtures.referenceOutput(Self.chelseaUInt8Output)))
     }
 
     // MARK: - Tensors
@@ -254,7 +254,7 @@ struct InterpreterTests {
         try interpreter.allocateTensors()
         #expect(try interpreter.input(at: 0).data == x)
         try interpreter.invoke()
-        let expected = try Fixtures.data(Self.batch1Output)
+        let expected = try Fixtures.referenceOutput(Self.batch1Output)
         #expect(try interpreter.output(at: 0).data == expected)
         for _ in 0..<1000 {
             try interpreter.allocateTensors()
@@ -268,7 +268,7 @@ struct InterpreterTests {
         let interpreter = try Interpreter(modelPath: Self.dynamicBatch)
         try interpreter.allocateTensors()
         try interpreter.copy(try Fixtures.data(Self.batch1Input), toInputAt: 0)
-        let expected = try Fixtures.data(Self.batch1Output)
+        let expected = try Fixtures.referenceOutput(Self.batch1Output)
         for _ in 0..<100 {
             try interpreter.invoke()
             #expect(try interpreter.output(at: 0).data == expected)
@@ -302,7 +302,7 @@ struct InterpreterTests {
         let xs = try #require(TensorBytes.values(x, as: Float.self))
         #expect(xs.count == 12)
         #expect(TensorBytes.values(output.data, as: Float.self) == Self.dynamicBatchOutput(xs))
-        #expect(output.data == (try Fixtures.data(Self.batch3Output)))
+        #expect(output.data == (try Fixtures.referenceOutput(Self.batch3Output)))
     }
 
     @Test("Resizing back to one row runs the batch-1 case again")
@@ -316,7 +316,7 @@ struct InterpreterTests {
         try interpreter.copy(try Fixtures.data(Self.batch1Input), toInputAt: 0)
         try interpreter.invoke()
         #expect(try interpreter.output(at: 0).shape == [1, 4])
-        #expect(try interpreter.output(at: 0).data == (try Fixtures.data(Self.batch1Output)))
+        #expect(try interpreter.output(at: 0).data == (try Fixtures.referenceOutput(Self.batch1Output)))
     }
 
     @Test("Resizing an allocated input to its current shape keeps the tensors allocated")
@@ -328,7 +328,7 @@ struct InterpreterTests {
         try interpreter.resizeInput(at: 0, to: [1, 4])
         #expect(try interpreter.input(at: 0).data == x)
         try interpreter.invoke()
-        #expect(try interpreter.output(at: 0).data == (try Fixtures.data(Self.batch1Output)))
+        #expect(try interpreter.output(at: 0).data == (try Fixtures.referenceOutput(Self.batch1Output)))
     }
 
     // MARK: - Errors

@@ -59,11 +59,11 @@ struct ModelTests {
             $0.bindMemory(to: Int32.self).map { Double($0) }
         }
         let outputs = try model.run(["zeta": .array(zeta), "mid": .array(mid), "alpha": .array(alpha)])
-        let outA = try Fixtures.data(reference + "t1__out0.bin").withUnsafeBytes {
+        let outA = try Fixtures.referenceOutput("multi_io__mixed__t1__out0.bin").withUnsafeBytes {
             $0.bindMemory(to: Int32.self).map { Double($0) }
         }
-        let outB = Numerics.floats(try Fixtures.data(reference + "t1__out1.bin")).map { Double($0) }
-        let count = try Fixtures.data(reference + "t1__out2.bin").withUnsafeBytes {
+        let outB = Numerics.floats(try Fixtures.referenceOutput("multi_io__mixed__t1__out1.bin")).map { Double($0) }
+        let count = try Fixtures.referenceOutput("multi_io__mixed__t1__out2.bin").withUnsafeBytes {
             $0.bindMemory(to: Int64.self).map { Double($0) }
         }
         #expect(outputs["out_a"] == .array(outA))

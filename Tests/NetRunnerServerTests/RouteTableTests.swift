@@ -62,4 +62,33 @@ struct RouteTableTests {
             }
         }
     }
+
+    @Test("An unknown route is 404 with a JSON body: KServe's {\"error\"} under /v2, the server's own elsewhere")
+    func unknownRoutes() async throws {
+        let router = Router()
+        router.add(middleware: MethodMiddleware<BasicRequestContext>(routes: ServerRoutes.table))
+        router.get("/v1/models/{id}") { _, _ -> String in throw HTTPError(.notFound, message: "no model") }
+        try await Application(router: router).test(.router) { client in
+            // Before the fix: an empty body ("client received an empty response" in Triton's client).
+            try await client.execute(uri: "/v2/models/m/nothing", method: .get) { response in
+                #expect(response.status == .notFound)
+                let json = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))
+                #expect(
+                    (json as? [String: Any])?["error"] as? String
+                        == "No route /v2/models/m/nothing here; GET /openapi.json lists the routes.")
+            }
+            try await client.execute(uri: "/v1/nothing", method: .get) { response in
+                #expect(response.status == .notFound)
+                let json = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))
+                #expect(
+                    (json as? [String: Any])?["error_description"] as? String
+                        == "No route /v1/nothing here; GET /openapi.json lists the routes.")
+            }
+            // A known route's own 404 is its own.
+            try await client.execute(uri: "/v1/models/m", method: .get) { response in
+                #expect(response.status == .notFound)
+                #expect(String(buffer: response.body).contains("no model"))
+            }
+        }
+    }
 }

@@ -85,6 +85,11 @@ struct HubCommandTests {
         setup.hub.stop()
         let offline = try setup.netrunner(["classify", "--model", "hub:mobilenet@production", Self.coffee], token: nil)
         #expect(offline.status == 0 && answers(offline.stdout) == answers(direct.stdout), "\(offline.stderr)")
+        // Said once, as ML Kit's fallback is explicit: the hub is down, and which cached version runs.
+        #expect(
+            offline.stderr.components(separatedBy: "cannot be reached").count == 2
+                && offline.stderr.contains("using the cached hub:mobilenet@production, version 1 (sha256 f3594f132b91)"),
+            "\(offline.stderr)")
         let never = try setup.netrunner(["classify", "--model", "hub:other", Self.coffee], token: nil)
         #expect(never.status == 1)
         #expect(

@@ -11,4 +11,15 @@ public struct CustomModel: Equatable, Sendable {
     public var path: String
     /// Its SHA-256.
     public var hash: String
+    /// Why this is the verified local copy and not what the hub says now (the hub could not be
+    /// reached, or the download conditions did not hold), as ML Kit's local fallback is
+    /// explicit; `nil` when the hub answered.
+    public var fallbackReason: String? = nil
+
+    /// The same model, used as the local fallback for `reason`.
+    func asFallback(_ reason: String) -> CustomModel {
+        var model = self
+        model.fallbackReason = reason
+        return model
+    }
 }

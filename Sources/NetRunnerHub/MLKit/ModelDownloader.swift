@@ -111,7 +111,9 @@ public final class ModelDownloader: Sendable {
             }
             resolution = found
         } catch {
-            if case .unreachable = error, let local { return local }
+            if case .unreachable(_, let reason) = error, let local {
+                return local.asFallback("the hub at \(hub.address) cannot be reached (\(reason))")
+            }
             emit(.didFail(name: label, reason: "\(error)"))
             if case .unreachable(_, let reason) = error {
                 throw .notDownloaded(name: label, reason: "the hub cannot be reached (\(reason))")
@@ -125,7 +127,7 @@ public final class ModelDownloader: Sendable {
                 hash: entry.sha256.hex)
         }
         if let reason = conditions.unmetReason() {
-            if let local { return local }
+            if let local { return local.asFallback("not downloading now: \(reason)") }
             emit(.didFail(name: label, reason: reason))
             throw .conditionsNotMet(reason: reason)
         }
@@ -147,7 +149,9 @@ public final class ModelDownloader: Sendable {
             }
         } catch {
             emit(.didFail(name: label, reason: "\(error)"))
-            if case .unreachable = error, let local { return local }
+            if case .unreachable(_, let reason) = error, let local {
+                return local.asFallback("the download from the hub at \(hub.address) failed (\(reason))")
+            }
             throw error
         }
         emit(.verifying(name: label))

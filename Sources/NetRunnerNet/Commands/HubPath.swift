@@ -1,6 +1,7 @@
 import ArgumentParser
 import NetRunnerCommandLine
 import NetRunnerHub
+import NetRunnerSupport
 
 /// `netrunner-net hub-path hub:NAME[@REF]`, the local path of a hub's model.
 ///
@@ -28,6 +29,13 @@ struct HubPath: AsyncParsableCommand {
         let downloader = ModelDownloader(hub: HubClient(address: hub, token: token))
         let model = try await downloader.getModel(
             name: "\(remote.name)@\(remote.reference)", downloadType: .latestModel)
+        if let reason = model.fallbackReason {
+            // ML Kit's local fallback, said: which cached version, and why not the hub's answer.
+            Console.diagnostic(
+                URLCredentials.masked(
+                    "note: \(reason); using the cached \(reference), version \(model.version) (sha256 \(model.hash.prefix(12)))"
+                ))
+        }
         Console.diagnostic(
             "note: \(reference) is version \(model.version) (sha256 \(model.hash.prefix(12))), \(model.path)")
         Console.print(model.path)

@@ -1,5 +1,6 @@
 package import ArgumentParser
 import NetRunner
+import NetRunnerSupport
 import TensorFlowLite
 
 #if canImport(Glibc)
@@ -88,6 +89,10 @@ package enum CommandLineMain {
         // A file size limit (ulimit -f) makes a write fail with EFBIG, reported as an error,
         // instead of killing the process with SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
+        if let message = unknownSubcommand(Root.self, arguments: Array(CommandLine.arguments.dropFirst())) {
+            Console.diagnostic(message)
+            Root.exit(withError: ExitCode.validationFailure)
+        }
         do {
             var command = try Root.parseAsRoot()
             do {
@@ -146,6 +151,39 @@ package enum CommandLineMain {
 
     /// A library option error in the command line's words: the library and the flags share
     /// their names (`categoryAllowlist` is `--category-allowlist`).
+    /// A mistyped command (`netrunner clasify`, `netrunner hub lst`), said with the closest
+    /// command, as flags already are ("did you mean"); `nil` when the words name commands.
+    ///
+    /// ArgumentParser alone answers "2 unexpected arguments: 'clasify', 'x.jpg'".
+    ///
+    /// - Parameters:
+    ///   - root: The executable's root command.
+    ///   - arguments: The command line, without the executable.
+    /// - Returns: The message, or `nil`.
+    static func unknownSubcommand(_ root: any ParsableCommand.Type, arguments: [String]) -> String? {
+        var command = root
+        var path = [root._commandName]
+        for argument in arguments {
+            let subcommands = command.configuration.subcommands
+            guard !subcommands.isEmpty, command.configuration.defaultSubcommand == nil,
+                !argument.hasPrefix("-"), argument != "help"
+            else { return nil }
+            guard
+                let next = subcommands.first(where: {
+                    $0._commandName == argument || $0.configuration.aliases.contains(argument)
+                })
+            else {
+                let names = subcommands.map { $0._commandName }
+                let guess = closestMatch(to: argument, in: names).map { ". Did you mean '\($0)'?" } ?? "."
+                let name = path.joined(separator: " ")
+                return "Error: '\(argument)' is not a \(name) command\(guess) See '\(name) --help' for the commands."
+            }
+            command = next
+            path.append(argument)
+        }
+        return nil
+    }
+
     static func optionMessage(for error: any Error) -> String? {
         guard case NetRunnerError.invalidOption(let name, let reason) = error else { return nil }
         var flag = "--"

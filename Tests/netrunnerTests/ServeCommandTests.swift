@@ -22,9 +22,10 @@ final class ServerProcess: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - arguments: More arguments of `serve`.
-    ///   - models: A models folder imports may write to; `nil`: the repository's bundles,
-    ///     imports off.
+    ///   - models: A models folder imports may write to (made if missing: serve refuses a
+    ///     missing one); `nil`: the repository's bundles, imports off.
     init(_ arguments: [String] = [], models: String? = nil) async throws {
+        if let models { try FileManager.default.createDirectory(atPath: models, withIntermediateDirectories: true) }
         process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
         process.arguments =
             ["serve", "--port", "0"]

@@ -149,7 +149,9 @@ extension NetRunnerCommand {
                 shown: { results.worthPrinting($0) }, output: StreamPrinter(source: video.description, json: json))
             let interruption = Interruption()
             let outcome = await session.run(isInterrupted: { interruption.happened })
-            Self.printSummary(session.summary(of: outcome), json: json)
+            let summary = session.summary(of: outcome)
+            // A source that never gave a frame (no ffmpeg, a missing file) has only its error to say.
+            if outcome.error == nil || summary.decoded > 0 { Self.printSummary(summary, json: json) }
             if let error = outcome.error { throw TaskFailure(message: "\(error)") }
             if runner.statistics.failed > 0 { throw ExitCode.failure }
             if outcome.interrupted { throw ExitCode(130) }

@@ -206,17 +206,29 @@ extension NetRunnerCommand {
 
         /// The catalog's models (the embedded ones, then the models folder's), one per network.
         func servedModels() throws -> [ServedModel] {
+        /// Why a `--models` folder that does not exist is refused, with the closest folder beside
+        /// it ("did you mean") and how to start an empty one for imports.
+        static func missingFolderMessage(_ folder: String) -> String {
+            let trimmed = folder.hasSuffix("/") && folder.count > 1 ? String(folder.dropLast()) : folder
+            let slash = trimmed.lastIndex(of: "/")
+            let parent = slash.map { $0 == trimmed.startIndex ? "/" : String(trimmed[..<$0]) } ?? "."
+            let name = slash.map { String(trimmed[trimmed.index(after: $0)...]) } ?? trimmed
+            let siblings = ((try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? [])
+                .filter { !$0.hasPrefix(".") && ImageArguments.isDirectory(parent + "/" + $0) }.sorted()
+            let guess = closestMatch(to: name, in: siblings).map { name in
+                " (did you mean \(slash == nil ? name : (parent == "/" ? "/" : parent + "/") + name)?)"
+            }
+            return "--models \(folder) does not exist\(guess ?? ""). To start an empty models folder for imports, "
+                + "make it first: mkdir \(folder)"
+        }
+
             let standard = ModelCatalog.defaultFolder
             let folder = models ?? (ImageArguments.isDirectory(standard) ? standard : nil)
             if let folder {
-                if allowsImport, !FileManager.default.fileExists(atPath: folder) {
-                    // A new models folder for imports, as `netrunner import` makes it.
-                    do {
-                        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-                        Console.diagnostic("note: made the models folder \(folder) (imports go there)")
-                    } catch {
-                        throw ValidationError("--models \(folder) does not exist and cannot be made.")
-                    }
+                // A missing folder is refused, never made: a mistyped --models would otherwise
+                // serve no models of its own, silently, and imports would go astray.
+                if !FileManager.default.fileExists(atPath: folder) {
+                    throw ValidationError(Self.missingFolderMessage(folder))
                 }
                 guard ImageArguments.isDirectory(folder) else {
                     throw ValidationError("--models \(folder) is not a folder of models.")

@@ -263,7 +263,10 @@ struct EvaluateHostileTests {
             #expect(!text.contains("SECRET") && !text.contains("root:"), "\(name) holds the secret")
         }
         #expect(results.split(separator: "\n").count == 4)
-        #expect(results.contains("lies outside the test bundle"))
+        // Each link out named with where it points (issue 32, finding 5), never what it holds.
+        let realSecret = URL(fileURLWithPath: secret).resolvingSymlinksInPath().path
+        #expect(results.contains("images/link.jpg is a link to \(realSecret), outside the test bundle; refused"))
+        #expect(results.contains("images/photo-link.jpg is a link to "), "\(results)")
         #expect(results.contains("only files inside the test bundle and http(s) URLs are read"))
         // Only the photo inside the bundle became a thumbnail.
         #expect(html.components(separatedBy: "data:image/jpeg;base64,").count <= 2)

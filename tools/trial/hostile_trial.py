@@ -1631,6 +1631,135 @@ class Trial:
 
         self.case("F", "seeded fuzz: hub bodies, paths, ranges", "no 5xx, no lost answer", hub)
 
+    # MARK: Round four: links that leave a folder (issue 32, finding 5; finding 9's /dev/zero)
+
+    def round_four_links(self):
+        """Every place that reads a user's folder for others refuses a link out of it, naming the link and
+        where it points; links that stay inside keep working."""
+        folder = os.path.join(self.folder, "links")
+        os.makedirs(folder)
+        secret = os.path.join(folder, "id_ed25519")
+        with open(secret, "w") as handle:
+            handle.write("-----BEGIN OPENSSH PRIVATE KEY-----\nTRIAL-SECRET\n")
+        secret = os.path.realpath(secret)
+        bundle = os.path.join(folder, "links.tiobundle")
+
+        def fresh_bundle():
+            shutil.rmtree(bundle, ignore_errors=True)
+            shutil.copytree(FLOAT_BUNDLE, bundle)
+            return bundle
+
+        def refused(run, words):
+            text = run.stderr + run.stdout
+            named = all(word in text for word in words)
+            return f"{run}", run.status not in (0, None) and named and "TRIAL-SECRET" not in text
+
+        def push(name, words, make):
+            def case():
+                make(fresh_bundle())
+                run = self.cli(["hub", "push", bundle, "--name", "links", "--hub", self.hub_address], token=ADMIN)
+                published = request(self.hub.port, "GET", "/v1/models/links", timeout=10).status
+                got, ok = refused(run, words)
+                return f"{got}; GET /v1/models/links {published}", ok and published == 404
+            self.case("L", f"hub push: {name}", "refused, link and target named", case)
+
+        push("assets/notes.txt -> ~/.ssh key", [f"assets/notes.txt is a link to {secret}, outside the bundle folder"],
+             lambda path: os.symlink(secret, os.path.join(path, "assets/notes.txt")))
+        push("a folder on the way links out",
+             [f"keys is a link to {os.path.realpath(folder)}, outside the bundle folder"],
+             lambda path: os.symlink(folder, os.path.join(path, "keys")))
+        push("a link to /dev/zero (finding 9)", ["zero.bin is a link to /dev/zero (a character device)"],
+             lambda path: os.symlink("/dev/zero", os.path.join(path, "zero.bin")))
+
+        def push_inside():
+            path = fresh_bundle()
+            os.symlink("labels.txt", os.path.join(path, "assets/names.txt"))
+            run = self.cli(["hub", "push", path, "--name", "links-inside", "--hub", self.hub_address], token=ADMIN)
+            return str(run) if run.status else run.stdout.strip()[:80], run.status == 0
+        self.case("L", "hub push: a link that stays inside", "published", push_inside)
+
+        # serve --albums: an album whose entries link to /etc/passwd and to the key.
+        album = os.path.join(folder, "album")
+        os.makedirs(album)
+        shutil.copy(COFFEE, os.path.join(album, "coffee.jpg"))
+        os.symlink("coffee.jpg", os.path.join(album, "inside.jpg"))
+        os.symlink("/etc/passwd", os.path.join(album, "passwd.jpg"))
+        os.symlink(secret, os.path.join(album, "key.jpg"))
+        server = Server(self, "serve-links", ["serve", "--host", "127.0.0.1", "--port", "0", "--threads", "1",
+                                              "--no-import", "--albums", album, "--verbose"], "serve")
+        try:
+            server.start()
+
+            def albums():
+                listed = request(server.port, "GET", "/v1/albums/album", timeout=10).json()
+                files = [image["file"] for image in listed.get("images", [])]
+                bodies, statuses = b"", []
+                for index in range(5):
+                    for query in ("", "?thumbnail=1"):
+                        reply = request(server.port, "GET", f"/v1/albums/album/images/{index}{query}", timeout=30)
+                        statuses.append(reply.status)
+                        bodies += reply.body
+                leaked = b"root:" in bodies or b"TRIAL-SECRET" in bodies
+                logged = server.log_text()
+                named = ("passwd.jpg is a link to /etc/passwd, outside the album; refused" in logged
+                         and f"key.jpg is a link to {secret}, outside the album; refused" in logged)
+                got = f"files {files}, statuses {statuses}, leaked {leaked}, log names both {named}"
+                return got, files == ["coffee.jpg", "inside.jpg"] and statuses[:4] == [200] * 4 and not leaked and named
+            self.case("L", "serve --albums: entries linking to /etc/passwd, a key", "left out, logged, 404", albums,
+                      check=False)
+        finally:
+            server.stop()
+
+        # import: a bundle folder with a link out; nothing installed.
+        def import_link():
+            path = fresh_bundle()
+            os.symlink(secret, os.path.join(path, "assets/notes.txt"))
+            models = os.path.join(folder, "models")
+            os.makedirs(models, exist_ok=True)
+            run = self.cli(["import", path, "--models", models], seconds=60)
+            installed = [name for name in os.listdir(models) if not name.startswith(".")]
+            got, ok = refused(run, [f"assets/notes.txt is a link to {secret}, outside the bundle folder"])
+            return f"{got}; installed {installed}", ok and not installed
+        self.case("L", "import FOLDER: assets/notes.txt -> key", "refused, nothing installed", import_link)
+
+        # A model bundle whose model file links out: classify refuses it, naming the link.
+        def bundle_link():
+            path = fresh_bundle()
+            model = json.load(open(os.path.join(path, "model.json")))["model"]["file"]
+            os.replace(os.path.join(path, model), os.path.join(folder, "outside.tflite"))
+            os.symlink(os.path.join(folder, "outside.tflite"), os.path.join(path, model))
+            run = self.cli(["classify", "--model", path, COFFEE], seconds=60)
+            return refused(run, [f"{model} is a link to {os.path.realpath(os.path.join(folder, 'outside.tflite'))}"])
+        self.case("L", "bundle: its model file links out", "refused, link and target named", bundle_link)
+
+        # evaluate: a test bundle whose image and test.json link out.
+        def evaluate_link():
+            tests = os.path.join(folder, "t.testbundle")
+            os.makedirs(os.path.join(tests, "images"))
+            shutil.copy(COFFEE, os.path.join(tests, "images/coffee.jpg"))
+            os.symlink(secret, os.path.join(tests, "images/key.jpg"))
+            with open(os.path.join(tests, "test.json"), "w") as handle:
+                json.dump({"name": "t", "id": "t", "version": "1", "models": [UINT8],
+                           "options": {"iterations": 1, "metric": "EvaluationMetricAccuracyTop5"},
+                           "images": [{"type": "file", "path": "images/coffee.jpg"},
+                                      {"type": "file", "path": "images/key.jpg"}],
+                           "labels": [{"path": "images/coffee.jpg",
+                                       "inference_results": {"classification": {"espresso": ""}}}]}, handle)
+            out = os.path.join(folder, "evaluation")
+            run = self.cli(["evaluate", tests, "--models", os.path.join(ROOT, "Models"), "--output", out,
+                            "--no-progress"], seconds=120)
+            written = ""
+            for root, _, names in os.walk(out):
+                for name in names:
+                    written += open(os.path.join(root, name), encoding="utf-8", errors="replace").read()
+            written = written.replace("\\/", "/")  # a JSON writer may escape slashes
+            named = f"images/key.jpg is a link to {secret}, outside the test bundle; refused" in written
+            ok = run.status == 1 and named and "TRIAL-SECRET" not in written + run.stdout + run.stderr
+            return f"{run}; results name the link and its target: {named}", ok
+        self.case("L", "evaluate: an image links to a key", "refused in results, key unread", evaluate_link)
+
+    # MARK: Draining
+
     # MARK: Draining
 
     def drain(self):
@@ -1679,6 +1808,7 @@ class Trial:
         self.item_21()
         self.item_22()
         self.fuzz()
+        self.round_four_links()
         self.drain()
 
 

@@ -13,8 +13,9 @@ import NetRunnerSupport
 ///     let bundle = try ModelBundle(path: "mobilenet_v2.tiobundle")
 ///     let classifier = try ImageClassifier(bundle: bundle)
 ///
-/// Every file the description names must lie inside the bundle: `..`, absolute paths and
-/// symbolic links pointing out are refused.
+/// Every file the description names, and `model.json` itself, must lie inside the bundle:
+/// `..`, absolute paths and symbolic links pointing out are refused (``ContainedFolder``'s
+/// check, as `hub push`, `import` and `evaluate` make it); links that stay inside work.
 public struct ModelBundle: Equatable, Hashable, Sendable {
     /// The bundle folder.
     public let path: String
@@ -28,7 +29,7 @@ public struct ModelBundle: Equatable, Hashable, Sendable {
     ///
     /// - Parameter path: The bundle folder.
     /// - Throws: ``ModelBundleError``: not a folder, no or bad `model.json`, a model file
-    ///   missing or outside the bundle.
+    ///   missing or outside the bundle, a link that leads out of it.
     public init(path: String) throws(ModelBundleError) {
         let folder = path.hasSuffix("/") ? String(path.dropLast()) : path
         var info = stat()
@@ -37,7 +38,12 @@ public struct ModelBundle: Equatable, Hashable, Sendable {
             throw .notABundle(path: folder, reason: "not a folder (a bundle is a folder with a model.json)")
         }
         let jsonPath = folder + "/model.json"
-        guard let data = try? FileIO.contents(of: jsonPath) else {
+        let data: Data
+        do throws(ContainedFolder.Refusal) {
+            data = try ContainedFolder(folder, name: "the bundle folder").contents(of: "model.json")
+        } catch .linkOutside(let link, let target, let kind, _) {
+            throw .linkOutsideBundle(bundle: folder, link: link, target: target + (kind.map { " (\($0))" } ?? ""))
+        } catch {
             throw .notABundle(path: folder, reason: "it has no readable model.json (a regular file)")
         }
         let description = try ModelDescription.parse(data, source: jsonPath)
@@ -52,7 +58,8 @@ public struct ModelBundle: Equatable, Hashable, Sendable {
     /// The absolute path of the model file, checked to lie inside the bundle.
     ///
     /// - Throws: ``ModelBundleError/missingFile(bundle:file:)``,
-    ///   ``ModelBundleError/fileOutsideBundle(bundle:file:)``.
+    ///   ``ModelBundleError/fileOutsideBundle(bundle:file:)``,
+    ///   ``ModelBundleError/linkOutsideBundle(bundle:link:target:)``.
     public var modelPath: String {
         get throws(ModelBundleError) { try contained(description.model.file) }
     }
@@ -63,22 +70,23 @@ public struct ModelBundle: Equatable, Hashable, Sendable {
     /// - Parameter name: The file name the description gives.
     /// - Returns: Its path.
     /// - Throws: ``ModelBundleError/missingFile(bundle:file:)``,
-    ///   ``ModelBundleError/fileOutsideBundle(bundle:file:)``.
+    ///   ``ModelBundleError/fileOutsideBundle(bundle:file:)``,
+    ///   ``ModelBundleError/linkOutsideBundle(bundle:link:target:)``.
     public func assetPath(_ name: String) throws(ModelBundleError) -> String {
         try contained("assets/" + name)
     }
 
     /// Resolves a relative path inside the bundle, refusing anything that leaves it.
     private func contained(_ relative: String) throws(ModelBundleError) -> String {
-        guard !relative.hasPrefix("/"), !relative.split(separator: "/").contains("..") else {
+        do throws(ContainedFolder.Refusal) {
+            return try ContainedFolder(path, name: "the bundle folder").resolve(relative)
+        } catch .linkOutside(let link, let target, let kind, _) {
+            throw .linkOutsideBundle(bundle: path, link: link, target: target + (kind.map { " (\($0))" } ?? ""))
+        } catch .outside {
             throw .fileOutsideBundle(bundle: path, file: relative)
+        } catch {
+            throw .missingFile(bundle: path, file: relative)
         }
-        let candidate = path + "/" + relative
-        guard let resolved = PathText.realPath(candidate) else { throw .missingFile(bundle: path, file: relative) }
-        guard let root = PathText.realPath(path), resolved.hasPrefix(root + "/") else {
-            throw .fileOutsideBundle(bundle: path, file: relative)
-        }
-        return resolved
     }
 
     /// Whether `path` looks like a bundle folder (by its extension or a `model.json` in it).

@@ -39,6 +39,9 @@ public enum ModelBundleError: Error, Equatable, Hashable, Sendable {
     /// A file the description names lies outside the bundle (`..`, an absolute path, or a
     /// symbolic link pointing out).
     case fileOutsideBundle(bundle: String, file: String)
+    /// A file of the bundle (`model.json`, or one it names) is, or lies behind, a symbolic link
+    /// to `target`, outside the bundle: `link` is that link's path in the bundle.
+    case linkOutsideBundle(bundle: String, link: String, target: String)
     /// The description does not match the model file (tensor count, shape or type).
     case descriptionMismatch(file: String, problems: [Problem])
     /// The model's TFLite metadata (or the files packed with it) cannot be read.
@@ -66,6 +69,9 @@ extension ModelBundleError: LocalizedError {
             return "\(bundle) has no \(file); fix the file name in model.json or add the file."
         case .fileOutsideBundle(let bundle, let file):
             return "\(bundle): model.json names \(file), which lies outside the bundle; files must be inside it."
+        case .linkOutsideBundle(let bundle, let link, let target):
+            return "\(bundle): \(link) is a link to \(target), outside the bundle folder; refused. "
+                + "Copy the file into the bundle instead."
         case .descriptionMismatch(let file, let problems):
             return "\(file) does not match its model: " + problems.map(\.description).joined(separator: "; ")
         case .invalidMetadata(let file, let reason):

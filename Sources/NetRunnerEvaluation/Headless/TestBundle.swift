@@ -31,8 +31,10 @@ public struct TestBundle: Sendable {
         self.path = base
         let file = base + "/test.json"
         let data: Data
-        do {
-            data = try FileIO.contents(of: file)
+        do throws(ContainedFolder.Refusal) {
+            data = try ContainedFolder(base, name: "the test bundle").contents(of: "test.json")
+        } catch  where error.leadsOutside {
+            throw EvaluationError.invalidTest(file: file, reason: "\(error)")
         } catch {
             throw EvaluationError.invalidTest(
                 file: file, reason: "cannot read the test bundle's description (\(error))")
@@ -52,24 +54,23 @@ public struct TestBundle: Sendable {
     }
 
     /// Where an image is read from: the real path of its file, only when that lies inside the
-    /// bundle once links are resolved; `nil` for anything else (see ``refusal(of:)``), so a test
-    /// bundle can never make evaluate read, report or embed a file from elsewhere (an absolute
-    /// path, `../`, a link out, a `file://` URL).
+    /// bundle once links are resolved (``ContainedFolder``'s check, as `hub push`, `import` and
+    /// model bundles make it); `nil` for anything else (see ``refusal(of:)``), so a test bundle
+    /// can never make evaluate read, report or embed a file from elsewhere (an absolute path,
+    /// `../`, a link out, a `file://` URL).
     ///
     /// - Parameter image: The image.
     /// - Returns: The path to read.
     public func localPath(of image: TestBundleDescription.ImageSource) -> String? {
-        guard case .file(let relative) = image, !relative.hasPrefix("/"),
-            let root = PathText.realPath(path), let real = PathText.realPath(path + "/" + relative),
-            real.hasPrefix(root + "/")
-        else { return nil }
-        return real
+        guard case .file(let relative) = image else { return nil }
+        return try? ContainedFolder(path, name: "the test bundle").resolve(relative)
     }
 
     /// Why an image is not read, or `nil` when it is (``localPath(of:)``).
     ///
     /// - Parameter image: The image.
-    /// - Returns: The reason, naming the image but nothing of what it points at.
+    /// - Returns: The reason, naming the image and, for a link that leads out, where it points,
+    ///   but nothing of what that file holds.
     public func refusal(of image: TestBundleDescription.ImageSource) -> String? {
         guard localPath(of: image) == nil else { return nil }
         switch image {
@@ -78,6 +79,13 @@ public struct TestBundle: Sendable {
         case .url(let url):
             return "\(url): only files inside the test bundle and http(s) URLs are read"
         case .file(let relative):
+            do throws(ContainedFolder.Refusal) {
+                _ = try ContainedFolder(path, name: "the test bundle").resolve(relative)
+            } catch  where error.leadsOutside {
+                return "\(error)"
+            } catch {
+                return "\(relative): not read, \(error)"
+            }
             return "\(relative): not read, it lies outside the test bundle (an absolute path, ../ or a link out)"
         }
     }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import NIOCore
+import NetRunnerSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -17,16 +18,20 @@ import NIOCore
 /// request's `Content-Length`). Names are sorted and times fixed (1980-01-01), so the same
 /// folder is the same bytes, and the same digest on the hub.
 ///
-/// Hidden files (`.DS_Store`) are left out; links to files are followed; links to folders,
-/// devices and sockets are refused, as is what a zip without ZIP64 cannot hold (4 GiB). A file
-/// that changes size while it is read fails the push.
+/// Hidden files (`.DS_Store`) are left out; links to files inside the folder are followed; a
+/// link that leads out of it (`assets/notes.txt -> ~/.ssh/id_ed25519`), links to folders,
+/// devices and sockets are refused (``ContainedFolder``, checked again as each file is opened),
+/// as is what a zip without ZIP64 cannot hold (4 GiB). A file that changes size while it is
+/// read fails the push.
 struct BundleZip: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
 
     /// A file of the folder.
     struct Member: Sendable {
-        /// Where it is read from.
+        /// Its path, for messages.
         let path: String
+        /// Its path under the folder, where it is read from.
+        let relative: String
         /// Its name in the archive (UTF-8).
         let name: [UInt8]
         /// Its size when the folder was listed.
@@ -35,6 +40,8 @@ struct BundleZip: AsyncSequence, Sendable {
 
     /// The folder pushed.
     let folder: String
+    /// The folder, for reading its files only while they lie inside it.
+    let contained: ContainedFolder
     /// Its files, sorted by name.
     let members: [Member]
     /// The archive's length in bytes.
@@ -57,8 +64,27 @@ struct BundleZip: AsyncSequence, Sendable {
         guard !root.isEmpty, root != ".", root != ".." else {
             throw .cannotPush(path: folder, reason: "name the bundle folder itself (flowers.tiobundle), not . or ..")
         }
+        let contained: ContainedFolder
+        let entries: [ContainedFolder.Entry]
+        do throws(ContainedFolder.Refusal) {
+            contained = try ContainedFolder(trimmed, name: "the bundle folder")
+            entries = try contained.entries(includingHidden: false)
+        } catch .unreadable(".", let reason), .missing(_, nil, let reason) {
+            throw .unreadable(path: folder, reason: reason)
+        } catch {
+            throw .cannotPush(path: folder, reason: error.description)
+        }
         var members: [Member] = []
-        try Self.list(trimmed, as: root, into: &members, folder: folder)
+        for entry in entries where !entry.isFolder {
+            guard entry.size < Self.maximumLength else {
+                throw .cannotPush(
+                    path: folder, reason: "\(entry.relative) is larger than a zip without ZIP64 holds (4 GiB)")
+            }
+            members.append(
+                Member(
+                    path: trimmed + "/" + entry.relative, relative: entry.relative,
+                    name: Array((root + "/" + entry.relative).utf8), size: entry.size))
+        }
         guard !members.isEmpty else {
             throw .cannotPush(path: folder, reason: "it holds no files; a bundle folder holds model.json and its model")
         }
@@ -77,58 +103,17 @@ struct BundleZip: AsyncSequence, Sendable {
             }
         }
         self.folder = folder
+        self.contained = contained
         self.members = members
         self.length = length
     }
 
-    /// Adds the files under `path` (named `name` in the archive), sorted, to `members`.
-    private static func list(_ path: String, as name: String, into members: inout [Member], folder: String)
-        throws(HubClientError)
-    {
-        let entries: [String]
-        do {
-            entries = try FileManager.default.contentsOfDirectory(atPath: path).sorted {
-                Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8))
-            }
-        } catch {
-            throw .unreadable(path: path, reason: "the folder cannot be listed")
-        }
-        for entry in entries where !entry.hasPrefix(".") {
-            let child = path + "/" + entry
-            var information = stat()
-            guard lstat(child, &information) == 0 else {
-                throw .unreadable(path: child, reason: String(cString: strerror(errno)))
-            }
-            var kind = information.st_mode & S_IFMT
-            if kind == S_IFLNK {
-                guard stat(child, &information) == 0 else {
-                    throw .unreadable(path: child, reason: "a link to nothing (\(String(cString: strerror(errno))))")
-                }
-                kind = information.st_mode & S_IFMT
-                guard kind == S_IFREG else {
-                    throw .cannotPush(
-                        path: folder, reason: "\(child) is a link to a folder; copy what it holds instead")
-                }
-            }
-            if kind == S_IFDIR {
-                try list(child, as: name + "/" + entry, into: &members, folder: folder)
-            } else if kind == S_IFREG {
-                let size = Int(information.st_size)
-                guard size < maximumLength else {
-                    throw .cannotPush(path: folder, reason: "\(child) is larger than a zip without ZIP64 holds (4 GiB)")
-                }
-                members.append(Member(path: child, name: Array((name + "/" + entry).utf8), size: size))
-            } else {
-                throw .cannotPush(path: folder, reason: "\(child) is not a file or a folder")
-            }
-        }
-    }
-
-    func makeAsyncIterator() -> Iterator { Iterator(members: members) }
+    func makeAsyncIterator() -> Iterator { Iterator(contained: contained, members: members) }
 
     /// Produces the archive: each file's header, its bytes, its descriptor; then the central
     /// directory.
     struct Iterator: AsyncIteratorProtocol {
+        let contained: ContainedFolder
         let members: [Member]
         var index = 0
         var current: OpenFile?
@@ -147,9 +132,15 @@ struct BundleZip: AsyncSequence, Sendable {
             }
             let member = members[index]
             guard let file = current else {
-                let descriptor = open(member.path, O_RDONLY | O_CLOEXEC)
-                guard descriptor >= 0 else {
-                    throw HubClientError.unreadable(path: member.path, reason: String(cString: strerror(errno)))
+                // Opened only while it lies inside the folder: a link swapped in since the
+                // folder was listed is refused here.
+                let descriptor: Int32
+                do throws(ContainedFolder.Refusal) {
+                    descriptor = try contained.open(member.relative).descriptor
+                } catch .unreadable(_, let reason) {
+                    throw HubClientError.unreadable(path: member.path, reason: reason)
+                } catch {
+                    throw HubClientError.cannotPush(path: contained.path, reason: error.description)
                 }
                 current = OpenFile(descriptor: descriptor)
                 done = 0

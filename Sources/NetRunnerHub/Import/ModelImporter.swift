@@ -24,6 +24,8 @@ import NetRunnerSupport
 ///   (``ZippedModelBundle/maximumSize``);
 /// - an expected SHA-256, if given;
 /// - the archive: exactly one bundle, no absolute paths, `..`, links or encrypted entries;
+/// - a bundle folder: only what lies inside it is copied (a link that leads out is refused,
+///   naming the link and where it points; links that stay inside are copied as files);
 /// - the model: the checks of `netrunner bundle validate` (``LoadedModel/validateAsImageModel()``:
 ///   the description, a compile-and-run in a child process, an image task it runs as).
 ///
@@ -180,12 +182,11 @@ public struct ModelImporter: Sendable {
             guard ModelBundle.isBundle(folder) else {
                 throw .notAModel(source: named, looksLike: "a folder without a model.json (not a bundle)")
             }
-            staged = unpacked + "/" + Self.safeName(suggestedName, fallback: "model.tiobundle")
-            do {
-                try FileManager.default.copyItem(atPath: folder, toPath: staged)
-            } catch {
-                throw .installFailed(path: staged, reason: "cannot copy the bundle: \(error)")
+            let copy = unpacked + "/" + Self.safeName(suggestedName, fallback: "model.tiobundle")
+            try await offloaded { () throws(ImportError) in
+                try Self.copyContained(folder, to: copy, source: named)
             }
+            staged = copy
         } else if let file {
             switch Self.sniff(file) {
             case .zip:
@@ -342,6 +343,65 @@ public struct ModelImporter: Sendable {
         text = text.replacing(staging + "/", with: "")
         if text.hasSuffix(".") { text.removeLast() }
         return text
+    }
+
+    /// Copies a bundle folder, but only what lies inside it (``ContainedFolder``, as `hub push`
+    /// and `evaluate` read folders): files behind links that stay inside are copied as files;
+    /// a link that leads out, a link to a folder, a FIFO or a device fail the import, naming the
+    /// link and where it points ("assets/notes.txt is a link to /root/.ssh/id_ed25519, outside
+    /// the bundle folder; refused"), so an imported model never carries a link to elsewhere.
+    ///
+    /// - Parameters:
+    ///   - folder: The bundle folder.
+    ///   - target: The copy (made here; its parent exists).
+    ///   - source: The source as the user named it, for errors.
+    /// - Throws: ``ImportError/badSource(source:reason:)`` for what cannot be copied as it is,
+    ///   ``ImportError/installFailed(path:reason:)`` when the copy cannot be written.
+    static func copyContained(_ folder: String, to target: String, source: String) throws(ImportError) {
+        let contained: ContainedFolder
+        let entries: [ContainedFolder.Entry]
+        do throws(ContainedFolder.Refusal) {
+            contained = try ContainedFolder(folder, name: "the bundle folder")
+            entries = try contained.entries(includingHidden: true)
+        } catch {
+            throw .badSource(source: source, reason: error.description)
+        }
+        func failed(_ path: String) -> ImportError {
+            .installFailed(path: path, reason: "cannot copy the bundle: \(String(cString: strerror(errno)))")
+        }
+        guard PathText.withCString(target, { mkdir($0, 0o755) }) == 0 else { throw failed(target) }
+        for entry in entries {
+            let copy = target + "/" + entry.relative
+            if entry.isFolder {
+                guard PathText.withCString(copy, { mkdir($0, 0o755) }) == 0 else { throw failed(copy) }
+                continue
+            }
+            let input: Int32
+            do throws(ContainedFolder.Refusal) {
+                input = try contained.open(entry.relative).descriptor
+            } catch {
+                throw .badSource(source: source, reason: error.description)
+            }
+            defer { close(input) }
+            let output = PathText.withCString(copy) {
+                open($0, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            }
+            guard output >= 0 else { throw failed(copy) }
+            defer { close(output) }
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count >= 0 else { throw failed(folder + "/" + entry.relative) }
+                if count == 0 { break }
+                if let code = buffer.withUnsafeBytes({
+                    FileIO.writeAll(output, UnsafeRawBufferPointer(rebasing: $0[..<count]))
+                }) {
+                    errno = code
+                    throw failed(copy)
+                }
+            }
+        }
     }
 
     private func makeFolder(_ path: String) throws(ImportError) {

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Hummingbird
+import Logging
 import NIOCore
 import NetRunner
 import NetRunnerEngine
@@ -39,9 +40,16 @@ struct AlbumRoutes {
         var folder: String
         var files: [String]
         var skipped: Int
+        /// The folder, whose files are read only while they lie inside it; `nil` when it could
+        /// not be opened (then it has no files).
+        var contained: ContainedFolder? = nil
 
         /// The albums of some folders, ids unique (the folder's name, then `-2`, `-3`...).
-        static func load(_ folders: [String]) -> [Album] {
+        ///
+        /// An image that leads out of its album's folder (a link to `/etc/passwd` named
+        /// `cat.jpg`, or a folder on its way that is such a link) is left out, counted as skipped
+        /// and logged with where it points: an album shows others only what its folder holds.
+        static func load(_ folders: [String], logger: Logger = Logger(label: "netrunner.serve")) -> [Album] {
             var albums: [Album] = []
             for folder in folders {
                 let base = folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
@@ -59,10 +67,28 @@ struct AlbumRoutes {
                     id = "\(stem)-\(number)"
                     number += 1
                 }
+                let contained = try? ContainedFolder(base, name: "the album")
+                var files: [String] = []
+                var refused = 0
+                for file in listing.files {
+                    let relative = file.hasPrefix(base + "/") ? String(file.dropFirst(base.count + 1)) : file
+                    do throws(ContainedFolder.Refusal) {
+                        guard let contained else { throw .missing(entry: base, target: nil, reason: "not a folder") }
+                        _ = try contained.resolve(relative)
+                        files.append(file)
+                    } catch  where error.leadsOutside {
+                        refused += 1
+                        logger.warning("album \(id): \(error)")
+                    } catch {
+                        // Gone since it was listed: offered, and answered as unreadable if asked.
+                        files.append(file)
+                    }
+                }
                 albums.append(
                     Album(
-                        id: id, name: name, folder: base, files: listing.files,
-                        skipped: listing.skipped.values.reduce(0, +) + listing.unreadable.count))
+                        id: id, name: name, folder: base, files: files,
+                        skipped: listing.skipped.values.reduce(0, +) + listing.unreadable.count + refused,
+                        contained: contained))
             }
             return albums
         }
@@ -72,6 +98,40 @@ struct AlbumRoutes {
             let file = files[index]
             return file.hasPrefix(folder + "/") ? String(file.dropFirst(folder.count + 1)) : file
         }
+
+        /// The real path of an image, when it lies inside the album's folder.
+        func resolved(_ index: Int) -> String? {
+            try? contained?.resolve(relative(index))
+        }
+
+        /// The bytes of an image, read only while it lies inside the album's folder (checked
+        /// again as it is opened: a link swapped in since the album was listed is refused).
+        ///
+        /// - Parameters:
+        ///   - index: The image's index.
+        ///   - maximumSize: The largest file read.
+        /// - Returns: Its bytes.
+        /// - Throws: A message for the client, naming the image under the album but never
+        ///   where a link out points.
+        func read(_ index: Int, maximumSize: Int) throws(AlbumReadError) -> Data {
+            let name = relative(index)
+            guard let contained else { throw AlbumReadError(message: "\(name) cannot be read") }
+            do throws(ContainedFolder.Refusal) {
+                return try contained.contents(of: name, maximumSize: maximumSize)
+            } catch  where error.leadsOutside {
+                throw AlbumReadError(message: "\(name): not read, it leads outside the album")
+            } catch .tooLarge(_, let byteCount, let limit) {
+                throw AlbumReadError(message: "\(name) is \(byteCount) bytes, more than the limit of \(limit) bytes")
+            } catch {
+                throw AlbumReadError(message: "\(name) cannot be read")
+            }
+        }
+    }
+
+    /// Why an album's image was not read, as its client may see it.
+    struct AlbumReadError: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
     }
 
     func add(to router: Router<BasicRequestContext>) {
@@ -113,9 +173,10 @@ struct AlbumRoutes {
                     "No image with this index in album \"\(album.id)\" (0 to \(album.files.count - 1)).",
                     status: .notFound)
             }
-            let path = album.files[index]
+            let limit = maximumImageBytes
             if request.uri.queryParameters.get("thumbnail") != nil {
-                guard let jpeg = await thumbnails.jpeg(of: path) else {
+                // By its real path, checked to lie inside the album (no link left on the way).
+                guard let real = album.resolved(index), let jpeg = await thumbnails.jpeg(of: real) else {
                     return HTTPReply.error("\(album.relative(index)) cannot be decoded.", status: .unprocessableContent)
                 }
                 return Response(
@@ -123,7 +184,7 @@ struct AlbumRoutes {
                     body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
             }
             do {
-                let data = try FileIO.contents(of: path, maximumSize: maximumImageBytes)
+                let data = try album.read(index, maximumSize: limit)
                 let types: [ImageFormat: String] = [
                     .jpeg: "image/jpeg", .png: "image/png", .bmp: "image/bmp", .pnm: "image/x-portable-anymap",
                 ]

@@ -155,9 +155,38 @@ struct ModelBundleTests {
         let linked = try bundle("linked.tiobundle", file: "model.tflite")
         try FileManager.default.createSymbolicLink(
             atPath: linked + "/model.tflite", withDestinationPath: Fixtures.path(Fixtures.MobileNet.uint8))
-        #expect(throws: ModelBundleError.fileOutsideBundle(bundle: linked, file: "model.tflite")) {
+        // The link is named with where it points (issue 32, finding 5).
+        let target = URL(fileURLWithPath: Fixtures.path(Fixtures.MobileNet.uint8)).resolvingSymlinksInPath().path
+        #expect(
+            throws: ModelBundleError.linkOutsideBundle(bundle: linked, link: "model.tflite", target: target)
+        ) {
             try ModelBundle(path: linked)
         }
+        #expect(
+            "\(ModelBundleError.linkOutsideBundle(bundle: linked, link: "model.tflite", target: target))"
+                == "\(linked): model.tflite is a link to \(target), outside the bundle folder; refused. "
+                + "Copy the file into the bundle instead.")
+        // model.json itself through a link out, and a labels folder that is a link out.
+        let described = try bundle("described.tiobundle", file: "model.tflite")
+        try FileManager.default.moveItem(atPath: described + "/model.json", toPath: root.path + "/elsewhere.json")
+        try FileManager.default.createSymbolicLink(
+            atPath: described + "/model.json", withDestinationPath: root.path + "/elsewhere.json")
+        let elsewhere = URL(fileURLWithPath: root.path + "/elsewhere.json").resolvingSymlinksInPath().path
+        #expect(
+            throws: ModelBundleError.linkOutsideBundle(bundle: described, link: "model.json", target: elsewhere)
+        ) {
+            try ModelBundle(path: described)
+        }
+        // Links that stay inside keep working.
+        let inside = try bundle("inside.tiobundle", file: "model.tflite")
+        try FileManager.default.createDirectory(atPath: inside + "/weights", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: inside + "/assets", withIntermediateDirectories: true)
+        try Data("cat\n".utf8).write(to: URL(fileURLWithPath: inside + "/assets/labels.txt"))
+        try FileManager.default.copyItem(
+            atPath: Fixtures.path(Fixtures.MobileNet.uint8), toPath: inside + "/weights/real.tflite")
+        try FileManager.default.createSymbolicLink(
+            atPath: inside + "/model.tflite", withDestinationPath: "weights/real.tflite")
+        #expect(try ModelBundle(path: inside).modelPath.hasSuffix("/inside.tiobundle/weights/real.tflite"))
         #expect(throws: ModelBundleError.notABundle(path: root.path + "/none", reason: "no such folder")) {
             try ModelBundle(path: root.path + "/none")
         }

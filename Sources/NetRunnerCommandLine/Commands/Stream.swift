@@ -154,7 +154,7 @@ extension NetRunnerCommand {
             if outcome.error == nil || summary.decoded > 0 { Self.printSummary(summary, json: json) }
             if let error = outcome.error { throw TaskFailure(message: "\(error)") }
             if runner.statistics.failed > 0 { throw ExitCode.failure }
-            if outcome.interrupted { throw ExitCode(130) }
+            if outcome.interrupted { throw ExitCode(interruption.exitCode) }
         }
     }
 }

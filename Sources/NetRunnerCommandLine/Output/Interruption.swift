@@ -7,7 +7,7 @@ import Synchronization
     import Darwin
 #endif
 
-/// Ctrl-C (SIGINT) and SIGTERM during a long run (`bulk`, `evaluate`).
+/// Ctrl-C (SIGINT) and SIGTERM during a long run (`bulk`, `evaluate`, `stream`).
 ///
 /// - Ctrl-C: the run stops taking new images, finishes the ones in flight and ends with
 ///   whole lines (exit 130); a second Ctrl-C exits at once.
@@ -15,7 +15,11 @@ import Synchronization
 ///   and the process exits 143 within ``terminationGrace``, finished or not. Every results
 ///   line is written by one `write(2)`, so the file holds whole lines either way.
 ///
-/// The listeners are installed once per process; every instance reads the same state.
+/// The listeners are installed once per process; every instance reads the same state. They
+/// run on a serial queue of their own, never on `DispatchQueue.global()`: that queue has one
+/// thread per core, which a run's workers (`--threads`, default every core) hold until the run
+/// ends, so a signal handled there waited for the end of the run. A serial queue's work goes to
+/// libdispatch's overcommit pool, which starts a thread when all the others are busy.
 final class Interruption: Sendable {
     /// How long a SIGTERM lets the images in flight finish before the process exits.
     static let terminationGrace: Duration = .seconds(2)
@@ -23,10 +27,13 @@ final class Interruption: Sendable {
     /// The signal that stopped the run (0: none; -1: stopped by the run itself).
     private static let received = Atomic<Int32>(0)
 
+    /// Where the signals are handled and SIGTERM's grace is timed: busy workers cannot delay it.
+    private static let queue = DispatchQueue(label: "netrunner.interruption", qos: .userInteractive)
+
     private static let listeners: Void = {
         for signalNumber in [SIGINT, SIGTERM] {
             signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
             source.setEventHandler { Interruption.handle(signalNumber) }
             source.resume()
             keepAlive(source)
@@ -42,10 +49,12 @@ final class Interruption: Sendable {
         let earlier = received.exchange(signalNumber, ordering: .relaxed)
         if signalNumber == SIGTERM {
             if earlier != SIGTERM {
+                // The deadline first: nothing printed below can delay it.
+                queue.asyncAfter(deadline: .now() + .seconds(Int(terminationGrace.components.seconds))) {
+                    _exit(143)
+                }
                 Console.diagnostic("")
                 Console.diagnostic("Terminated: stopping now (exit 143 within 2 s).")
-                let grace = Int(terminationGrace.components.seconds)
-                DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(grace)) { _exit(143) }
             }
             return
         }

@@ -275,6 +275,8 @@ let package = Package(
                 "NetRunnerHubServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // Its IOError only: a failed bind told as the address, the port and --port.
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -58,7 +58,7 @@ MAY_IMPORT = {
     "netrunner": {"NetRunnerCommandLine"},
     "NetRunnerNet": {
         "NetRunnerCommandLine", "ArgumentParser", "NetRunner", "NetRunnerEngine", "NetRunnerSupport", "TensorFlowLite",
-        "NetRunnerVideo", "NetRunnerServer", "NetRunnerHub", "NetRunnerHubServer", "Logging",
+        "NetRunnerVideo", "NetRunnerServer", "NetRunnerHub", "NetRunnerHubServer", "Logging", "NIOCore",
     },
 }
 SYSTEM = {"FoundationEssentials", "Glibc", "Darwin", "Dispatch", "Synchronization", "Musl", "Android"}

@@ -114,9 +114,11 @@ extension NetRunnerCommand.Hub {
             configuration.adoptionLimit = adoptionLimit
             let hub = HubServer(configuration: configuration, logger: logger)
             let folder = data
-            try await hub.run { host, port in
-                Console.print("netrunner hub: listening on http://\(host):\(port) (data in \(folder))")
-                Console.flush()
+            try await ListenFailure.explaining("netrunner hub serve", host: host, port: port) {
+                try await hub.run { host, port in
+                    Console.print("netrunner hub: listening on http://\(host):\(port) (data in \(folder))")
+                    Console.flush()
+                }
             }
         }
     }

@@ -196,11 +196,13 @@ extension NetRunnerCommand {
             configuration.drainTimeout = connections.drain
             let server = InferenceServer(engine: engine, configuration: configuration, logger: logger)
             let ids = served.map(\.id).joined(separator: ", ")
-            try await server.run { host, port in
-                Console.print(
-                    "netrunner serve: listening on http://\(host):\(port) (\(served.count) models: \(ids))")
-                Console.print("  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s)")
-                Console.flush()
+            try await ListenFailure.explaining("netrunner serve", host: host, port: port) {
+                try await server.run { host, port in
+                    Console.print(
+                        "netrunner serve: listening on http://\(host):\(port) (\(served.count) models: \(ids))")
+                    Console.print("  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s)")
+                    Console.flush()
+                }
             }
         }
 

@@ -82,6 +82,8 @@ extension BulkRecord: Codable {
         case inferenceResults = "inference_results"
         case imageWidth = "image_width"
         case imageHeight = "image_height"
+        case batchSize = "batch_size"
+        case batchInferenceLatency = "batch_inference_latency"
     }
 
     private enum ResultKeys: String, CodingKey {
@@ -113,6 +115,11 @@ extension BulkRecord: Codable {
         try container.encode(Self.rounded(answer.preprocessingMilliseconds), forKey: .preprocessorLatency)
         try container.encode(Self.rounded(answer.inferenceMilliseconds), forKey: .inferenceLatency)
         try container.encode(Self.rounded(totalMilliseconds ?? 0), forKey: .totalLatency)
+        // A batched image: inference_latency is its share, these the batch's own figures.
+        if let batch = answer.batch {
+            try container.encode(batch.size, forKey: .batchSize)
+            try container.encode(Self.rounded(batch.inferenceMilliseconds), forKey: .batchInferenceLatency)
+        }
         var results = container.nestedContainer(keyedBy: ResultKeys.self, forKey: .inferenceResults)
         switch answer {
         case .classification(let result):
@@ -150,10 +157,15 @@ extension BulkRecord: Codable {
         let inference = try container.decode(Double.self, forKey: .inferenceLatency)
         let results = try container.nestedContainer(keyedBy: ResultKeys.self, forKey: .inferenceResults)
         if let categories = try results.decodeIfPresent([CategoryLine].self, forKey: .classification) {
-            answer = .classification(
-                ClassificationResult(
-                    categories: categories.map(\.category), decodingMilliseconds: decode,
-                    preprocessingMilliseconds: preprocess, inferenceMilliseconds: inference))
+            var result = ClassificationResult(
+                categories: categories.map(\.category), decodingMilliseconds: decode,
+                preprocessingMilliseconds: preprocess, inferenceMilliseconds: inference)
+            if let size = try container.decodeIfPresent(Int.self, forKey: .batchSize),
+                let whole = try container.decodeIfPresent(Double.self, forKey: .batchInferenceLatency)
+            {
+                result.batch = InferenceBatch(size: size, inferenceMilliseconds: whole)
+            }
+            answer = .classification(result)
         } else {
             let lines = try results.decode([DetectionLine].self, forKey: .detection)
             let detections = try lines.map { line in

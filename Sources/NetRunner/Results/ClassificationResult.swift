@@ -7,8 +7,11 @@ public struct ClassificationResult: Equatable, Hashable, Sendable, Codable {
     public var decodingMilliseconds: Double
     /// Milliseconds spent cropping, resizing and converting the image to the input tensor.
     public var preprocessingMilliseconds: Double
-    /// Milliseconds spent in the runtime, including reading the output.
+    /// Milliseconds spent in the runtime, including reading the output; for an image run in a
+    /// batch, its share of the batch's time (see ``batch``).
     public var inferenceMilliseconds: Double
+    /// The batch the image ran in, with the batch's whole time; `nil` when it ran alone.
+    public var batch: InferenceBatch? = nil
 
     /// Creates a result.
     ///

@@ -13,6 +13,12 @@ public enum ImageAnswer: Equatable, Hashable, Sendable {
         }
     }
 
+    /// The batch the image ran in (a classifier's `classify(batch:)`), or `nil` when it ran alone.
+    public var batch: InferenceBatch? {
+        if case .classification(let result) = self { return result.batch }
+        return nil
+    }
+
     /// Milliseconds spent decoding the file.
     public var decodingMilliseconds: Double { result.decodingMilliseconds }
 

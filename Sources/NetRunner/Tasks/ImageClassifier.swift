@@ -205,7 +205,8 @@ public final class ImageClassifier: VisionTask {
     ///     ``ImagePrefetcher`` makes them), with the time each took to decode.
     ///   - capacity: The batched interpreter's size, fixed by the first call (default: that
     ///     call's count).
-    /// - Returns: One result per image, in order; the inference time is the batch's shared out.
+    /// - Returns: One result per image, in order; each one's inference time is its share of the
+    ///   batch's, and ``ClassificationResult/batch`` has the batch's size and whole time.
     /// - Throws: ``InterpreterError`` from the runtime.
     public func classify(
         batch: [(image: PreparedImage, decodeTime: Duration)], capacity: Int? = nil
@@ -232,14 +233,17 @@ public final class ImageClassifier: VisionTask {
         let output = try interpreter.output(at: 0)
         let all = try scores(from: output)
         let classes = all.count / batched.size
-        let inference = (clock.now - start) / batch.count
+        let whole = clock.now - start
+        let shared = InferenceBatch(size: batch.count, inferenceMilliseconds: whole.inMilliseconds)
         return try batch.enumerated().map { index, item in
-            ClassificationResult(
+            var result = ClassificationResult(
                 categories: try categories(
                     fromScores: Array(all[(index * classes)..<((index + 1) * classes)]), type: output.dataType),
                 decodingMilliseconds: item.decodeTime.inMilliseconds,
                 preprocessingMilliseconds: item.image.preprocessingTime.inMilliseconds,
-                inferenceMilliseconds: inference.inMilliseconds)
+                inferenceMilliseconds: (whole / batch.count).inMilliseconds)
+            result.batch = shared
+            return result
         }
     }
 

@@ -244,6 +244,14 @@ extension NetRunnerCommand.Bulk {
                         + "p99 \(Console.format(summary.p99, decimals: 2)), "
                         + "max \(Console.format(summary.max, decimals: 2))")
             }
+            if tally.batchCount > 0 {
+                // Which is which: the inference line above is each image's share of its batch.
+                let batches = tally.batchCount.rounded()
+                Console.diagnostic(
+                    "  batches: \(Console.format(batches, decimals: 0)) (\(tally.batchedImages) images), inference ms "
+                        + "per batch: mean \(Console.format(tally.batchMilliseconds / tally.batchCount, decimals: 2)); "
+                        + "the inference line is each image's share of its batch")
+            }
             if warmUp > 0 {
                 Console.diagnostic("  (the first \(warmUp) image\(warmUp == 1 ? "" : "s") excluded as warm-up)")
             }

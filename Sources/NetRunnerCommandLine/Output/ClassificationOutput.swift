@@ -13,7 +13,11 @@ enum ClassificationOutput {
         let timing = Console.stageTimes(
             decode: result.decodingMilliseconds, preprocess: result.preprocessingMilliseconds,
             inference: result.inferenceMilliseconds)
-        Console.print("\(file)  (\(timing))")
+        // A batched image's inference is its share: the batch's own time said beside it.
+        let batch = result.batch.map {
+            "; inference a share of a batch of \($0.size) run in \(Console.format($0.inferenceMilliseconds, decimals: 1)) ms"
+        }
+        Console.print("\(file)  (\(timing)\(batch ?? ""))")
         if result.categories.isEmpty { Console.print("  (no label above the threshold)") }
         for category in result.categories {
             let name = category.displayName ?? category.label ?? "class \(category.index)"

@@ -18,6 +18,12 @@ public struct BulkTally: Sendable {
     public var inference: LatencySamples
     /// The three together.
     public var total: LatencySamples
+    /// Images that ran in batches (`bulk --batch` on the GPU).
+    public var batchedImages = 0
+    /// The batches they ran in: each image counts for 1/size of its batch.
+    public var batchCount: Double = 0
+    /// The batches' whole inference time, in milliseconds (each image adds its share).
+    public var batchMilliseconds: Double = 0
     /// Why writing the results file stopped the run, if it did.
     public var writeError: String?
 
@@ -45,5 +51,10 @@ public struct BulkTally: Sendable {
         preprocess.add(answer.preprocessingMilliseconds)
         inference.add(answer.inferenceMilliseconds)
         total.add(record.totalMilliseconds ?? 0)
+        if let batch = answer.batch, batch.size > 0 {
+            batchedImages += 1
+            batchCount += 1 / Double(batch.size)
+            batchMilliseconds += batch.inferenceMilliseconds / Double(batch.size)
+        }
     }
 }

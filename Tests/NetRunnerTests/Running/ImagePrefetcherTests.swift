@@ -105,5 +105,16 @@ struct BatchedRunTests {
         #expect(six.map(\.categories) == (alone + alone.prefix(2)).map(\.categories))
         let one = try classifier.classify(batch: Array(batch.prefix(1)))
         #expect(one.map(\.categories) == alone.prefix(1).map(\.categories))
+        // Which time is which: each image's share, and the batch's whole time said once with its size.
+        let whole = try #require(together.first?.batch)
+        #expect(whole.size == 4 && together.allSatisfy { $0.batch == whole })
+        #expect(together.allSatisfy { abs($0.inferenceMilliseconds * 4 - whole.inferenceMilliseconds) < 0.01 })
+        #expect(three.first?.batch?.size == 3 && one.first?.batch == nil && alone.allSatisfy { $0.batch == nil })
+        // A results line writes both and reads them back.
+        let line = try JSONEncoder().encode(BulkRecord(image: "a.jpg", answer: .classification(together[0])))
+        let text = String(decoding: line, as: UTF8.self)
+        #expect(text.contains("\"batch_size\":4") && text.contains("\"batch_inference_latency\":"))
+        let back = try JSONDecoder().decode(BulkRecord.self, from: line)
+        #expect(back.answer?.batch?.size == 4)
     }
 }

@@ -16,9 +16,11 @@ package enum HTTPReply {
     package static func json(
         _ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
     ) -> Response {
-        guard let data = try? JSONCoding.encoder().encode(value) else {
+        guard var data = try? JSONCoding.encoder().encode(value) else {
             return error("The answer could not be encoded as JSON.", status: .internalServerError)
         }
+        // Ended by a newline, as a text answer is: `curl` output then ends its line.
+        data.append(UInt8(ascii: "\n"))
         var headers = headers
         headers[.contentType] = "application/json"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -99,7 +99,9 @@ struct MLKitTests {
         // The hub gone: local and latest both answer with the verified copy; nothing cached fails clearly.
         hub.stop()
         #expect(try await downloader.getModel(name: "flowers", downloadType: .localModel) == latest)
-        #expect(try await downloader.getModel(name: "flowers", downloadType: .latestModel) == latest)
+        let offline = try await downloader.getModel(name: "flowers", downloadType: .latestModel)
+        #expect(offline == latest && latest.fallbackReason == nil)
+        #expect(offline.fallbackReason?.contains("cannot be reached") == true, "said, as ML Kit's fallback is explicit")
         await #expect(throws: HubClientError.self) {
             try await downloader.getModel(name: "tulips", downloadType: .latestModel)
         }

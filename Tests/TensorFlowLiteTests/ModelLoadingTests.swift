@@ -27,10 +27,12 @@ struct ModelLoadingTests {
             because: ["7 bytes is too small"]),
         BadModel(
             name: "photo.png", bytes: { try Fixtures.data("Tests/Fixtures/Photos/test/chelsea.png") },
-            because: ["not a TensorFlow Lite model", "file identifier \"....\", expected \"TFL3\""]),
+            because: [
+                "not a TensorFlow Lite model (it looks like a PNG image; a .tflite file has \"TFL3\" at bytes 4-7)"
+            ]),
         BadModel(
             name: "text.tflite", bytes: { Data("This is not a model at all.".utf8) },
-            because: ["not a TensorFlow Lite model", "file identifier \" is \""]),
+            because: ["not a TensorFlow Lite model (it looks like text; a .tflite file has \"TFL3\" at bytes 4-7)"]),
         BadModel(
             name: "random-with-identifier.tflite", bytes: { randomBytesWithIdentifier(count: 4096) },
             because: ["not a valid TensorFlow Lite"]),

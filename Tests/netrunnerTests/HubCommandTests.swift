@@ -200,7 +200,7 @@ struct HubCommandTests {
             #expect(reply.status == 400 || reply.status == 404, "\(name.prefix(20)): \(reply.status)")
         }
         let list = try await setup.hub.request("/v1/models", key: nil)
-        #expect(String(decoding: list.body, as: UTF8.self) == #"{"models":[]}"#)
+        #expect(String(decoding: list.body, as: UTF8.self) == #"{"models":[]}"# + "\n")
         let blobs = (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("data/blobs/sha256"))) ?? []
         #expect(blobs.isEmpty, "\(blobs)")
         #expect(!FileManager.default.fileExists(atPath: setup.folder.path("data/evil.txt")))

@@ -89,7 +89,7 @@ struct HubPostgresTests {
             #expect(try await node.request("/v1/models/m/resolve?ref=3&client=anon-\(index)", key: nil).status == 200)
         }
         let adoption = try await second.request("/v1/models/m/adoption", key: nil)
-        #expect(String(decoding: adoption.body, as: UTF8.self) == #"{"versions":[{"clients":2,"version":3}]}"#)
+        #expect(String(decoding: adoption.body, as: UTF8.self) == #"{"versions":[{"clients":2,"version":3}]}"# + "\n")
     }
 
     @Test("PostgreSQL ends a node's session (pg_terminate_backend): the node connects again and goes on")

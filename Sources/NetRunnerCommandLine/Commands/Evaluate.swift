@@ -354,7 +354,7 @@ extension NetRunnerCommand.Evaluate {
             // The reports, as evaluate writes them: every run is in the results, nothing runs again.
             var arguments = testBundles + ["--output", output, "--models", models, "--no-progress"]
             for model in compare { arguments += ["--compare", model] }
-            var reports = try Tests.parse(arguments)
+            let reports = try Tests.parse(arguments)
             try await reports.run()
         }
     }

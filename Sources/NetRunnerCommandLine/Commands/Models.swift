@@ -34,11 +34,15 @@ extension NetRunnerCommand {
             let catalog = try ModelCatalog.commandLine(folder: models)
             let encoder = JSONCoding.encoder()
             var rows: [Line] = []
-            for (entry, copies) in catalog.distinct() {
-                for copy in copies {
-                    Console.diagnostic(
-                        "note: \(copy) is the same model file as \(entry.id): listed once, as \(entry.id)")
-                }
+            let distinct = catalog.distinct()
+            // One note for every copy, as serve says it.
+            let pairs = distinct.flatMap { entry, copies in copies.map { "\($0) as \(entry.id)" } }
+            if !pairs.isEmpty {
+                Console.diagnostic(
+                    "note: \(pairs.count) model file\(pairs.count == 1 ? " is" : "s are") the same as another "
+                        + "model's, listed once: \(pairs.joined(separator: ", "))")
+            }
+            for (entry, _) in distinct {
                 let task: String
                 if let kind = entry.embedded {
                     task = kind.rawValue

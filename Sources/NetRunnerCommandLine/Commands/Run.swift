@@ -92,7 +92,7 @@ extension NetRunnerCommand {
                 options.maxResults = maxResults
                 if let scoreThreshold { options.scoreThreshold = scoreThreshold }
                 let json = self.json
-                try await ImageRun.run(
+                try ImageRun.run(
                     ObjectDetector.self, options: options, model: loaded, inputs: inputs, threads: 1, json: json,
                     print: { file, _, result in
                         try DetectionOutput.print(result, file: file, json: json)

@@ -173,12 +173,13 @@ public struct ModelCatalog: Sendable {
         }
         let kept = Self.onePerNetwork(
             served.map { ($0.model.sha256, Self.rank(embedded: $0.origin == "embedded", path: $0.origin)) })
-        for (index, copies) in kept {
-            for copy in copies {
-                note(
-                    "\(served[copy].origin) is the same model file as \(served[index].id): served once, as \(served[index].id)"
-                )
-            }
+        // One note for every copy (a repository with five bare copies of its bundles' models
+        // said it five times at every start).
+        let pairs = kept.flatMap { index, copies in copies.map { "\(served[$0].origin) as \(served[index].id)" } }
+        if !pairs.isEmpty {
+            note(
+                "\(pairs.count) model file\(pairs.count == 1 ? " is" : "s are") the same as another model's, "
+                    + "served once: \(pairs.joined(separator: ", "))")
         }
         return kept.map { served[$0.index] }
     }

@@ -16,6 +16,13 @@ public struct CustomModel: Equatable, Sendable {
     /// explicit; `nil` when the hub answered.
     public var fallbackReason: String? = nil
 
+    /// Whether the two are the same verified file of the same model and version (how it was
+    /// come by, ``fallbackReason``, aside).
+    public static func == (left: CustomModel, right: CustomModel) -> Bool {
+        left.name == right.name && left.version == right.version && left.size == right.size
+            && left.path == right.path && left.hash == right.hash
+    }
+
     /// The same model, used as the local fallback for `reason`.
     func asFallback(_ reason: String) -> CustomModel {
         var model = self

@@ -72,7 +72,9 @@ public struct ModelDownloadConditions: Equatable, Sendable {
             localtime_r(&now, &parts)
             let hour = Int(parts.tm_hour)
             if !hours.contains(hour) {
-                return "downloads are allowed from \(hours.start):00 to \(hours.end):00; it is \(hour):00"
+                // The clock as it is (22:28, not 22:00).
+                let now = "\(hour):" + (parts.tm_min < 10 ? "0" : "") + "\(parts.tm_min)"
+                return "downloads are allowed from \(hours.start):00 to \(hours.end):00; it is \(now)"
             }
         }
         if requiresACPower, let onMains = Self.onMainsPower(folder: powerSupplyFolder), !onMains {

@@ -1,5 +1,5 @@
 public import NetRunner
-public import NetRunnerImage
+import NetRunnerImage
 import NetRunnerSupport
 public import NetRunnerVideo
 import Synchronization

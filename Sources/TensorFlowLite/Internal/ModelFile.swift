@@ -67,11 +67,10 @@ enum ModelFile {
         }
         let identifier = (4..<8).map { memory.base.load(fromByteOffset: $0, as: UInt8.self) }
         guard identifier == Array("TFL3".utf8) else {
-            let shown = identifier.map { (32..<127).contains($0) ? String(UnicodeScalar($0)) : "." }.joined()
-            let kind = knownFormat(memory).map { ", it looks like \($0)" } ?? ""
+            // What the file looks like, not its raw bytes (a text file's "o, t" told nobody anything).
+            let what = knownFormat(memory).map { "it looks like \($0)" } ?? "its bytes 4-7 are not the identifier"
             throw .failedToLoadModel(
-                reason:
-                    "\(source): not a TensorFlow Lite model (file identifier \"\(shown)\", expected \"TFL3\"\(kind)).")
+                reason: "\(source): not a TensorFlow Lite model (\(what); a .tflite file has \"TFL3\" at bytes 4-7).")
         }
     }
 
@@ -88,7 +87,11 @@ enum ModelFile {
             ([0x25, 0x50, 0x44, 0x46], "a PDF document"),
             ([0x7B], "JSON text"),
         ]
-        return signatures.first { head.starts(with: $0.0) }?.1
+        if let known = signatures.first(where: { head.starts(with: $0.0) }) { return known.1 }
+        // Text: the first KiB is printable ASCII or UTF-8 with line breaks and tabs, no NUL.
+        let sample = (0..<min(memory.count, 1024)).map { memory.base.load(fromByteOffset: $0, as: UInt8.self) }
+        let printable = sample.allSatisfy { $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || ($0 >= 0x20 && $0 != 0x7F) }
+        return printable && String(validating: sample, as: UTF8.self) != nil ? "text" : nil
     }
 
     static func errorText(_ code: Int32) -> String {

@@ -424,7 +424,8 @@ public enum HTMLReport {
         let labelWidth = 210.0
         let axisWidth = 260.0
         let height = 40 + rowHeight * Double(rows.count)
-        let top = rows.map(\.1.max).max() ?? 1
+        // A round axis end above the slowest maximum, so no whisker or tick sits on the edge.
+        let top = niceCeiling((rows.map(\.1.max).max() ?? 1) * 1.05)
         let scale = axisWidth / max(top, 1e-9)
         var svg =
             "<svg class=\"chart\" width=\"\(Int(labelWidth + axisWidth + 20))\" height=\"\(Int(height))\" role=\"img\">"
@@ -444,8 +445,29 @@ public enum HTMLReport {
         let axisY = 26 + rowHeight * Double(rows.count)
         svg +=
             "<text x=\"\(labelWidth)\" y=\"\(fixed(axisY, 1))\">0</text>"
-            + "<text x=\"\(labelWidth + axisWidth)\" y=\"\(fixed(axisY, 1))\" text-anchor=\"end\">\(fixed(top, 2)) ms</text>"
+            + "<text x=\"\(fixed(labelWidth + axisWidth / 2, 1))\" y=\"\(fixed(axisY, 1))\" text-anchor=\"middle\">"
+            + "\(axisLabel(top / 2))</text>"
+            + "<text x=\"\(labelWidth + axisWidth)\" y=\"\(fixed(axisY, 1))\" text-anchor=\"end\">\(axisLabel(top)) ms</text>"
         return svg + "</svg>"
+    }
+
+    /// The smallest of 1, 2, 2.5 and 5 times a power of ten that is at least `value`.
+    static func niceCeiling(_ value: Double) -> Double {
+        guard value.isFinite, value > 0 else { return 1 }
+        var power = 1.0
+        while power * 10 <= value { power *= 10 }
+        while power > value { power /= 10 }
+        for step in [1.0, 2, 2.5, 5, 10] where step * power >= value { return step * power }
+        return 10 * power
+    }
+
+    /// An axis value without needless decimals (10, 2.5, 0.25).
+    private static func axisLabel(_ value: Double) -> String {
+        for decimals in 0...3 {
+            let text = fixed(value, decimals)
+            if abs((Double(text) ?? value) - value) < 1e-9 { return text }
+        }
+        return fixed(value, 3)
     }
 
     // MARK: Helpers

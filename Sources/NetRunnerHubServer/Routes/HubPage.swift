@@ -87,7 +87,8 @@ enum HubPage {
           </section>
           <section id="model">
             <h2 id="model-name">Pick a model</h2>
-            <p id="model-description" class="muted"></p>
+            <p id="model-description" class="muted">Its versions, aliases and adoption show here.</p>
+            <div id="model-details" hidden>
             <h3>Versions</h3>
             <table id="versions">
               <thead><tr><th>Version</th><th>SHA-256</th><th>Size</th><th>Task</th><th>Published</th><th>By</th></tr></thead>
@@ -97,6 +98,7 @@ enum HubPage {
             <div id="aliases"></div>
             <h3>Adoption</h3>
             <div id="adoption"></div>
+            </div>
           </section>
         </main>
 
@@ -203,6 +205,7 @@ enum HubPage {
             : el("table", {}, ...adoption.map((count) => el("tr", {},
                 el("td", {}, "version " + count.version),
                 el("td", {}, bar(count.clients / total), count.clients + (count.clients === 1 ? " client" : " clients"))))));
+          $("model-details").hidden = false;
           say("");
         }
 

@@ -65,6 +65,14 @@ enum HubPage {
         .bar { display: inline-block; height: .8em; background: #60a5fa; vertical-align: middle; margin-right: .4em; }
         .muted { color: #6b7280; }
         ol.history { margin: .2em 0 .8em 1.2em; padding: 0; }
+        header { flex-wrap: wrap; }
+        header h1 { white-space: nowrap; }
+        section { min-width: 0; overflow-x: auto; }
+        @media (max-width: 720px) {
+          main { grid-template-columns: minmax(0, 1fr); }
+          header label { flex: 1 1 100%; display: flex; gap: .5em; align-items: center; }
+          header input { flex: 1; width: auto; }
+        }
 
         """
 

@@ -36,7 +36,10 @@ MAY_IMPORT = {
         "Crypto", "Logging", "NIOCore", "HTTPTypes", "HummingbirdCore", "ServiceLifecycle", "UnixSignals",
     },
     # The HTTP plumbing of both servers.
-    "NetRunnerHTTP": {"NetRunnerSupport", "Hummingbird", "HTTPTypes", "NIOCore", "Logging", "ServiceLifecycle", "UnixSignals"},
+    "NetRunnerHTTP": {
+        "NetRunnerSupport", "Hummingbird", "HummingbirdCore", "HTTPTypes", "NIOCore", "NIOHTTPTypes", "Logging",
+        "ServiceLifecycle", "UnixSignals",
+    },
     # The jobs (streams; bulk and evaluation to come): no HTTP, no command line.
     # (TensorFlowLite for the runtime's Accelerator choice only.)
     "NetRunnerJobs": {"NetRunner", "NetRunnerImage", "NetRunnerVideo", "NetRunnerSupport", "NetRunnerEvaluation", "TensorFlowLite"},

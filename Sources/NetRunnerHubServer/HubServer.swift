@@ -51,7 +51,8 @@ public struct HubServer: Sendable {
         /// loopback (a proxy's public name); a request addressed at another name gets 421.
         public var allowedHosts: Set<String> = []
         /// How long a connection may stay idle, or take to send a request head, before it is
-        /// closed.
+        /// closed; a request may take as long plus a second per 500 bytes it sends, before it
+        /// is answered 408 and its connection closed (`RequestRateFloor`).
         public var idleTimeout: Duration = .seconds(60)
         /// The most connections open at once; more wait in the kernel's accept queue.
         public var maximumConnections = 512
@@ -133,9 +134,10 @@ public struct HubServer: Sendable {
             throw error
         }
         let host = configuration.host
-        let idle = TimeAmount.nanoseconds(Int64(configuration.idleTimeout / .nanoseconds(1)))
+        // Hummingbird's HTTP/1.1 with the request rate floor: a request must keep coming at
+        // 500 bytes/s once --idle-timeout is spent.
         let app = Application(
-            router: router, server: .http1(configuration: .init(idleTimeout: idle)),
+            router: router, server: RequestRateFloor.http1(idleTimeout: configuration.idleTimeout),
             configuration: .init(
                 address: .hostname(host, port: configuration.port), serverName: "netrunner-hub",
                 availableConnectionsDelegate: MaximumAvailableConnections(

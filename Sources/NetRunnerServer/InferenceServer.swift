@@ -46,7 +46,8 @@ public struct InferenceServer: Sendable {
         /// another address, they restrict it the same way.
         public var allowedHosts: Set<String> = []
         /// How long a connection may stay idle, or take to send a request head, before it is
-        /// closed.
+        /// closed; a request may take as long plus a second per 500 bytes it sends, before it
+        /// is answered 408 and its connection closed (`RequestRateFloor`).
         public var idleTimeout: Duration = .seconds(60)
         /// The most connections open at once; more wait in the kernel's accept queue until one
         /// closes.
@@ -151,7 +152,8 @@ public struct InferenceServer: Sendable {
             throw InferenceServerError(
                 message: "An API key cannot be empty or hold spaces or control characters: \"\(blank)\".")
         }
-        let router = Router()
+        // HEAD answers as GET does (open routes open, without a body).
+        let router = Router(options: .autoGenerateHeadEndpoints)
         let streams = try makeStreams()
         let metrics = ServerMetrics(engine: engine, streams: streams)
         router.add(middleware: MetricsMiddleware<BasicRequestContext>(metrics: metrics))
@@ -191,21 +193,31 @@ public struct InferenceServer: Sendable {
         let engine = self.engine
         let maximumFrameBytes = configuration.maximumUploadBytes
         let idleTimeout = configuration.idleTimeout
+        // The request rate floor's watchers (RequestRateFloor) among the HTTP handlers: a
+        // request must keep coming at 500 bytes/s once --idle-timeout is spent.
         let channel = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(idleTimeout: .nanoseconds(Int64(idleTimeout / .nanoseconds(1)))),
+            http1: .init(
+                additionalChannelHandlers: RequestRateFloor.httpHandlers(),
+                idleTimeout: .nanoseconds(Int64(idleTimeout / .nanoseconds(1)))),
             ws: .init(maxFrameSize: maximumFrameBytes))
+        let floor = RequestRateFloor(allowance: idleTimeout)
         let server = HTTPServerBuilder { responder in
-            GuardedUpgradeChannel(
-                inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: channel) { request, _, _ in
-                    guard
-                        let live = LiveRoute.match(
-                            request, engine: engine, maximumFrameBytes: maximumFrameBytes, access: access)
-                    else {
-                        return .dontUpgrade
-                    }
-                    return .upgrade([:]) { inbound, outbound, _ in try await live.serve(inbound, outbound) }
-                },
-                firstRequestTimeout: idleTimeout)
+            RateFlooredChannel(
+                inner: GuardedUpgradeChannel(
+                    inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: channel) {
+                        request, channel, _ in
+                        guard
+                            let live = LiveRoute.match(
+                                request, engine: engine, maximumFrameBytes: maximumFrameBytes, access: access)
+                        else {
+                            return .dontUpgrade
+                        }
+                        // A WebSocket may stay quiet as long as it likes.
+                        RequestRateFloor.stop(on: channel)
+                        return .upgrade([:]) { inbound, outbound, _ in try await live.serve(inbound, outbound) }
+                    },
+                    firstRequestTimeout: idleTimeout),
+                floor: floor)
         }
         let app = Application(
             router: router, server: server,

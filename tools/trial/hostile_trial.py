@@ -1762,6 +1762,158 @@ class Trial:
 
     # MARK: Draining
 
+    # MARK: Round four: slow bodies, bodies without a key, HEAD (issue 32, finding 2; finding 9's HEAD)
+
+    def round_four_slow_bodies(self):
+        """Finding 2: bodies dripped at 1 byte every 2 s are cut (408) once --idle-timeout is spent, on the
+        first request of a connection and on a keep-alive one, while a good request gets in; a body without a
+        key is answered 401 with Connection: close and its connection closed unread; a body sent fast enough
+        and a WebSocket pinged slowly are not cut. Finding 9: HEAD follows GET on a keyed server's open routes."""
+        servers = [(self.main, KEY), (self.open, None), (self.hub, ADMIN)]
+
+        def upload(server):
+            return f"/v1/models/{UINT8}/classify" if server.kind == "serve" else "/v1/models/drip/versions"
+
+        def probe(server):
+            return "/v2/health/live" if server.kind == "serve" else "/v1/models"
+
+        def drips():
+            # Every server at once: MAX_CONNECTIONS + 12 drips each, every other one after a good request on
+            # its connection; a good request to each while every connection it takes is dripping.
+            count, lines, ok = MAX_CONNECTIONS + 12, [], True
+            connections, goods = {}, {}
+            for server, key in servers:
+                auth = f"Authorization: Bearer {key}\r\n" if key else ""
+                head = (f"POST {upload(server)} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: "
+                        "application/octet-stream\r\nContent-Length: 100000\r\n\r\n")
+                lead = f"GET {probe(server)} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}\r\n"
+                connections[server.name] = [open_partial(server.port, ((lead if index % 2 else "") + head).encode())
+                                            for index in range(count)]
+            started = time.monotonic()
+            for server, key in servers:
+                def good(server=server, key=key):
+                    goods[server.name] = request(server.port, "GET", probe(server), key=key, timeout=IDLE + 12)
+                thread = threading.Thread(target=good, daemon=True)
+                thread.start()
+                goods[server.name + " thread"] = thread
+            received = {(name, index): b"" for name, socks in connections.items() for index in range(len(socks))}
+            closed_after = {}
+            next_drip = started
+            while len(closed_after) < len(received) and time.monotonic() < started + 3 * IDLE + 10:
+                if time.monotonic() >= next_drip:
+                    for (name, index) in received:
+                        if (name, index) not in closed_after:
+                            try:
+                                connections[name][index].send(b"x")
+                            except OSError:
+                                pass
+                    next_drip += 2
+                open_ones = {connections[name][index]: (name, index) for (name, index) in received
+                             if (name, index) not in closed_after}
+                ready, _, _ = select.select(list(open_ones), [], [], 0.05)
+                for sock in ready:
+                    try:
+                        chunk = sock.recv(1 << 16)
+                    except OSError:
+                        chunk = b""
+                    received[open_ones[sock]] += chunk
+                    if not chunk:
+                        closed_after[open_ones[sock]] = time.monotonic() - started
+            for server, _ in servers:
+                goods[server.name + " thread"].join(IDLE + 15)
+                for sock in connections[server.name]:
+                    sock.close()
+                name = server.name
+                keys = [(name, index) for index in range(count)]
+                held = [closed_after[key] for key in keys if key in closed_after]
+                last = [re.findall(rb"HTTP/1\.1 (\d{3})", received[key])[-1:] for key in keys]
+                timeouts = sum(1 for statuses in last if statuses == [b"408"])
+                good = goods.get(name)
+                lines.append(f"{name}: {len(held)}/{count} cut, "
+                             f"{'%.1f-%.1f s' % (min(held), max(held)) if held else '-'}, {timeouts} 408; "
+                             f"good {good.status if good else None} after {good.seconds if good else 0:.1f} s")
+                ok = (ok and len(held) == count and max(held) < 2 * IDLE + 6 and timeouts == count
+                      and good is not None and good.status == 200 and good.seconds < IDLE + 6)
+            return "; ".join(lines), ok
+
+        self.case("4.2", f"{MAX_CONNECTIONS + 12} bodies at 1 byte/2 s (3 servers)",
+                  f"408 after ~{IDLE} s, good 200", drips)
+
+        def keyless():
+            got, ok = [], True
+            for server in (self.main, self.hub):
+                sock = open_partial(server.port, (f"POST {upload(server)} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                  "Content-Type: application/octet-stream\r\n"
+                                                  "Content-Length: 10000000\r\n\r\n").encode() + b"x" * 1000)
+                started = time.monotonic()
+                closed, data, when = wait_closed(sock, started + 1)
+                # More of the body: a server that drains it takes it all.
+                sent = 0
+                sock.settimeout(2)
+                try:
+                    for _ in range(64):
+                        sent += sock.send(b"y" * 65536)
+                except OSError:
+                    pass
+                sock.close()
+                reply = Reply(data, closed)
+                got.append(f"{server.name} {reply.status} Connection: {reply.headers.get('connection')}, "
+                           + (f"closed after {when - started:.2f} s" if closed else "OPEN after 1 s")
+                           + f", {sent >> 10} KB more taken")
+                ok = (ok and reply.status == 401 and reply.headers.get("connection") == "close" and closed
+                      and sent < 1 << 20)
+            return "; ".join(got), ok
+
+        self.case("4.2", "10 MB body without a key (serve, hub)", "401, close, closed, body unread", keyless)
+
+        def steady():
+            sock = open_partial(self.open.port, (f"POST {upload(self.open)} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                 "Content-Type: application/octet-stream\r\nContent-Length: 42000\r\n"
+                                                 "Connection: close\r\n\r\n").encode())
+            started = time.monotonic()
+            for _ in range(14):
+                sock.sendall(b"A" * 3000)
+                time.sleep(0.5)
+            closed, data, when = wait_closed(sock, time.monotonic() + 30)
+            sock.close()
+            reply = Reply(data, closed)
+            return f"{reply} after {when - started:.1f} s", reply.status is not None and reply.status != 408
+
+        self.case("4.2", "42 kB body at 6 kB/s, past --idle-timeout", "the server's answer, not 408", steady)
+
+        def websocket():
+            sock = open_partial(self.open.port, (f"GET /v1/live?model={UINT8} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                 "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                                                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                                                 "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+            _, data, _ = wait_closed(sock, time.monotonic() + 1)
+            status = Reply(data, False).status
+            started, closed = time.monotonic(), False
+            # Two empty pings, a byte every half second: slower than any HTTP request may come.
+            for byte in [0x89, 0x80, 0, 0, 0, 0] * 2:
+                sock.send(bytes([byte]))
+                closed, more, _ = wait_closed(sock, time.monotonic() + 0.5)
+                data += more
+                if closed:
+                    break
+            sock.close()
+            pongs = data.partition(b"\r\n\r\n")[2].count(b"\x8a\x00")
+            got = f"{status}, {'cut' if closed else 'open'} after {time.monotonic() - started:.1f} s, {pongs} pongs"
+            return got, status == 101 and not closed and pongs == 2
+
+        self.case("4.2", "WebSocket pinged a byte every 0.5 s", "open, 2 pongs", websocket)
+
+        def head():
+            got, ok = [], True
+            for path, expected in [("/v2/health/live", 200), ("/v1/models", 200), ("/metrics", 200), ("/", 200),
+                                   ("/v1/albums", 401)]:
+                statuses = [request(self.main.port, method, path, timeout=10).status for method in ("GET", "HEAD")]
+                got.append(f"{path} {statuses[0]}/{statuses[1]}")
+                ok = ok and statuses == [expected, expected]
+            return " ".join(got), ok
+
+        self.case("4.9", "HEAD on keyed serve's routes (GET/HEAD)", "HEAD as GET: open 200, else 401", head)
+
     def drain(self):
         for server in (self.main, self.open, self.hub):
             def stop(server=server):
@@ -1809,6 +1961,7 @@ class Trial:
         self.item_22()
         self.fuzz()
         self.round_four_links()
+        self.round_four_slow_bodies()
         self.drain()
 
 

@@ -402,7 +402,11 @@ struct HubRoutes: Sendable {
             return try await body()
         } catch let error as HubError {
             var response = HTTPReply.error(error.description, status: .init(code: error.status))
-            if case .unauthorized = error { response.headers[.wwwAuthenticate] = "Bearer" }
+            if case .unauthorized = error {
+                response.headers[.wwwAuthenticate] = "Bearer"
+                // Closed once answered: a body sent without a key is never read (nor waited for).
+                response.headers[.connection] = "close"
+            }
             if case .unavailable = error { response.headers[.retryAfter] = "1" }
             return response
         } catch let error as any HTTPResponseError {

@@ -14,7 +14,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(
         name: .customLong("idle-timeout"), parsing: .unconditional,
         help:
-            "Seconds a connection may stay idle, or take to send a request's headers, before it is closed."
+            "Seconds a connection may stay idle, or take to send a request's headers, before it is closed; a request may take as long plus a second per 500 bytes it sends (408 past it)."
     )
     var idleTimeout = 60
 

@@ -71,7 +71,8 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         // The route the router matched (`/v1/albums/{album}`), `nil` when none did.
         if access.needsKey(method: request.method, route: context.endpointPath), !access.hasKey(request.headers) {
-            var headers: HTTPFields = [.wwwAuthenticate: "Bearer"]
+            // Closed once answered: a body sent without a key is never read (nor waited for).
+            var headers: HTTPFields = [.wwwAuthenticate: "Bearer", .connection: "close"]
             if allowed { headers.append(contentsOf: corsHeaders(origin, preflight: false)) }
             return HTTPReply.error(
                 "This server needs an API key: send Authorization: Bearer KEY.", status: .unauthorized,

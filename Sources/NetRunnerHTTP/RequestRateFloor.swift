@@ -1,0 +1,335 @@
+import HTTPTypes
+package import HummingbirdCore
+package import Logging
+package import NIOCore
+import NIOHTTPTypes
+
+/// The least pace at which a client must send a request (Apache's mod_reqtimeout, `MinRate=500`).
+///
+/// From a request's first byte until its body has been read whole, the request has `allowance`
+/// (the server's idle timeout), plus one second for every `bytesPerSecond` bytes it has sent
+/// (mod_reqtimeout's `header=…,MinRate=500 body=…,MinRate=500`). When that runs out, the
+/// request is answered `408 Request Timeout` with `Connection: close` if no answer has started
+/// (else nothing more) and its connection closed.
+///
+/// Hummingbird's idle timeout starts again at every piece of a body, so a client sending one
+/// byte every few seconds would hold its connection for ever, and a few hundred such clients
+/// every connection the server allows. Only the time the server is waiting for the client
+/// counts: while the server itself holds the body back (a handler not reading yet), the clock
+/// stops. Connections that have become something else (a WebSocket) are left alone
+/// (``stop(on:)``).
+///
+/// Both servers use it: ``http1(idleTimeout:)`` for a plain HTTP/1.1 server,
+/// ``RateFlooredChannel`` and ``httpHandlers()`` to add it to another child channel.
+package struct RequestRateFloor: Sendable {
+    /// What a request may take before the bytes it sends earn more: the server's idle timeout.
+    package var allowance: Duration
+    /// The bytes that earn one more second (mod_reqtimeout's `MinRate`).
+    package var bytesPerSecond: Int
+
+    /// A floor.
+    ///
+    /// - Parameters:
+    ///   - allowance: What a request may take before its bytes earn more: the idle timeout.
+    ///   - bytesPerSecond: The bytes that earn one more second; at least 1.
+    package init(allowance: Duration, bytesPerSecond: Int = 500) {
+        self.allowance = allowance
+        self.bytesPerSecond = max(1, bytesPerSecond)
+    }
+
+    /// The handlers that tell the floor where each request ends and each answer starts, for
+    /// `HTTP1Channel.Configuration.additionalChannelHandlers` (they sit after the HTTP codec).
+    ///
+    /// They also close a connection once an answer that says `Connection: close` has been
+    /// written, without reading what is left of the request (Hummingbird would read it to the
+    /// end first).
+    package static func httpHandlers() -> [any RemovableChannelHandler] {
+        [RequestRateWatcher()]
+    }
+
+    /// Stops the floor on a connection that is no more HTTP (a WebSocket after its upgrade).
+    ///
+    /// - Parameter channel: The connection; called on its event loop.
+    package static func stop(on channel: any Channel) {
+        guard channel.eventLoop.inEventLoop else { return }
+        (try? channel.pipeline.syncOperations.handler(type: RequestRateGuard.self))?.stop()
+    }
+
+    /// A plain HTTP/1.1 server (Hummingbird's `.http1`) with this floor and an idle timeout.
+    ///
+    /// - Parameter idleTimeout: How long a connection may stay idle; also the floor's allowance.
+    /// - Returns: The server builder, for `Application(router:server:)`.
+    package static func http1(idleTimeout: Duration) -> HTTPServerBuilder {
+        let floor = RequestRateFloor(allowance: idleTimeout)
+        return HTTPServerBuilder { responder in
+            RateFlooredChannel(
+                inner: HTTP1Channel(
+                    responder: responder,
+                    configuration: .init(
+                        additionalChannelHandlers: httpHandlers(), idleTimeout: TimeAmount(clamping: idleTimeout))),
+                floor: floor)
+        }
+    }
+
+    /// What a request that has sent `received` bytes may take: the allowance plus a second per
+    /// `bytesPerSecond` bytes, at most about 292 years.
+    func allowance(after received: Int) -> TimeAmount {
+        let rate = Int64(bytesPerSecond)
+        let bytes = Int64(clamping: received)
+        let earned = (bytes / rate).multipliedReportingOverflow(by: 1_000_000_000)
+        let rest = (bytes % rate) * 1_000_000_000 / rate
+        let base = TimeAmount(clamping: allowance).nanoseconds
+        guard !earned.overflow else { return .nanoseconds(.max) }
+        let (sum, overflow) = base.addingReportingOverflow(earned.partialValue + rest)
+        return .nanoseconds(overflow ? .max : sum)
+    }
+}
+
+/// A child channel (HTTP/1.1, maybe upgraded) with ``RequestRateFloor``'s byte counter in front.
+///
+/// The inner channel's HTTP handlers must include ``RequestRateFloor/httpHandlers()``, which
+/// tell the counter where requests end.
+package struct RateFlooredChannel<Inner: ServerChildChannel>: ServerChildChannel {
+    package typealias Value = Inner.Value
+
+    /// The channel set up behind the counter.
+    package let inner: Inner
+    /// The floor.
+    package let floor: RequestRateFloor
+
+    /// A channel with the floor.
+    ///
+    /// - Parameters:
+    ///   - inner: The channel set up behind the counter.
+    ///   - floor: The floor.
+    package init(inner: Inner, floor: RequestRateFloor) {
+        self.inner = inner
+        self.floor = floor
+    }
+
+    package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        do {
+            try channel.pipeline.syncOperations.addHandler(RequestRateGuard(floor: floor), position: .first)
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        return inner.setup(channel: channel, logger: logger)
+    }
+
+    package func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// The front of a connection's pipeline (bytes in, bytes out): counts each request's bytes and
+/// the time the server waited for them, and ends the request that falls below the floor.
+///
+/// A request starts at its first byte (or at its head, told by ``RequestRateWatcher``, when it
+/// came in the same read as the end of the one before) and ends when the watcher has seen its
+/// end. The server is waiting for the client from each `read` it asks for until bytes come;
+/// between them (the bytes being handled, or held back by a handler that reads no more yet)
+/// the clock stops.
+final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let floor: RequestRateFloor
+    /// A request is being read.
+    private var reading = false
+    /// Its bytes so far.
+    private var received = 0
+    /// The time the server spent waiting for them, up to `waitingSince`.
+    private var waited = TimeAmount.zero
+    /// When the server last asked for bytes that have not come yet; `nil` while it is busy.
+    private var waitingSince: NIODeadline?
+    /// The request heads read that no answer has started for yet.
+    private var unanswered = 0
+    /// The head of the request being read has been read.
+    private var headRead = false
+    /// An answer is being written (its head was, its end not yet).
+    private var answering = false
+    /// The connection is closed, or no longer HTTP.
+    private var stopped = false
+    private var timer: Scheduled<Void>?
+
+    init(floor: RequestRateFloor) {
+        self.floor = floor
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        stop()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stop()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !stopped {
+            let count = unwrapInboundIn(data).readableBytes
+            if reading {
+                if let since = waitingSince { waited = waited + (.now() - since) }
+            } else {
+                start()
+            }
+            waitingSince = nil
+            received = received.addingReportingOverflow(count).overflow ? .max : received + count
+        }
+        context.fireChannelRead(data)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if reading, !stopped, waitingSince == nil {
+            waitingSince = .now()
+            if timer == nil { schedule(context) }
+        }
+        context.read()
+    }
+
+    /// Stops counting for good: the connection is closed or no longer HTTP.
+    func stop() {
+        stopped = true
+        timer?.cancel()
+        timer = nil
+    }
+
+    /// Told by the watcher that a request head was read: a request starts if none was going
+    /// (its first bytes came with the end of the one before).
+    func requestHeadRead() {
+        if !reading, !stopped { start() }
+        headRead = true
+        unanswered += 1
+    }
+
+    /// Told by the watcher that a request was read whole: its clock stops.
+    func requestRead() {
+        reading = false
+        waitingSince = nil
+        timer?.cancel()
+        timer = nil
+    }
+
+    /// Told by the watcher that an answer's head was written.
+    func answerStarted() {
+        unanswered = max(0, unanswered - 1)
+        answering = true
+    }
+
+    /// Told by the watcher that an answer's end was written.
+    func answerEnded() {
+        answering = false
+    }
+
+    private func start() {
+        reading = true
+        received = 0
+        waited = .zero
+        waitingSince = nil
+        headRead = false
+    }
+
+    /// The time the server has waited for this request so far.
+    private func spent() -> TimeAmount {
+        waited + (waitingSince.map { .now() - $0 } ?? .zero)
+    }
+
+    private func schedule(_ context: ChannelHandlerContext) {
+        let left = floor.allowance(after: received) - spent()
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: max(left, .zero)) { [self] in
+            timer = nil
+            guard reading, !stopped else { return }
+            if spent() >= floor.allowance(after: received) {
+                expire(context)
+            } else if waitingSince != nil {
+                schedule(context)
+            }
+            // Else the server holds the request back: the next `read` starts the clock again.
+        }
+    }
+
+    /// Ends a request below the floor: 408 if it has no answer yet (and none to a request before
+    /// it is being written), and the connection closed.
+    private func expire(_ context: ChannelHandlerContext) {
+        stop()
+        if !answering, !(headRead && unanswered == 0) {
+            let body = #"{"error":true,"error_description":"Request Timeout: the request came too slowly."}"#
+            let head =
+                "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n"
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: head + body)), promise: nil)
+        }
+        context.close(promise: nil)
+    }
+}
+
+/// After the HTTP codec: tells ``RequestRateGuard`` where requests end and answers start, and
+/// closes the connection after an answer that says `Connection: close`.
+final class RequestRateWatcher: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private var counter: RequestRateGuard?
+    /// The answer being written says `Connection: close`.
+    private var closeAfterAnswer = false
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        counter = try? context.pipeline.syncOperations.handler(type: RequestRateGuard.self)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head: counter?.requestHeadRead()
+        case .body: break
+        case .end: counter?.requestRead()
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(let response):
+            // 1xx (100 Continue) are not the answer.
+            guard response.status.kind != .informational else { break }
+            counter?.answerStarted()
+            closeAfterAnswer = Self.saysClose(response.headerFields[values: .connection])
+        case .body:
+            break
+        case .end:
+            counter?.answerEnded()
+            guard closeAfterAnswer else { break }
+            // Written (or failed): close, whatever of the request is left unread.
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            if let promise { written.futureResult.cascade(to: promise) }
+            context.writeAndFlush(data, promise: written)
+            return
+        }
+        context.write(data, promise: promise)
+    }
+
+    /// Whether `Connection` header values hold the `close` option.
+    static func saysClose(_ values: [String]) -> Bool {
+        values.contains { value in
+            value.split(separator: ",").contains { $0.filter { $0 != " " && $0 != "\t" }.lowercased() == "close" }
+        }
+    }
+}
+
+extension TimeAmount {
+    /// A duration in nanoseconds, the largest (or smallest) amount where it does not fit.
+    init(clamping duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else {
+            self = .nanoseconds(seconds < 0 ? .min : .max)
+            return
+        }
+        let (sum, overflowed) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        self = .nanoseconds(overflowed ? (seconds < 0 ? .min : .max) : sum)
+    }
+}

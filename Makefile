@@ -131,6 +131,8 @@ lint:
 	@# Expected outputs that depend on the CPU's kernels come from the record made on this machine
 	@# (Fixtures.referenceOutput), never from the committed folder directly: make test passes on any CPU.
 	@! grep -rnE 'Fixtures/Reference/[^"]*__out' Tests --include=*.swift || { echo "read recorded outputs with Fixtures.referenceOutput"; exit 1; }
+	@# An app using the inference products with traits: [] resolves none of the networked packages.
+	scripts/check-library-traits.sh
 	@# The library and tool link FoundationEssentials only: full Foundation (ICU) costs start-up time.
 	@! grep -rnE '^(public |package |internal )?import Foundation$$' Sources || { echo "Sources must not import Foundation (use FoundationEssentials)"; exit 1; }
 	@# The layers of docs/architecture.md: who may import whom, C behind its fences, one public type per file.

@@ -23,6 +23,13 @@ let package = Package(
         .executable(name: "netrunner", targets: ["netrunner"]),
         .executable(name: "netrunner-net", targets: ["NetRunnerNet"]),
     ],
+    // `Networking` (on by default): the HTTP stacks of serve, the hub and import. An app that
+    // only runs models depends with `traits: []`, and SwiftPM then neither fetches nor builds
+    // Hummingbird, SwiftNIO, async-http-client or the SQL kits (see the end of this file).
+    traits: [
+        .trait(name: "Networking", description: "serve, the hub and import: their HTTP and SQL packages"),
+        .default(enabledTraits: ["Networking"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -412,5 +419,23 @@ if Context.environment["NETRUNNER_UNITS_ONLY"] == "1" {
     package.targets.removeAll { upper.contains($0.name) }
     package.products.removeAll { product in
         product.name == "netrunner" || product.name == "netrunner-net" || upper.contains(product.name)
+    }
+}
+
+// The packages only the networked modules use, needed only with the `Networking` trait: every
+// target's dependency on one of their products is conditional on it, so an app that depends on
+// `TensorFlowLite` or `NetRunner` with `traits: []` resolves none of them (checked by
+// `scripts/check-library-traits.sh` in make lint).
+let networkingPackages: Set<String> = [
+    "hummingbird", "hummingbird-websocket", "swift-nio", "swift-http-types", "swift-nio-extras", "swift-prometheus",
+    "async-http-client", "sql-kit", "sqlite-kit", "postgres-kit",
+]
+for target in package.targets {
+    target.dependencies = target.dependencies.map { dependency in
+        guard case .productItem(let name, let packageName?, let aliases, nil) = dependency,
+            networkingPackages.contains(packageName)
+        else { return dependency }
+        return .productItem(
+            name: name, package: packageName, moduleAliases: aliases, condition: .when(traits: ["Networking"]))
     }
 }

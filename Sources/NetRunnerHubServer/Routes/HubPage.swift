@@ -11,7 +11,11 @@ import NetRunnerSupport
 /// fetched from elsewhere). The page reads the hub's own JSON routes (`/v1/models`,
 /// `/v1/models/{name}`, `.../aliases/{alias}/history`, `.../adoption`); on a private hub it
 /// asks for a key, kept in the page's memory only and sent as `Authorization: Bearer`, never
-/// in an address. Every string from the hub goes into the page as text (`textContent`), never
+/// in an address. With a key entered (publish or admin scope: the hub decides) it also
+/// changes the hub through the same API as `netrunner hub`: it uploads a version (`POST
+/// .../versions?alias=`, the file as the body), points an alias at one version or several
+/// with weights (`PUT .../aliases/{alias}`), and rolls an alias back (`POST .../rollback`);
+/// without a key those controls are disabled and say a key is needed. Every string from the hub goes into the page as text (`textContent`), never
 /// as markup, and the Content-Security-Policy allows only this script and style (by digest)
 /// and requests to the hub itself.
 enum HubPage {
@@ -62,6 +66,16 @@ enum HubPage {
         #models tbody tr:hover, #models tbody tr.chosen { background: #eff6ff; }
         .digest, .when { font-family: ui-monospace, monospace; font-size: .9em; color: #4b5563; }
         .status { color: #b91c1c; min-height: 1.4em; }
+        .status { margin: .6em 1.2em 0; }
+        .status.ok { color: #047857; }
+        .side { display: grid; gap: 1.2em; align-content: start; min-width: 0; }
+        fieldset { border: 1px solid #e5e7eb; border-radius: 4px; margin: 0 0 .8em; padding: .4em .8em .6em; min-width: 0; }
+        legend { font-weight: 600; color: #374151; padding: 0 .3em; }
+        fieldset label { display: flex; gap: .5em; align-items: center; margin: .3em 0; }
+        fieldset label span { flex: 0 0 5em; color: #4b5563; }
+        fieldset input { flex: 1; min-width: 0; max-width: 100%; }
+        fieldset:disabled { opacity: .55; }
+        .alias button { margin-left: .5em; font-size: .85em; }
         .bar { display: inline-block; height: .8em; background: #60a5fa; vertical-align: middle; margin-right: .4em; }
         .muted { color: #6b7280; }
         ol.history { margin: .2em 0 .8em 1.2em; padding: 0; }
@@ -86,6 +100,7 @@ enum HubPage {
         </header>
         <p id="status" class="status" role="status"></p>
         <main>
+          <div class="side">
           <section>
             <h2>Models</h2>
             <table id="models">
@@ -93,6 +108,29 @@ enum HubPage {
               <tbody></tbody>
             </table>
           </section>
+          <section id="manage">
+            <h2>Publish</h2>
+            <p id="manage-note" class="muted">A key is needed to upload versions and move aliases: \
+        enter one with the publish or admin scope above.</p>
+            <fieldset id="upload-controls" disabled>
+              <legend>Upload a version</legend>
+              <label><span>Model</span><input id="upload-name" autocomplete="off" placeholder="name, e.g. flowers"></label>
+              <label><span>File</span><input id="upload-file" type="file" accept=".tflite,.zip"></label>
+              <label><span>Alias</span><input id="upload-alias" autocomplete="off" placeholder="optional, e.g. staging">\
+        </label>
+              <button id="upload" type="button">Upload</button>
+            </fieldset>
+            <fieldset id="alias-controls" disabled>
+              <legend>Point an alias</legend>
+              <label><span>Model</span><input id="alias-model" autocomplete="off"></label>
+              <label><span>Alias</span><input id="alias-name" autocomplete="off" placeholder="e.g. production"></label>
+              <label><span>Versions</span><input id="alias-targets" autocomplete="off" \
+        placeholder="3, or 1:90 2:10 for a staged rollout"></label>
+              <button id="set-alias" type="button">Set alias</button>
+              <button id="rollback" type="button">Roll back</button>
+            </fieldset>
+          </section>
+          </div>
           <section id="model">
             <h2 id="model-name">Pick a model</h2>
             <p id="model-description" class="muted">Its versions, aliases and adoption show here.</p>
@@ -129,11 +167,15 @@ enum HubPage {
           return node;
         }
 
-        function say(text) { $("status").textContent = text; }
+        function say(text, ok) {
+          $("status").textContent = text;
+          $("status").classList.toggle("ok", Boolean(ok));
+        }
 
-        async function hub(path) {
-          const headers = key ? { Authorization: "Bearer " + key } : {};
-          const response = await fetch(path, { headers, cache: "no-store" });
+        // A request to the hub: a GET, or `options` (method, body, headers) for a change.
+        async function hub(path, options) {
+          const headers = Object.assign(key ? { Authorization: "Bearer " + key } : {}, (options && options.headers) || {});
+          const response = await fetch(path, Object.assign({ cache: "no-store" }, options || {}, { headers }));
           let body = null;
           try { body = await response.json(); } catch (error) { body = null; }
           if (response.status === 401 || response.status === 403) {
@@ -201,6 +243,13 @@ enum HubPage {
             aliases.push(el("div", { class: "alias", "data-alias": alias.alias },
               el("strong", { class: "alias-line" }, alias.alias + " → " + targets(alias.targets)),
               el("span", { class: "muted" }, "  " + alias.updated_at + " by " + alias.updated_by),
+              aliasButton("Move…", "move", () => {
+                $("alias-model").value = name;
+                $("alias-name").value = alias.alias;
+                $("alias-targets").value = alias.targets.map((target) => target.version + ":" + target.weight).join(" ");
+                $("alias-targets").focus();
+              }),
+              aliasButton("Roll back", "roll-back", () => rollback(name, alias.alias)),
               el("ol", { class: "history" }, ...history.slice().reverse().map((change) => el("li", {},
                 el("span", { class: "when" }, change.changed_at), " " + change.changed_by + " " + change.action + ": " +
                 (change.previous.length ? targets(change.previous) : "(new)") + " → " + targets(change.targets))))));
@@ -214,7 +263,94 @@ enum HubPage {
                 el("td", {}, "version " + count.version),
                 el("td", {}, bar(count.clients / total), count.clients + (count.clients === 1 ? " client" : " clients"))))));
           $("model-details").hidden = false;
+          for (const id of ["upload-name", "alias-model"]) $(id).value = name;
           say("");
+        }
+
+        // A button of an alias's line: usable only with a key.
+        function aliasButton(text, kind, work) {
+          const button = el("button", { type: "button", class: kind }, text);
+          button.disabled = !key;
+          button.addEventListener("click", () => act(button, work));
+          return button;
+        }
+
+        // Runs a change with its button disabled meanwhile; the hub's refusal goes to the status line.
+        async function act(button, work) {
+          button.disabled = true;
+          try {
+            await work();
+          } catch (error) {
+            say(error.message);
+          } finally {
+            button.disabled = !key;
+          }
+        }
+
+        function modelPath(name) {
+          if (!name) throw new Error("Name the model first.");
+          return "/v1/models/" + encodeURIComponent(name);
+        }
+
+        // "3", or "1:90 2:10" (version:weight, as netrunner hub alias takes them) into the body of the PUT.
+        function parseTargets(text) {
+          const words = text.trim().split(/[\s,]+/).filter(Boolean);
+          if (words.length === 0) throw new Error("Say which version: 3, or 1:90 2:10 for a staged rollout.");
+          if (words.length === 1 && /^[0-9]+$/.test(words[0])) return { version: Number(words[0]) };
+          return {
+            targets: words.map((word) => {
+              const match = /^([0-9]+):([0-9]+)$/.exec(word);
+              if (!match) throw new Error("\"" + word + "\" is not VERSION:WEIGHT, as in 1:90 2:10.");
+              return { version: Number(match[1]), weight: Number(match[2]) };
+            }),
+          };
+        }
+
+        async function upload() {
+          const name = $("upload-name").value.trim();
+          const file = $("upload-file").files[0];
+          const alias = $("upload-alias").value.trim();
+          const path = modelPath(name);
+          if (!file) throw new Error("Choose a .tflite or a zipped bundle to upload.");
+          say("Uploading " + file.name + " (" + bytes(file.size) + ") as " + name + "…", true);
+          const version = await hub(path + "/versions" + (alias ? "?alias=" + encodeURIComponent(alias) : ""),
+            { method: "POST", body: file, headers: { "Content-Type": "application/octet-stream" } });
+          $("upload-file").value = "";
+          chosen = name;
+          if (await refresh()) {
+            say("Published " + version.name + " version " + version.version + (alias ? ", " + alias + " → it" : "") + ".", true);
+          }
+        }
+
+        async function setAlias() {
+          const name = $("alias-model").value.trim();
+          const alias = $("alias-name").value.trim();
+          const path = modelPath(name);
+          if (!alias) throw new Error("Name the alias: production, staging...");
+          const body = JSON.stringify(parseTargets($("alias-targets").value));
+          const moved = await hub(path + "/aliases/" + encodeURIComponent(alias),
+            { method: "PUT", body, headers: { "Content-Type": "application/json" } });
+          chosen = name;
+          if (await refresh()) say(moved.name + ": " + moved.alias + " → " + targets(moved.targets) + ".", true);
+        }
+
+        async function rollback(name, alias) {
+          const path = modelPath(name);
+          if (!alias) throw new Error("Name the alias to roll back.");
+          const back = await hub(path + "/aliases/" + encodeURIComponent(alias) + "/rollback", { method: "POST" });
+          chosen = name;
+          if (await refresh()) say(back.name + ": " + back.alias + " rolled back to " + targets(back.targets) + ".", true);
+        }
+
+        // With a key the controls are usable (the hub still checks its scope); without one they say a key is needed.
+        function useKey() {
+          key = $("key").value.trim();
+          for (const id of ["upload-controls", "alias-controls"]) $(id).disabled = !key;
+          for (const button of document.querySelectorAll(".alias button")) button.disabled = !key;
+          $("manage-note").textContent = key
+            ? "Changes are made with the key entered above; it needs the publish or admin scope."
+            : "A key is needed to upload versions and move aliases: enter one with the publish or admin scope above.";
+          refresh();
         }
 
         async function refresh() {
@@ -222,16 +358,22 @@ enum HubPage {
             const models = await loadModels();
             say("");
             if (chosen && models.some((model) => model.name === chosen)) await show(chosen);
+            return true;
           } catch (error) {
             say(error.message);
+            return false;
           }
         }
 
-        $("use-key").addEventListener("click", () => { key = $("key").value.trim(); refresh(); });
+        $("use-key").addEventListener("click", useKey);
         $("key").addEventListener("keydown", (event) => {
-          if (event.key === "Enter") { key = $("key").value.trim(); refresh(); }
+          if (event.key === "Enter") useKey();
         });
         $("reload").addEventListener("click", refresh);
+        $("upload").addEventListener("click", () => act($("upload"), upload));
+        $("set-alias").addEventListener("click", () => act($("set-alias"), setAlias));
+        $("rollback").addEventListener("click", () =>
+          act($("rollback"), () => rollback($("alias-model").value.trim(), $("alias-name").value.trim())));
         refresh();
 
         """#

@@ -148,7 +148,13 @@ final class DynamicBatcher: Sendable {
         do {
             let answers = try task.run(
                 batch: batch.map { (image: $0.image, decodeTime: $0.decodeTime) }, capacity: maxBatchSize)
+            batch.first?.reply.record { $0.executionCount += 1 }
             for (pending, answer) in zip(batch, answers) {
+                // Each image's share of the batch's time, so that the sums stay the time spent.
+                pending.reply.record {
+                    $0.computeInfer.add(ModelStatistics.milliseconds(answer.result.inferenceMilliseconds))
+                    $0.computeOutput.add(ModelStatistics.milliseconds(answer.result.postprocessingMilliseconds))
+                }
                 pending.reply.send(.success(ImageAnswerWithInput(answer: answer)))
             }
         } catch {

@@ -16,6 +16,9 @@ final class Worker {
     private var describedModels: [String: Model] = [:]
     /// Per model with a dynamic batcher: the tensorizer this worker prepares its images with.
     private var tensorizers: [String: ImageTensorizer] = [:]
+    /// The generation of each model this worker's interpreters and tasks were made of (see
+    /// ``InferenceEngine/load(_:)``).
+    private var generations: [String: Int] = [:]
 
     /// The tasks kept per worker, beyond which the oldest non-default one is dropped.
     private static let taskLimit = 16
@@ -41,10 +44,30 @@ final class Worker {
         }
     }
 
+    /// Drops what this worker made of another generation of a model (loaded again since, or a
+    /// job queued before).
+    private func dropStale(_ served: ServedModel) {
+        let id = served.id
+        guard generations[id, default: 0] != served.generation else { return }
+        generations[id] = served.generation
+        interpreters[id] = nil
+        describedModels[id] = nil
+        tensorizers[id] = nil
+        for key in tasks.keys where key.model == id { tasks[key] = nil }
+        taskOrder.removeAll { $0.model == id }
+    }
+
     /// Makes a model's default task, records its details, and runs it once on a grey image.
-    private func warmUp(_ served: ServedModel) throws {
+    ///
+    /// - Parameters:
+    ///   - served: The model.
+    ///   - replacesDetails: Whether to record its details even if the engine has some (a model
+    ///     loaded again).
+    /// - Throws: The errors of making its task and interpreter, and of running it.
+    private func warmUp(_ served: ServedModel, replacesDetails: Bool = false) throws {
+        dropStale(served)
         let task = try task(for: served, options: defaults(for: served))
-        if engine.details(of: served.id) == nil {
+        if replacesDetails || engine.details(of: served.id) == nil {
             let interpreter = try interpreter(for: served)
             var details = ModelDetails(
                 inputs: try (0..<interpreter.inputTensorCount).map { try interpreter.input(at: $0) },
@@ -55,7 +78,7 @@ final class Worker {
             if let reason = interpreter.acceleratorFallbackReason {
                 engine.logger.notice("model \(served.id) runs on the CPU (--accelerator auto): \(reason)")
             }
-            engine.record(details, for: served.id)
+            engine.record(details, for: served.id, replacing: replacesDetails)
         }
         let size = task.preprocessing.size
         let grey = try PixelBuffer(
@@ -69,7 +92,13 @@ final class Worker {
 
     func run(_ job: Job) {
         switch job {
+        case .image(let served, _, _, _, _), .tensors(let served, _, _), .signature(let served, _),
+            .described(let served, _, _), .warmUp(let served, _):
+            dropStale(served)
+        }
+        switch job {
         case .image(let served, let image, let options, let includeInput, let reply):
+            reply.started()
             if !includeInput, let batcher = batcher(for: served, options: options) {
                 prepareForBatch(served, image: image, batcher: batcher, reply: reply)
                 return
@@ -85,28 +114,49 @@ final class Worker {
                     } catch {
                         throw .failed("\(error)")
                     }
+                    reply.record { statistics in
+                        statistics.executionCount += 1
+                        statistics.computeInput.add(
+                            ModelStatistics.milliseconds(
+                                answer.result.decodingMilliseconds + answer.result.preprocessingMilliseconds))
+                        statistics.computeInfer.add(ModelStatistics.milliseconds(answer.result.inferenceMilliseconds))
+                        statistics.computeOutput.add(
+                            ModelStatistics.milliseconds(answer.result.postprocessingMilliseconds))
+                    }
                     guard includeInput else { return ImageAnswerWithInput(answer: answer) }
                     let png = try engineError { try task.inputImage().pngData() }
                     return ImageAnswerWithInput(answer: answer, input: png)
                 })
         case .tensors(let served, let inputs, let reply):
-            reply.send(Result { () throws(EngineError) -> [Tensor] in try self.runTensors(served, inputs) })
-        case .described(let served, let image, let reply):
+            reply.started()
             reply.send(
-                Result { () throws(EngineError) -> [String: Model.Output] in
-                    try engineError {
-                        let model: Model
-                        if let existing = self.describedModels[served.id] {
-                            model = existing
-                        } else {
-                            model = try Model(model: served.model)
-                            self.describedModels[served.id] = model
-                        }
-                        return try model.run(image: try ImageDecoder.decode(data: image).pixels)
+                Result { () throws(EngineError) -> [Tensor] in try self.runTensors(served, inputs, reply: reply) })
+        case .described(let served, let image, let reply):
+            reply.started()
+            let start = ContinuousClock.now
+            let result = Result { () throws(EngineError) -> [String: Model.Output] in
+                try engineError {
+                    let model: Model
+                    if let existing = self.describedModels[served.id] {
+                        model = existing
+                    } else {
+                        model = try Model(model: served.model)
+                        self.describedModels[served.id] = model
                     }
-                })
+                    return try model.run(image: try ImageDecoder.decode(data: image).pixels)
+                }
+            }
+            // Decoding, preprocessing and running are one call here: all counted as the run.
+            reply.record { statistics in
+                statistics.executionCount += 1
+                statistics.computeInfer.add(ContinuousClock.now - start)
+            }
+            reply.send(result)
         case .warmUp(let served, let reply):
-            reply.send(Result { () throws(EngineError) -> Void in try engineError { try self.warmUp(served) } })
+            reply.send(
+                Result { () throws(EngineError) -> Void in
+                    try engineError { try self.warmUp(served, replacesDetails: true) }
+                })
         case .signature(let served, let reply):
             reply.send(
                 Result { () throws(EngineError) -> (inputs: [Tensor], outputs: [Tensor]) in
@@ -154,6 +204,8 @@ final class Worker {
             }
             let decodedAt = clock.now
             let transform = try tensorizer.prepare(decoded)
+            let preparedAt = clock.now
+            reply.record { $0.computeInput.add(preparedAt - start) }
             let prepared = PreparedImage(
                 input: tensorizer.input, transform: transform, preprocessingTime: clock.now - decodedAt)
             batcher.submit(.init(image: prepared, decodeTime: decodedAt - start, reply: reply))
@@ -164,12 +216,18 @@ final class Worker {
         }
     }
 
-    private func runTensors(_ served: ServedModel, _ inputs: [Data]) throws(EngineError) -> [Tensor] {
+    /// Runs the interpreter on raw tensors, recording the time to copy them in, invoke and read
+    /// the outputs.
+    private func runTensors(_ served: ServedModel, _ inputs: [Data], reply: Reply<[Tensor]>) throws(EngineError)
+        -> [Tensor]
+    {
         let interpreter = try interpreter(for: served)
         guard inputs.count == interpreter.inputTensorCount else {
             throw .badInput(
                 "model \"\(served.id)\" has \(interpreter.inputTensorCount) input(s); the request gave \(inputs.count)")
         }
+        let clock = ContinuousClock()
+        let start = clock.now
         return try engineError {
             for (index, data) in inputs.enumerated() {
                 let input = try interpreter.input(at: index)
@@ -180,8 +238,18 @@ final class Worker {
                 }
                 try interpreter.copy(data, toInputAt: index)
             }
+            let copied = clock.now
             try interpreter.invoke()
-            return try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) }
+            let invoked = clock.now
+            let outputs = try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) }
+            let read = clock.now
+            reply.record { statistics in
+                statistics.executionCount += 1
+                statistics.computeInput.add(copied - start)
+                statistics.computeInfer.add(invoked - copied)
+                statistics.computeOutput.add(read - invoked)
+            }
+            return outputs
         }
     }
 

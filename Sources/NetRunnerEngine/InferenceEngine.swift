@@ -72,6 +72,8 @@ public final class InferenceEngine: Sendable {
         case ready
         /// It could not be loaded; the reason.
         case failed(String)
+        /// Taken out of service (``unload(_:)``): known, not served, until ``load(_:)``.
+        case unloaded
     }
 
     /// The models, in the order given, then those added (``add(_:)``).
@@ -89,6 +91,8 @@ public final class InferenceEngine: Sendable {
     /// The models whose batcher was tried (made, or found not to apply).
     private let batcherTried = Mutex<Set<String>>([])
     private let started = Atomic<Bool>(false)
+    /// Every model's counts and times (``statistics(of:)``).
+    let statisticsStore = StatisticsStore()
     private let finished: DispatchGroup
     let logger: Logger
 
@@ -172,6 +176,68 @@ public final class InferenceEngine: Sendable {
         }
         guard added else { throw .modelExists(id: model.id) }
         states.withLock { $0[model.id] = .loading }
+        try await warmUp(model)
+        logger.info("model \(model.id) added from \(model.origin)")
+    }
+
+    /// Serves a model again, or for the first time (Triton's `load`).
+    ///
+    /// The model, read anew, replaces one of its id (unloaded, failed or serving); it is checked by the model gate,
+    /// loaded and warmed up by one worker, then ready, and every worker drops its interpreters
+    /// of the old one. A model that serves goes on serving while it is loaded again.
+    ///
+    /// - Parameter model: The model.
+    /// - Throws: ``EngineError/modelUnavailable(id:reason:)`` when it fails to load.
+    public func load(_ model: ServedModel) async throws(EngineError) {
+        let model = served.withLock { served in
+            var model = model
+            if let index = served.firstIndex(where: { $0.id == model.id }) {
+                model.generation = served[index].generation + 1
+                served[index] = model
+            } else {
+                served.append(model)
+            }
+            return model
+        }
+        forget(model.id, keepsDetails: state(of: model.id) == .ready)
+        states.withLock { if $0[model.id] != .ready { $0[model.id] = .loading } }
+        try await warmUp(model)
+        logger.info("model \(model.id) loaded from \(model.origin)")
+    }
+
+    /// Stops serving a model (Triton's `unload`).
+    ///
+    /// Its requests are refused (503) until ``load(_:)``; it stays listed, its statistics
+    /// kept. Requests already queued still run.
+    ///
+    /// - Parameter id: The model's id.
+    /// - Throws: ``EngineError/unknownModel(id:known:)``.
+    public func unload(_ id: String) throws(EngineError) {
+        _ = try model(id)
+        states.withLock { $0[id] = .unloaded }
+        forget(id, keepsDetails: false)
+        logger.info("model \(id) unloaded")
+    }
+
+    /// A model's counts and cumulative times per stage (Triton's statistics extension).
+    ///
+    /// - Parameter id: The model's id.
+    /// - Returns: Its statistics, empty before its first request.
+    public func statistics(of id: String) -> ModelStatistics { statisticsStore.statistics(of: id) }
+
+    /// Drops what the engine made of a model's current version: its batcher, and its details
+    /// unless it goes on serving while it is loaded again (the warm-up replaces them).
+    private func forget(_ id: String, keepsDetails: Bool) {
+        if !keepsDetails { details.withLock { $0[id] = nil } }
+        batcherTried.withLock { _ = $0.remove(id) }
+        if let batcher = batchers.withLock({ $0.removeValue(forKey: id) }) {
+            Task { await batcher.close() }
+        }
+    }
+
+    /// Checks a model with the model gate and warms it up on one worker; ready, or failed with
+    /// the reason.
+    private func warmUp(_ model: ServedModel) async throws(EngineError) {
         do {
             try ModelGate.admit(model.model)
         } catch {
@@ -187,7 +253,6 @@ public final class InferenceEngine: Sendable {
         do {
             try outcome.get()
             states.withLock { $0[model.id] = .ready }
-            logger.info("model \(model.id) added from \(model.origin)")
         } catch {
             setState(.failed("\(error)"), for: model.id)
             throw .modelUnavailable(id: model.id, reason: "\(error)")
@@ -200,9 +265,10 @@ public final class InferenceEngine: Sendable {
     /// - Returns: Its tensors and preprocessing, or `nil` before it is loaded or if it failed.
     public func details(of id: String) -> ModelDetails? { details.withLock { $0[id] } }
 
-    func record(_ found: ModelDetails, for id: String) {
+    /// Records a model's details: the first worker's, or a model loaded again's (`replacing`).
+    func record(_ found: ModelDetails, for id: String, replacing: Bool = false) {
         details.withLock { details in
-            if details[id] == nil { details[id] = found }
+            if details[id] == nil || replacing { details[id] = found }
         }
     }
 
@@ -260,7 +326,7 @@ public final class InferenceEngine: Sendable {
         model id: String, image: Data, options: ImageTask.Options = ImageTask.Options(), includeInput: Bool
     ) async throws(EngineError) -> (answer: ImageAnswer, input: Data?) {
         let served = try available(id)
-        let found: ImageAnswerWithInput = try await submit { reply in
+        let found: ImageAnswerWithInput = try await submit(counting: id) { reply in
             .image(model: served, image: image, options: options, includeInput: includeInput, reply: reply)
         }
         return (found.answer, found.input)
@@ -276,7 +342,7 @@ public final class InferenceEngine: Sendable {
     /// - Throws: ``EngineError``.
     public func outputs(model id: String, image: Data) async throws(EngineError) -> [String: Model.Output] {
         let served = try available(id)
-        return try await submit { reply in .described(model: served, image: image, reply: reply) }
+        return try await submit(counting: id) { reply in .described(model: served, image: image, reply: reply) }
     }
 
     /// Runs a model on raw input tensors (KServe v2 / Triton clients send preprocessed tensors).
@@ -288,7 +354,7 @@ public final class InferenceEngine: Sendable {
     /// - Throws: ``EngineError``.
     public func run(model id: String, inputs: [Data]) async throws(EngineError) -> [Tensor] {
         let served = try available(id)
-        return try await submit { reply in .tensors(model: served, inputs: inputs, reply: reply) }
+        return try await submit(counting: id) { reply in .tensors(model: served, inputs: inputs, reply: reply) }
     }
 
     /// The model's input and output tensors (names, types, shapes), as the interpreter has them.
@@ -371,15 +437,21 @@ public final class InferenceEngine: Sendable {
         case .failed(let reason):
             throw .modelUnavailable(id: id, reason: served.failureReason(reason, showsPath: false))
         case .loading: throw .modelUnavailable(id: id, reason: "it is still loading; retry in a moment.")
+        case .unloaded:
+            throw .modelUnavailable(
+                id: id, reason: "it is unloaded; POST /v2/repository/models/\(id)/load serves it again.")
         default: return served
         }
     }
 
+    /// Queues a job and waits for its answer; `counting` names the model whose statistics
+    /// count it (a request), `nil` for none.
     private func submit<Value: Sendable>(
-        _ makeJob: (Reply<Value>) -> Job
+        counting id: String? = nil, _ makeJob: (Reply<Value>) -> Job
     ) async throws(EngineError) -> Value {
         let outcome: Result<Value, EngineError> = await withCheckedContinuation { continuation in
-            let reply = Reply<Value>(continuation: continuation)
+            var reply = Reply<Value>(continuation: continuation)
+            if let id { reply.statistics = (statisticsStore, id) }
             if !queue.push(makeJob(reply)) {
                 continuation.resume(returning: .failure(.busy(queued: queue.depth)))
             }
@@ -391,8 +463,36 @@ public final class InferenceEngine: Sendable {
 /// How a worker answers one job.
 struct Reply<Value: Sendable>: Sendable {
     let continuation: CheckedContinuation<Result<Value, EngineError>, Never>
+    /// When the job was queued.
+    let enqueued = ContinuousClock.now
+    /// Where the request is counted (a model's statistics), or `nil` for jobs that are no
+    /// request (warm-ups).
+    var statistics: (store: StatisticsStore, id: String)? = nil
 
-    func send(_ result: Result<Value, EngineError>) { continuation.resume(returning: result) }
+    init(continuation: CheckedContinuation<Result<Value, EngineError>, Never>) {
+        self.continuation = continuation
+    }
+
+    /// Records the time the job waited for a worker, now that one takes it.
+    func started() {
+        guard let statistics else { return }
+        let waited = ContinuousClock.now - enqueued
+        statistics.store.update(statistics.id) { $0.queue.add(waited) }
+    }
+
+    /// Records a stage of the job's work.
+    func record(_ change: (inout ModelStatistics) -> Void) {
+        guard let statistics else { return }
+        statistics.store.update(statistics.id, change)
+    }
+
+    func send(_ result: Result<Value, EngineError>) {
+        if let statistics {
+            let succeeded = if case .success = result { true } else { false }
+            statistics.store.finish(statistics.id, succeeded: succeeded, since: enqueued)
+        }
+        continuation.resume(returning: result)
+    }
 }
 
 /// An answer and, if asked, the input the model saw as a PNG.

@@ -11,6 +11,9 @@ public struct ServedModel: Sendable {
     public let kind: ImageTask.Kind
     /// Where it came from, for people: `embedded`, or a path.
     public let origin: String
+    /// How many times its id was loaded again before this one (``InferenceEngine/load(_:)``):
+    /// a worker drops what it made of another generation.
+    package var generation = 0
 
     /// Creates a served model.
     ///

@@ -183,7 +183,7 @@ public struct InferenceServer: Sendable {
         metrics.add(to: router)
         KServeRoutes(
             engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, version: configuration.version,
-            access: access
+            access: access, modelsFolder: configuration.modelsFolder
         )
         .add(to: router)
         StreamRoutes(streams: streams).add(to: router)

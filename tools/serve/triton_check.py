@@ -76,6 +76,29 @@ def main():
         report["unknown_model_config"] = "no error"
     except http.InferenceServerException as error:
         report["unknown_model_config"] = str(error)
+    # Triton's statistics extension, after the four inferences above.
+    report["stats"] = client.get_inference_statistics(model)
+    report["stats_all"] = client.get_inference_statistics()
+    # Triton's model control (explicit mode): unload, then load again.
+    control = {}
+    client.unload_model(model)
+    control["ready_after_unload"] = client.is_model_ready(model)
+    control["index_after_unload"] = [entry for entry in client.get_model_repository_index() if entry["name"] == model]
+    try:
+        client.infer(model, [request])
+        control["infer_after_unload"] = "no error"
+    except http.InferenceServerException as error:
+        control["infer_after_unload"] = str(error)
+    client.load_model(model)
+    control["ready_after_load"] = client.is_model_ready(model)
+    control["infer_after_load"] = client.infer(model, [request]).as_numpy(output_name).shape[-1]
+    for call in ("load_model", "unload_model", "get_inference_statistics"):
+        try:
+            getattr(client, call)("no-such-model")
+            control[f"unknown_{call}"] = "no error"
+        except http.InferenceServerException as error:
+            control[f"unknown_{call}"] = str(error)
+    report["control"] = control
     print(json.dumps(report))
 
 

@@ -27,6 +27,8 @@ struct ServerAccess: Sendable {
         "/v2/models/{name}/versions/{version}/ready", "/v1/models", "/v1/models/{id}",
         // Triton's model configuration and repository index: metadata, open like the metadata.
         "/v2/models/{name}/config", "/v2/models/{name}/versions/{version}/config", "/v2/repository/index",
+        // Triton's statistics: counts and times, open like the metadata (load and unload are not).
+        "/v2/models/stats", "/v2/models/{name}/stats", "/v2/models/{name}/versions/{version}/stats",
     ]
 
     /// Whether a request to a matched route (`nil`: none) needs a key.

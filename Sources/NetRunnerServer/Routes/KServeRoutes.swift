@@ -15,8 +15,10 @@ import TensorFlowLite
 ///
 /// Two of Triton's extensions: the model configuration (`GET /v2/models/{name}/config`, the
 /// JSON of model_config.proto's `ModelConfig`) and the model repository's index (`POST
-/// /v2/repository/index`, every served model with its state; `GET` answers the same). Each
-/// model has one version, `1`; another version is a 404.
+/// /v2/repository/index`, every served model with its state; `GET` answers the same), with
+/// its explicit model control (`POST /v2/repository/models/{name}/load` and `/unload`), and the
+/// statistics extension (`GET /v2/models/{name}/stats`, counts and cumulative times per stage).
+/// Each model has one version, `1`; another version is a 404.
 ///
 /// Inputs are the model's input tensors, preprocessed by the client as Triton clients do;
 /// `POST /v1/models/{id}/classify` takes the encoded image instead.
@@ -27,6 +29,9 @@ struct KServeRoutes {
     /// Who may see where the models are on this machine (a failed model's reason names its
     /// file): only requests with a valid key; without keys, no one sees more than file names.
     var access: ServerAccess? = nil
+    /// The models folder a model not served is loaded from (`load`); `nil`: only the models
+    /// served can be loaded again.
+    var modelsFolder: String? = nil
 
     /// The binary tensor extension's header: the length of the JSON part of the body.
     static let headerLength = HTTPField.Name.custom("Inference-Header-Content-Length")
@@ -36,13 +41,27 @@ struct KServeRoutes {
             HTTPReply.json(
                 ServerMetadata(
                     name: "netrunner", version: version,
-                    extensions: ["classification", "binary_tensor_data", "model_configuration"]))
+                    extensions: [
+                        "classification", "binary_tensor_data", "model_configuration", "model_repository",
+                        "statistics",
+                    ]))
         }
         router.get("/v2/health/live") { _, _ in Response(status: .ok) }
         router.get("/v2/health/ready") { _, _ in Response(status: engine.isReady ? .ok : .serviceUnavailable) }
         router.post("/v2/repository/index") { request, _ in await repositoryIndex(request) }
         router.get("/v2/repository/index") { request, _ in
             HTTPReply.json(repositoryIndex(readyOnly: false, showsPaths: showsPaths(request)))
+        }
+        router.post("/v2/repository/models/{name}/load") { request, context in
+            if let refusal = await Self.refusesControlBody(request) { return refusal }
+            return await load(context.parameters.get("name") ?? "", showsPaths: showsPaths(request))
+        }
+        router.post("/v2/repository/models/{name}/unload") { request, context in
+            if let refusal = await Self.refusesControlBody(request) { return refusal }
+            return unload(context.parameters.get("name") ?? "")
+        }
+        router.get("/v2/models/stats") { _, _ in
+            HTTPReply.json(StatisticsReply(modelStats: engine.models.map { statistics($0.id) }))
         }
         for prefix in ["/v2/models/{name}", "/v2/models/{name}/versions/{version}"] {
             router.get(RouterPath(prefix)) { _, context in
@@ -58,6 +77,10 @@ struct KServeRoutes {
                     Self.unknownVersion(context) == nil
                     && engine.state(of: context.parameters.get("name") ?? "") == .ready
                 return Response(status: ready ? .ok : .serviceUnavailable)
+            }
+            router.get(RouterPath(prefix + "/stats")) { _, context in
+                if let refusal = Self.unknownVersion(context) { return refusal }
+                return statisticsReply(context.parameters.get("name") ?? "")
             }
             router.post(RouterPath(prefix + "/infer")) { request, context in
                 if let refusal = Self.unknownVersion(context) { return refusal }
@@ -104,7 +127,7 @@ struct KServeRoutes {
             return Self.error(error)
         }
         guard let details = engine.details(of: name) else {
-            return Self.error(.modelUnavailable(id: name, reason: "it is not loaded (yet)."))
+            return Self.error(.modelUnavailable(id: name, reason: notLoadedReason(name)))
         }
         let describe = { (tensor: Tensor) in
             TensorMetadata(name: tensor.name, datatype: Self.datatype(tensor.dataType), shape: tensor.shape.dimensions)
@@ -181,11 +204,17 @@ struct KServeRoutes {
             if case .failed(let why) = engine.state(of: name) {
                 reason = (try? engine.model(name)).map { $0.failureReason(why, showsPath: showsPaths) } ?? why
             } else {
-                reason = "it is not loaded (yet)."
+                reason = notLoadedReason(name)
             }
             return Self.error(.modelUnavailable(id: name, reason: reason))
         }
         return HTTPReply.json(Self.configuration(name, details: details, instances: engine.configuration.threads))
+    }
+
+    /// Why a model has no details: unloaded, or not loaded yet.
+    func notLoadedReason(_ name: String) -> String {
+        engine.state(of: name) == .unloaded
+            ? "it is unloaded; POST /v2/repository/models/\(name)/load serves it again." : "it is not loaded (yet)."
     }
 
     /// A loaded model's configuration.
@@ -265,10 +294,186 @@ struct KServeRoutes {
                 entry = IndexEntry(
                     name: served.id, version: "1", state: "UNAVAILABLE",
                     reason: served.failureReason(why, showsPath: showsPaths))
+            case .unloaded: entry = IndexEntry(name: served.id, version: "1", state: "UNAVAILABLE", reason: "unloaded")
             case nil: entry = IndexEntry(name: served.id, version: "1", state: "UNKNOWN", reason: "")
             }
             return !readyOnly || entry.state == "READY" ? entry : nil
         }
+    }
+
+    // MARK: Model control (Triton's model repository extension, explicit mode)
+
+    /// `POST /v2/repository/models/{name}/load`: serves a model again, read anew from its file
+    /// (an embedded model from the program), or for the first time from the models folder;
+    /// 200 once it is ready, 404 for a name neither served nor in the folder, 400 when it fails
+    /// to load (its reason).
+    func load(_ name: String, showsPaths: Bool) async -> Response {
+        let engine = self.engine
+        let folder = modelsFolder
+        // Reading and checking a model (a child process for one not trusted) is no work for
+        // the event loop.
+        let outcome = await Task.detached { () -> Result<Void, LoadRefusal> in
+            let model: ServedModel
+            if let served = engine.models.first(where: { $0.id == name }) {
+                if served.origin == "embedded" {
+                    model = served
+                } else {
+                    do {
+                        model = ServedModel(
+                            id: name, model: try LoadedModel(.path(served.origin)), origin: served.origin)
+                    } catch {
+                        return .failure(LoadRefusal(message: "\(error)", path: served.origin))
+                    }
+                }
+            } else if let folder, let path = (try? ModelDirectory(path: folder))?.models[name] {
+                do {
+                    model = ServedModel(id: name, model: try LoadedModel(.path(path)), origin: path)
+                } catch {
+                    return .failure(LoadRefusal(message: "\(error)", path: path))
+                }
+            } else {
+                let known = engine.models.map(\.id)
+                return .failure(
+                    LoadRefusal(
+                        message: "No model \"\(name)\" is served or in the models folder"
+                            + (folder == nil ? " (this server reads none: it runs with --no-import)" : "")
+                            + "; the models served are: \(known.joined(separator: ", ")).",
+                        status: .notFound))
+            }
+            do {
+                try await engine.load(model)
+                return .success(())
+            } catch EngineError.busy(let queued) {
+                return .failure(
+                    LoadRefusal(
+                        message: "\(EngineError.busy(queued: queued))", path: model.origin, status: .serviceUnavailable)
+                )
+            } catch {
+                return .failure(LoadRefusal(message: "\(error)", path: model.origin))
+            }
+        }.value
+        switch outcome {
+        case .success: return Response(status: .ok)
+        case .failure(let refusal):
+            var message = "failed to load '\(name)': \(refusal.message)"
+            if !showsPaths, let path = refusal.path, let slash = path.lastIndex(of: "/") {
+                message = message.replacing(path, with: String(path[path.index(after: slash)...]))
+            }
+            return Self.error(message, status: refusal.status)
+        }
+    }
+
+    /// The 400 (or 413) of a load or unload body that is not empty or a JSON object (Triton's
+    /// `{"parameters": {...}}`, whose parameters are not used here), or `nil`.
+    static func refusesControlBody(_ request: Request) async -> Response? {
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: 64 * 1024)
+        } catch {
+            return Self.error(
+                "The request is larger than 64 KiB; it takes {\"parameters\": {}}.", status: .contentTooLarge)
+        }
+        guard body.readableBytesView.contains(where: { !isWhitespace($0) }) else { return nil }
+        do {
+            _ = try JSONDecoder().decode([String: JSONValue].self, from: Data(body.readableBytesView))
+            return nil
+        } catch {
+            return Self.error(
+                "The request is not a JSON object such as {\"parameters\": {}}: \(describe(error))", status: .badRequest
+            )
+        }
+    }
+
+    /// Why a model could not be loaded, and where it was read from.
+    struct LoadRefusal: Error {
+        var message: String
+        var path: String? = nil
+        var status: HTTPResponse.Status = .badRequest
+    }
+
+    /// `POST /v2/repository/models/{name}/unload`: stops serving a model (UNAVAILABLE,
+    /// "unloaded" in the index; its files stay); 404 for an unknown name.
+    func unload(_ name: String) -> Response {
+        do {
+            try engine.unload(name)
+            return Response(status: .ok)
+        } catch {
+            return Self.error(error)
+        }
+    }
+
+    // MARK: Statistics (Triton's extension)
+
+    /// One stage's count and cumulative nanoseconds.
+    struct StageStatistics: Encodable {
+        var count: Int
+        var ns: UInt64
+
+        init(_ stage: ModelStatistics.Stage) {
+            count = stage.count
+            ns = stage.nanoseconds
+        }
+    }
+
+    /// Triton's `InferStatistics`: requests (success, fail) and their stages.
+    struct InferenceStatistics: Encodable {
+        var success, fail, queue, computeInput, computeInfer, computeOutput, cacheHit, cacheMiss: StageStatistics
+        enum CodingKeys: String, CodingKey {
+            case success, fail, queue
+            case computeInput = "compute_input"
+            case computeInfer = "compute_infer"
+            case computeOutput = "compute_output"
+            case cacheHit = "cache_hit"
+            case cacheMiss = "cache_miss"
+        }
+    }
+
+    /// Triton's `ModelStatistics` of one version.
+    struct ModelStatisticsReply: Encodable {
+        var name: String
+        var version = "1"
+        var lastInference: UInt64
+        var inferenceCount: Int
+        var executionCount: Int
+        var inferenceStats: InferenceStatistics
+        var batchStats: [String] = []
+        enum CodingKeys: String, CodingKey {
+            case name, version
+            case lastInference = "last_inference"
+            case inferenceCount = "inference_count"
+            case executionCount = "execution_count"
+            case inferenceStats = "inference_stats"
+            case batchStats = "batch_stats"
+        }
+    }
+
+    /// `{"model_stats": [...]}`.
+    struct StatisticsReply: Encodable {
+        var modelStats: [ModelStatisticsReply]
+        enum CodingKeys: String, CodingKey { case modelStats = "model_stats" }
+    }
+
+    /// `GET /v2/models/{name}/stats`: the model's statistics, or 404 for an unknown model.
+    func statisticsReply(_ name: String) -> Response {
+        do {
+            _ = try engine.model(name)
+        } catch {
+            return Self.error(error)
+        }
+        return HTTPReply.json(StatisticsReply(modelStats: [statistics(name)]))
+    }
+
+    /// A model's statistics in Triton's form.
+    func statistics(_ name: String) -> ModelStatisticsReply {
+        let kept = engine.statistics(of: name)
+        let none = StageStatistics(ModelStatistics.Stage())
+        return ModelStatisticsReply(
+            name: name, lastInference: kept.lastInference, inferenceCount: kept.inferenceCount,
+            executionCount: kept.executionCount,
+            inferenceStats: InferenceStatistics(
+                success: .init(kept.success), fail: .init(kept.fail), queue: .init(kept.queue),
+                computeInput: .init(kept.computeInput), computeInfer: .init(kept.computeInfer),
+                computeOutput: .init(kept.computeOutput), cacheHit: none, cacheMiss: none))
     }
 
     /// JSON's whitespace: space, tab, line feed, carriage return.
@@ -305,7 +510,7 @@ struct KServeRoutes {
         do {
             let served = try engine.model(name)
             guard let details = engine.details(of: name) else {
-                throw EngineError.modelUnavailable(id: name, reason: "it is not loaded (yet).")
+                throw EngineError.modelUnavailable(id: name, reason: notLoadedReason(name))
             }
             let body: ByteBuffer
             do {

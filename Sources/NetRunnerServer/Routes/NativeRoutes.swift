@@ -274,6 +274,7 @@ struct ModelInfo: Encodable {
         origin = showsPath ? served.origin : fileName
         switch engine.state(of: served.id) {
         case .ready: state = "ready"
+        case .unloaded: state = "unloaded"
         case .failed(let why):
             state = "failed"
             reason = served.failureReason(why, showsPath: showsPath)

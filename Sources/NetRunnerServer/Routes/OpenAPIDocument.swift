@@ -149,7 +149,27 @@ enum OpenAPIDocument {
                   "properties": {"ready": {"type": "boolean"}}}}}},
                 "responses": {"200": {"$ref": "#/components/responses/RepositoryIndex"},
                   "400": {"$ref": "#/components/responses/KServeError"}, "413": {"$ref": "#/components/responses/KServeError"}}},
-              "get": {"operationId": "repositoryIndexAll", "responses": {"200": {"$ref": "#/components/responses/RepositoryIndex"}}}}
+              "get": {"operationId": "repositoryIndexAll", "responses": {"200": {"$ref": "#/components/responses/RepositoryIndex"}}}},
+            "/v2/repository/models/{name}/load": {"post": {"operationId": "loadModel",
+              "description": "Triton's explicit model control: serves the model again, read anew, or from the models folder.",
+              "parameters": [{"$ref": "#/components/parameters/name"}],
+              "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object"}}}},
+              "responses": {"200": {"description": "The model is loaded and ready."},
+                "400": {"$ref": "#/components/responses/KServeError"}, "404": {"$ref": "#/components/responses/KServeError"},
+                "413": {"$ref": "#/components/responses/KServeError"}, "503": {"$ref": "#/components/responses/KServeError"}}}},
+            "/v2/repository/models/{name}/unload": {"post": {"operationId": "unloadModel",
+              "description": "Stops serving the model (UNAVAILABLE, reason unloaded); its files stay.",
+              "parameters": [{"$ref": "#/components/parameters/name"}],
+              "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object"}}}},
+              "responses": {"200": {"description": "The model is unloaded."},
+                "400": {"$ref": "#/components/responses/KServeError"}, "404": {"$ref": "#/components/responses/KServeError"},
+                "413": {"$ref": "#/components/responses/KServeError"}}}},
+            "/v2/models/stats": {"get": {"operationId": "allModelStatistics",
+              "responses": {"200": {"$ref": "#/components/responses/ModelStatistics"}}}},
+            "/v2/models/{name}/stats": {"get": {"operationId": "modelStatistics",
+              "parameters": [{"$ref": "#/components/parameters/name"}],
+              "responses": {"200": {"$ref": "#/components/responses/ModelStatistics"},
+                "404": {"$ref": "#/components/responses/KServeError"}}}}
           },
           "components": {
             "parameters": {
@@ -163,6 +183,8 @@ enum OpenAPIDocument {
                 "schema": {"type": "string", "enum": ["0", "1", "true", "false"]}},
               "categoryAllowlist": {"name": "categoryAllowlist", "in": "query", "schema": {"type": "string"}},
               "categoryDenylist": {"name": "categoryDenylist", "in": "query", "schema": {"type": "string"}},
+              "name": {"name": "name", "in": "path", "required": true,
+                "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}},
               "album": {"name": "album", "in": "path", "required": true,
                 "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,63}$"}}
             },
@@ -182,6 +204,15 @@ enum OpenAPIDocument {
                   "required": ["name", "version", "state", "reason"], "properties": {"name": {"type": "string"},
                   "version": {"type": "string"}, "state": {"type": "string", "enum": ["READY", "LOADING", "UNAVAILABLE", "UNKNOWN"]},
                   "reason": {"type": "string"}}}}}}},
+              "ModelStatistics": {"description": "Triton's statistics: counts and cumulative nanoseconds per stage.",
+                "content": {"application/json": {"schema": {"type": "object", "required": ["model_stats"], "properties": {
+                  "model_stats": {"type": "array", "items": {"type": "object",
+                    "required": ["name", "version", "last_inference", "inference_count", "execution_count", "inference_stats"],
+                    "properties": {"name": {"type": "string"}, "version": {"type": "string"},
+                      "last_inference": {"type": "integer", "description": "Milliseconds since 1970; 0: none yet."},
+                      "inference_count": {"type": "integer"}, "execution_count": {"type": "integer"},
+                      "inference_stats": {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/StageStatistics"}},
+                      "batch_stats": {"type": "array", "items": {"type": "object"}}}}}}}}}},
               "Answer": {"description": "A results line.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResultLine"}}}},
               "Error": {"description": "What went wrong, for a person.", "content": {"application/json": {"schema": {
                 "type": "object", "required": ["error", "error_description"],
@@ -195,6 +226,8 @@ enum OpenAPIDocument {
                   "instance_group": {"type": "array", "items": {"type": "object"}},
                   "input": {"type": "array", "items": {"$ref": "#/components/schemas/TensorConfig"}},
                   "output": {"type": "array", "items": {"$ref": "#/components/schemas/TensorConfig"}}}},
+              "StageStatistics": {"type": "object", "required": ["count", "ns"], "properties": {
+                "count": {"type": "integer", "minimum": 0}, "ns": {"type": "integer", "minimum": 0}}},
               "TensorConfig": {"type": "object", "required": ["name", "data_type", "dims"], "properties": {
                 "name": {"type": "string"}, "data_type": {"type": "string", "pattern": "^TYPE_[A-Z0-9]+$"},
                 "format": {"type": "string"}, "dims": {"type": "array", "items": {"type": "integer"}},
@@ -238,7 +271,7 @@ enum OpenAPIDocument {
               "Model": {"type": "object", "required": ["id", "name", "type", "task", "origin", "state"], "properties": {
                 "id": {"type": "string"}, "name": {"type": "string"}, "type": {"type": "string"},
                 "task": {"type": "string", "enum": ["classification", "detection"]}, "origin": {"type": "string"},
-                "state": {"type": "string", "enum": ["loading", "ready", "failed"]}, "reason": {"type": "string"},
+                "state": {"type": "string", "enum": ["loading", "ready", "failed", "unloaded"]}, "reason": {"type": "string"},
                 "inputs": {"type": "array", "items": {"type": "object"}}, "outputs": {"type": "array", "items": {"type": "object"}},
                 "preprocessing": {"type": "object"}, "labels": {"type": "integer"}}}
             }

@@ -206,8 +206,6 @@ extension NetRunnerCommand {
             }
         }
 
-        /// The catalog's models (the embedded ones, then the models folder's), one per network.
-        func servedModels() throws -> [ServedModel] {
         /// Why a `--models` folder that does not exist is refused, with the closest folder beside
         /// it ("did you mean") and how to start an empty one for imports.
         static func missingFolderMessage(_ folder: String) -> String {
@@ -224,6 +222,8 @@ extension NetRunnerCommand {
                 + "make it first: mkdir \(folder)"
         }
 
+        /// The catalog's models (the embedded ones, then the models folder's), one per network.
+        func servedModels() throws -> [ServedModel] {
             let standard = ModelCatalog.defaultFolder
             let folder = models ?? (ImageArguments.isDirectory(standard) ? standard : nil)
             if let folder {

@@ -19,6 +19,9 @@ import NIOHTTPTypes
 /// stops. Connections that have become something else (a WebSocket) are left alone
 /// (``stop(on:)``).
 ///
+/// The floor also keeps the idle timeout (Hummingbird's is off): a connection with no request
+/// being read or answered is closed after `allowance`.
+///
 /// Both servers use it: ``http1(idleTimeout:)`` for a plain HTTP/1.1 server,
 /// ``RateFlooredChannel`` and ``httpHandlers()`` to add it to another child channel.
 package struct RequestRateFloor: Sendable {
@@ -65,8 +68,7 @@ package struct RequestRateFloor: Sendable {
             RateFlooredChannel(
                 inner: HTTP1Channel(
                     responder: responder,
-                    configuration: .init(
-                        additionalChannelHandlers: httpHandlers(), idleTimeout: TimeAmount(clamping: idleTimeout))),
+                    configuration: .init(additionalChannelHandlers: httpHandlers(), idleTimeout: nil)),
                 floor: floor)
         }
     }
@@ -152,14 +154,31 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var answering = false
     /// The connection is closed, or no longer HTTP.
     private var stopped = false
+    /// A 408 was sent and the output closed: what still comes in is dropped until the close.
+    private var lingering = false
+    /// The idle timeout's timer: armed while no request is read or answered.
+    private var idleTimer: Scheduled<Void>?
+    /// This handler's context (for the idle timer, armed from the watcher's calls).
+    private var context: ChannelHandlerContext?
     private var timer: Scheduled<Void>?
 
     init(floor: RequestRateFloor) {
         self.floor = floor
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { armIdle() }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        armIdle()
+        context.fireChannelActive()
+    }
+
     func handlerRemoved(context: ChannelHandlerContext) {
         stop()
+        self.context = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -168,6 +187,7 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if lingering { return }
         if !stopped {
             let count = unwrapInboundIn(data).readableBytes
             if reading {
@@ -194,6 +214,24 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
         stopped = true
         timer?.cancel()
         timer = nil
+        idleTimer?.cancel()
+        idleTimer = nil
+    }
+
+    /// The idle timeout, which this handler keeps instead of Hummingbird: a connection with no
+    /// request being read or answered is closed after `allowance` (Hummingbird's own timer also
+    /// cut a request whose body the server itself held back, a busy server's fault, not the
+    /// client's, and with no answer).
+    private func armIdle() {
+        idleTimer?.cancel()
+        idleTimer = nil
+        guard !stopped, !reading, !answering, unanswered == 0, let context else { return }
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(clamping: floor.allowance)) {
+            [self] in
+            idleTimer = nil
+            guard !stopped, !reading, !answering, unanswered == 0 else { return }
+            context.close(promise: nil)
+        }
     }
 
     /// Told by the watcher that a request head was read: a request starts if none was going
@@ -210,6 +248,7 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
         waitingSince = nil
         timer?.cancel()
         timer = nil
+        armIdle()
     }
 
     /// Told by the watcher that an answer's head was written.
@@ -221,9 +260,12 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Told by the watcher that an answer's end was written.
     func answerEnded() {
         answering = false
+        armIdle()
     }
 
     private func start() {
+        idleTimer?.cancel()
+        idleTimer = nil
         reading = true
         received = 0
         waited = .zero
@@ -253,13 +295,26 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Ends a request below the floor: 408 if it has no answer yet (and none to a request before
     /// it is being written), and the connection closed.
     private func expire(_ context: ChannelHandlerContext) {
+        let answers = !answering && !(headRead && unanswered == 0)
         stop()
-        if !answering, !(headRead && unanswered == 0) {
+        if answers {
             let body = #"{"error":true,"error_description":"Request Timeout: the request came too slowly."}"#
             let head =
                 "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n\r\n"
-            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: head + body)), promise: nil)
+            // A lingering close, as nginx's: the answer, then the output closed (FIN), then the
+            // rest of what the client still sends dropped for a while before the close. Closing
+            // at once with the client's bytes unread would send RST, and a client that has not
+            // read the 408 yet would lose it.
+            lingering = true
+            let written = context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: head + body)))
+            written.assumeIsolated().whenComplete { _ in
+                let closed = context.eventLoop.makePromise(of: Void.self)
+                closed.futureResult.assumeIsolated().whenFailure { _ in context.close(promise: nil) }
+                context.close(mode: .output, promise: closed)
+                context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) { context.close(promise: nil) }
+            }
+            return
         }
         context.close(promise: nil)
     }

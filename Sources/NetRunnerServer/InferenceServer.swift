@@ -197,8 +197,8 @@ public struct InferenceServer: Sendable {
         // request must keep coming at 500 bytes/s once --idle-timeout is spent.
         let channel = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(
-                additionalChannelHandlers: RequestRateFloor.httpHandlers(),
-                idleTimeout: .nanoseconds(Int64(idleTimeout / .nanoseconds(1)))),
+                // The idle timeout is the floor's (RequestRateGuard), not Hummingbird's.
+                additionalChannelHandlers: RequestRateFloor.httpHandlers(), idleTimeout: nil),
             ws: .init(maxFrameSize: maximumFrameBytes))
         let floor = RequestRateFloor(allowance: idleTimeout)
         let server = HTTPServerBuilder { responder in

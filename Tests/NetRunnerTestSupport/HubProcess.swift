@@ -33,8 +33,12 @@ public final class HubProcess: @unchecked Sendable {
     public func start() throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+        // A long idle timeout unless a test sets its own: in a parallel run the test process can
+        // be starved for a minute between two chunks of an upload, which the request rate floor
+        // would (rightly) cut.
+        let idle = extra.contains("--idle-timeout") ? [] : ["--idle-timeout", "900"]
         process.arguments =
-            ["hub", "serve", "--data", data, "--port", "0", "--admin-key", Self.adminKey] + extra
+            ["hub", "serve", "--data", data, "--port", "0", "--admin-key", Self.adminKey] + idle + extra
         let output = Pipe()
         process.standardOutput = output
         if !FileManager.default.fileExists(atPath: logPath) {

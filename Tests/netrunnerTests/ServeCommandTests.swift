@@ -30,6 +30,8 @@ final class ServerProcess: @unchecked Sendable {
         process.arguments =
             ["serve", "--port", "0"]
             + (models.map { ["--models", $0] } ?? ["--models", Fixtures.path("Models/bundles"), "--no-import"])
+            // A long idle timeout unless a test sets its own (a starved test process is not a slow client).
+            + (arguments.contains("--idle-timeout") ? [] : ["--idle-timeout", "900"])
             + arguments
         process.standardOutput = output
         process.standardError = errors

@@ -149,8 +149,6 @@ package enum CommandLineMain {
         return message
     }
 
-    /// A library option error in the command line's words: the library and the flags share
-    /// their names (`categoryAllowlist` is `--category-allowlist`).
     /// A mistyped command (`netrunner clasify`, `netrunner hub lst`), said with the closest
     /// command, as flags already are ("did you mean"); `nil` when the words name commands.
     ///
@@ -184,6 +182,8 @@ package enum CommandLineMain {
         return nil
     }
 
+    /// A library option error in the command line's words: the library and the flags share
+    /// their names (`categoryAllowlist` is `--category-allowlist`).
     static func optionMessage(for error: any Error) -> String? {
         guard case NetRunnerError.invalidOption(let name, let reason) = error else { return nil }
         var flag = "--"

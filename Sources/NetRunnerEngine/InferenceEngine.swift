@@ -304,6 +304,9 @@ public final class InferenceEngine: Sendable {
     {
         while true {
             await queue.waitForRoom()
+            // A closed queue has room for nothing: without this the loop spun at full speed on
+            // shutdown (an album run's images kept a server from stopping, two cores busy).
+            if queue.isClosed { throw .shuttingDown }
             do {
                 return try await answer(model: id, image: image, options: options)
             } catch .busy {

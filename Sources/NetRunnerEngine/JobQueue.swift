@@ -68,6 +68,9 @@ final class JobQueue<Job: Sendable>: Sendable {
         }
     }
 
+    /// Whether the queue no longer takes jobs (the engine is shutting down).
+    var isClosed: Bool { state.withLock { $0.closed } }
+
     /// Returns once the queue has room for a job, or is closed.
     ///
     /// Background work (an album run) waits here instead of polling, while requests that

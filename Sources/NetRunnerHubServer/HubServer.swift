@@ -182,6 +182,23 @@ public struct HubServer: Sendable {
     /// - Returns: The router.
     /// - Throws: The store's errors; the data folder's when it cannot hold blobs.
     func makeRouter(store: HubStore) async throws -> Router<BasicRequestContext> {
+        let routes = try await makeRoutes(store: store)
+        let router = Router()
+        router.add(
+            middleware: HubBrowserMiddleware<BasicRequestContext>(
+                browsers: BrowserGuard(
+                    origins: [], allowedHosts: configuration.allowedHosts, bindHost: configuration.host)))
+        router.add(middleware: MethodMiddleware<BasicRequestContext>(routes: routes.table))
+        routes.register(on: router)
+        return router
+    }
+
+    /// The hub's routes over a store, each declared once, with the OpenAPI document's.
+    ///
+    /// - Parameter store: The metadata store (migrated here).
+    /// - Returns: The routes.
+    /// - Throws: The store's errors; the data folder's when it cannot hold blobs.
+    func makeRoutes(store: HubStore) async throws -> RouteList<BasicRequestContext> {
         let folder = configuration.dataFolder
         try await store.migrate()
         if let key = configuration.adminKey, !key.isEmpty {
@@ -190,19 +207,13 @@ public struct HubServer: Sendable {
         // Uploads cut off by a crash are never recorded: their files go at the next start
         // (only this machine's, of processes that are gone: other nodes may share the folder).
         Uploads.removeAbandoned(in: folder + "/uploads")
-        let router = Router()
-        router.add(
-            middleware: HubBrowserMiddleware<BasicRequestContext>(
-                browsers: BrowserGuard(
-                    origins: [], allowedHosts: configuration.allowedHosts, bindHost: configuration.host)))
-        router.add(middleware: MethodMiddleware<BasicRequestContext>(routes: HubOpenAPI.routes))
-        HubOpenAPI.add(to: router)
-        HubRoutes(
+        var routes = HubRoutes(
             store: store, blobs: try BlobStore(dataFolder: folder), dataFolder: folder,
             maximumUploadBytes: configuration.maximumUploadBytes, anonymousRead: configuration.anonymousRead,
             adoptionLimit: configuration.adoptionLimit, logger: logger
-        ).add(to: router)
-        return router
+        ).routes
+        try routes.addOpenAPIDocument(base: HubOpenAPI.base, operations: HubOpenAPI.operations)
+        return routes
     }
 
     /// A database URL without its password, for messages.

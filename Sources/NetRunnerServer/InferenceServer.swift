@@ -1,27 +1,17 @@
-import FoundationEssentials
-import Hummingbird
-import HummingbirdCore
-import HummingbirdWebSocket
 public import Logging
-import NIOCore
-import NetRunner
 public import NetRunnerEngine
 import NetRunnerHTTP
-import NetRunnerHub
-import NetRunnerSupport
-import NetRunnerVideo
-import ServiceLifecycle
-import UnixSignals
 
 /// `netrunner serve`: the engine behind an HTTP server, the native API at `/v1`, KServe v2 at
 /// `/v2`.
 ///
 ///     let engine = InferenceEngine(models: models, configuration: .init(threads: 2))
-///     engine.start()
 ///     try await InferenceServer(engine: engine, configuration: .init()).run()
 ///
-/// It binds to loopback unless told otherwise, and stops on SIGTERM or SIGINT after the
-/// requests in flight finish (Hummingbird's graceful shutdown), then stops the engine.
+/// It is a Hummingbird application (``buildApplication(onListening:)``, built from
+/// ``buildRouter(streams:)``), with the engine and the `--stream` readers as its services. It
+/// binds to loopback unless told otherwise, and stops on SIGTERM or SIGINT after the requests
+/// in flight finish (Hummingbird's graceful shutdown), then stops the engine.
 public struct InferenceServer: Sendable {
     /// Where and how the server listens.
     public struct Configuration: Sendable {
@@ -125,116 +115,14 @@ public struct InferenceServer: Sendable {
         self.logger = logger
     }
 
-    /// The streams of the configuration, or `nil` when there are none.
-    private func makeStreams() throws -> ServerStreams? {
-        guard !configuration.streams.isEmpty else { return nil }
-        let models = engine.models
-        let model: ServedModel
-        if let id = configuration.streamModel {
-            model = try engine.model(id)
-        } else if let first = models.first(where: { $0.kind == .detection }) ?? models.first {
-            model = first
-        } else {
-            throw EngineError.unknownModel(id: "(none)", known: [])
-        }
-        return try ServerStreams(
-            streams: configuration.streams.map { ServerStreams.Stream(name: $0.name, source: VideoSource($0.source)) },
-            model: model, interval: configuration.streamInterval, logger: logger)
-    }
-
     /// Serves until SIGTERM or SIGINT, then lets the requests in flight finish and stops the
     /// engine.
     ///
     /// - Parameter onListening: Called once with the address and port bound.
     /// - Throws: The server's errors (the port taken, say).
     public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws {
-        if let blank = configuration.apiKeys.first(where: { !Self.isUsableKey($0) }) {
-            throw InferenceServerError(
-                message: "An API key cannot be empty or hold spaces or control characters: \"\(blank)\".")
-        }
-        // HEAD answers as GET does (open routes open, without a body).
-        let router = Router(options: .autoGenerateHeadEndpoints)
-        let streams = try makeStreams()
-        let metrics = ServerMetrics(engine: engine, streams: streams)
-        router.add(middleware: MetricsMiddleware<BasicRequestContext>(metrics: metrics))
-        let access = ServerAccess(
-            keys: configuration.apiKeys,
-            browsers: BrowserGuard(
-                origins: configuration.allowedOrigins, allowedHosts: configuration.allowedHosts,
-                bindHost: configuration.host))
-        router.add(middleware: AccessMiddleware<BasicRequestContext>(access: access))
-        // After CORS, which answers the preflights (OPTIONS) itself.
-        router.add(middleware: MethodMiddleware<BasicRequestContext>(routes: ServerRoutes.table))
-        NativeRoutes(
-            engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, metrics: metrics, access: access
-        )
-        .add(to: router)
-        ImportRoutes(
-            engine: engine,
-            importer: configuration.modelsFolder.map {
-                ModelImporter(modelsFolder: $0, allowsPrivateAddresses: configuration.allowsPrivateImports)
-            }
-        )
-        .add(to: router)
-        AlbumRoutes(
-            engine: engine, albums: AlbumRoutes.Album.load(configuration.albums),
-            maximumImageBytes: max(configuration.maximumUploadBytes, 64 << 20)
-        ).add(to: router)
-        metrics.add(to: router)
-        KServeRoutes(
-            engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, version: configuration.version,
-            access: access, modelsFolder: configuration.modelsFolder
-        )
-        .add(to: router)
-        StreamRoutes(streams: streams).add(to: router)
-        WebApp.add(to: router)
-        OpenAPIDocument.add(to: router)
-        let host = configuration.host
-        let engine = self.engine
-        let maximumFrameBytes = configuration.maximumUploadBytes
-        let idleTimeout = configuration.idleTimeout
-        // The request rate floor's watchers (RequestRateFloor) among the HTTP handlers: a
-        // request must keep coming at 500 bytes/s once --idle-timeout is spent.
-        let channel = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(
-                // The idle timeout is the floor's (RequestRateGuard), not Hummingbird's.
-                additionalChannelHandlers: RequestRateFloor.httpHandlers(), idleTimeout: nil),
-            ws: .init(maxFrameSize: maximumFrameBytes))
-        let floor = RequestRateFloor(allowance: idleTimeout)
-        let server = HTTPServerBuilder { responder in
-            RateFlooredChannel(
-                inner: GuardedUpgradeChannel(
-                    inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: channel) {
-                        request, channel, _ in
-                        guard
-                            let live = LiveRoute.match(
-                                request, engine: engine, maximumFrameBytes: maximumFrameBytes, access: access)
-                        else {
-                            return .dontUpgrade
-                        }
-                        // A WebSocket may stay quiet as long as it likes.
-                        RequestRateFloor.stop(on: channel)
-                        return .upgrade([:]) { inbound, outbound, _ in try await live.serve(inbound, outbound) }
-                    },
-                    firstRequestTimeout: idleTimeout),
-                floor: floor)
-        }
-        let app = Application(
-            router: router, server: server,
-            configuration: .init(
-                address: .hostname(host, port: configuration.port), serverName: "netrunner",
-                availableConnectionsDelegate: MaximumAvailableConnections(
-                    configuration.maximumConnections, logger: logger)
-            ),
-            onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
-            logger: logger)
-        engine.start()
-        defer { Task { await engine.shutdown() } }
-        let reading = Task { await streams?.run() }
-        defer { reading.cancel() }
+        let app = try buildApplication(onListening: onListening)
         try await ServerLifecycle.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
-        reading.cancel()
-        await engine.shutdown()
     }
 
     /// Whether a key can be sent in `Authorization: Bearer KEY`: not empty, no spaces or control

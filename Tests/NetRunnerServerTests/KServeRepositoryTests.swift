@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import NetRunner
 import NetRunnerEngine
+import NetRunnerHTTP
 import NetRunnerSupport
 import NetRunnerTestSupport
 import Testing
@@ -51,7 +52,7 @@ struct KServeRepositoryTests {
     func configurationAndIndex() async throws {
         let engine = try await Self.engine()
         let router = Router()
-        KServeRoutes(engine: engine, maximumUploadBytes: 1 << 20, version: "test").add(to: router)
+        KServeRoutes(engine: engine, maximumUploadBytes: 1 << 20, version: "test").routes.register(on: router)
         try await Application(router: router).test(.router) { client in
             let (status, json) = try await Self.call(client, "/v2/models/mobilenet/config")
             let config = try #require(json as? [String: Any])
@@ -123,7 +124,8 @@ struct KServeRepositoryTests {
         let access = ServerAccess(
             keys: ["k3y"], browsers: BrowserGuard(origins: [], allowedHosts: [], bindHost: "127.0.0.1"))
         let router = Router()
-        KServeRoutes(engine: engine, maximumUploadBytes: 1 << 20, version: "test", access: access).add(to: router)
+        KServeRoutes(engine: engine, maximumUploadBytes: 1 << 20, version: "test", access: access).routes
+            .register(on: router)
         try await Application(router: router).test(.router) { client in
             for (uri, keyed) in [
                 ("/v2/repository/index", false), ("/v2/models/half/config", false), ("/v2/repository/index", true),

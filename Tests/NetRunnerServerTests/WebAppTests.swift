@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import NetRunner
 import NetRunnerEngine
+import NetRunnerHTTP
 import NetRunnerImage
 import NetRunnerTestSupport
 import Testing
@@ -19,7 +20,7 @@ struct WebAppTests {
     @Test("/, /app.js, /app.css and /favicon.ico are the files of Resources/, byte for byte")
     func files() async throws {
         let router = Router()
-        WebApp.add(to: router)
+        WebApp.routes.register(on: router)
         try await Application(router: router).test(.router) { client in
             for (route, file, type) in [
                 ("/", "index.html", "text/html"), ("/app.js", "app.js", "text/javascript"),
@@ -49,7 +50,7 @@ struct WebAppTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         let router = Router()
-        NativeRoutes(engine: engine, maximumUploadBytes: 1 << 20).add(to: router)
+        NativeRoutes(engine: engine, maximumUploadBytes: 1 << 20).routes.register(on: router)
         let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")))
         try await Application(router: router).test(.router) { client in
             func classify(_ query: String) async throws -> (status: HTTPResponse.Status, json: [String: Any]) {

@@ -1,29 +1,11 @@
-import Hummingbird
-import NIOCore
-import NetRunnerHTTP
-
-/// The OpenAPI 3 description of the hub's API, served at `/openapi.json` so clients can be
-/// generated and the hub fuzzed against its own contract (schemathesis in the tests).
+/// The OpenAPI 3 description of the hub's API, served at `/openapi.json`.
+///
+/// Clients can be generated from it and the hub fuzzed against its own contract (schemathesis
+/// in the tests). Its paths
+/// are the routes' (``HubRoutes``): each route names its operation here.
 enum HubOpenAPI {
-    static func add(to router: Router<BasicRequestContext>) {
-        router.get("/openapi.json") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "application/json"],
-                body: .init(byteBuffer: ByteBuffer(string: document)))
-        }
-    }
-
-    /// The hub's routes, each template with the methods it takes (405 with `Allow`).
-    static let routes = RouteTable([
-        "/": "GET, HEAD", "/v1/health": "GET", "/openapi.json": "GET", "/v1/models": "GET", "/v1/models/{name}": "GET",
-        "/v1/models/{name}/versions": "POST", "/v1/models/{name}/versions/{version}": "GET, DELETE",
-        "/v1/models/{name}/aliases/{alias}": "GET, PUT", "/v1/models/{name}/aliases/{alias}/rollback": "POST",
-        "/v1/models/{name}/aliases/{alias}/history": "GET", "/v1/models/{name}/adoption": "GET",
-        "/v1/models/{name}/resolve": "GET", "/v1/blobs/{digest}": "GET, HEAD", "/v1/keys": "GET, POST",
-        "/v1/keys/{name}": "DELETE",
-    ])
-
-    static let document = #"""
+    /// The document without its paths: the routes add them (`RouteList.openAPIDocument`).
+    static let base = #"""
         {
           "openapi": "3.0.3",
           "info": {"title": "netrunner hub", "version": "0.1.0",
@@ -64,49 +46,46 @@ enum HubOpenAPI {
                   "created_at": {"type": "string"}}}
             }
           },
-          "security": [{"key": []}, {}],
-          "paths": {
-            "/v1/health": {"get": {"operationId": "health", "responses": {"200": {"description": "It runs.",
-              "content": {"application/json": {"schema": {"type": "object"}}}}}}},
-            "/v1/models": {"get": {"operationId": "listModels",
-              "parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}],
+          "security": [{"key": []}, {}]
+        }
+        """#
+
+    /// Each operation by its `operationId`: a route names the one it answers.
+    static let operations = #"""
+        {
+          "health": {"responses": {"200": {"description": "It runs.",
+              "content": {"application/json": {"schema": {"type": "object"}}}}}},
+          "listModels": {"parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}],
               "responses": {"200": {"description": "The models.", "content": {"application/json": {"schema": {
                 "type": "object", "required": ["models"],
                 "properties": {"models": {"type": "array", "items": {"$ref": "#/components/schemas/Model"}}}}}}},
-                "401": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/models/{name}": {"get": {"operationId": "getModel", "parameters": [{"$ref": "#/components/parameters/name"}],
+                "401": {"$ref": "#/components/responses/Error"}}},
+          "getModel": {"parameters": [{"$ref": "#/components/parameters/name"}],
               "responses": {"200": {"description": "The model.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Model"}}}},
                 "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
-                "404": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/models/{name}/versions": {"post": {"operationId": "publish",
-              "parameters": [{"$ref": "#/components/parameters/name"},
+                "404": {"$ref": "#/components/responses/Error"}}},
+          "publish": {"parameters": [{"$ref": "#/components/parameters/name"},
                 {"name": "alias", "in": "query", "schema": {"type": "string"}}],
               "requestBody": {"required": true, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
               "responses": {"201": {"description": "Published.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Version"}}}},
                 "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
                 "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
                 "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
-                "422": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/models/{name}/versions/{version}": {
-              "get": {"operationId": "getVersion",
-                "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/version"}],
+                "422": {"$ref": "#/components/responses/Error"}}},
+          "getVersion": {"parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/version"}],
                 "responses": {"200": {"description": "The version.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Version"}}}},
                   "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"}}},
-              "delete": {"operationId": "deleteVersion",
-                "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/version"}],
+          "deleteVersion": {"parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/version"}],
                 "responses": {"200": {"description": "Unpublished.", "content": {"application/json": {"schema": {"type": "object"}}}},
                   "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
-                  "409": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/models/{name}/aliases/{alias}": {
-              "get": {"operationId": "getAlias",
-                "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
+                  "409": {"$ref": "#/components/responses/Error"}}},
+          "getAlias": {"parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
                 "responses": {"200": {"description": "The alias.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Alias"}}}},
                   "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"}}},
-              "put": {"operationId": "setAlias",
-                "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
+          "setAlias": {"parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "properties": {
                   "version": {"type": "integer", "minimum": 1, "maximum": 2147483647, "nullable": true},
                   "targets": {"type": "array", "minItems": 1, "maxItems": 10, "nullable": true,
@@ -114,55 +93,46 @@ enum HubOpenAPI {
                 "responses": {"200": {"description": "Moved.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Alias"}}}},
                   "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
-                  "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/models/{name}/aliases/{alias}/rollback": {"post": {"operationId": "rollback",
-              "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
+                  "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}}},
+          "rollback": {"parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
               "responses": {"200": {"description": "Rolled back.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Alias"}}}},
                 "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
                 "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
-                "409": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/models/{name}/aliases/{alias}/history": {"get": {"operationId": "aliasHistory",
-              "parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
+                "409": {"$ref": "#/components/responses/Error"}}},
+          "aliasHistory": {"parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/alias"}],
               "responses": {"200": {"description": "Its history.", "content": {"application/json": {"schema": {"type": "object",
                 "required": ["history"], "properties": {"history": {"type": "array", "items": {"type": "object"}}}}}}},
-                "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/models/{name}/adoption": {"get": {"operationId": "adoption",
-              "parameters": [{"$ref": "#/components/parameters/name"}],
+                "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}}},
+          "adoption": {"parameters": [{"$ref": "#/components/parameters/name"}],
               "responses": {"200": {"description": "Clients per version.", "content": {"application/json": {"schema": {"type": "object"}}}},
-                "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/models/{name}/resolve": {"get": {"operationId": "resolve",
-              "parameters": [{"$ref": "#/components/parameters/name"},
+                "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}}},
+          "resolve": {"parameters": [{"$ref": "#/components/parameters/name"},
                 {"name": "ref", "in": "query", "schema": {"type": "string"}},
                 {"name": "client", "in": "query", "schema": {"type": "string"}}],
               "responses": {"200": {"description": "What it resolves to.", "content": {"application/json": {"schema": {"type": "object",
                 "required": ["name", "reference", "version", "sha256", "size", "format", "download"]}}}},
                 "304": {"description": "Unchanged."},
                 "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
-                "404": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/blobs/{digest}": {"get": {"operationId": "blob",
-              "parameters": [{"name": "digest", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "404": {"$ref": "#/components/responses/Error"}}},
+          "blob": {"parameters": [{"name": "digest", "in": "path", "required": true, "schema": {"type": "string"}}],
               "responses": {"200": {"description": "The file.", "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
                 "206": {"description": "Part of it.", "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
                 "304": {"description": "Unchanged."}, "401": {"$ref": "#/components/responses/Error"},
-                "404": {"$ref": "#/components/responses/Error"}, "416": {"description": "No such range."}}}},
-            "/v1/keys": {
-              "get": {"operationId": "listKeys", "responses": {"200": {"description": "The keys (names and scopes).",
+                "404": {"$ref": "#/components/responses/Error"}, "416": {"description": "No such range."}}},
+          "listKeys": {"responses": {"200": {"description": "The keys (names and scopes).",
                 "content": {"application/json": {"schema": {"type": "object"}}}},
                 "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}},
-              "post": {"operationId": "createKey",
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object",
+          "createKey": {"requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object",
                   "required": ["name", "scope"], "properties": {"name": {"type": "string"},
                   "scope": {"type": "string", "enum": ["read", "publish", "admin"]}}}}}},
                 "responses": {"201": {"description": "The key, shown once.", "content": {"application/json": {"schema": {"type": "object",
                   "required": ["key", "name", "scope"]}}}},
                   "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
-                  "403": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/keys/{name}": {"delete": {"operationId": "deleteKey",
-              "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+                  "403": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}}},
+          "deleteKey": {"parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
               "responses": {"200": {"description": "Deleted.", "content": {"application/json": {"schema": {"type": "object"}}}},
                 "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"},
-                "404": {"$ref": "#/components/responses/Error"}}}}
-          }
+                "404": {"$ref": "#/components/responses/Error"}}}
         }
         """#
 }

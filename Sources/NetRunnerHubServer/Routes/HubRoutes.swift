@@ -29,17 +29,24 @@ struct HubRoutes: Sendable {
     /// The largest version number (PostgreSQL's `INTEGER` is 32 bits).
     static let maximumVersion = Int(Int32.max)
 
-    func add(to router: Router<BasicRequestContext>) {
-        HubPage.add(to: router)
-        router.get("/v1/health") { _, _ in HTTPReply.json(["status": "ok"]) }
-        router.get("/v1/models") { request, _ in
+    /// The routes.
+    ///
+    /// The access each declares is what its handler's `authorize` asks: open, or a
+    /// key of the handler's scope (reading needs none with `--anonymous-read`, the default).
+    var routes: RouteList<BasicRequestContext> {
+        var routes = RouteList<BasicRequestContext>()
+        let page = Route<BasicRequestContext>.Documentation.elsewhere("the hub's web page")
+        routes.get("/", .open, page) { _, _ in HubPage.response() }
+        routes.on(.head, "/", .open, page) { _, _ in HubPage.response() }
+        routes.get("/v1/health", .open, .operation("health")) { _, _ in HTTPReply.json(["status": "ok"]) }
+        routes.get("/v1/models", .keyed, .operation("listModels")) { request, _ in
             try await handle {
                 _ = try await authorize(request, .read)
                 let models = try await store.models(search: request.uri.queryParameters.get("q"))
                 return HTTPReply.json(["models": models])
             }
         }
-        router.get("/v1/models/{name}") { request, context in
+        routes.get("/v1/models/{name}", .keyed, .operation("getModel")) { request, context in
             try await handle {
                 _ = try await authorize(request, .read)
                 let name = try Self.name(context)
@@ -53,7 +60,7 @@ struct HubRoutes: Sendable {
                         aliases: try await store.aliases(of: name), createdAt: first.createdAt))
             }
         }
-        router.post("/v1/models/{name}/versions") { request, context in
+        routes.post("/v1/models/{name}/versions", .keyed, .operation("publish")) { request, context in
             try await handle {
                 let who = try await authorize(request, .publish)
                 let name = try Self.name(context)
@@ -61,7 +68,7 @@ struct HubRoutes: Sendable {
                 return HTTPReply.json(try await publish(request, name: name, alias: alias, by: who), status: .created)
             }
         }
-        router.get("/v1/models/{name}/versions/{version}") { request, context in
+        routes.get("/v1/models/{name}/versions/{version}", .keyed, .operation("getVersion")) { request, context in
             try await handle {
                 _ = try await authorize(request, .read)
                 let (name, number) = (try Self.name(context), try Self.versionNumber(context))
@@ -71,7 +78,8 @@ struct HubRoutes: Sendable {
                 return HTTPReply.json(version)
             }
         }
-        router.delete("/v1/models/{name}/versions/{version}") { request, context in
+        routes.on(.delete, "/v1/models/{name}/versions/{version}", .keyed, .operation("deleteVersion")) {
+            request, context in
             try await handle {
                 let who = try await authorize(request, .admin)
                 let (name, number) = (try Self.name(context), try Self.versionNumber(context))
@@ -82,7 +90,7 @@ struct HubRoutes: Sendable {
                 return HTTPReply.json(["deleted": "\(name)@\(number)"])
             }
         }
-        router.get("/v1/models/{name}/aliases/{alias}") { request, context in
+        routes.get("/v1/models/{name}/aliases/{alias}", .keyed, .operation("getAlias")) { request, context in
             try await handle {
                 _ = try await authorize(request, .read)
                 let (name, alias) = (
@@ -94,7 +102,7 @@ struct HubRoutes: Sendable {
                 return HTTPReply.json(found)
             }
         }
-        router.put("/v1/models/{name}/aliases/{alias}") { request, context in
+        routes.on(.put, "/v1/models/{name}/aliases/{alias}", .keyed, .operation("setAlias")) { request, context in
             try await handle {
                 let who = try await authorize(request, .publish)
                 let (name, alias) = (
@@ -104,7 +112,7 @@ struct HubRoutes: Sendable {
                 return HTTPReply.json(try await store.setAlias(alias, of: name, targets: targets, by: who))
             }
         }
-        router.post("/v1/models/{name}/aliases/{alias}/rollback") { request, context in
+        routes.post("/v1/models/{name}/aliases/{alias}/rollback", .keyed, .operation("rollback")) { request, context in
             try await handle {
                 let who = try await authorize(request, .publish)
                 let (name, alias) = (
@@ -113,7 +121,8 @@ struct HubRoutes: Sendable {
                 return HTTPReply.json(try await store.rollback(alias, of: name, by: who))
             }
         }
-        router.get("/v1/models/{name}/aliases/{alias}/history") { request, context in
+        routes.get("/v1/models/{name}/aliases/{alias}/history", .keyed, .operation("aliasHistory")) {
+            request, context in
             try await handle {
                 _ = try await authorize(request, .read)
                 let (name, alias) = (
@@ -122,7 +131,7 @@ struct HubRoutes: Sendable {
                 return HTTPReply.json(["history": try await store.history(of: alias, of: name)])
             }
         }
-        router.get("/v1/models/{name}/adoption") { request, context in
+        routes.get("/v1/models/{name}/adoption", .keyed, .operation("adoption")) { request, context in
             try await handle {
                 _ = try await authorize(request, .read)
                 struct Count: Encodable {
@@ -133,16 +142,17 @@ struct HubRoutes: Sendable {
                 return HTTPReply.json(["versions": counts.map { Count(version: $0.version, clients: $0.clients) }])
             }
         }
-        router.get("/v1/models/{name}/resolve") { request, context in
+        routes.get("/v1/models/{name}/resolve", .keyed, .operation("resolve")) { request, context in
             try await handle { try await resolve(request, context) }
         }
-        router.get("/v1/blobs/{digest}") { request, context in
+        routes.get("/v1/blobs/{digest}", .keyed, .operation("blob")) { request, context in
             try await handle { try await blob(request, context) }
         }
-        router.head("/v1/blobs/{digest}") { request, context in
+        routes.on(.head, "/v1/blobs/{digest}", .keyed, .elsewhere("the GET of the same route, without its body")) {
+            request, context in
             try await handle { try await blob(request, context) }
         }
-        router.post("/v1/keys") { request, _ in
+        routes.post("/v1/keys", .keyed, .operation("createKey")) { request, _ in
             try await handle {
                 _ = try await authorize(request, .admin)
                 struct Body: Decodable {
@@ -160,7 +170,7 @@ struct HubRoutes: Sendable {
                 return HTTPReply.json(["key": key, "name": body.name, "scope": body.scope.rawValue], status: .created)
             }
         }
-        router.get("/v1/keys") { request, _ in
+        routes.get("/v1/keys", .keyed, .operation("listKeys")) { request, _ in
             try await handle {
                 _ = try await authorize(request, .admin)
                 let keys = try await store.keys().map {
@@ -169,7 +179,7 @@ struct HubRoutes: Sendable {
                 return HTTPReply.json(["keys": keys])
             }
         }
-        router.delete("/v1/keys/{name}") { request, context in
+        routes.on(.delete, "/v1/keys/{name}", .keyed, .operation("deleteKey")) { request, context in
             try await handle {
                 _ = try await authorize(request, .admin)
                 let name = context.parameters.get("name") ?? ""
@@ -177,6 +187,7 @@ struct HubRoutes: Sendable {
                 return HTTPReply.json(["deleted": name])
             }
         }
+        return routes
     }
 
     // MARK: Publishing

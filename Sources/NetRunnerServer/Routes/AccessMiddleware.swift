@@ -19,23 +19,17 @@ struct ServerAccess: Sendable {
     /// The `Origin` and `Host` checks.
     let browsers: BrowserGuard
 
-    /// The route templates anyone may `GET` (or `HEAD`) when keys are set.
-    static let openRoutes: Set<String> = [
-        "/", "/app.js", "/app.css", "/favicon.ico", "/openapi.json", "/metrics", "/v2", "/v2/health/live",
-        "/v2/health/ready",
-        "/v2/models/{name}", "/v2/models/{name}/ready", "/v2/models/{name}/versions/{version}",
-        "/v2/models/{name}/versions/{version}/ready", "/v1/models", "/v1/models/{id}",
-        // Triton's model configuration and repository index: metadata, open like the metadata.
-        "/v2/models/{name}/config", "/v2/models/{name}/versions/{version}/config", "/v2/repository/index",
-        // Triton's statistics: counts and times, open like the metadata (load and unload are not).
-        "/v2/models/stats", "/v2/models/{name}/stats", "/v2/models/{name}/versions/{version}/stats",
-    ]
-
     /// Whether a request to a matched route (`nil`: none) needs a key.
-    func needsKey(method: HTTPRequest.Method, route: String?) -> Bool {
+    ///
+    /// - Parameters:
+    ///   - method: The request's method.
+    ///   - route: The template the router matched.
+    ///   - open: The templates anyone may `GET` (``RouteList/openTemplates``).
+    /// - Returns: Whether the request must carry a key.
+    func needsKey(method: HTTPRequest.Method, route: String?, open: Set<String>) -> Bool {
         guard !keys.isEmpty else { return false }
         guard let route, method == .get || method == .head else { return true }
-        return !Self.openRoutes.contains(route)
+        return !open.contains(route)
     }
 
     /// Whether the request's `Authorization: Bearer` header holds an accepted key.
@@ -61,6 +55,8 @@ struct ServerAccess: Sendable {
 /// Applies ``ServerAccess`` to every routed request, and answers CORS for the allowed origins.
 struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
     let access: ServerAccess
+    /// The templates anyone may `GET` (``RouteList/openTemplates``).
+    let open: Set<String>
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -72,7 +68,9 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
             return Response(status: .noContent, headers: corsHeaders(origin, preflight: true))
         }
         // The route the router matched (`/v1/albums/{album}`), `nil` when none did.
-        if access.needsKey(method: request.method, route: context.endpointPath), !access.hasKey(request.headers) {
+        if access.needsKey(method: request.method, route: context.endpointPath, open: open),
+            !access.hasKey(request.headers)
+        {
             // Closed once answered: a body sent without a key is never read (nor waited for).
             var headers: HTTPFields = [.wwwAuthenticate: "Bearer", .connection: "close"]
             if allowed { headers.append(contentsOf: corsHeaders(origin, preflight: false)) }

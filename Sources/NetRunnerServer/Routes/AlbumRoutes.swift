@@ -134,8 +134,10 @@ struct AlbumRoutes {
         var description: String { message }
     }
 
-    func add(to router: Router<BasicRequestContext>) {
-        router.get("/v1/albums") { _, _ in
+    /// The routes.
+    var routes: RouteList<BasicRequestContext> {
+        var routes = RouteList<BasicRequestContext>()
+        routes.get("/v1/albums", .keyed, .operation("listAlbums")) { _, _ in
             struct Summary: Encodable {
                 var id: String
                 var name: String
@@ -149,7 +151,7 @@ struct AlbumRoutes {
                         Summary(id: $0.id, name: $0.name, images: $0.files.count, skipped: $0.skipped)
                     }))
         }
-        router.get("/v1/albums/{album}") { _, context in
+        routes.get("/v1/albums/{album}", .keyed, .operation("getAlbum")) { _, context in
             struct Image: Encodable {
                 var index: Int
                 var file: String
@@ -165,7 +167,7 @@ struct AlbumRoutes {
                     id: album.id, name: album.name,
                     images: album.files.indices.map { Image(index: $0, file: album.relative($0)) }))
         }
-        router.get("/v1/albums/{album}/images/{index}") { request, context in
+        routes.get("/v1/albums/{album}/images/{index}", .keyed, .operation("getAlbumImage")) { request, context in
             guard let album = album(context) else { return unknownAlbum(context) }
             guard let index = context.parameters.get("index").flatMap({ Int($0) }), album.files.indices.contains(index)
             else {
@@ -195,7 +197,7 @@ struct AlbumRoutes {
                 return HTTPReply.error("\(album.relative(index)) cannot be read.", status: .notFound)
             }
         }
-        router.post("/v1/albums/{album}/runs") { request, context in
+        routes.post("/v1/albums/{album}/runs", .keyed, .operation("runAlbum")) { request, context in
             guard let album = album(context) else { return unknownAlbum(context) }
             let query = request.uri.queryParameters
             guard let modelID = query.get("model") else {
@@ -226,7 +228,7 @@ struct AlbumRoutes {
                 runs.report(run, offset: 0, limit: 0) ?? AlbumRunReport(id: run, album: album.id, model: modelID),
                 status: .accepted, headers: [.location: "/v1/runs/\(run)"])
         }
-        router.get("/v1/runs/{id}") { request, context in
+        routes.get("/v1/runs/{id}", .keyed, .operation("getAlbumRun")) { request, context in
             let query = request.uri.queryParameters
             // Each given once, as a whole number in range; anything else is the caller's mistake.
             func number(_ name: String, _ range: ClosedRange<Int>, default value: Int) -> Int? {
@@ -247,6 +249,7 @@ struct AlbumRoutes {
             }
             return HTTPReply.json(report)
         }
+        return routes
     }
 
     private func album(_ context: BasicRequestContext) -> Album? {

@@ -32,15 +32,20 @@ struct ImportRoutes {
     /// Imports running at once.
     static let concurrentImports = 2
 
-    func add(to router: Router<BasicRequestContext>) {
-        router.post("/v1/imports") { request, _ in await start(request) }
-        router.get("/v1/imports") { _, _ in HTTPReply.json(ImportList(imports: jobs.all)) }
-        router.get("/v1/imports/{id}") { _, context in
+    /// The routes.
+    var routes: RouteList<BasicRequestContext> {
+        var routes = RouteList<BasicRequestContext>()
+        routes.post("/v1/imports", .keyed, .operation("importModel")) { request, _ in await start(request) }
+        routes.get("/v1/imports", .keyed, .operation("listImports")) { _, _ in
+            HTTPReply.json(ImportList(imports: jobs.all))
+        }
+        routes.get("/v1/imports/{id}", .keyed, .operation("getImport")) { _, context in
             guard let job = jobs.job(context.parameters.get("id") ?? "") else {
                 return HTTPReply.error("No import with this id (GET /v1/imports lists them).", status: .notFound)
             }
             return HTTPReply.json(job)
         }
+        return routes
     }
 
     struct Body: Decodable {

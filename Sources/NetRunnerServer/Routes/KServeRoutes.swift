@@ -36,8 +36,14 @@ struct KServeRoutes {
     /// The binary tensor extension's header: the length of the JSON part of the body.
     static let headerLength = HTTPField.Name.custom("Inference-Header-Content-Length")
 
-    func add(to router: Router<BasicRequestContext>) {
-        router.get("/v2") { _, _ in
+    /// The routes.
+    ///
+    /// Metadata, readiness, configuration and statistics are open; `infer`, the
+    /// repository's index and model control need a key.
+    var routes: RouteList<BasicRequestContext> {
+        let kserve = Route<BasicRequestContext>.Documentation.elsewhere("KServe v2's specification")
+        var routes = RouteList<BasicRequestContext>()
+        routes.get("/v2", .open, kserve) { _, _ in
             HTTPReply.json(
                 ServerMetadata(
                     name: "netrunner", version: version,
@@ -46,47 +52,52 @@ struct KServeRoutes {
                         "statistics",
                     ]))
         }
-        router.get("/v2/health/live") { _, _ in Response(status: .ok) }
-        router.get("/v2/health/ready") { _, _ in Response(status: engine.isReady ? .ok : .serviceUnavailable) }
-        router.post("/v2/repository/index") { request, _ in await repositoryIndex(request) }
-        router.get("/v2/repository/index") { request, _ in
+        routes.get("/v2/health/live", .open, .operation("live")) { _, _ in Response(status: .ok) }
+        routes.get("/v2/health/ready", .open, .operation("ready")) { _, _ in
+            Response(status: engine.isReady ? .ok : .serviceUnavailable)
+        }
+        routes.post("/v2/repository/index", .keyed, .operation("repositoryIndex")) { request, _ in
+            await repositoryIndex(request)
+        }
+        routes.get("/v2/repository/index", .open, .operation("repositoryIndexAll")) { request, _ in
             HTTPReply.json(repositoryIndex(readyOnly: false, showsPaths: showsPaths(request)))
         }
-        router.post("/v2/repository/models/{name}/load") { request, context in
+        routes.post("/v2/repository/models/{name}/load", .keyed, .operation("loadModel")) { request, context in
             if let refusal = await Self.refusesControlBody(request) { return refusal }
             return await load(context.parameters.get("name") ?? "", showsPaths: showsPaths(request))
         }
-        router.post("/v2/repository/models/{name}/unload") { request, context in
+        routes.post("/v2/repository/models/{name}/unload", .keyed, .operation("unloadModel")) { request, context in
             if let refusal = await Self.refusesControlBody(request) { return refusal }
             return unload(context.parameters.get("name") ?? "")
         }
-        router.get("/v2/models/stats") { _, _ in
+        routes.get("/v2/models/stats", .open, .operation("allModelStatistics")) { _, _ in
             HTTPReply.json(StatisticsReply(modelStats: engine.models.map { statistics($0.id) }))
         }
-        for prefix in ["/v2/models/{name}", "/v2/models/{name}/versions/{version}"] {
-            router.get(RouterPath(prefix)) { _, context in
+        for (prefix, version) in [("/v2/models/{name}", ""), ("/v2/models/{name}/versions/{version}", "Version")] {
+            routes.get(prefix, .open, kserve) { _, context in
                 if let refusal = Self.unknownVersion(context) { return refusal }
                 return metadata(context.parameters.get("name") ?? "")
             }
-            router.get(RouterPath(prefix + "/config")) { request, context in
+            routes.get(prefix + "/config", .open, .operation("modelConfig" + version)) { request, context in
                 if let refusal = Self.unknownVersion(context) { return refusal }
                 return configuration(context.parameters.get("name") ?? "", showsPaths: showsPaths(request))
             }
-            router.get(RouterPath(prefix + "/ready")) { _, context in
+            routes.get(prefix + "/ready", .open, kserve) { _, context in
                 let ready =
                     Self.unknownVersion(context) == nil
                     && engine.state(of: context.parameters.get("name") ?? "") == .ready
                 return Response(status: ready ? .ok : .serviceUnavailable)
             }
-            router.get(RouterPath(prefix + "/stats")) { _, context in
+            routes.get(prefix + "/stats", .open, .operation("modelStatistics" + version)) { _, context in
                 if let refusal = Self.unknownVersion(context) { return refusal }
                 return statisticsReply(context.parameters.get("name") ?? "")
             }
-            router.post(RouterPath(prefix + "/infer")) { request, context in
+            routes.post(prefix + "/infer", .keyed, kserve) { request, context in
                 if let refusal = Self.unknownVersion(context) { return refusal }
                 return await infer(request, model: context.parameters.get("name") ?? "")
             }
         }
+        return routes
     }
 
     /// The 404 of a route naming a version other than `1`, the one version of every model;

@@ -7,6 +7,7 @@ import NIOCore
 import NIOWebSocket
 import NetRunner
 import NetRunnerEngine
+import NetRunnerHTTP
 import NetRunnerSupport
 
 /// The camera feed of the seed apps over a WebSocket: `/v1/live?model=ID` (plus the answer
@@ -24,6 +25,18 @@ struct LiveRoute: Sendable {
     let maximumFrameBytes: Int
     /// Why this socket cannot answer frames (an unknown model, bad options), or `nil`.
     var problem: String?
+
+    /// `GET /v1/live`, keyed: the upgrade is answered before the router (``match``); a request
+    /// that reaches the router did not ask for one, and gets 426 saying so.
+    static var routes: RouteList<BasicRequestContext> {
+        var routes = RouteList<BasicRequestContext>()
+        routes.get("/v1/live", .keyed, .elsewhere("a WebSocket, docs/serve.md")) { _, _ in
+            HTTPReply.error(
+                "/v1/live is a WebSocket: open it with an upgrade (the web page's camera does).",
+                status: .upgradeRequired, headers: [.upgrade: "websocket", .connection: "Upgrade"])
+        }
+        return routes
+    }
 
     /// The route a WebSocket upgrade request asks for, or `nil` when it is not `/v1/live`.
     ///
@@ -49,7 +62,7 @@ struct LiveRoute: Sendable {
             problem = "\(error)"
         }
         // Browsers cannot give a WebSocket headers: the key comes as ?key= (here only).
-        if access.needsKey(method: request.method, route: "/v1/live"), !access.hasKey(request.headerFields) {
+        if access.needsKey(method: request.method, route: "/v1/live", open: []), !access.hasKey(request.headerFields) {
             let key = query.get("key") ?? ""
             if key.isEmpty || !access.keys.contains(key) {
                 problem = "This server needs an API key: open the page as /#key=KEY, or add ?key=KEY."

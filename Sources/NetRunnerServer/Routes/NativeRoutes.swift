@@ -17,13 +17,15 @@ struct NativeRoutes {
     /// Who may see where the models are: their paths go only to requests with a valid key.
     var access: ServerAccess? = nil
 
-    func add(to router: Router<BasicRequestContext>) {
-        router.get("/v1/models") { request, _ in
+    /// The routes.
+    var routes: RouteList<BasicRequestContext> {
+        var routes = RouteList<BasicRequestContext>()
+        routes.get("/v1/models", .open, .operation("listModels")) { request, _ in
             let paths = showsPaths(request)
             return HTTPReply.json(
                 ModelList(models: engine.models.map { ModelInfo($0, engine: engine, showsPath: paths) }))
         }
-        router.get("/v1/models/{id}") { request, context in
+        routes.get("/v1/models/{id}", .open, .operation("getModel")) { request, context in
             let id = context.parameters.get("id") ?? ""
             do throws(EngineError) {
                 return HTTPReply.json(ModelInfo(try engine.model(id), engine: engine, showsPath: showsPaths(request)))
@@ -31,15 +33,16 @@ struct NativeRoutes {
                 return HTTPReply.error(error)
             }
         }
-        router.post("/v1/models/{id}/classify") { request, context in
+        routes.post("/v1/models/{id}/classify", .keyed, .operation("classify")) { request, context in
             await answer(request, model: context.parameters.get("id") ?? "", task: .classification)
         }
-        router.post("/v1/models/{id}/detect") { request, context in
+        routes.post("/v1/models/{id}/detect", .keyed, .operation("detect")) { request, context in
             await answer(request, model: context.parameters.get("id") ?? "", task: .detection)
         }
-        router.post("/v1/models/{id}/run") { request, context in
+        routes.post("/v1/models/{id}/run", .keyed, .operation("run")) { request, context in
             await run(request, model: context.parameters.get("id") ?? "")
         }
+        return routes
     }
 
     /// Whether a request may see the models' paths on this machine: only with a valid API key

@@ -1,176 +1,17 @@
-import Hummingbird
-import NIOCore
-
 /// The OpenAPI 3 description of the native API (`/v1`), the health probes and Triton's model
-/// configuration and repository index.
+/// configuration, repository index, model control and statistics.
 ///
 /// Served at `/openapi.json`, so clients can be generated and the server fuzzed against its own
-/// contract (schemathesis in the tests). KServe v2's own specification describes the rest of
-/// `/v2` (metadata, readiness, infer).
+/// contract (schemathesis in the tests). Its paths are the routes' (``InferenceServer``'s route
+/// list): each route names its operation here, or says where else it is described (KServe v2's
+/// own specification describes metadata, readiness and infer).
 enum OpenAPIDocument {
-    static func add(to router: Router<BasicRequestContext>) {
-        router.get("/openapi.json") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "application/json"],
-                body: .init(byteBuffer: ByteBuffer(string: document)))
-        }
-    }
-
-    static let document = #"""
+    /// The document without its paths: the routes add them (`RouteList.openAPIDocument`).
+    static let base = #"""
         {
           "openapi": "3.0.3",
           "info": {"title": "netrunner serve", "version": "0.1.0",
             "description": "Run TensorFlow Lite vision models: the native API. Answers are results lines (docs/results-line.schema.json)."},
-          "paths": {
-            "/v1/models": {"get": {"operationId": "listModels", "responses": {
-              "200": {"description": "The models served.", "content": {"application/json": {"schema": {
-                "type": "object", "required": ["models"],
-                "properties": {"models": {"type": "array", "items": {"$ref": "#/components/schemas/Model"}}}}}}}}}},
-            "/v1/models/{id}": {"get": {"operationId": "getModel",
-              "parameters": [{"$ref": "#/components/parameters/id"}],
-              "responses": {
-                "200": {"description": "The model.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Model"}}}},
-                "404": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/models/{id}/classify": {"post": {"operationId": "classify",
-              "parameters": [{"$ref": "#/components/parameters/id"}, {"$ref": "#/components/parameters/maxResults"},
-                {"$ref": "#/components/parameters/scoreThreshold"}, {"$ref": "#/components/parameters/categoryAllowlist"},
-                {"$ref": "#/components/parameters/categoryDenylist"},
-                {"$ref": "#/components/parameters/preview"}],
-              "requestBody": {"$ref": "#/components/requestBodies/Image"},
-              "responses": {"200": {"$ref": "#/components/responses/Answer"}, "400": {"$ref": "#/components/responses/Error"},
-                "404": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
-                "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/models/{id}/detect": {"post": {"operationId": "detect",
-              "parameters": [{"$ref": "#/components/parameters/id"}, {"$ref": "#/components/parameters/maxResults"},
-                {"$ref": "#/components/parameters/scoreThreshold"}, {"$ref": "#/components/parameters/categoryAllowlist"},
-                {"$ref": "#/components/parameters/categoryDenylist"},
-                {"$ref": "#/components/parameters/preview"}],
-              "requestBody": {"$ref": "#/components/requestBodies/Image"},
-              "responses": {"200": {"$ref": "#/components/responses/Answer"}, "400": {"$ref": "#/components/responses/Error"},
-                "404": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
-                "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/models/{id}/run": {"post": {"operationId": "run",
-              "parameters": [{"$ref": "#/components/parameters/id"}],
-              "requestBody": {"$ref": "#/components/requestBodies/Image"},
-              "responses": {
-                "200": {"description": "Every output by its layer name; a detector answers with a results line.",
-                  "content": {"application/json": {"schema": {"anyOf": [
-                    {"type": "object", "required": ["image", "model", "error", "outputs"],
-                      "properties": {"image": {"type": "string"}, "model": {"type": "string"},
-                        "error": {"type": "boolean"}, "outputs": {"type": "object"}}},
-                    {"$ref": "#/components/schemas/ResultLine"}]}}}},
-                "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
-                "413": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"},
-                "503": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/imports": {
-              "get": {"operationId": "listImports", "responses": {"200": {"description": "The recent imports.",
-                "content": {"application/json": {"schema": {"type": "object", "required": ["imports"],
-                  "properties": {"imports": {"type": "array", "items": {"$ref": "#/components/schemas/Import"}}}}}}}}},
-              "post": {"operationId": "importModel",
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object",
-                  "required": ["url"], "properties": {"url": {"type": "string"}, "sha256": {"type": "string"}}}}}},
-                "responses": {
-                  "202": {"description": "The import started.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Import"}}}},
-                  "400": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"},
-                  "413": {"$ref": "#/components/responses/Error"}, "429": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/imports/{id}": {"get": {"operationId": "getImport",
-              "parameters": [{"$ref": "#/components/parameters/id"}],
-              "responses": {
-                "200": {"description": "How far the import got.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Import"}}}},
-                "404": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/streams": {"get": {"operationId": "listStreams", "responses": {"200": {"description": "The streams the server reads (serve --stream).",
-              "content": {"application/json": {"schema": {"type": "object", "required": ["streams"],
-                "properties": {"streams": {"type": "array", "items": {"$ref": "#/components/schemas/Stream"}}}}}}}}}},
-            "/v1/streams/{name}": {"get": {"operationId": "getStream",
-              "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
-              "responses": {
-                "200": {"description": "The stream's latest answer and counts.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Stream"}}}},
-                "404": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/streams/{name}/frame.jpg": {"get": {"operationId": "getStreamFrame",
-              "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
-              "responses": {
-                "200": {"description": "The latest answered frame with the answer drawn.", "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}}},
-                "404": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/albums": {"get": {"operationId": "listAlbums", "responses": {"200": {"description": "The albums.",
-              "content": {"application/json": {"schema": {"type": "object", "required": ["albums"],
-                "properties": {"albums": {"type": "array", "items": {"type": "object",
-                  "required": ["id", "name", "images", "skipped"], "properties": {"id": {"type": "string"},
-                  "name": {"type": "string"}, "images": {"type": "integer"}, "skipped": {"type": "integer"}}}}}}}}}}}},
-            "/v1/albums/{album}": {"get": {"operationId": "getAlbum",
-              "parameters": [{"$ref": "#/components/parameters/album"}],
-              "responses": {
-                "200": {"description": "The album's images.", "content": {"application/json": {"schema": {"type": "object",
-                  "required": ["id", "name", "images"], "properties": {"id": {"type": "string"}, "name": {"type": "string"},
-                  "images": {"type": "array", "items": {"type": "object", "required": ["index", "file"],
-                    "properties": {"index": {"type": "integer"}, "file": {"type": "string"}}}}}}}}},
-                "404": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/albums/{album}/images/{index}": {"get": {"operationId": "getAlbumImage",
-              "parameters": [{"$ref": "#/components/parameters/album"},
-                {"name": "index", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}},
-                {"name": "thumbnail", "in": "query", "schema": {"type": "string"}}],
-              "responses": {
-                "200": {"description": "The image, or a JPEG thumbnail.", "content": {
-                  "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
-                  "image/png": {"schema": {"type": "string", "format": "binary"}},
-                  "image/bmp": {"schema": {"type": "string", "format": "binary"}},
-                  "image/x-portable-anymap": {"schema": {"type": "string", "format": "binary"}},
-                  "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
-                "404": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/albums/{album}/runs": {"post": {"operationId": "runAlbum",
-              "parameters": [{"$ref": "#/components/parameters/album"},
-                {"name": "model", "in": "query", "required": true, "schema": {"type": "string"}},
-                {"$ref": "#/components/parameters/maxResults"}, {"$ref": "#/components/parameters/scoreThreshold"},
-                {"$ref": "#/components/parameters/categoryAllowlist"}, {"$ref": "#/components/parameters/categoryDenylist"}],
-              "responses": {
-                "202": {"description": "The run started.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AlbumRun"}}}},
-                "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
-                "429": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}},
-            "/v1/runs/{id}": {"get": {"operationId": "getAlbumRun",
-              "parameters": [{"$ref": "#/components/parameters/id"},
-                {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
-                {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 10000}}],
-              "responses": {
-                "200": {"description": "Progress and results.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AlbumRun"}}}},
-                "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}}}},
-            "/v2/health/live": {"get": {"operationId": "live", "responses": {"200": {"description": "The server runs."}}}},
-            "/v2/health/ready": {"get": {"operationId": "ready", "responses": {
-              "200": {"description": "Every model is loaded and warmed up."},
-              "503": {"description": "Still loading."}}}},
-            "/v2/models/{name}/config": {"get": {"operationId": "modelConfig",
-              "parameters": [{"name": "name", "in": "path", "required": true,
-                "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}}],
-              "responses": {
-                "200": {"description": "Triton's model configuration (model_config.proto's ModelConfig as JSON).",
-                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ModelConfig"}}}},
-                "404": {"$ref": "#/components/responses/KServeError"}, "503": {"$ref": "#/components/responses/KServeError"}}}},
-            "/v2/repository/index": {
-              "post": {"operationId": "repositoryIndex",
-                "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object",
-                  "properties": {"ready": {"type": "boolean"}}}}}},
-                "responses": {"200": {"$ref": "#/components/responses/RepositoryIndex"},
-                  "400": {"$ref": "#/components/responses/KServeError"}, "413": {"$ref": "#/components/responses/KServeError"}}},
-              "get": {"operationId": "repositoryIndexAll", "responses": {"200": {"$ref": "#/components/responses/RepositoryIndex"}}}},
-            "/v2/repository/models/{name}/load": {"post": {"operationId": "loadModel",
-              "description": "Triton's explicit model control: serves the model again, read anew, or from the models folder.",
-              "parameters": [{"$ref": "#/components/parameters/name"}],
-              "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object"}}}},
-              "responses": {"200": {"description": "The model is loaded and ready."},
-                "400": {"$ref": "#/components/responses/KServeError"}, "404": {"$ref": "#/components/responses/KServeError"},
-                "413": {"$ref": "#/components/responses/KServeError"}, "503": {"$ref": "#/components/responses/KServeError"}}}},
-            "/v2/repository/models/{name}/unload": {"post": {"operationId": "unloadModel",
-              "description": "Stops serving the model (UNAVAILABLE, reason unloaded); its files stay.",
-              "parameters": [{"$ref": "#/components/parameters/name"}],
-              "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object"}}}},
-              "responses": {"200": {"description": "The model is unloaded."},
-                "400": {"$ref": "#/components/responses/KServeError"}, "404": {"$ref": "#/components/responses/KServeError"},
-                "413": {"$ref": "#/components/responses/KServeError"}}}},
-            "/v2/models/stats": {"get": {"operationId": "allModelStatistics",
-              "responses": {"200": {"$ref": "#/components/responses/ModelStatistics"}}}},
-            "/v2/models/{name}/stats": {"get": {"operationId": "modelStatistics",
-              "parameters": [{"$ref": "#/components/parameters/name"}],
-              "responses": {"200": {"$ref": "#/components/responses/ModelStatistics"},
-                "404": {"$ref": "#/components/responses/KServeError"}}}}
-          },
           "components": {
             "parameters": {
               "id": {"name": "id", "in": "path", "required": true,
@@ -185,6 +26,8 @@ enum OpenAPIDocument {
               "categoryDenylist": {"name": "categoryDenylist", "in": "query", "schema": {"type": "string"}},
               "name": {"name": "name", "in": "path", "required": true,
                 "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}},
+              "version": {"name": "version", "in": "path", "required": true,
+                "description": "Each model has one version, 1; another is a 404.", "schema": {"type": "string"}},
               "album": {"name": "album", "in": "path", "required": true,
                 "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,63}$"}}
             },
@@ -276,6 +119,145 @@ enum OpenAPIDocument {
                 "preprocessing": {"type": "object"}, "labels": {"type": "integer"}}}
             }
           }
+        }
+        """#
+
+    /// Each operation by its `operationId`: a route names the one it answers.
+    static let operations = #"""
+        {
+          "listModels": {"responses": {
+              "200": {"description": "The models served.", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["models"],
+                "properties": {"models": {"type": "array", "items": {"$ref": "#/components/schemas/Model"}}}}}}}}},
+          "getModel": {"parameters": [{"$ref": "#/components/parameters/id"}],
+              "responses": {
+                "200": {"description": "The model.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Model"}}}},
+                "404": {"$ref": "#/components/responses/Error"}}},
+          "classify": {"parameters": [{"$ref": "#/components/parameters/id"}, {"$ref": "#/components/parameters/maxResults"},
+                {"$ref": "#/components/parameters/scoreThreshold"}, {"$ref": "#/components/parameters/categoryAllowlist"},
+                {"$ref": "#/components/parameters/categoryDenylist"},
+                {"$ref": "#/components/parameters/preview"}],
+              "requestBody": {"$ref": "#/components/requestBodies/Image"},
+              "responses": {"200": {"$ref": "#/components/responses/Answer"}, "400": {"$ref": "#/components/responses/Error"},
+                "404": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
+                "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}},
+          "detect": {"parameters": [{"$ref": "#/components/parameters/id"}, {"$ref": "#/components/parameters/maxResults"},
+                {"$ref": "#/components/parameters/scoreThreshold"}, {"$ref": "#/components/parameters/categoryAllowlist"},
+                {"$ref": "#/components/parameters/categoryDenylist"},
+                {"$ref": "#/components/parameters/preview"}],
+              "requestBody": {"$ref": "#/components/requestBodies/Image"},
+              "responses": {"200": {"$ref": "#/components/responses/Answer"}, "400": {"$ref": "#/components/responses/Error"},
+                "404": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
+                "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}},
+          "run": {"parameters": [{"$ref": "#/components/parameters/id"}],
+              "requestBody": {"$ref": "#/components/requestBodies/Image"},
+              "responses": {
+                "200": {"description": "Every output by its layer name; a detector answers with a results line.",
+                  "content": {"application/json": {"schema": {"anyOf": [
+                    {"type": "object", "required": ["image", "model", "error", "outputs"],
+                      "properties": {"image": {"type": "string"}, "model": {"type": "string"},
+                        "error": {"type": "boolean"}, "outputs": {"type": "object"}}},
+                    {"$ref": "#/components/schemas/ResultLine"}]}}}},
+                "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
+                "413": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"},
+                "503": {"$ref": "#/components/responses/Error"}}},
+          "listImports": {"responses": {"200": {"description": "The recent imports.",
+                "content": {"application/json": {"schema": {"type": "object", "required": ["imports"],
+                  "properties": {"imports": {"type": "array", "items": {"$ref": "#/components/schemas/Import"}}}}}}}}},
+          "importModel": {"requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object",
+                  "required": ["url"], "properties": {"url": {"type": "string"}, "sha256": {"type": "string"}}}}}},
+                "responses": {
+                  "202": {"description": "The import started.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Import"}}}},
+                  "400": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"},
+                  "413": {"$ref": "#/components/responses/Error"}, "429": {"$ref": "#/components/responses/Error"}}},
+          "getImport": {"parameters": [{"$ref": "#/components/parameters/id"}],
+              "responses": {
+                "200": {"description": "How far the import got.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Import"}}}},
+                "404": {"$ref": "#/components/responses/Error"}}},
+          "listStreams": {"responses": {"200": {"description": "The streams the server reads (serve --stream).",
+              "content": {"application/json": {"schema": {"type": "object", "required": ["streams"],
+                "properties": {"streams": {"type": "array", "items": {"$ref": "#/components/schemas/Stream"}}}}}}}}},
+          "getStream": {"parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+              "responses": {
+                "200": {"description": "The stream's latest answer and counts.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Stream"}}}},
+                "404": {"$ref": "#/components/responses/Error"}}},
+          "getStreamFrame": {"parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+              "responses": {
+                "200": {"description": "The latest answered frame with the answer drawn.", "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}}},
+                "404": {"$ref": "#/components/responses/Error"}}},
+          "listAlbums": {"responses": {"200": {"description": "The albums.",
+              "content": {"application/json": {"schema": {"type": "object", "required": ["albums"],
+                "properties": {"albums": {"type": "array", "items": {"type": "object",
+                  "required": ["id", "name", "images", "skipped"], "properties": {"id": {"type": "string"},
+                  "name": {"type": "string"}, "images": {"type": "integer"}, "skipped": {"type": "integer"}}}}}}}}}}},
+          "getAlbum": {"parameters": [{"$ref": "#/components/parameters/album"}],
+              "responses": {
+                "200": {"description": "The album's images.", "content": {"application/json": {"schema": {"type": "object",
+                  "required": ["id", "name", "images"], "properties": {"id": {"type": "string"}, "name": {"type": "string"},
+                  "images": {"type": "array", "items": {"type": "object", "required": ["index", "file"],
+                    "properties": {"index": {"type": "integer"}, "file": {"type": "string"}}}}}}}}},
+                "404": {"$ref": "#/components/responses/Error"}}},
+          "getAlbumImage": {"parameters": [{"$ref": "#/components/parameters/album"},
+                {"name": "index", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}},
+                {"name": "thumbnail", "in": "query", "schema": {"type": "string"}}],
+              "responses": {
+                "200": {"description": "The image, or a JPEG thumbnail.", "content": {
+                  "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
+                  "image/png": {"schema": {"type": "string", "format": "binary"}},
+                  "image/bmp": {"schema": {"type": "string", "format": "binary"}},
+                  "image/x-portable-anymap": {"schema": {"type": "string", "format": "binary"}},
+                  "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+                "404": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}}},
+          "runAlbum": {"parameters": [{"$ref": "#/components/parameters/album"},
+                {"name": "model", "in": "query", "required": true, "schema": {"type": "string"}},
+                {"$ref": "#/components/parameters/maxResults"}, {"$ref": "#/components/parameters/scoreThreshold"},
+                {"$ref": "#/components/parameters/categoryAllowlist"}, {"$ref": "#/components/parameters/categoryDenylist"}],
+              "responses": {
+                "202": {"description": "The run started.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AlbumRun"}}}},
+                "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
+                "429": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}},
+          "getAlbumRun": {"parameters": [{"$ref": "#/components/parameters/id"},
+                {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 10000}}],
+              "responses": {
+                "200": {"description": "Progress and results.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AlbumRun"}}}},
+                "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}}},
+          "live": {"responses": {"200": {"description": "The server runs."}}},
+          "ready": {"responses": {
+              "200": {"description": "Every model is loaded and warmed up."},
+              "503": {"description": "Still loading."}}},
+          "modelConfig": {"parameters": [{"name": "name", "in": "path", "required": true,
+                "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}}],
+              "responses": {
+                "200": {"description": "Triton's model configuration (model_config.proto's ModelConfig as JSON).",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ModelConfig"}}}},
+                "404": {"$ref": "#/components/responses/KServeError"}, "503": {"$ref": "#/components/responses/KServeError"}}},
+          "repositoryIndex": {"requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object",
+                  "properties": {"ready": {"type": "boolean"}}}}}},
+                "responses": {"200": {"$ref": "#/components/responses/RepositoryIndex"},
+                  "400": {"$ref": "#/components/responses/KServeError"}, "413": {"$ref": "#/components/responses/KServeError"}}},
+          "repositoryIndexAll": {"responses": {"200": {"$ref": "#/components/responses/RepositoryIndex"}}},
+          "loadModel": {"description": "Triton's explicit model control: serves the model again, read anew, or from the models folder.",
+              "parameters": [{"$ref": "#/components/parameters/name"}],
+              "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object"}}}},
+              "responses": {"200": {"description": "The model is loaded and ready."},
+                "400": {"$ref": "#/components/responses/KServeError"}, "404": {"$ref": "#/components/responses/KServeError"},
+                "413": {"$ref": "#/components/responses/KServeError"}, "503": {"$ref": "#/components/responses/KServeError"}}},
+          "unloadModel": {"description": "Stops serving the model (UNAVAILABLE, reason unloaded); its files stay.",
+              "parameters": [{"$ref": "#/components/parameters/name"}],
+              "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object"}}}},
+              "responses": {"200": {"description": "The model is unloaded."},
+                "400": {"$ref": "#/components/responses/KServeError"}, "404": {"$ref": "#/components/responses/KServeError"},
+                "413": {"$ref": "#/components/responses/KServeError"}}},
+          "allModelStatistics": {"responses": {"200": {"$ref": "#/components/responses/ModelStatistics"}}},
+          "modelStatistics": {"parameters": [{"$ref": "#/components/parameters/name"}],
+              "responses": {"200": {"$ref": "#/components/responses/ModelStatistics"},
+                "404": {"$ref": "#/components/responses/KServeError"}}},
+          "modelConfigVersion": {"parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/version"}],
+              "responses": {"200": {"description": "Triton's model configuration of the one version, 1.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ModelConfig"}}}},
+                "404": {"$ref": "#/components/responses/KServeError"}, "503": {"$ref": "#/components/responses/KServeError"}}},
+          "modelStatisticsVersion": {"parameters": [{"$ref": "#/components/parameters/name"}, {"$ref": "#/components/parameters/version"}],
+              "responses": {"200": {"$ref": "#/components/responses/ModelStatistics"}, "404": {"$ref": "#/components/responses/KServeError"}}}
         }
         """#
 }

@@ -129,33 +129,16 @@ final class ServerMetrics: Sendable {
         }
     }
 
-    func add(to router: Router<BasicRequestContext>) {
-        router.get("/metrics") { _, _ in
+    /// `GET /metrics`, open (Prometheus scrapes without a key).
+    var routes: RouteList<BasicRequestContext> {
+        var routes = RouteList<BasicRequestContext>()
+        routes.get("/metrics", .open, .elsewhere("Prometheus's exposition format")) { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: self.text())))
         }
+        return routes
     }
-}
-
-/// The server's routes, written once: each template with the methods it takes (405 with
-/// `Allow` for another method; the router's own table is the handlers of `Routes/`).
-enum ServerRoutes {
-    static let table = RouteTable([
-        "/": "GET", "/app.js": "GET", "/app.css": "GET", "/metrics": "GET", "/favicon.ico": "GET",
-        "/openapi.json": "GET", "/v2": "GET",
-        "/v1/models": "GET", "/v1/live": "GET", "/v1/models/{id}": "GET", "/v1/models/{id}/classify": "POST",
-        "/v1/models/{id}/detect": "POST", "/v1/models/{id}/run": "POST", "/v2/health/live": "GET",
-        "/v2/health/ready": "GET", "/v2/models/{name}": "GET", "/v2/models/{name}/ready": "GET",
-        "/v2/models/{name}/infer": "POST", "/v2/models/{name}/config": "GET", "/v2/repository/index": "GET, POST",
-        "/v2/repository/models/{name}/load": "POST", "/v2/repository/models/{name}/unload": "POST",
-        "/v2/models/stats": "GET", "/v2/models/{name}/stats": "GET",
-        "/v2/models/{name}/versions/{version}/stats": "GET",
-        "/v1/imports": "GET, POST", "/v1/imports/{id}": "GET",
-        "/v1/albums": "GET", "/v1/albums/{album}": "GET", "/v1/albums/{album}/images/{index}": "GET",
-        "/v1/albums/{album}/runs": "POST", "/v1/runs/{id}": "GET",
-        "/v1/streams": "GET", "/v1/streams/{name}": "GET", "/v1/streams/{name}/frame.jpg": "GET",
-    ])
 }
 
 /// Counts every request in ``ServerMetrics``, by the route template the router matched

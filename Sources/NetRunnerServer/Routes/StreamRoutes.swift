@@ -48,18 +48,20 @@ struct StreamRoutes {
             restarts: status.restarts)
     }
 
-    func add(to router: Router<BasicRequestContext>) {
-        router.get("/v1/streams") { _, _ in
+    /// The routes.
+    var routes: RouteList<BasicRequestContext> {
+        var routes = RouteList<BasicRequestContext>()
+        routes.get("/v1/streams", .keyed, .operation("listStreams")) { _, _ in
             struct List: Encodable { var streams: [Summary] }
             guard let streams else { return HTTPReply.json(List(streams: [])) }
             return HTTPReply.json(List(streams: streams.streams.compactMap { summary($0, in: streams) }))
         }
-        router.get("/v1/streams/{name}") { _, context in
+        routes.get("/v1/streams/{name}", .keyed, .operation("getStream")) { _, context in
             guard let (stream, streams) = find(context) else { return unknown(context) }
             guard let summary = summary(stream, in: streams) else { return unknown(context) }
             return HTTPReply.json(summary)
         }
-        router.get("/v1/streams/{name}/frame.jpg") { _, context in
+        routes.get("/v1/streams/{name}/frame.jpg", .keyed, .operation("getStreamFrame")) { _, context in
             guard let (stream, streams) = find(context) else { return unknown(context) }
             guard let jpeg = streams.status(stream.name)?.jpeg else {
                 return HTTPReply.error(
@@ -70,6 +72,7 @@ struct StreamRoutes {
                 status: .ok, headers: [.contentType: "image/jpeg", .cacheControl: "no-store"],
                 body: .init(byteBuffer: ByteBuffer(bytes: jpeg)))
         }
+        return routes
     }
 
     private func find(_ context: BasicRequestContext) -> (ServerStreams.Stream, ServerStreams)? {

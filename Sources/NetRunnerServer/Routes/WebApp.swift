@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NetRunnerHTTP
 
 /// Net Runner's screen as a web page at `/`: plain HTML, CSS and JavaScript compiled into the
 /// binary from `Resources/` (no CDN, no npm: it works offline; `make lint` parses `app.js`).
@@ -23,15 +24,18 @@ enum WebApp {
         ("/favicon.ico", "image/svg+xml", PackageResources.favicon_svg),
     ]
 
-    static func add(to router: Router<BasicRequestContext>) {
+    /// The page's routes, open to anyone (the page's first load needs no key).
+    static var routes: RouteList<BasicRequestContext> {
+        var routes = RouteList<BasicRequestContext>()
         for file in files {
             let body = ByteBuffer(bytes: file.bytes)
             // The page is asked again each time (no-cache revalidates), so a new server's page
             // and script always go together.
             let headers: HTTPFields = [.contentType: file.type, .cacheControl: "no-cache"]
-            router.get(RouterPath(file.route)) { _, _ in
+            routes.get(file.route, .open, .elsewhere("the web page")) { _, _ in
                 Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
             }
         }
+        return routes
     }
 }

@@ -6,6 +6,7 @@ import NetRunnerImage
 import NetRunnerSupport
 import NetRunnerVideo
 import Synchronization
+import TensorFlowLite
 
 /// Video streams the server reads itself (`serve --stream [NAME=]SOURCE`): cameras, live URLs,
 /// or files played at their own rate in a loop, each run in live mode on one shared pool of
@@ -58,13 +59,17 @@ final class ServerStreams: Sendable {
     private let logger: Logger
 
     /// Creates the streams (nothing is read until ``run()``).
-    init(streams: [Stream], model: ServedModel, interval: Duration, logger: Logger) throws {
+    init(
+        streams: [Stream], model: ServedModel, interval: Duration, accelerator: Accelerator = .cpu, logger: Logger
+    ) throws {
         self.streams = streams
         self.model = model
         self.interval = interval
         self.logger = logger
         let loaded = model.model
-        pool = try VisionTaskPool(count: 1) { try ImageTask(model: loaded) }
+        var options = ImageTask.Options()
+        options.accelerator = accelerator
+        pool = try VisionTaskPool(count: 1) { try ImageTask(model: loaded, options: options) }
         statuses = Mutex(Dictionary(uniqueKeysWithValues: streams.map { ($0.name, Status()) }))
     }
 

@@ -136,17 +136,30 @@ struct GPUEngineTests {
         let image = PreparedImage(input: tensorizer.input, transform: transform, preprocessingTime: .zero)
         // 24 images at once: 4 run in the first batch, at most 4 wait; the rest are busy at once
         // (before the fix every one waited, however many, for as long as the GPU took).
+        // Closed once the first answer is in (or after a minute, should none come): closing at
+        // the last submission could come before any batch ran on a loaded machine.
+        let closer = Task {
+            guard (try? await Task.sleep(for: .seconds(60))) != nil else { return }
+            await batcher.close()
+        }
         let results = await withTaskGroup(of: Result<ImageAnswerWithInput, EngineError>.self) { group in
-            for index in 0..<24 {
+            for _ in 0..<24 {
                 group.addTask {
                     await withCheckedContinuation { continuation in
                         batcher.submit(.init(image: image, decodeTime: .zero, reply: Reply(continuation: continuation)))
-                        if index == 23 { Task { await batcher.close() } }
                     }
                 }
             }
             var all: [Result<ImageAnswerWithInput, EngineError>] = []
-            for await result in group { all.append(result) }
+            var closed = false
+            for await result in group {
+                all.append(result)
+                if case .success = result, !closed {
+                    closed = true
+                    closer.cancel()
+                    Task { await batcher.close() }
+                }
+            }
             return all
         }
         let answered = results.filter { (try? $0.get()) != nil }.count

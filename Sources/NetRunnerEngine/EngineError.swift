@@ -1,4 +1,7 @@
-/// Why the engine did not answer a request, each with the HTTP status a client gets.
+package import NetRunnerSupport
+
+/// Why the engine did not answer a request; each says what kind of failure it is
+/// (``failureKind``), and a server picks its status from that.
 public enum EngineError: Error, Equatable, Sendable {
     /// No model has this id.
     case unknownModel(id: String, known: [String])
@@ -6,8 +9,6 @@ public enum EngineError: Error, Equatable, Sendable {
     case modelUnavailable(id: String, reason: String)
     /// A model with this id is already served (an import of the same id).
     case modelExists(id: String)
-    /// The model runs another task (a detector asked to classify, say).
-    case wrongTask(id: String, kind: String, asked: String)
     /// The queue is full: try again shortly.
     case busy(queued: Int)
     /// The engine is shutting down.
@@ -16,17 +17,18 @@ public enum EngineError: Error, Equatable, Sendable {
     case badInput(String)
     /// The model failed while running (the runtime's error).
     case failed(String)
+}
 
-    /// The HTTP status code for this error.
-    public var statusCode: Int {
+extension EngineError: KindedFailure {
+    /// The kind of failure: a busy queue and a model still loading pass (try again in a second).
+    package var failureKind: FailureKind {
         switch self {
-        case .unknownModel: 404
-        case .modelUnavailable, .busy, .shuttingDown: 503
-        // The model exists, but not this resource of it: /classify of a detector.
-        case .wrongTask: 404
-        case .badInput: 400
-        case .modelExists: 409
-        case .failed: 500
+        case .unknownModel: .notFound
+        case .modelUnavailable, .busy: .unavailable(retryAfter: 1)
+        case .shuttingDown: .unavailable(retryAfter: nil)
+        case .badInput: .invalid
+        case .modelExists: .conflict
+        case .failed: .failed
         }
     }
 }
@@ -36,13 +38,9 @@ extension EngineError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .unknownModel(let id, let known):
-            "No model \"\(id)\" here; the models are: \(known.joined(separator: ", ")) (GET /v1/models lists them)."
+            "No model \"\(id)\" here; the models are: \(known.joined(separator: ", "))."
         case .modelUnavailable(let id, let reason):
             "Model \"\(id)\" is not available: \(reason)"
-        case .wrongTask(let id, let kind, let asked):
-            "Model \"\(id)\" is a\(kind == "detection" ? " detector" : " classifier"), not a"
-                + "\(asked == "detection" ? " detector" : " classifier"): POST to /v1/models/\(id)/"
-                + "\(kind == "detection" ? "detect" : "classify") instead."
         case .modelExists(let id):
             "A model with id \"\(id)\" is already served; import it under another id (its model.json \"id\")."
         case .busy(let queued):

@@ -1,5 +1,9 @@
-/// Why the hub refused a request, each with its HTTP status.
-enum HubError: Error, CustomStringConvertible {
+import NetRunnerSupport
+
+/// Why the hub refused a request; each says what kind of failure it is, and
+/// `FailureMiddleware` picks the status (a missing key 401 with `WWW-Authenticate`, a database
+/// that did not answer 503 with `Retry-After`).
+enum HubError: KindedFailure {
     case badRequest(String)
     case unauthorized(String)
     case forbidden(String)
@@ -7,19 +11,19 @@ enum HubError: Error, CustomStringConvertible {
     case conflict(String)
     case tooLarge(String)
     case invalidModel(String)
-    /// The database did not answer in time (503, with Retry-After).
+    /// The database did not answer in time (try again in a second).
     case unavailable(String)
 
-    var status: Int {
+    var failureKind: FailureKind {
         switch self {
-        case .badRequest: 400
-        case .unauthorized: 401
-        case .forbidden: 403
-        case .notFound: 404
-        case .conflict: 409
-        case .tooLarge: 413
-        case .invalidModel: 422
-        case .unavailable: 503
+        case .badRequest: .invalid
+        case .unauthorized: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .conflict: .conflict
+        case .tooLarge: .tooLarge
+        case .invalidModel: .unprocessable
+        case .unavailable: .unavailable(retryAfter: 1)
         }
     }
 

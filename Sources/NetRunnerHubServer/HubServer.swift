@@ -189,6 +189,8 @@ public struct HubServer: Sendable {
                 browsers: BrowserGuard(
                     origins: [], allowedHosts: configuration.allowedHosts, bindHost: configuration.host)))
         router.add(middleware: MethodMiddleware<BasicRequestContext>(routes: routes.table))
+        // What the handlers throw: a HubError as its status, anything else logged and 500.
+        router.add(middleware: FailureMiddleware<BasicRequestContext>(logger: logger, unexpected: "The hub failed"))
         routes.register(on: router)
         return router
     }

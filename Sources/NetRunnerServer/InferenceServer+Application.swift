@@ -90,6 +90,8 @@ extension InferenceServer {
         router.add(middleware: AccessMiddleware<BasicRequestContext>(access: access, open: routes.openTemplates))
         // After CORS, which answers the preflights (OPTIONS) itself.
         router.add(middleware: MethodMiddleware<BasicRequestContext>(routes: routes.table))
+        // Innermost: what the handlers throw becomes its response before metrics count it.
+        router.add(middleware: FailureMiddleware<BasicRequestContext>())
         routes.register(on: router)
         return router
     }

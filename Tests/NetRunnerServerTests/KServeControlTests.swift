@@ -72,6 +72,7 @@ struct KServeControlTests {
     func statistics() async throws {
         let engine = try await Self.engine()
         let router = Router()
+        router.add(middleware: FailureMiddleware<BasicRequestContext>())
         KServeRoutes(engine: engine, maximumUploadBytes: 1 << 20, version: "test").routes.register(on: router)
         try await Application(router: router).test(.router) { client in
             let metadata = try #require(try await Self.call(client, "/v2").json as? [String: Any])
@@ -123,6 +124,7 @@ struct KServeControlTests {
             atPath: Fixtures.path(Fixtures.MobileNet.uint8), toPath: folder.appendingPathComponent("extra.tflite").path)
         let engine = try await Self.engine()
         let router = Router()
+        router.add(middleware: FailureMiddleware<BasicRequestContext>())
         KServeRoutes(engine: engine, maximumUploadBytes: 1 << 20, version: "test", modelsFolder: folder.path)
             .routes.register(on: router)
         try await Application(router: router).test(.router) { client in

@@ -52,6 +52,7 @@ struct KServeRepositoryTests {
     func configurationAndIndex() async throws {
         let engine = try await Self.engine()
         let router = Router()
+        router.add(middleware: FailureMiddleware<BasicRequestContext>())
         KServeRoutes(engine: engine, maximumUploadBytes: 1 << 20, version: "test").routes.register(on: router)
         try await Application(router: router).test(.router) { client in
             let (status, json) = try await Self.call(client, "/v2/models/mobilenet/config")
@@ -124,6 +125,7 @@ struct KServeRepositoryTests {
         let access = ServerAccess(
             keys: ["k3y"], browsers: BrowserGuard(origins: [], allowedHosts: [], bindHost: "127.0.0.1"))
         let router = Router()
+        router.add(middleware: FailureMiddleware<BasicRequestContext>())
         KServeRoutes(engine: engine, maximumUploadBytes: 1 << 20, version: "test", access: access).routes
             .register(on: router)
         try await Application(router: router).test(.router) { client in

@@ -20,6 +20,7 @@ struct WebAppTests {
     @Test("/, /app.js, /app.css and /favicon.ico are the files of Resources/, byte for byte")
     func files() async throws {
         let router = Router()
+        router.add(middleware: FailureMiddleware<BasicRequestContext>())
         WebApp.routes.register(on: router)
         try await Application(router: router).test(.router) { client in
             for (route, file, type) in [
@@ -50,6 +51,7 @@ struct WebAppTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         let router = Router()
+        router.add(middleware: FailureMiddleware<BasicRequestContext>())
         NativeRoutes(engine: engine, maximumUploadBytes: 1 << 20).routes.register(on: router)
         let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")))
         try await Application(router: router).test(.router) { client in

@@ -1,4 +1,5 @@
 package import FoundationEssentials
+package import NetRunnerSupport
 package import TensorFlowLite
 
 /// KServe v2 tensors and LiteRT's bytes, both ways: the one table of datatypes (name and
@@ -28,9 +29,11 @@ package enum KServeTensorCodec {
     }
 
     /// Why a tensor's data was refused: a message naming the input, for a 400.
-    package struct Refusal: Error, Equatable, CustomStringConvertible {
+    package struct Refusal: KindedFailure, Equatable {
         /// The message.
         package let description: String
+        /// A request the model cannot take: 400.
+        package var failureKind: FailureKind { .invalid }
     }
 
     /// The KServe datatype of each LiteRT element type (`nil` for `complex64`).

@@ -40,152 +40,126 @@ struct HubRoutes: Sendable {
         routes.on(.head, "/", .open, page) { _, _ in HubPage.response() }
         routes.get("/v1/health", .open, .operation("health")) { _, _ in HTTPReply.json(["status": "ok"]) }
         routes.get("/v1/models", .keyed, .operation("listModels")) { request, _ in
-            try await handle {
-                _ = try await authorize(request, .read)
-                let models = try await store.models(search: request.uri.queryParameters.get("q"))
-                return HTTPReply.json(["models": models])
-            }
+            _ = try await authorize(request, .read)
+            let models = try await store.models(search: request.uri.queryParameters.get("q"))
+            return HTTPReply.json(["models": models])
         }
         routes.get("/v1/models/{name}", .keyed, .operation("getModel")) { request, context in
-            try await handle {
-                _ = try await authorize(request, .read)
-                let name = try Self.name(context)
-                let versions = try await store.versions(of: name)
-                guard let latest = versions.last, let first = versions.first else {
-                    throw HubError.notFound("No model \"\(name)\" on this hub (GET /v1/models lists them).")
-                }
-                return HTTPReply.json(
-                    HubModel(
-                        name: name, description: latest.description, latestVersion: latest.version, versions: versions,
-                        aliases: try await store.aliases(of: name), createdAt: first.createdAt))
+            _ = try await authorize(request, .read)
+            let name = try Self.name(context)
+            let versions = try await store.versions(of: name)
+            guard let latest = versions.last, let first = versions.first else {
+                throw HubError.notFound("No model \"\(name)\" on this hub (GET /v1/models lists them).")
             }
+            return HTTPReply.json(
+                HubModel(
+                    name: name, description: latest.description, latestVersion: latest.version, versions: versions,
+                    aliases: try await store.aliases(of: name), createdAt: first.createdAt))
         }
         routes.post("/v1/models/{name}/versions", .keyed, .operation("publish")) { request, context in
-            try await handle {
-                let who = try await authorize(request, .publish)
-                let name = try Self.name(context)
-                let alias = try request.uri.queryParameters.get("alias").map { try Self.checkedAlias($0) }
-                return HTTPReply.json(try await publish(request, name: name, alias: alias, by: who), status: .created)
-            }
+            let who = try await authorize(request, .publish)
+            let name = try Self.name(context)
+            let alias = try request.uri.queryParameters.get("alias").map { try Self.checkedAlias($0) }
+            return HTTPReply.json(try await publish(request, name: name, alias: alias, by: who), status: .created)
         }
         routes.get("/v1/models/{name}/versions/{version}", .keyed, .operation("getVersion")) { request, context in
-            try await handle {
-                _ = try await authorize(request, .read)
-                let (name, number) = (try Self.name(context), try Self.versionNumber(context))
-                guard let version = try await store.version(number, of: name) else {
-                    throw HubError.notFound("\(name) has no version \(number).")
-                }
-                return HTTPReply.json(version)
+            _ = try await authorize(request, .read)
+            let (name, number) = (try Self.name(context), try Self.versionNumber(context))
+            guard let version = try await store.version(number, of: name) else {
+                throw HubError.notFound("\(name) has no version \(number).")
             }
+            return HTTPReply.json(version)
         }
         routes.on(.delete, "/v1/models/{name}/versions/{version}", .keyed, .operation("deleteVersion")) {
             request, context in
-            try await handle {
-                let who = try await authorize(request, .admin)
-                let (name, number) = (try Self.name(context), try Self.versionNumber(context))
-                guard try await store.version(number, of: name) != nil else {
-                    throw HubError.notFound("\(name) has no version \(number).")
-                }
-                try await store.delete(version: number, of: name, by: who)
-                return HTTPReply.json(["deleted": "\(name)@\(number)"])
+            let who = try await authorize(request, .admin)
+            let (name, number) = (try Self.name(context), try Self.versionNumber(context))
+            guard try await store.version(number, of: name) != nil else {
+                throw HubError.notFound("\(name) has no version \(number).")
             }
+            try await store.delete(version: number, of: name, by: who)
+            return HTTPReply.json(["deleted": "\(name)@\(number)"])
         }
         routes.get("/v1/models/{name}/aliases/{alias}", .keyed, .operation("getAlias")) { request, context in
-            try await handle {
-                _ = try await authorize(request, .read)
-                let (name, alias) = (
-                    try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
-                )
-                guard let found = try await store.alias(alias, of: name) else {
-                    throw HubError.notFound("\(name) has no alias \"\(alias)\".")
-                }
-                return HTTPReply.json(found)
+            _ = try await authorize(request, .read)
+            let (name, alias) = (
+                try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
+            )
+            guard let found = try await store.alias(alias, of: name) else {
+                throw HubError.notFound("\(name) has no alias \"\(alias)\".")
             }
+            return HTTPReply.json(found)
         }
         routes.on(.put, "/v1/models/{name}/aliases/{alias}", .keyed, .operation("setAlias")) { request, context in
-            try await handle {
-                let who = try await authorize(request, .publish)
-                let (name, alias) = (
-                    try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
-                )
-                let targets = try await Self.targets(request)
-                return HTTPReply.json(try await store.setAlias(alias, of: name, targets: targets, by: who))
-            }
+            let who = try await authorize(request, .publish)
+            let (name, alias) = (
+                try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
+            )
+            let targets = try await Self.targets(request)
+            return HTTPReply.json(try await store.setAlias(alias, of: name, targets: targets, by: who))
         }
         routes.post("/v1/models/{name}/aliases/{alias}/rollback", .keyed, .operation("rollback")) { request, context in
-            try await handle {
-                let who = try await authorize(request, .publish)
-                let (name, alias) = (
-                    try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
-                )
-                return HTTPReply.json(try await store.rollback(alias, of: name, by: who))
-            }
+            let who = try await authorize(request, .publish)
+            let (name, alias) = (
+                try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
+            )
+            return HTTPReply.json(try await store.rollback(alias, of: name, by: who))
         }
         routes.get("/v1/models/{name}/aliases/{alias}/history", .keyed, .operation("aliasHistory")) {
             request, context in
-            try await handle {
-                _ = try await authorize(request, .read)
-                let (name, alias) = (
-                    try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
-                )
-                return HTTPReply.json(["history": try await store.history(of: alias, of: name)])
-            }
+            _ = try await authorize(request, .read)
+            let (name, alias) = (
+                try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
+            )
+            return HTTPReply.json(["history": try await store.history(of: alias, of: name)])
         }
         routes.get("/v1/models/{name}/adoption", .keyed, .operation("adoption")) { request, context in
-            try await handle {
-                _ = try await authorize(request, .read)
-                struct Count: Encodable {
-                    var version: Int
-                    var clients: Int
-                }
-                let counts = try await store.adoption(of: try Self.name(context))
-                return HTTPReply.json(["versions": counts.map { Count(version: $0.version, clients: $0.clients) }])
+            _ = try await authorize(request, .read)
+            struct Count: Encodable {
+                var version: Int
+                var clients: Int
             }
+            let counts = try await store.adoption(of: try Self.name(context))
+            return HTTPReply.json(["versions": counts.map { Count(version: $0.version, clients: $0.clients) }])
         }
         routes.get("/v1/models/{name}/resolve", .keyed, .operation("resolve")) { request, context in
-            try await handle { try await resolve(request, context) }
+            try await resolve(request, context)
         }
         routes.get("/v1/blobs/{digest}", .keyed, .operation("blob")) { request, context in
-            try await handle { try await blob(request, context) }
+            try await blob(request, context)
         }
         routes.on(.head, "/v1/blobs/{digest}", .keyed, .elsewhere("the GET of the same route, without its body")) {
             request, context in
-            try await handle { try await blob(request, context) }
+            try await blob(request, context)
         }
         routes.post("/v1/keys", .keyed, .operation("createKey")) { request, _ in
-            try await handle {
-                _ = try await authorize(request, .admin)
-                struct Body: Decodable {
-                    var name: String
-                    var scope: HubScope
-                }
-                let data = try await Self.body(of: request, upTo: 64 << 10)
-                guard let body = try? JSONDecoder().decode(Body.self, from: data) else {
-                    throw HubError.badRequest(
-                        "The body must be JSON: {\"name\": \"ci\", \"scope\": \"read\" | \"publish\" | \"admin\"}.")
-                }
-                _ = try Self.checkedName(body.name, what: "key name")
-                let key = HubKeys.newKey()
-                try await store.addKey(digest: HubKeys.digest(of: key), name: body.name, scope: body.scope)
-                return HTTPReply.json(["key": key, "name": body.name, "scope": body.scope.rawValue], status: .created)
+            _ = try await authorize(request, .admin)
+            struct Body: Decodable {
+                var name: String
+                var scope: HubScope
             }
+            let data = try await Self.body(of: request, upTo: 64 << 10)
+            guard let body = try? JSONDecoder().decode(Body.self, from: data) else {
+                throw HubError.badRequest(
+                    "The body must be JSON: {\"name\": \"ci\", \"scope\": \"read\" | \"publish\" | \"admin\"}.")
+            }
+            _ = try Self.checkedName(body.name, what: "key name")
+            let key = HubKeys.newKey()
+            try await store.addKey(digest: HubKeys.digest(of: key), name: body.name, scope: body.scope)
+            return HTTPReply.json(["key": key, "name": body.name, "scope": body.scope.rawValue], status: .created)
         }
         routes.get("/v1/keys", .keyed, .operation("listKeys")) { request, _ in
-            try await handle {
-                _ = try await authorize(request, .admin)
-                let keys = try await store.keys().map {
-                    ["name": $0.name, "scope": $0.scope, "created_at": $0.createdAt]
-                }
-                return HTTPReply.json(["keys": keys])
+            _ = try await authorize(request, .admin)
+            let keys = try await store.keys().map {
+                ["name": $0.name, "scope": $0.scope, "created_at": $0.createdAt]
             }
+            return HTTPReply.json(["keys": keys])
         }
         routes.on(.delete, "/v1/keys/{name}", .keyed, .operation("deleteKey")) { request, context in
-            try await handle {
-                _ = try await authorize(request, .admin)
-                let name = context.parameters.get("name") ?? ""
-                guard try await store.deleteKey(named: name) else { throw HubError.notFound("No key named \(name).") }
-                return HTTPReply.json(["deleted": name])
-            }
+            _ = try await authorize(request, .admin)
+            let name = context.parameters.get("name") ?? ""
+            guard try await store.deleteKey(named: name) else { throw HubError.notFound("No key named \(name).") }
+            return HTTPReply.json(["deleted": name])
         }
         return routes
     }
@@ -407,26 +381,6 @@ struct HubRoutes: Sendable {
     }
 
     // MARK: Helpers
-
-    func handle(_ body: () async throws -> Response) async throws -> Response {
-        do {
-            return try await body()
-        } catch let error as HubError {
-            var response = HTTPReply.error(error.description, status: .init(code: error.status))
-            if case .unauthorized = error {
-                response.headers[.wwwAuthenticate] = "Bearer"
-                // Closed once answered: a body sent without a key is never read (nor waited for).
-                response.headers[.connection] = "close"
-            }
-            if case .unavailable = error { response.headers[.retryAfter] = "1" }
-            return response
-        } catch let error as any HTTPResponseError {
-            throw error
-        } catch {
-            logger.error("hub request failed: \(error)")
-            return HTTPReply.error("The hub failed: \(error)", status: .internalServerError)
-        }
-    }
 
     static func name(_ context: BasicRequestContext) throws -> String {
         try checkedName(context.parameters.get("name") ?? "", what: "model name")

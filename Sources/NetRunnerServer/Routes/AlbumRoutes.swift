@@ -205,15 +205,8 @@ struct AlbumRoutes {
                     "Name the model: POST /v1/albums/\(album.id)/runs?model=ID (GET /v1/models lists them).",
                     status: .badRequest)
             }
-            let options: AnswerOptions
-            do {
-                _ = try engine.model(modelID)
-                options = try AnswerOptions(query, also: ["model"])
-            } catch let error as EngineError {
-                return HTTPReply.error(error)
-            } catch {
-                return HTTPReply.error("\(error)", status: .badRequest)
-            }
+            _ = try engine.model(modelID)
+            let options = try AnswerOptions(query, also: ["model"])
             guard let run = runs.begin(album: album, model: modelID) else {
                 return HTTPReply.error(
                     "\(AlbumRuns.maximumRunning) album runs are going already: start this one when one has finished.",

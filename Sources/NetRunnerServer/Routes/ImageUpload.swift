@@ -2,6 +2,7 @@ import FoundationEssentials
 import Hummingbird
 import NIOCore
 import NetRunnerHTTP
+import NetRunnerSupport
 
 /// The image of an upload.
 ///
@@ -23,13 +24,14 @@ struct ImageUpload {
         "image/x-portable-pixmap", "image/x-portable-graymap", "image/x-portable-bitmap", "image/x-portable-anymap",
     ]
 
-    /// Reads the upload, or says what is wrong with it as the response to send.
+    /// Reads the upload, or says what is wrong with it.
     ///
     /// - Parameters:
     ///   - request: The request.
     ///   - limit: The largest body accepted, in bytes.
-    /// - Returns: The upload, or the error response (413, 415, 400).
-    static func read(_ request: Request, limit: Int) async -> Result<ImageUpload, UploadError> {
+    /// - Returns: The upload.
+    /// - Throws: ``UploadError``: too large (413), not an image type (415), malformed (400).
+    static func read(_ request: Request, limit: Int) async throws(UploadError) -> ImageUpload {
         let contentType = request.headers[.contentType] ?? "application/octet-stream"
         let mediaType = contentType.split(separator: ";").first.map { trimmed($0).lowercased() }
         let isMultipart = mediaType == "multipart/form-data"
@@ -37,35 +39,34 @@ struct ImageUpload {
         // the bytes are sniffed either way.
         let rawTypes: Set<String> = ["application/octet-stream", "application/x-www-form-urlencoded"]
         guard isMultipart || rawTypes.contains(mediaType ?? "") || decodedTypes.contains(mediaType ?? "") else {
-            return .failure(
-                .unsupportedType(
-                    "Content-Type \(contentType) is not an image decoded here: send JPEG, PNG, BMP or PNM as "
-                        + "image/jpeg, image/png... (or application/octet-stream), or a multipart/form-data form."))
+            throw .unsupportedType(
+                "Content-Type \(contentType) is not an image decoded here: send JPEG, PNG, BMP or PNM as "
+                    + "image/jpeg, image/png... (or application/octet-stream), or a multipart/form-data form.")
         }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            return .failure(.tooLarge(limit: limit))
+            throw .tooLarge(limit: limit)
         }
         let body: ByteBuffer
         do {
             body = try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
-            return .failure(.tooLarge(limit: limit))
+            throw .tooLarge(limit: limit)
         } catch {
-            return .failure(.badRequest("The upload could not be read: \(error)"))
+            throw .badRequest("The upload could not be read: \(error)")
         }
         let bytes = Data(body.readableBytesView)
         guard isMultipart else {
-            guard !bytes.isEmpty else { return .failure(.badRequest("The body is empty: send the image's bytes.")) }
-            return .success(ImageUpload(data: bytes, name: "upload"))
+            guard !bytes.isEmpty else { throw .badRequest("The body is empty: send the image's bytes.") }
+            return ImageUpload(data: bytes, name: "upload")
         }
         guard let boundary = parameter("boundary", in: contentType) else {
-            return .failure(.badRequest("A multipart/form-data body needs a boundary in its Content-Type."))
+            throw .badRequest("A multipart/form-data body needs a boundary in its Content-Type.")
         }
         guard let part = firstFile(in: bytes, boundary: boundary) else {
-            return .failure(.badRequest("The form has no file part: add the image as a file field."))
+            throw .badRequest("The form has no file part: add the image as a file field.")
         }
-        guard !part.data.isEmpty else { return .failure(.badRequest("The form's file \(part.name) is empty.")) }
-        return .success(part)
+        guard !part.data.isEmpty else { throw .badRequest("The form's file \(part.name) is empty.") }
+        return part
     }
 
     /// A parameter of a header value (`boundary=...`), quotes removed.
@@ -130,20 +131,25 @@ struct ImageUpload {
     }
 }
 
-/// What is wrong with an upload, and the status it gets.
-enum UploadError: Error {
+/// What is wrong with an upload, and what kind of failure (413, 415, 400).
+enum UploadError: KindedFailure {
     case tooLarge(limit: Int)
     case unsupportedType(String)
     case badRequest(String)
 
-    var response: Response {
+    var failureKind: FailureKind {
+        switch self {
+        case .tooLarge: .tooLarge
+        case .unsupportedType: .unsupportedType
+        case .badRequest: .invalid
+        }
+    }
+
+    var description: String {
         switch self {
         case .tooLarge(let limit):
-            HTTPReply.error(
-                "The upload is larger than the limit of \(limit) bytes (netrunner serve --max-upload-bytes).",
-                status: .contentTooLarge)
-        case .unsupportedType(let message): HTTPReply.error(message, status: .unsupportedMediaType)
-        case .badRequest(let message): HTTPReply.error(message, status: .badRequest)
+            "The upload is larger than the limit of \(limit) bytes (netrunner serve --max-upload-bytes)."
+        case .unsupportedType(let message), .badRequest(let message): message
         }
     }
 }

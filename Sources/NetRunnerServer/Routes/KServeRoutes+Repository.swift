@@ -174,12 +174,8 @@ extension KServeRoutes {
 
     /// `POST /v2/repository/models/{name}/unload`: stops serving a model (UNAVAILABLE,
     /// "unloaded" in the index; its files stay); 404 for an unknown name.
-    func unload(_ name: String) -> Response {
-        do {
-            try engine.unload(name)
-            return Response(status: .ok)
-        } catch {
-            return Self.error(error)
-        }
+    func unload(_ name: String) throws -> Response {
+        try engine.unload(name)
+        return Response(status: .ok)
     }
 }

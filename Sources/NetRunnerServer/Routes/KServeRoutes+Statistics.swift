@@ -62,12 +62,8 @@ extension KServeRoutes {
     }
 
     /// `GET /v2/models/{name}/stats`: the model's statistics, or 404 for an unknown model.
-    func statisticsReply(_ name: String) -> Response {
-        do {
-            _ = try engine.model(name)
-        } catch {
-            return Self.error(error)
-        }
+    func statisticsReply(_ name: String) throws -> Response {
+        _ = try engine.model(name)
         return HTTPReply.json(StatisticsReply(modelStats: [statistics(name)]))
     }
 

@@ -68,7 +68,7 @@ struct KServeRoutes {
         }
         routes.post("/v2/repository/models/{name}/unload", .keyed, .operation("unloadModel")) { request, context in
             if let refusal = await Self.refusesControlBody(request) { return refusal }
-            return unload(context.parameters.get("name") ?? "")
+            return try unload(context.parameters.get("name") ?? "")
         }
         routes.get("/v2/models/stats", .open, .operation("allModelStatistics")) { _, _ in
             HTTPReply.json(StatisticsReply(modelStats: engine.models.map { statistics($0.id) }))
@@ -76,11 +76,11 @@ struct KServeRoutes {
         for (prefix, version) in [("/v2/models/{name}", ""), ("/v2/models/{name}/versions/{version}", "Version")] {
             routes.get(prefix, .open, kserve) { _, context in
                 if let refusal = Self.unknownVersion(context) { return refusal }
-                return metadata(context.parameters.get("name") ?? "")
+                return try metadata(context.parameters.get("name") ?? "")
             }
             routes.get(prefix + "/config", .open, .operation("modelConfig" + version)) { request, context in
                 if let refusal = Self.unknownVersion(context) { return refusal }
-                return configuration(context.parameters.get("name") ?? "", showsPaths: showsPaths(request))
+                return try configuration(context.parameters.get("name") ?? "", showsPaths: showsPaths(request))
             }
             routes.get(prefix + "/ready", .open, kserve) { _, context in
                 let ready =
@@ -90,11 +90,11 @@ struct KServeRoutes {
             }
             routes.get(prefix + "/stats", .open, .operation("modelStatistics" + version)) { _, context in
                 if let refusal = Self.unknownVersion(context) { return refusal }
-                return statisticsReply(context.parameters.get("name") ?? "")
+                return try statisticsReply(context.parameters.get("name") ?? "")
             }
             routes.post(prefix + "/infer", .keyed, kserve) { request, context in
                 if let refusal = Self.unknownVersion(context) { return refusal }
-                return await infer(request, model: context.parameters.get("name") ?? "")
+                return try await infer(request, model: context.parameters.get("name") ?? "")
             }
         }
         return routes
@@ -131,14 +131,10 @@ struct KServeRoutes {
         var outputs: [TensorMetadata]
     }
 
-    func metadata(_ name: String) -> Response {
-        do {
-            _ = try engine.model(name)
-        } catch {
-            return Self.error(error)
-        }
+    func metadata(_ name: String) throws -> Response {
+        _ = try engine.model(name)
         guard let details = engine.details(of: name) else {
-            return Self.error(.modelUnavailable(id: name, reason: notLoadedReason(name)))
+            throw EngineError.modelUnavailable(id: name, reason: notLoadedReason(name))
         }
         let describe = { (tensor: Tensor) in
             TensorMetadata(name: tensor.name, datatype: Self.datatype(tensor.dataType), shape: tensor.shape.dimensions)
@@ -204,12 +200,8 @@ struct KServeRoutes {
 
     /// `GET /v2/models/{name}/config`: the model's configuration, or KServe's error (404 for an
     /// unknown model, 503 while it loads or if it failed).
-    func configuration(_ name: String, showsPaths: Bool = false) -> Response {
-        do {
-            _ = try engine.model(name)
-        } catch {
-            return Self.error(error)
-        }
+    func configuration(_ name: String, showsPaths: Bool = false) throws -> Response {
+        _ = try engine.model(name)
         guard let details = engine.details(of: name) else {
             let reason: String
             if case .failed(let why) = engine.state(of: name) {
@@ -217,7 +209,7 @@ struct KServeRoutes {
             } else {
                 reason = notLoadedReason(name)
             }
-            return Self.error(.modelUnavailable(id: name, reason: reason))
+            throw EngineError.modelUnavailable(id: name, reason: reason)
         }
         return HTTPReply.json(Self.configuration(name, details: details, instances: engine.configuration.threads))
     }
@@ -244,48 +236,32 @@ struct KServeRoutes {
 
     // MARK: Infer
 
-    /// A request refused before it reaches the codec (too large).
-    struct InferError: Error {
-        var message: String
-        var status: HTTPResponse.Status = .badRequest
-    }
-
-    func infer(_ request: Request, model name: String) async -> Response {
-        do {
-            let served = try engine.model(name)
-            guard let details = engine.details(of: name) else {
-                throw EngineError.modelUnavailable(id: name, reason: notLoadedReason(name))
-            }
-            let body: ByteBuffer
-            do {
-                body = try await request.body.collect(upTo: maximumUploadBytes)
-            } catch is NIOTooManyBytesError {
-                throw InferError(
-                    message: "The request is larger than the limit of \(maximumUploadBytes) bytes.",
-                    status: .contentTooLarge)
-            }
-            let inference = try body.withUnsafeReadableBytes { bytes throws(KServeTensorCodec.Refusal) in
-                try KServeInference(body: bytes, headerLength: request.headers[Self.headerLength], details: details)
-            }
-            let outputs = try await engine.run(model: name, inputs: inference.inputs)
-            let answer = try inference.response(outputs: outputs, model: served.id, labels: details.labels)
-            guard let length = answer.jsonLength else {
-                return Response(
-                    status: .ok, headers: [.contentType: "application/json"],
-                    body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
-            }
-            return Response(
-                status: .ok, headers: [.contentType: "application/octet-stream", Self.headerLength: String(length)],
-                body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
-        } catch let error as EngineError {
-            return Self.error(error)
-        } catch let error as InferError {
-            return Self.error(error.message, status: error.status)
-        } catch let error as KServeTensorCodec.Refusal {
-            return Self.error(error.description, status: .badRequest)
-        } catch {
-            return Self.error("\(error)", status: .badRequest)
+    func infer(_ request: Request, model name: String) async throws -> Response {
+        let served = try engine.model(name)
+        guard let details = engine.details(of: name) else {
+            throw EngineError.modelUnavailable(id: name, reason: notLoadedReason(name))
         }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: maximumUploadBytes)
+        } catch is NIOTooManyBytesError {
+            throw RouteFailure(.tooLarge, "The request is larger than the limit of \(maximumUploadBytes) bytes.")
+        } catch {
+            throw RouteFailure(.invalid, "The request could not be read: \(error)")
+        }
+        let inference = try body.withUnsafeReadableBytes { bytes throws(KServeTensorCodec.Refusal) in
+            try KServeInference(body: bytes, headerLength: request.headers[Self.headerLength], details: details)
+        }
+        let outputs = try await engine.run(model: name, inputs: inference.inputs)
+        let answer = try inference.response(outputs: outputs, model: served.id, labels: details.labels)
+        guard let length = answer.jsonLength else {
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "application/octet-stream", Self.headerLength: String(length)],
+            body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 
     // MARK: Conversions
@@ -299,9 +275,5 @@ struct KServeRoutes {
     static func error(_ message: String, status: HTTPResponse.Status, headers: HTTPFields = [:]) -> Response {
         struct Body: Encodable { var error: String }
         return HTTPReply.json(Body(error: message), status: status, headers: headers)
-    }
-
-    static func error(_ failure: EngineError) -> Response {
-        error("\(failure)", status: .init(code: failure.statusCode), headers: HTTPReply.retryHeaders(failure))
     }
 }

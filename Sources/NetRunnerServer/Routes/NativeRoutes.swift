@@ -27,20 +27,16 @@ struct NativeRoutes {
         }
         routes.get("/v1/models/{id}", .open, .operation("getModel")) { request, context in
             let id = context.parameters.get("id") ?? ""
-            do throws(EngineError) {
-                return HTTPReply.json(ModelInfo(try engine.model(id), engine: engine, showsPath: showsPaths(request)))
-            } catch {
-                return HTTPReply.error(error)
-            }
+            return HTTPReply.json(ModelInfo(try engine.model(id), engine: engine, showsPath: showsPaths(request)))
         }
         routes.post("/v1/models/{id}/classify", .keyed, .operation("classify")) { request, context in
-            await answer(request, model: context.parameters.get("id") ?? "", task: .classification)
+            try await answer(request, model: context.parameters.get("id") ?? "", task: .classification)
         }
         routes.post("/v1/models/{id}/detect", .keyed, .operation("detect")) { request, context in
-            await answer(request, model: context.parameters.get("id") ?? "", task: .detection)
+            try await answer(request, model: context.parameters.get("id") ?? "", task: .detection)
         }
         routes.post("/v1/models/{id}/run", .keyed, .operation("run")) { request, context in
-            await run(request, model: context.parameters.get("id") ?? "")
+            try await run(request, model: context.parameters.get("id") ?? "")
         }
         return routes
     }
@@ -53,77 +49,43 @@ struct NativeRoutes {
 
     /// A described model's outputs for one upload, TensorIO's way: `{"image", "error", "outputs"}`
     /// as `netrunner run --json` prints it.
-    func run(_ request: Request, model id: String) async -> Response {
+    func run(_ request: Request, model id: String) async throws -> Response {
         struct Line: Encodable {
             var image: String
             var model: String
             var error = false
             var outputs: [String: Model.Output]
         }
-        let served: ServedModel
-        do {
-            served = try engine.model(id)
-        } catch {
-            return HTTPReply.error(error)
-        }
+        let served = try engine.model(id)
         // A detector's description runs as the detector (its outputs are boxes, not TensorIO
         // arrays), as `netrunner run` does.
-        if served.kind == .detection { return await answer(request, model: id, task: .detection) }
-        let upload: ImageUpload
-        switch await ImageUpload.read(request, limit: maximumUploadBytes) {
-        case .success(let read): upload = read
-        case .failure(let failure): return failure.response
-        }
-        do {
-            let outputs = try await engine.outputs(model: id, image: upload.data)
-            return HTTPReply.json(Line(image: upload.name, model: id, outputs: outputs))
-        } catch {
-            return HTTPReply.error(error)
-        }
+        if served.kind == .detection { return try await answer(request, model: id, task: .detection) }
+        let upload = try await ImageUpload.read(request, limit: maximumUploadBytes)
+        let outputs = try await engine.outputs(model: id, image: upload.data)
+        return HTTPReply.json(Line(image: upload.name, model: id, outputs: outputs))
     }
 
     /// Runs one upload through a model's task and answers with a results line.
-    func answer(_ request: Request, model id: String, task: ImageTask.Kind) async -> Response {
-        let served: ServedModel
-        do {
-            served = try engine.model(id)
-        } catch {
-            return HTTPReply.error(error)
-        }
-        guard served.kind == task else {
-            return HTTPReply.error(.wrongTask(id: id, kind: served.kind.rawValue, asked: task.rawValue))
-        }
-        let options: AnswerOptions
-        let preview: Bool
-        do {
-            let query = request.uri.queryParameters
-            options = try AnswerOptions(query, also: ["preview"])
-            preview = try AnswerOptions.flag(query, "preview")
-        } catch {
-            return HTTPReply.error("\(error)", status: .badRequest)
-        }
-        let upload: ImageUpload
-        switch await ImageUpload.read(request, limit: maximumUploadBytes) {
-        case .success(let read): upload = read
-        case .failure(let failure): return failure.response
-        }
-        do {
-            let found = try await engine.answerShowingInput(
-                model: id, image: upload.data, options: options.taskOptions, includeInput: preview)
-            let answer = options.worthShowing(found.answer)
-            metrics?.answer(answer, model: id)
-            let timing =
-                "decode;dur=\(fixedDecimals(answer.decodingMilliseconds, 3)), "
-                + "preprocess;dur=\(fixedDecimals(answer.preprocessingMilliseconds, 3)), "
-                + "inference;dur=\(fixedDecimals(answer.inferenceMilliseconds, 3))"
-            return HTTPReply.json(
-                PreviewedLine(
-                    line: BulkRecord(image: upload.name, model: id, answer: answer),
-                    input: found.input.map { "data:image/png;base64," + $0.base64EncodedString() }),
-                headers: [HTTPField.Name.custom("Server-Timing"): timing])
-        } catch {
-            return HTTPReply.error(error)
-        }
+    func answer(_ request: Request, model id: String, task: ImageTask.Kind) async throws -> Response {
+        let served = try engine.model(id)
+        guard served.kind == task else { throw RouteFailure.wrongTask(id: id, kind: served.kind, asked: task) }
+        let query = request.uri.queryParameters
+        let options = try AnswerOptions(query, also: ["preview"])
+        let preview = try AnswerOptions.flag(query, "preview")
+        let upload = try await ImageUpload.read(request, limit: maximumUploadBytes)
+        let found = try await engine.answerShowingInput(
+            model: id, image: upload.data, options: options.taskOptions, includeInput: preview)
+        let answer = options.worthShowing(found.answer)
+        metrics?.answer(answer, model: id)
+        let timing =
+            "decode;dur=\(fixedDecimals(answer.decodingMilliseconds, 3)), "
+            + "preprocess;dur=\(fixedDecimals(answer.preprocessingMilliseconds, 3)), "
+            + "inference;dur=\(fixedDecimals(answer.inferenceMilliseconds, 3))"
+        return HTTPReply.json(
+            PreviewedLine(
+                line: BulkRecord(image: upload.name, model: id, answer: answer),
+                input: found.input.map { "data:image/png;base64," + $0.base64EncodedString() }),
+            headers: [HTTPField.Name.custom("Server-Timing"): timing])
     }
 }
 
@@ -134,8 +96,10 @@ struct AnswerOptions {
     var taskOptions = ImageTask.Options()
     var scoreThresholdGiven = false
 
-    struct Invalid: Error, CustomStringConvertible {
+    /// A query parameter out of range, or unknown: 400.
+    struct Invalid: KindedFailure {
         var description: String
+        var failureKind: FailureKind { .invalid }
     }
 
     /// The defaults: no option given.

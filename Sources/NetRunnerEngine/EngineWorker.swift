@@ -99,8 +99,9 @@ final class Worker {
         switch job {
         case .image(let served, let image, let options, let includeInput, let reply):
             reply.started()
-            if !includeInput, let batcher = batcher(for: served, options: options) {
-                prepareForBatch(served, image: image, batcher: batcher, reply: reply)
+            // Encoded uploads only: they are what the batcher's decoding takes.
+            if !includeInput, case .data(let data) = image, let batcher = batcher(for: served, options: options) {
+                prepareForBatch(served, image: data, batcher: batcher, reply: reply)
                 return
             }
             reply.send(
@@ -108,7 +109,7 @@ final class Worker {
                     let task = try engineError { try self.task(for: served, options: options) }
                     let answer: ImageAnswer
                     do {
-                        answer = try task.run(.data(image))
+                        answer = try task.run(image)
                     } catch let error as ImageError {
                         throw .badInput("\(error)")
                     } catch {

@@ -330,9 +330,28 @@ public final class InferenceEngine: Sendable {
     ) async throws(EngineError) -> (answer: ImageAnswer, input: Data?) {
         let served = try available(id)
         let found: ImageAnswerWithInput = try await submit(counting: id) { reply in
-            .image(model: served, image: image, options: options, includeInput: includeInput, reply: reply)
+            .image(model: served, image: .data(image), options: options, includeInput: includeInput, reply: reply)
         }
         return (found.answer, found.input)
+    }
+
+    /// Runs a model's task on an image in any form: a video frame's pixels, say (the server's
+    /// `--stream` readers), on the engine's workers like any request.
+    ///
+    /// - Parameters:
+    ///   - id: The model's id.
+    ///   - input: The image.
+    ///   - options: The answer options.
+    /// - Returns: The answer, in the image's coordinates.
+    /// - Throws: ``EngineError``; ``EngineError/busy(queued:)`` when the queue is full.
+    public func answer(model id: String, input: ImageInput, options: ImageTask.Options = ImageTask.Options())
+        async throws(EngineError) -> ImageAnswer
+    {
+        let served = try available(id)
+        let found: ImageAnswerWithInput = try await submit(counting: id) { reply in
+            .image(model: served, image: input, options: options, includeInput: false, reply: reply)
+        }
+        return found.answer
     }
 
     /// Runs a described model TensorIO's way on an encoded image (`/v1/models/{id}/run`): the
@@ -507,7 +526,7 @@ struct ImageAnswerWithInput: Sendable {
 /// One request for a worker.
 enum Job: Sendable {
     case image(
-        model: ServedModel, image: Data, options: ImageTask.Options, includeInput: Bool,
+        model: ServedModel, image: ImageInput, options: ImageTask.Options, includeInput: Bool,
         reply: Reply<ImageAnswerWithInput>)
     case tensors(model: ServedModel, inputs: [Data], reply: Reply<[Tensor]>)
     case signature(model: ServedModel, reply: Reply<(inputs: [Tensor], outputs: [Tensor])>)

@@ -142,7 +142,7 @@ extension InferenceServer {
 
     /// The streams of the configuration, or `nil` when there are none.
     ///
-    /// They run on the engine's accelerator.
+    /// Their frames are answered by the engine.
     func makeStreams() throws -> ServerStreams? {
         guard !configuration.streams.isEmpty else { return nil }
         let models = engine.models
@@ -154,10 +154,9 @@ extension InferenceServer {
         } else {
             throw EngineError.unknownModel(id: "(none)", known: [])
         }
-        return try ServerStreams(
+        return ServerStreams(
             streams: configuration.streams.map { ServerStreams.Stream(name: $0.name, source: VideoSource($0.source)) },
-            model: model, interval: configuration.streamInterval, accelerator: engine.configuration.accelerator,
-            logger: logger)
+            model: model, engine: engine, interval: configuration.streamInterval, logger: logger)
     }
 }
 

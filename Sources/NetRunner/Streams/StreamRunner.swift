@@ -10,25 +10,35 @@ import Synchronization
 ///     }
 ///     print(runner.statistics.droppedWhileBusy)
 ///
-/// Several runners (several streams) can share one ``VisionTaskPool``. Memory stays bounded
+/// Several runners (several streams) can share one ``VisionTaskPool``, or any
+/// ``AsyncVisionTask`` (a server's engine). Memory stays bounded
 /// however fast the source and however slow the reader: in video mode the runner reads the next
 /// frame only when the reader has nearly caught up (so the source waits); in live mode at most one
 /// frame per stream is with the model, and a reader more than
 /// ``StreamEvents/liveBufferLimit`` events behind loses the oldest.
 public final class StreamRunner: Sendable {
-    /// The interpreters.
-    public let pool: VisionTaskPool
+    /// What the frames run on.
+    public let task: any AsyncVisionTask
     /// The running mode.
     public let mode: RunningMode
     private let counters = Mutex(StreamStatistics())
 
-    /// Creates a runner.
+    /// Creates a runner on a pool of interpreters.
     ///
     /// - Parameters:
     ///   - pool: The interpreters the stream runs on.
     ///   - mode: Video (every frame, in order) or live stream (latest frame wins).
-    public init(pool: VisionTaskPool, mode: RunningMode) {
-        self.pool = pool
+    public convenience init(pool: VisionTaskPool, mode: RunningMode) {
+        self.init(task: pool, mode: mode)
+    }
+
+    /// Creates a runner on any asynchronous task.
+    ///
+    /// - Parameters:
+    ///   - task: What the frames run on.
+    ///   - mode: Video (every frame, in order) or live stream (latest frame wins).
+    public init(task: any AsyncVisionTask, mode: RunningMode) {
+        self.task = task
         self.mode = mode
     }
 
@@ -118,7 +128,7 @@ public final class StreamRunner: Sendable {
 
     private func infer(_ frame: VideoFrame) async -> StreamEvent {
         do {
-            let answer = try await pool.run(.pixels(frame.pixels))
+            let answer = try await task.run(.pixels(frame.pixels))
             counters.withLock { $0.inferred += 1 }
             return .answered(
                 FrameAnswer(

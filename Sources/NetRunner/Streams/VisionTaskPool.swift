@@ -9,7 +9,7 @@ import Synchronization
 ///
 ///     let pool = try VisionTaskPool(count: 2) { try ImageTask(modelAt: "face.tflite") }
 ///     let answer = try await pool.run(.pixels(frame.pixels))
-public final class VisionTaskPool: Sendable {
+public final class VisionTaskPool: AsyncVisionTask {
     private struct Lent: @unchecked Sendable {
         let task: ImageTask
         let queue: DispatchQueue

@@ -6,11 +6,11 @@ import NetRunnerImage
 import NetRunnerSupport
 import NetRunnerVideo
 import Synchronization
-import TensorFlowLite
 
 /// Video streams the server reads itself (`serve --stream [NAME=]SOURCE`): cameras, live URLs,
-/// or files played at their own rate in a loop, each run in live mode on one shared pool of
-/// interpreters, the latest answer and an annotated JPEG kept for the page's preview.
+/// or files played at their own rate in a loop, each run in live mode on the engine (its
+/// workers, `--threads`, queue and `--accelerator`, shared with the requests), the latest
+/// answer and an annotated JPEG kept for the page's preview.
 ///
 /// A source that fails is tried again every few seconds for as long as the server runs.
 final class ServerStreams: Sendable {
@@ -54,22 +54,25 @@ final class ServerStreams: Sendable {
     let streams: [Stream]
     let model: ServedModel
     let interval: Duration
-    private let pool: VisionTaskPool
+    private let task: EngineVisionTask
     private let statuses: Mutex<[String: Status]>
     private let logger: Logger
 
     /// Creates the streams (nothing is read until ``run()``).
-    init(
-        streams: [Stream], model: ServedModel, interval: Duration, accelerator: Accelerator = .cpu, logger: Logger
-    ) throws {
+    ///
+    /// - Parameters:
+    ///   - streams: The sources, by name.
+    ///   - model: The model they run.
+    ///   - engine: The engine the frames are answered by: its workers, threads, queue and
+    ///     accelerator, shared with the requests (a full queue drops a frame).
+    ///   - interval: The minimum interval between two inferences of one stream.
+    ///   - logger: The logger.
+    init(streams: [Stream], model: ServedModel, engine: InferenceEngine, interval: Duration, logger: Logger) {
         self.streams = streams
         self.model = model
         self.interval = interval
         self.logger = logger
-        let loaded = model.model
-        var options = ImageTask.Options()
-        options.accelerator = accelerator
-        pool = try VisionTaskPool(count: 1) { try ImageTask(model: loaded, options: options) }
+        task = EngineVisionTask(engine: engine, model: model.id)
         statuses = Mutex(Dictionary(uniqueKeysWithValues: streams.map { ($0.name, Status()) }))
     }
 
@@ -102,7 +105,7 @@ final class ServerStreams: Sendable {
             options.readsAtNativeRate = !stream.source.isLive
             options.reconnectionAttempts = 1_000_000
             let frames = FrameSource(stream.source, options: options, logger: logger)
-            let runner = StreamRunner(pool: pool, mode: .liveStream(minimumInterval: interval))
+            let runner = StreamRunner(task: task, mode: .liveStream(minimumInterval: interval))
             do {
                 for try await event in runner.events(for: frames) {
                     if case .answered(let answer) = event { record(answer, stream: stream) }
@@ -153,5 +156,16 @@ final class ServerStreams: Sendable {
             change(&status)
             statuses[name] = status
         }
+    }
+}
+
+/// The engine as a stream's task: each frame is a request for the model, on the engine's
+/// workers.
+struct EngineVisionTask: AsyncVisionTask {
+    let engine: InferenceEngine
+    let model: String
+
+    func run(_ image: ImageInput) async throws -> ImageAnswer {
+        try await engine.answer(model: model, input: image)
     }
 }

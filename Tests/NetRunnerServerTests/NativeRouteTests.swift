@@ -1,0 +1,100 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+@testable import NetRunnerServer
+
+/// The native API's refusals and its access rules on the composed server in process (issue 34:
+/// they spawned a server each; `netrunnerTests`' `ServeCommandTests` keeps what needs a real
+/// socket or the real CLI).
+@Suite("Native API in process")
+struct NativeRouteTests {
+    static let classifier = "mobilenet-v2-1.0-224-uint8"
+    static let detector = "face-detection-short-range"
+    static let coffee = Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")
+
+    @Test("Bad requests get the right status and a message to act on, never a 500")
+    func errors() async throws {
+        try await ServerSession.with(configuration: .init(maximumUploadBytes: 100_000)) { server in
+            let photo = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))  // 80 KB
+            let big = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/eagle.jpg")))
+            let cases: [(String, Data?, String?, Int, String)] = [
+                ("/v1/models/nope/classify", photo, "image/jpeg", 404, "No model \"nope\" here"),
+                (
+                    "/v1/models/\(Self.classifier)/classify", Data("hello".utf8), "text/plain", 415,
+                    "Content-Type text/plain"
+                ),
+                (
+                    "/v1/models/\(Self.classifier)/classify", big, "image/jpeg", 413,
+                    "larger than the limit of 100000 bytes"
+                ),
+                (
+                    "/v1/models/\(Self.classifier)/classify", Data("GIF89a....".utf8), "image/jpeg", 400,
+                    "it looks like a GIF image"
+                ),
+                ("/v1/models/\(Self.classifier)/classify", Data(), "image/jpeg", 400, "The body is empty"),
+                ("/v1/models/\(Self.classifier)/classify", photo.prefix(5000), "image/jpeg", 400, "truncated"),
+                ("/v1/models/\(Self.classifier)/classify?maxResults=0", photo, "image/jpeg", 400, "maxResults must be"),
+                (
+                    "/v1/models/\(Self.classifier)/classify?preview=yes", photo, "image/jpeg", 400,
+                    "preview must be 1 or 0"
+                ),
+                (
+                    "/v1/models/\(Self.classifier)/classify?top=3", photo, "image/jpeg", 400,
+                    "Unknown query parameter \"top\""
+                ),
+                (
+                    "/v1/models/\(Self.classifier)/classify?categoryAllowlist=tabby%20kat", photo, "image/jpeg", 400,
+                    "closest: \"tabby\""
+                ),
+                (
+                    "/v1/models/\(Self.detector)/classify", photo, "image/jpeg", 404,
+                    "POST to /v1/models/\(Self.detector)/detect"
+                ),
+            ]
+            for (path, body, type, status, message) in cases {
+                let reply = try await server.request(path, method: "POST", body: body, contentType: type)
+                let text = reply.json["error_description"] as? String ?? String(decoding: reply.body, as: UTF8.self)
+                #expect(reply.status == status, "\(path): \(text)")
+                #expect(text.contains(message), "\(path): \(text)")
+                #expect(reply.json["error"] as? Bool == true)
+            }
+            let unknown = try await server.request("/v2/models/nope")
+            #expect(unknown.status == 404)
+            #expect((unknown.json["error"] as? String)?.contains("No model \"nope\"") == true)
+        }
+    }
+
+    @Test("API keys guard what runs models; CORS answers only the origins allowed")
+    func access() async throws {
+        try await ServerSession.with(
+            configuration: .init(apiKeys: ["s3cret"], allowedOrigins: ["https://app.example"])
+        ) { server in
+            let photo = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))
+            let path = "/v1/models/\(Self.classifier)/classify"
+            let anonymous = try await server.request(path, method: "POST", body: photo, contentType: "image/jpeg")
+            #expect(anonymous.status == 401)
+            #expect(anonymous.headers["www-authenticate"] == "Bearer")
+            #expect((anonymous.json["error_description"] as? String)?.contains("needs an API key") == true)
+            let wrong = try await server.request(
+                path, method: "POST", body: photo, contentType: "image/jpeg", headers: ["Authorization": "Bearer nope"])
+            #expect(wrong.status == 401)
+            let keyed = try await server.request(
+                path, method: "POST", body: photo, contentType: "image/jpeg",
+                headers: ["Authorization": "Bearer s3cret"])
+            #expect(keyed.status == 200)
+            #expect(try await server.request("/v1/models").status == 200, "listing needs no key")
+            #expect(try await server.request("/v2/health/ready").status == 200, "probes need no key")
+            let preflight = try await server.request(
+                path, method: "OPTIONS",
+                headers: ["Origin": "https://app.example", "Access-Control-Request-Method": "POST"])
+            #expect(preflight.status == 204)
+            #expect(preflight.headers["access-control-allow-origin"] == "https://app.example")
+            #expect(preflight.headers["access-control-allow-headers"]?.contains("Authorization") == true)
+            let foreign = try await server.request("/v1/models", headers: ["Origin": "https://evil.example"])
+            #expect(foreign.headers["access-control-allow-origin"] == nil)
+            let friendly = try await server.request("/v1/models", headers: ["Origin": "https://app.example"])
+            #expect(friendly.headers["access-control-allow-origin"] == "https://app.example")
+        }
+    }
+}

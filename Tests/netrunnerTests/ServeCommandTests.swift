@@ -535,56 +535,6 @@ struct ServeCommandTests {
         #expect(refused.status == 403)
     }
 
-    @Test("Albums: listed, run through a model with the answers classify gives, images and thumbnails by index only")
-    func albums() async throws {
-        let album = Fixtures.path("Tests/Fixtures/Photos/test")
-        let server = try await ServerProcess(["--threads", "2", "--albums", album])
-        defer { server.expectCleanStop() }
-        let list = try await server.request("/v1/albums").json
-        let albums = try #require(list["albums"] as? [[String: Any]])
-        #expect(albums.count == 1 && albums[0]["id"] as? String == "test" && albums[0]["images"] as? Int == 4)
-        let contents = try await server.request("/v1/albums/test").json
-        let files = (contents["images"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String }
-        #expect(files == ["chelsea.png", "coffee.jpg", "eagle.jpg", "grace_hopper.jpg"])
-
-        #expect(try await server.request("/v1/albums/nope").status == 404)
-        #expect(try await server.request("/v1/albums/test/runs", method: "POST").status == 400)
-        #expect(try await server.request("/v1/albums/test/runs?model=nope", method: "POST").status == 404)
-        let started = try await server.request("/v1/albums/test/runs?model=\(Self.classifier)", method: "POST")
-        #expect(started.status == 202)
-        let id = try #require(started.json["id"] as? String)
-        var report: [String: Any] = [:]
-        for _ in 0..<300 {
-            report = try await server.request("/v1/runs/\(id)").json
-            if report["state"] as? String == "finished" { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        #expect(report["done"] as? Int == 4 && report["failed"] as? Int == 0, "\(report)")
-        let lines = report["results"] as? [[String: Any]] ?? []
-        // Each answer is the one `classify --json` prints for the same photo.
-        for line in lines {
-            let result = try #require(line["result"] as? [String: Any])
-            let file = try #require(result["image"] as? String)
-            let cli = try ProcessResult.run(Fixtures.netrunner, ["classify", "--json", album + "/" + file])
-            let expected = try #require(
-                try JSONSerialization.jsonObject(with: Data(cli.stdout.utf8)) as? [String: Any])
-            let top = { (line: [String: Any]) in
-                ((line["inference_results"] as? [String: Any])?["classification"] as? [[String: Any]])?
-                    .map { "\($0["display_name"] ?? "") \($0["score"] ?? "")" }
-            }
-            #expect(top(result) == top(expected), "\(file)")
-        }
-        let thumbnail = try await server.request("/v1/albums/test/images/2?thumbnail=1")
-        #expect(thumbnail.status == 200 && thumbnail.headers["content-type"] == "image/jpeg")
-        #expect(thumbnail.body.starts(with: [0xFF, 0xD8, 0xFF]))
-        let original = try await server.request("/v1/albums/test/images/0")
-        #expect(original.body == (try Data(contentsOf: URL(fileURLWithPath: album + "/chelsea.png"))))
-        #expect(original.headers["content-type"] == "image/png")
-        for bad in ["4", "-1", "..%2F..%2Fetc%2Fpasswd", "1e3"] {
-            #expect(try await server.request("/v1/albums/test/images/\(bad)").status == 404, "\(bad)")
-        }
-    }
-
     @Test(
         "Streams the server reads: the latest answer at the boxes detect finds, the frame drawn, a file looped, keys required"
     )

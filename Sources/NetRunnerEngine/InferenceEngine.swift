@@ -412,7 +412,8 @@ public final class InferenceEngine: Sendable {
 
     /// The model's dynamic batcher, made the first time a worker asks (once per model).
     func batcher(for served: ServedModel, options: ImageTask.Options) -> DynamicBatcher? {
-        guard configuration.maxBatchSize > 1, configuration.accelerator != .cpu, served.kind == .classification
+        guard configuration.maxBatchSize > 1, configuration.accelerator != .cpu,
+            VisionTaskRegistry.definition(for: served.kind)?.runsInBatches == true
         else { return nil }
         if let existing = batchers.withLock({ $0[served.id] }) { return existing }
         let first = batcherTried.withLock { $0.insert(served.id).inserted }

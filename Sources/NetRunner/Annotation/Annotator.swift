@@ -63,8 +63,9 @@ public enum Annotator {
         return canvas
     }
 
-    /// A copy of `image` (as RGB) with an answer drawn: a detector's boxes, or a classifier's
-    /// top three labels with their scores in the top-left corner (a camera preview's overlay).
+    /// A copy of `image` (as RGB) with an answer drawn as its task draws it (see
+    /// ``VisionTaskDefinition/draw(_:on:)``): a detector's boxes, or a classifier's top three
+    /// labels with their scores in the top-left corner (a camera preview's overlay).
     ///
     /// - Parameters:
     ///   - answer: The answer, in the image's pixel coordinates.
@@ -72,25 +73,33 @@ public enum Annotator {
     /// - Returns: An RGB image with the annotations.
     /// - Throws: ``ImageError`` if the image cannot be converted.
     public static func draw(_ answer: ImageAnswer, on image: PixelBuffer) throws(ImageError) -> PixelBuffer {
-        switch answer {
-        case .detection(let result):
-            return try draw(result.detections, on: image)
-        case .classification(let result):
-            var canvas = image.format == .rgb24 ? image : image.converted(to: .rgb24)
-            let scale = max(1, min(canvas.width, canvas.height) / 240)
-            var y = 2 * scale
-            for category in result.categories.prefix(3) {
-                let name = category.displayName ?? category.label ?? "class \(category.index)"
-                let text = "\(name) \(Int((category.score * 100).rounded()))%"
-                let size = PixelBuffer.textSize(text, scale: scale)
-                canvas.fill(
-                    PixelRect(x: 0, y: y - scale, width: size.width + 4 * scale, height: size.height + 2 * scale),
-                    color: color(forClass: category.index))
-                canvas.drawText(text, x: 2 * scale, y: y, scale: scale, color: .white)
-                y += size.height + 4 * scale
-            }
-            return canvas
+        guard let definition = VisionTaskRegistry.definition(for: answer.kind) else { return image }
+        return try definition.draw(answer: answer, on: image)
+    }
+
+    /// A copy of `image` (as RGB) with labels and their scores written in the top-left corner,
+    /// one under the other, each on its class's colour.
+    ///
+    /// - Parameters:
+    ///   - labels: The labels, their scores (0 to 1) and the class that picks their colour.
+    ///   - image: The image.
+    /// - Returns: An RGB image with the labels.
+    public static func drawLabels(
+        _ labels: [(name: String, score: Float, classIndex: Int)], on image: PixelBuffer
+    ) -> PixelBuffer {
+        var canvas = image.format == .rgb24 ? image : image.converted(to: .rgb24)
+        let scale = max(1, min(canvas.width, canvas.height) / 240)
+        var y = 2 * scale
+        for label in labels {
+            let text = "\(label.name) \(Int((label.score * 100).rounded()))%"
+            let size = PixelBuffer.textSize(text, scale: scale)
+            canvas.fill(
+                PixelRect(x: 0, y: y - scale, width: size.width + 4 * scale, height: size.height + 2 * scale),
+                color: color(forClass: label.classIndex))
+            canvas.drawText(text, x: 2 * scale, y: y, scale: scale, color: .white)
+            y += size.height + 4 * scale
         }
+        return canvas
     }
 
     /// A coordinate as a pixel index, clamped to a range drawing can add to without overflow.

@@ -5,8 +5,10 @@ import NetRunnerImage
 ///
 /// In JSON Lines the keys are Net Runner's result keys: `image`, `model`, `error`,
 /// `error_description`, `preprocessor_latency`, `inference_latency` and `inference_results`,
-/// with `decode_latency`, `total_latency` and `iteration` added. Classifications are a list
-/// (`[{"index", "label", "score"}]`, best first) rather than Net Runner's unordered dictionary.
+/// with `decode_latency`, `total_latency` and `iteration` added. What goes under
+/// `inference_results` is the task's to write (``VisionTaskDefinition/encode(_:to:)``):
+/// classifications are a list (`[{"index", "label", "score"}]`, best first) rather than Net
+/// Runner's unordered dictionary, detections a list of COCO boxes.
 public struct BulkRecord: Equatable, Sendable {
     /// The image's path, as listed.
     public var image: String
@@ -80,23 +82,8 @@ extension BulkRecord: Codable {
         case inferenceLatency = "inference_latency"
         case totalLatency = "total_latency"
         case inferenceResults = "inference_results"
-        case imageWidth = "image_width"
-        case imageHeight = "image_height"
         case batchSize = "batch_size"
         case batchInferenceLatency = "batch_inference_latency"
-    }
-
-    private enum ResultKeys: String, CodingKey {
-        case classification, detection
-    }
-
-    /// A detection as a results line writes it: COCO's `[x, y, width, height]` in pixels.
-    private struct DetectionLine: Codable {
-        var label: String?
-        var index: Int
-        var score: Float
-        var box: [Float]
-        var keypoints: [[Float]]?
     }
 
     /// Encodes the record as one results line.
@@ -120,23 +107,8 @@ extension BulkRecord: Codable {
             try container.encode(batch.size, forKey: .batchSize)
             try container.encode(Self.rounded(batch.inferenceMilliseconds), forKey: .batchInferenceLatency)
         }
-        var results = container.nestedContainer(keyedBy: ResultKeys.self, forKey: .inferenceResults)
-        switch answer {
-        case .classification(let result):
-            try results.encode(result.categories.map(CategoryLine.init), forKey: .classification)
-        case .detection(let result):
-            try container.encode(result.imageWidth, forKey: .imageWidth)
-            try container.encode(result.imageHeight, forKey: .imageHeight)
-            let lines = result.detections.map { detection in
-                let box = detection.boundingBox
-                let best = detection.categories.first
-                return DetectionLine(
-                    label: best?.label, index: best?.index ?? 0, score: best?.score ?? 0,
-                    box: [box.minX, box.minY, box.width, box.height],
-                    keypoints: detection.keypoints.isEmpty ? nil : detection.keypoints.map { [$0.x, $0.y] })
-            }
-            try results.encode(lines, forKey: .detection)
-        }
+        // The task writes its part: inference_results.<kind>, and keys of its own.
+        try VisionTaskRegistry.definition(of: answer).encode(answer: answer, to: encoder)
     }
 
     /// Decodes a results line.
@@ -155,69 +127,21 @@ extension BulkRecord: Codable {
         let decode = try container.decode(Double.self, forKey: .decodeLatency)
         let preprocess = try container.decode(Double.self, forKey: .preprocessorLatency)
         let inference = try container.decode(Double.self, forKey: .inferenceLatency)
-        let results = try container.nestedContainer(keyedBy: ResultKeys.self, forKey: .inferenceResults)
-        if let categories = try results.decodeIfPresent([CategoryLine].self, forKey: .classification) {
-            var result = ClassificationResult(
-                categories: categories.map(\.category), decodingMilliseconds: decode,
-                preprocessingMilliseconds: preprocess, inferenceMilliseconds: inference)
-            if let size = try container.decodeIfPresent(Int.self, forKey: .batchSize),
-                let whole = try container.decodeIfPresent(Double.self, forKey: .batchInferenceLatency)
-            {
-                result.batch = InferenceBatch(size: size, inferenceMilliseconds: whole)
-            }
-            answer = .classification(result)
-        } else {
-            let lines = try results.decode([DetectionLine].self, forKey: .detection)
-            let detections = try lines.map { line in
-                guard line.box.count == 4 else {
-                    throw DecodingError.dataCorruptedError(
-                        forKey: .detection, in: results, debugDescription: "a box is [x, y, width, height]")
-                }
-                return Detection(
-                    boundingBox: BoundingBox(
-                        minX: line.box[0], minY: line.box[1], maxX: line.box[0] + line.box[2],
-                        maxY: line.box[1] + line.box[3]),
-                    categories: [Category(index: line.index, score: line.score, label: line.label)],
-                    keypoints: (line.keypoints ?? []).compactMap { $0.count == 2 ? Keypoint(x: $0[0], y: $0[1]) : nil })
-            }
-            answer = .detection(
-                DetectionResult(
-                    detections: detections,
-                    imageSize: PixelSize(
-                        width: try container.decode(Int.self, forKey: .imageWidth),
-                        height: try container.decode(Int.self, forKey: .imageHeight)),
-                    decodingMilliseconds: decode,
-                    preprocessingMilliseconds: preprocess, inferenceMilliseconds: inference,
-                    postprocessingMilliseconds: 0))
+        // inference_results holds the task's kind: that task reads the line.
+        let results = try container.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
+        let names = Set(results.allKeys.map(\.stringValue))
+        guard let definition = VisionTaskRegistry.definitions.first(where: { names.contains($0.kind.rawValue) }) else {
+            let found = results.allKeys.map(\.stringValue).sorted().joined(separator: ", ")
+            throw DecodingError.dataCorruptedError(
+                forKey: .inferenceResults, in: container,
+                debugDescription: "inference_results names no registered task (found: \(found))")
         }
+        answer = try definition.decodeAnswer(
+            from: decoder, timings: ResultTimings(decoding: decode, preprocessing: preprocess, inference: inference))
     }
 
     /// Milliseconds to the microsecond: finer digits are noise and only lengthen the lines.
     private static func rounded(_ milliseconds: Double) -> Double {
         (milliseconds * 1000).rounded() / 1000
-    }
-}
-
-/// A category as a results line writes it.
-private struct CategoryLine: Codable {
-    var index: Int
-    var label: String?
-    var displayName: String?
-    var score: Float
-
-    private enum CodingKeys: String, CodingKey {
-        case index, label, score
-        case displayName = "display_name"
-    }
-
-    init(_ category: Category) {
-        index = category.index
-        label = category.label
-        displayName = category.displayName
-        score = category.score
-    }
-
-    var category: Category {
-        Category(index: index, score: score, label: label, displayName: displayName)
     }
 }

@@ -46,7 +46,7 @@ public enum BulkInference {
             let prefetcher = ImagePrefetcher(
                 paths: files, options: task.decodingOptions, preprocessing: task.preprocessing,
                 lookahead: max(3, 2 * decoders), decoders: decoders)
-            if gpuTask != nil, batchSize > 1, task.kind == .classification {
+            if gpuTask != nil, batchSize > 1, task.definition?.runsInBatches == true {
                 runBatches(task, prefetcher: prefetcher, size: batchSize, isCancelled: isCancelled, deliver: deliver)
                 return
             }

@@ -8,20 +8,12 @@ public import TensorFlowLite
 ///     let task = try ImageTask(modelAt: "Models/bundles/mobilenet_v2_1.0_224_uint8.tiobundle")
 ///     let answer = try task.run(fileAt: "photo.jpg")
 ///
-/// A new task (segmentation, embeddings) is a ``VisionTask`` with its result, a ``Kind``, an
-/// ``ImageAnswer`` case and one line in ``init(model:options:)``.
+/// Which tasks it runs is ``VisionTaskRegistry``'s: the classifier, the detector, and any task
+/// registered beside them with its ``VisionTaskDefinition`` (docs/adding-a-task.md).
 ///
 /// - Note: Like the interpreter under it, a task is used by one thread at a time; give each
 ///   thread its own.
 public struct ImageTask {
-    /// What a model does.
-    public enum Kind: String, Equatable, Hashable, Sendable, Codable, CaseIterable {
-        /// It names what the image shows (one output of class scores).
-        case classification
-        /// It finds objects and their boxes.
-        case detection
-    }
-
     /// How to load and run a model, whichever task it does.
     public struct Options: Equatable, Hashable, Sendable {
         /// The task, or `nil` to tell it from the model (its `model.json` type, else its outputs).
@@ -59,6 +51,12 @@ public struct ImageTask {
     /// The task itself.
     public let task: any VisionTask
 
+    /// The task's definition (its names, results line, printing and drawing), or `nil` for a
+    /// task no definition is registered for.
+    public var definition: (any VisionTaskDefinition)? {
+        VisionTaskRegistry.definition(for: kind)
+    }
+
     /// Loads a model: a TensorIO bundle folder (`.tiobundle`, `.tfbundle`), a zipped bundle,
     /// or a `.tflite` file (its own metadata, else a `model.json` beside it, else defaults).
     ///
@@ -94,10 +92,12 @@ public struct ImageTask {
     /// - Throws: The errors of the task's initialiser.
     public init(model: LoadedModel, options: Options = Options()) throws {
         let kind = options.kind ?? Self.kind(of: model)
-        switch kind {
-        case .classification: task = try ImageClassifier(model: model, options: options.classifierOptions)
-        case .detection: task = try ObjectDetector(model: model, options: options.detectorOptions)
+        guard let definition = VisionTaskRegistry.definition(for: kind) else {
+            let known = VisionTaskRegistry.kinds.map(\.rawValue).joined(separator: ", ")
+            throw NetRunnerError.invalidOption(
+                name: "kind", reason: "no task named \(kind) is registered (known: \(known))")
         }
+        task = try definition.makeAnyTask(model: model, options: options)
         self.kind = kind
     }
 
@@ -118,18 +118,17 @@ public struct ImageTask {
             ?? kind(outputCount: model.description?.outputs.count ?? model.outputCount ?? 1)
     }
 
-    /// The task a TensorIO `model.type` names, if it names one (`image.classification…`,
-    /// `…detection…`).
+    /// The task a TensorIO `model.type` names, if a registered task claims it
+    /// (`image.classification…`, `…detection…`; see ``VisionTaskDefinition/names(modelType:)``).
     ///
     /// - Parameter type: The description's `model.type`.
     /// - Returns: The task, or `nil` for other types.
     public static func kind(type: String?) -> Kind? {
-        guard let type = type?.lowercased() else { return nil }
-        if type.hasPrefix("image.classification") { return .classification }
-        if type.contains("detection") { return .detection }
-        return nil
+        type.flatMap { VisionTaskRegistry.definition(modelType: $0)?.kind }
     }
 
+    /// The task a model without a type is taken for: only the library's two are told from
+    /// their outputs.
     static func kind(outputCount: Int) -> Kind {
         outputCount == 1 ? .classification : .detection
     }

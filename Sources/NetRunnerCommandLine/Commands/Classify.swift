@@ -55,7 +55,7 @@ extension NetRunnerCommand {
             try await ImageRun.run(
                 ImageClassifier.self, options: options, model: model, inputs: inputs, json: json, saveInput: saveInput,
                 print: { file, _, result in
-                    try ClassificationOutput.print(results.worthPrinting(result), file: file, json: json)
+                    try AnswerOutput.print(results.worthPrinting(result).imageAnswer, file: file, json: json)
                 })
         }
     }

@@ -77,8 +77,8 @@ extension NetRunnerCommand {
                 ObjectDetector.self, options: options, model: model, inputs: inputs, listed: listed, json: json,
                 saveInput: saveInput,
                 print: { file, _, result in
-                    try DetectionOutput.print(result, file: file, json: json)
-                    try annotations?.write(result, on: file)
+                    try AnswerOutput.print(.detection(result), file: file, json: json)
+                    try annotations?.write(.detection(result), on: file)
                 })
         }
     }

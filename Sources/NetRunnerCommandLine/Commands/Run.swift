@@ -95,7 +95,7 @@ extension NetRunnerCommand {
                 try ImageRun.run(
                     ObjectDetector.self, options: options, model: loaded, inputs: inputs, threads: 1, json: json,
                     print: { file, _, result in
-                        try DetectionOutput.print(result, file: file, json: json)
+                        try AnswerOutput.print(.detection(result), file: file, json: json)
                     })
                 return
             }
@@ -110,7 +110,7 @@ extension NetRunnerCommand {
                     let image = try ImageDecoder.decode(contentsOf: file)
                     let outputs = try model.run(image: image.pixels)
                     if json {
-                        try ClassificationOutput.printLine(Line(image: file, outputs: outputs))
+                        try AnswerOutput.printLine(Line(image: file, outputs: outputs))
                     } else {
                         Console.print(file)
                         let lines = ModelOutputText.lines(
@@ -122,7 +122,7 @@ extension NetRunnerCommand {
                     }
                 } catch {
                     failures += 1
-                    ClassificationOutput.printError(error, file: file, json: json)
+                    AnswerOutput.printError(error, file: file, json: json)
                 }
             }
             if failures > 0 {

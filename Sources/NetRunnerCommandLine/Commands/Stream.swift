@@ -166,7 +166,7 @@ private struct StreamPrinter: StreamOutput {
 
     func answered(_ answer: FrameAnswer) throws {
         if json {
-            try ClassificationOutput.printLine(
+            try AnswerOutput.printLine(
                 StreamLine(
                     record: BulkRecord(image: source, answer: answer.answer), frame: answer.frame,
                     delay: answer.delayMilliseconds))
@@ -175,28 +175,12 @@ private struct StreamPrinter: StreamOutput {
         let time = Console.format(answer.frame.timestampMilliseconds / 1000, decimals: 3)
         let head =
             "frame \(answer.frame.index)  \(time) s  (\(Console.format(answer.answer.inferenceMilliseconds, decimals: 1)) ms)"
-        switch answer.answer {
-        case .classification(let result):
-            let best = result.categories.prefix(3).map {
-                "\($0.displayName ?? $0.label ?? "class \($0.index)") \(Console.format(Double($0.score), decimals: 3))"
-            }
-            Console.print(
-                head + "  " + (best.isEmpty ? "(no label above the threshold)" : best.joined(separator: ", ")))
-        case .detection(let result):
-            let boxes = result.detections.map { detection in
-                let box = detection.boundingBox
-                let name = detection.categories.first.flatMap { $0.displayName ?? $0.label } ?? "object"
-                return "\(name) \(Console.format(Double(detection.score), decimals: 2)) "
-                    + "(\(Int(box.minX.rounded())),\(Int(box.minY.rounded())))-(\(Int(box.maxX.rounded())),\(Int(box.maxY.rounded())))"
-            }
-            Console.print(
-                head + "  " + (boxes.isEmpty ? "(nothing)" : "\(boxes.count): " + boxes.joined(separator: ", ")))
-        }
+        Console.print(head + "  " + answer.answer.summary)
     }
 
     func failed(_ frame: VideoFrame, problem: String) throws {
         if json {
-            try ClassificationOutput.printLine(
+            try AnswerOutput.printLine(
                 StreamLine(record: BulkRecord(image: source, error: problem), frame: frame, delay: nil))
         } else {
             Console.diagnostic("frame \(frame.index): \(problem)")

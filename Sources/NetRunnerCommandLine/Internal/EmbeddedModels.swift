@@ -3,6 +3,7 @@
 // Invariants: the pointers CEmbeddedModels returns point into the executable's read-only
 // data, valid for the whole process; they are copied into `Data` before use.
 
+import ArgumentParser
 internal import CEmbeddedModels
 import FoundationEssentials
 import NetRunner
@@ -10,12 +11,16 @@ import NetRunner
 /// The default models `netrunner` uses when no `--model` is given: the bundles in
 /// `Models/bundles/`, linked in whole (model, `model.json`, labels).
 enum EmbeddedModels {
+    /// The tasks a model is linked in for.
+    static let kinds: [ImageTask.Kind] = [.classification, .detection]
+
     /// The embedded bundle for a task: MobileNetV2 (uint8, ImageNet) for classification,
     /// BlazeFace short-range for detection.
     ///
     /// - Parameter kind: The task.
     /// - Returns: The bundle, held in memory.
-    /// - Throws: ``ModelBundleError`` if the linked `model.json` is damaged.
+    /// - Throws: ``ModelBundleError`` if the linked `model.json` is damaged;
+    ///   `ValidationError` for a task no model is linked in for (give `--model`).
     static func source(for kind: ImageTask.Kind) throws -> ModelSource {
         switch kind {
         case .classification:
@@ -30,6 +35,8 @@ enum EmbeddedModels {
                 description: try ModelDescription.parse(
                     bytes(nr_embedded_detector_description), source: detectorName + "/model.json"),
                 assets: ["labels.txt": Data("face\n".utf8)])
+        default:
+            throw ValidationError("No model is built in for \(kind): give --model.")
         }
     }
 

@@ -10,7 +10,7 @@ extension ModelCatalog {
     /// - Returns: The catalog.
     /// - Throws: `ValidationError` when `--models` is not a folder.
     package static func commandLine(folder: String?) throws -> ModelCatalog {
-        let embedded = try [ImageTask.Kind.classification, .detection].map { ($0, try EmbeddedModels.source(for: $0)) }
+        let embedded = try EmbeddedModels.kinds.map { ($0, try EmbeddedModels.source(for: $0)) }
         do {
             return try ModelCatalog(embedded: embedded, folder: folder)
         } catch let error as ModelCatalog.FolderError {

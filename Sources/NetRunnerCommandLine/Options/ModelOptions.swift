@@ -121,11 +121,7 @@ package struct ModelOptions: ParsableArguments {
     /// - Returns: The notice.
     func assumptionNotice(for model: LoadedModel, task: ImageTask.Kind) -> String? {
         guard self.model != nil, labels == nil, model.description == nil, model.metadata == nil else { return nil }
-        let assumed =
-            task == .classification
-            ? "RGB, a centre crop, the input's default scaling (raw bytes for uint8, values in [0, 1] for float)"
-            : "RGB, letterboxing for raw anchor outputs and stretching for SSD outputs, raw bytes for uint8 "
-                + "inputs and values in [-1, 1] for float (the SSD example's and MediaPipe's conventions)"
+        let assumed = VisionTaskRegistry.definition(for: task)?.assumedPreprocessing ?? "RGB"
         return "note: \(model.name) has no metadata and no model.json beside it: assuming \(assumed), "
             + "and no labels (give --labels to name the classes, or make a bundle: netrunner bundle create)."
     }

@@ -88,12 +88,13 @@ struct AnnotationTarget: Sendable {
         return names
     }
 
-    /// Draws the detections on the image at `file` (decoded again at full size) and writes it.
-    func write(_ result: DetectionResult, on file: String) throws {
+    /// Draws the answer as its task draws it (a detector's boxes) on the image at `file`
+    /// (decoded again at full size) and writes it.
+    func write(_ answer: ImageAnswer, on file: String) throws {
         var options = DecodingOptions()
         options.pixelFormat = .rgb24
         let image = try ImageDecoder.decode(contentsOf: file, options: options)
-        let annotated = try Annotator.draw(result.detections, on: image.pixels)
+        let annotated = try Annotator.draw(answer, on: image.pixels)
         let output: String
         if isFolder {
             output = path + "/" + (names[file] ?? Self.uniqueNames(for: [file])[file, default: "image.annotated.png"])

@@ -98,12 +98,6 @@ package enum Console {
         format(Double(bytes) / 1_048_576, decimals: 2)
     }
 
-    /// The time of each stage of one image, as the per-image lines show it.
-    package static func stageTimes(decode: Double, preprocess: Double, inference: Double) -> String {
-        "decode \(format(decode, decimals: 1)) ms, preprocess \(format(preprocess, decimals: 1)) ms, "
-            + "inference \(format(inference, decimals: 1)) ms"
-    }
-
     /// A number with a fixed count of decimals.
     package static func format(_ value: Double, decimals: Int) -> String {
         fixedDecimals(value, decimals)

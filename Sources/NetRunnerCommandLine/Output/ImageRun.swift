@@ -40,25 +40,24 @@ enum ImageRun {
         }
     }
 
-    /// The error again with the command to use instead, when a classifier was given to
-    /// `detect` or a detector to `classify`.
+    /// The error again with the command to use instead, when a model of another task was
+    /// given (a classifier to `detect`, a detector to `classify`).
     ///
     /// - Parameters:
     ///   - error: The task's error.
     ///   - model: The model.
     ///   - task: The task the command runs.
-    /// - Returns: The error with the hint, or `nil` when the model is not the other kind.
+    /// - Returns: The error with the hint, or `nil` when the model does the command's task.
     static func otherCommandHint(_ error: NetRunnerError, model: LoadedModel, task: ImageTask.Kind) -> TaskFailure? {
         switch error {
         case .unsupportedOutputs, .notAnImageModel: break
         default: return nil
         }
         let other = ImageTask.kind(of: model)
-        guard other != task else { return nil }
+        guard other != task, let definition = VisionTaskRegistry.definition(for: other) else { return nil }
         let hint =
-            other == .detection
-            ? "it looks like an object detector: use `netrunner detect` (or `bulk`, which picks the task itself)"
-            : "it looks like a classifier: use `netrunner classify` (or `bulk`, which picks the task itself)"
+            "it looks like \(definition.modelNameWithArticle): use `netrunner \(definition.verb)` "
+            + "(or `bulk`, which picks the task itself)"
         var message = error.description
         if message.hasSuffix(".") { message.removeLast() }
         return TaskFailure(message: "\(message); \(hint).")
@@ -108,7 +107,7 @@ enum ImageRun {
                     try print(files[index], loaded.name, result)
                 } catch {
                     failures.add(1, ordering: .relaxed)
-                    ClassificationOutput.printError(error, file: files[index], json: json)
+                    AnswerOutput.printError(error, file: files[index], json: json)
                 }
             })
         let failed = failures.load(ordering: .relaxed)

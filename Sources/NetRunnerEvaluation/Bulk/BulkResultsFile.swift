@@ -372,28 +372,7 @@ public final class BulkResultsFile: Sendable {
     }
 
     fileprivate static func csvFields(_ record: BulkRecord) -> [String] {
-        var answer = ""
-        var score = ""
-        var results = ""
-        switch record.answer {
-        case .classification(let result)?:
-            if let best = result.categories.first {
-                answer = best.label ?? String(best.index)
-                score = String(best.score)
-            }
-            results = result.categories.map { "\($0.label ?? String($0.index)):\($0.score)" }
-                .joined(separator: ";")
-        case .detection(let result)?:
-            answer = String(result.detections.count)
-            results = result.detections.map { detection in
-                let box = detection.boundingBox
-                let best = detection.categories.first
-                return "\(best?.label ?? String(best?.index ?? 0)):\(best?.score ?? 0)"
-                    + "@\(box.minX) \(box.minY) \(box.width) \(box.height)"
-            }.joined(separator: ";")
-        case nil:
-            break
-        }
+        let (answer, score, results) = record.answer?.csvFields ?? ("", "", "")
         let milliseconds = { (value: Double?) in value.map { String(($0 * 1000).rounded() / 1000) } ?? "" }
         return [
             record.image, answer, score, results, milliseconds(record.answer?.decodingMilliseconds),

@@ -29,23 +29,12 @@ public enum ResultsGallery {
                 entry.width = thumbnail.originalSize.width
                 entry.height = thumbnail.originalSize.height
             }
-            switch record.answer {
-            case .classification(let result)?:
-                entry.answers = result.categories.map {
-                    .init(label: $0.displayName ?? $0.label ?? "class \($0.index)", score: $0.score, box: nil)
+            if let answer = record.answer {
+                if let size = answer.imageSize {
+                    entry.width = size.width
+                    entry.height = size.height
                 }
-            case .detection(let result)?:
-                entry.width = result.imageWidth
-                entry.height = result.imageHeight
-                entry.answers = result.detections.map { detection in
-                    let box = detection.boundingBox
-                    let best = detection.categories.first
-                    return .init(
-                        label: best?.displayName ?? best?.label ?? "class \(best?.index ?? 0)", score: detection.score,
-                        box: [box.minX, box.minY, box.width, box.height])
-                }
-            case nil:
-                break
+                entry.answers = answer.shownAnswers.map { .init(label: $0.label, score: $0.score, box: $0.box) }
             }
             if let answer = record.answer {
                 entry.latency = [

@@ -59,7 +59,7 @@ extension NetRunnerCommand {
                 throw error
             }
             meter.finish()
-            let kind = model.kind == .detection ? "detector" : "classifier"
+            let kind = VisionTaskRegistry.definition(for: model.kind)?.modelName ?? model.kind.rawValue
             Console.print(
                 "\(model.replaced ? "replaced" : "imported") \(model.id) (\"\(model.name)\", \(kind)) into \(model.path)"
             )

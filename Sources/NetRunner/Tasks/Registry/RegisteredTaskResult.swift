@@ -1,0 +1,18 @@
+/// The result of a task registered beside the library's two (see ``VisionTaskDefinition``):
+/// what ``ImageAnswer/other(_:)`` carries.
+///
+///     struct MeanScore: RegisteredTaskResult {
+///         static let kind = ImageTask.Kind("mean_score")
+///         var mean: Float
+///         var decodingMilliseconds = 0.0, preprocessingMilliseconds = 0.0
+///         var inferenceMilliseconds = 0.0, postprocessingMilliseconds = 0.0
+///     }
+public protocol RegisteredTaskResult: VisionTaskResult, Hashable {
+    /// The task the result comes from.
+    static var kind: ImageTask.Kind { get }
+}
+
+extension RegisteredTaskResult {
+    /// This result as an ``ImageAnswer``: ``ImageAnswer/other(_:)``.
+    public var imageAnswer: ImageAnswer { .other(self) }
+}

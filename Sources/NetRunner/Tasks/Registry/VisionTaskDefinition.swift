@@ -1,0 +1,138 @@
+public import NetRunnerImage
+
+/// Everything the library, the commands, the server and the reports need to know about one
+/// vision task, in one place: a task is a unit.
+///
+/// A task is its ``VisionTask`` (what it makes of the model's outputs), its result and this
+/// definition: its names, how it is made from ``ImageTask/Options``, how its result is written
+/// in a results line (``BulkRecord``, the line of `classify --json`, `bulk`, the server and
+/// streams) and read back, printed as text, drawn on an image and shown in a gallery.
+/// Register it once with ``VisionTaskRegistry/register(_:)`` and ``ImageTask``, bulk
+/// inference, the results line and the printers run it. `docs/adding-a-task.md` walks through
+/// one.
+///
+/// The methods take the task's own result; ``VisionTaskRegistry`` calls them with the answer of
+/// a model that does this task.
+public protocol VisionTaskDefinition: Sendable {
+    /// The task.
+    associatedtype Task: VisionTask
+
+    /// The task's name, in JSON and messages (`classification`).
+    var kind: ImageTask.Kind { get }
+    /// The verb of its command and its server route (`classify`).
+    var verb: String { get }
+    /// What a model that does it is called (`classifier`).
+    var modelName: String { get }
+    /// The same with its article (`a classifier`), for messages.
+    var modelNameWithArticle: String { get }
+    /// Whether a GPU runs several images per invoke of this task (``ImageTask/run(batch:capacity:)``).
+    var runsInBatches: Bool { get }
+    /// What is assumed for a bare `.tflite` with no metadata and no `model.json`, in a notice.
+    var assumedPreprocessing: String { get }
+
+    /// Whether a TensorIO `model.type` names this task.
+    ///
+    /// - Parameter modelType: The description's `model.type`, lowercased.
+    /// - Returns: Whether a model of that type does this task.
+    func names(modelType: String) -> Bool
+
+    /// Makes the task for a model, from the options every task shares.
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - options: The options.
+    /// - Returns: The task.
+    /// - Throws: The task's initialiser's errors.
+    func makeTask(model: LoadedModel, options: ImageTask.Options) throws -> Task
+
+    /// Writes the result's part of a results line: `inference_results.<kind>`, and any key of
+    /// its own beside the common ones (``ResultsLineKey`` names them).
+    ///
+    /// - Parameters:
+    ///   - result: The result.
+    ///   - encoder: The line's encoder.
+    /// - Throws: The encoder's errors.
+    func encode(_ result: Task.Result, to encoder: any Encoder) throws
+
+    /// Reads back what ``encode(_:to:)`` wrote.
+    ///
+    /// - Parameters:
+    ///   - decoder: The line's decoder.
+    ///   - timings: The line's stage times, in milliseconds.
+    /// - Returns: The result.
+    /// - Throws: `DecodingError` for a line this task did not write.
+    func decode(from decoder: any Decoder, timings: ResultTimings) throws -> Task.Result
+
+    /// The result in the three answer columns of a CSV results file.
+    ///
+    /// - Parameter result: The result.
+    /// - Returns: The best answer, its score and every answer, `;`-separated.
+    func csvFields(_ result: Task.Result) -> (answer: String, score: String, results: String)
+
+    /// The result as `classify` and `detect` print it: a line per answer, under a heading line.
+    ///
+    /// - Parameters:
+    ///   - result: The result.
+    ///   - image: The image's path.
+    /// - Returns: The lines.
+    func textLines(_ result: Task.Result, image: String) -> [String]
+
+    /// The result in one line, after a frame's heading (`stream`).
+    ///
+    /// - Parameter result: The result.
+    /// - Returns: The line.
+    func summary(_ result: Task.Result) -> String
+
+    /// What a page shows of the result: each answer's label and score, with its box in the
+    /// image's pixels (`[x, y, width, height]`) if it has one.
+    ///
+    /// - Parameter result: The result.
+    /// - Returns: The answers, best first.
+    func shownAnswers(_ result: Task.Result) -> [(label: String, score: Float, box: [Float]?)]
+
+    /// The original image's size, when the result knows it.
+    ///
+    /// - Parameter result: The result.
+    /// - Returns: The size.
+    func imageSize(_ result: Task.Result) -> PixelSize?
+
+    /// The result drawn on the image (annotated images and video).
+    ///
+    /// - Parameters:
+    ///   - result: The result, in the image's pixels.
+    ///   - image: The image.
+    /// - Returns: An RGB image with the result drawn.
+    /// - Throws: ``ImageError`` if the image cannot be converted.
+    func draw(_ result: Task.Result, on image: PixelBuffer) throws(ImageError) -> PixelBuffer
+
+    /// The result in the coordinates of an image of another size (a video frame scaled down
+    /// for the model, drawn on the full frame).
+    ///
+    /// - Parameters:
+    ///   - result: The result.
+    ///   - size: The size it is in.
+    ///   - target: The size it is wanted in.
+    /// - Returns: The result in `target`'s coordinates.
+    func scaled(_ result: Task.Result, from size: PixelSize, to target: PixelSize) -> Task.Result
+}
+
+extension VisionTaskDefinition {
+    /// `false`: the task runs one image per invoke.
+    public var runsInBatches: Bool { false }
+
+    /// RGB and the input's default scaling.
+    public var assumedPreprocessing: String {
+        "RGB, the input's default scaling (raw bytes for uint8, values in [0, 1] for float)"
+    }
+
+    /// The result as it is: it has no coordinates.
+    public func scaled(_ result: Task.Result, from size: PixelSize, to target: PixelSize) -> Task.Result { result }
+
+    /// `nil`.
+    public func imageSize(_ result: Task.Result) -> PixelSize? { nil }
+
+    /// The image with the result's ``shownAnswers(_:)`` written in the top-left corner.
+    public func draw(_ result: Task.Result, on image: PixelBuffer) throws(ImageError) -> PixelBuffer {
+        Annotator.drawLabels(shownAnswers(result).map { ($0.label, $0.score, 0) }, on: image)
+    }
+}

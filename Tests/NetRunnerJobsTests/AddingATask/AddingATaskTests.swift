@@ -1,0 +1,116 @@
+import Foundation
+import NetRunner
+import NetRunnerEvaluation
+import NetRunnerImage
+import NetRunnerJobs
+import NetRunnerTestSupport
+import Testing
+
+/// docs/adding-a-task.md kept true: a task written and registered in this folder only
+/// (``MeanScoreDefinition``) runs through the library (``ImageTask``), a bulk job, the results
+/// line (JSON Lines and CSV), the printers and the annotator.
+@Suite("Adding a task")
+struct AddingATaskTests {
+    static let photos = Fixtures.path("Tests/Fixtures/Photos/test")
+    static let classifier = Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_uint8.tiobundle")
+
+    /// Registers the task once per process.
+    static let registered: Void = VisionTaskRegistry.register(MeanScoreDefinition())
+
+    /// The classifier's bundle copied with its `model.type` naming the new task.
+    static func meanScoreBundle(in folder: TemporaryFolder) throws -> String {
+        _ = registered
+        let bundle = folder.path("mean.tiobundle")
+        try FileManager.default.copyItem(atPath: classifier, toPath: bundle)
+        let description = bundle + "/model.json"
+        let text = try String(contentsOfFile: description, encoding: .utf8)
+        #expect(text.contains("\"image.classification.imagenet\""))
+        try text.replacingOccurrences(of: "\"image.classification.imagenet\"", with: "\"image.mean_score\"")
+            .write(toFile: description, atomically: true, encoding: .utf8)
+        return bundle
+    }
+
+    /// The classifier's own top-1 of an image: what the new task's `top` must name.
+    static func classifierTop(_ image: String) throws -> String {
+        guard case .classification(let result) = try ImageTask(modelAt: classifier).run(fileAt: image),
+            let best = result.categories.first
+        else { throw NetRunnerError.invalidOption(name: "answer", reason: "not a classification") }
+        return best.displayName ?? best.label ?? ""
+    }
+
+    static func meanScore(_ answer: ImageAnswer?) -> MeanScore? {
+        guard case .other(let result)? = answer else { return nil }
+        return result as? MeanScore
+    }
+
+    @Test("The model's type picks the task; ImageTask runs it and answers .other")
+    func library() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-task")
+        defer { folder.remove() }
+        let task = try ImageTask(modelAt: try Self.meanScoreBundle(in: folder))
+        #expect(task.kind == MeanScore.kind)
+        #expect(ImageTask.kind(type: "image.mean_score") == MeanScore.kind)
+        #expect(VisionTaskRegistry.definition(verb: "mean-score")?.kind == MeanScore.kind)
+        let image = Self.photos + "/coffee.jpg"
+        let answer = try task.run(fileAt: image)
+        #expect(answer.kind == MeanScore.kind)
+        let score = try #require(Self.meanScore(answer))
+        // A softmax over ImageNet's 1000 classes: the scores sum to 1 (uint8: to within 5%).
+        #expect(score.classes == 1000)
+        #expect(abs(score.mean * 1000 - 1) < 0.05, "mean \(score.mean)")
+        let top = try Self.classifierTop(image)
+        #expect(score.top == top && top == "espresso")
+        #expect(answer.textLines(image: "coffee.jpg").last?.contains("over 1000 classes, best espresso") == true)
+    }
+
+    @Test("A bulk job writes its results lines, in JSON Lines and CSV, and reads them back")
+    func bulk() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-task")
+        defer { folder.remove() }
+        let model = try LoadedModel(.path(try Self.meanScoreBundle(in: folder)))
+        let files = ImageFiles.listing(of: [Self.photos]).files
+        for format in [BulkResultsFile.Format.jsonLines, .csv] {
+            let output = folder.path("results.\(format.rawValue)")
+            let job = try BulkJob(
+                roots: [Self.photos], listed: files, shard: nil, model: model, identityOptions: [:], output: output,
+                format: format, restart: false, retryFailed: false)
+            let tally = try job.run(threads: 2, makeTask: { _ in try ImageTask(model: model) })
+            #expect(tally.count == files.count && tally.failed == 0)
+            let written = try String(contentsOfFile: output, encoding: .utf8)
+            if format == .csv {
+                #expect(written.contains(",espresso,") && written.contains("classes:1000"), "\(written)")
+                continue
+            }
+            let records = try BulkResultsFile.records(in: output)
+            #expect(records.map(\.image) == files)
+            for record in records {
+                let score = try #require(Self.meanScore(record.answer), "\(record)")
+                let top = try Self.classifierTop(record.image)
+                #expect(score.classes == 1000 && score.top == top)
+            }
+            #expect(written.contains("\"inference_results\":{\"mean_score\":{"))
+        }
+    }
+
+    @Test("The results line round-trips; the annotator draws the task's labels")
+    func resultsLineAndDrawing() throws {
+        _ = Self.registered
+        let score = MeanScore(
+            mean: 0.001, classes: 1000, top: "espresso", decodingMilliseconds: 1.5, preprocessingMilliseconds: 2,
+            inferenceMilliseconds: 3)
+        let record = BulkRecord(image: "coffee.jpg", model: "mean", answer: score.imageAnswer)
+        let line = BulkResultsFile.Format.jsonLines.line(for: record)
+        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let results = try #require(object["inference_results"] as? [String: Any])
+        let written = try #require(results["mean_score"] as? [String: Any])
+        #expect(written["classes"] as? Int == 1000 && written["top"] as? String == "espresso")
+        #expect(object["total_latency"] as? Double == 6.5)
+        let decoded = try JSONDecoder().decode(BulkRecord.self, from: Data(line.utf8))
+        #expect(decoded == record)
+
+        let image = try PixelBuffer(width: 320, height: 240, format: .rgb24)
+        let drawn = try Annotator.draw(score.imageAnswer, on: image)
+        #expect(drawn != image && drawn.size == image.size)
+        #expect(score.imageAnswer.scaled(from: image.size, to: PixelSize(width: 640, height: 480)) == score.imageAnswer)
+    }
+}

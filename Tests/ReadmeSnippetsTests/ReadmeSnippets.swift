@@ -19,8 +19,17 @@ func readmeExample1() throws {
     }
 }
 
-/// Example 1 of docs/gpu.md.
+/// Example 1 of docs/adding-a-task.md.
 func readmeExample2() throws {
+    // Once, before the first model of the task is loaded (an app's start, a test's static let).
+    // Registering a kind again replaces its definition.
+    let known = VisionTaskRegistry.kinds  // [classification, detection, ...]
+    let classify = VisionTaskRegistry.definition(verb: "classify")?.kind
+    print(known, classify?.rawValue ?? "none")
+}
+
+/// Example 1 of docs/gpu.md.
+func readmeExample3() throws {
     var options = Interpreter.Options()
     options.accelerator = .auto  // .cpu (the default), .gpu, .auto
     let interpreter = try Interpreter(modelPath: "Models/mobilenet_v2_1.0_224_float32.tflite", options: options)
@@ -28,7 +37,7 @@ func readmeExample2() throws {
 }
 
 /// Example 1 of docs/hub.md.
-func readmeExample3() async throws {
+func readmeExample4() async throws {
     let importer = ModelImporter(modelsFolder: "Models")
     let model = try await importer.importModel(from: "https://example.org/flowers.tiobundle.zip") { progress in
         if case .downloading(let received, let total) = progress { print(received, total ?? -1) }
@@ -37,7 +46,7 @@ func readmeExample3() async throws {
 }
 
 /// Example 2 of docs/hub.md.
-func readmeExample4() async throws {
+func readmeExample5() async throws {
     // The hub and its key, chosen in code: ML Kit's Firebase app becomes a HubClient. Without them
     // (ModelDownloader.modelDownloader()) they come from NETRUNNER_HUB and NETRUNNER_HUB_TOKEN,
     // else http://127.0.0.1:8090 with no key.
@@ -55,7 +64,7 @@ func readmeExample4() async throws {
 }
 
 /// Example 1 of docs/library.md.
-func readmeExample5() throws {
+func readmeExample6() throws {
     var options = Interpreter.Options()
     options.threadCount = 2
     let interpreter = try Interpreter(modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite", options: options)
@@ -74,7 +83,7 @@ func readmeExample5() throws {
 }
 
 /// Example 2 of docs/library.md.
-func readmeExample6() throws {
+func readmeExample7() throws {
     let classifier = try ImageClassifier(
         modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite", labelsPath: "Models/imagenet_labels.txt")
     let result = try classifier.classify(fileAt: "Tests/Fixtures/Photos/test/chelsea.png")  // or classify(data:)
@@ -91,7 +100,7 @@ func readmeExample6() throws {
 }
 
 /// Example 1 of docs/streams.md.
-func readmeExample7() async throws {
+func readmeExample8() async throws {
     let pool = try VisionTaskPool(count: 1) { try ImageTask(modelAt: "Models/face_detection_short_range.tflite") }
     let frames = FrameSource(
         VideoSource("rtsp://camera/stream"), options: .init(frameSize: .covering(pool.preprocessing.size)))

@@ -263,13 +263,12 @@ final class Worker {
         return made
     }
 
-    /// The options a task for `served` is made with: the request's, with the engine's kind,
-    /// threads, decoding and accelerator.
+    /// The options a task for `served` is made with: the request's answer options, with the
+    /// engine's kind and base options (one thread, exact decoding, the engine's accelerator).
     private func normalized(_ options: ImageTask.Options, for served: ServedModel) -> ImageTask.Options {
         var options = options
         options.kind = served.kind
-        options.threadCount = 1
-        options.scalesWhileDecoding = false
+        options.baseOptions = BaseOptions()
         options.accelerator = engine.configuration.accelerator
         return options
     }
@@ -291,12 +290,7 @@ final class Worker {
 
     /// The options of a request that sets none.
     func defaults(for served: ServedModel) -> ImageTask.Options {
-        var options = ImageTask.Options()
-        options.kind = served.kind
-        options.threadCount = 1
-        options.scalesWhileDecoding = false
-        options.accelerator = engine.configuration.accelerator
-        return options
+        normalized(ImageTask.Options(), for: served)
     }
 }
 

@@ -12,7 +12,7 @@ public import TensorFlowLite
 ///     let result = try classifier.classify(fileAt: "cat.jpg")
 ///     for category in result.categories { print(category.displayName ?? "", category.score) }
 ///
-/// Images are decoded (every pixel, equal to Pillow, unless ``Options/scalesWhileDecoding``),
+/// Images are decoded (every pixel, equal to Pillow, unless ``BaseOptions/scalesWhileDecoding``),
 /// turned upright, cropped and resized as ``Options/cropping`` says, converted to the input's
 /// type, run, and the output is dequantized (and softmaxed for logits) into ``Category``
 /// values. The model comes through ``LoadedModel``: a bundle's `model.json` or the model's
@@ -33,12 +33,6 @@ public final class ImageClassifier: VisionTask {
         public var categoryAllowlist: [String] = []
         /// These labels are never returned (full label or display name).
         public var categoryDenylist: [String] = []
-        /// CPU threads for inference.
-        public var threadCount: Int = 1
-        /// The hardware the model runs on; the CPU by default (see ``Accelerator``).
-        public var accelerator: Accelerator = .cpu
-        /// Whether the runtime's own log lines go to the `TensorFlowLite` logger.
-        public var isErrorLoggingEnabled: Bool = false
         /// How images are fitted to the model input (the seed's centre crop by default).
         public var cropping: ImagePreprocessing.Cropping = .centerSquare
         /// How pixels are normalised; `nil` leaves it to the model's description, else
@@ -49,18 +43,23 @@ public final class ImageClassifier: VisionTask {
         /// Whether the output is logits needing a softmax; `nil` decides from the values
         /// (a float output with values outside [0, 1] or not summing to 1 is treated as logits).
         public var outputsLogits: Bool? = nil
-        /// The largest image, in pixels, the decoder accepts (checked before allocating).
-        public var maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount
-        /// Whether JPEGs much larger than the input are scaled down while decoding (off: every
-        /// pixel is decoded, so the input equals Python's, Pillow's full decode and resize).
-        ///
-        /// Scaling happens in the DCT domain, as Pillow's `draft` does: faster on large photos
-        /// (see README, "--fast-decoding"), and the input differs slightly from a full decode and
-        /// resize, enough to change a close top-1.
-        public var scalesWhileDecoding: Bool = false
+
+        /// Threads, accelerator, error logging and decoding (``BaseOptions``).
+        public var baseOptions = BaseOptions()
 
         /// Creates options with the defaults: top 5, no threshold, one thread, centre crop.
         public init() {}
+
+        /// Sets the classifier's answer options: at most 5 categories and the model's own
+        /// threshold unless given.
+        ///
+        /// - Parameter results: Which answers to report.
+        public mutating func apply(_ results: ResultOptions) {
+            maxResults = results.maxResults ?? 5
+            scoreThreshold = results.scoreThreshold ?? 0
+            categoryAllowlist = results.categoryAllowlist
+            categoryDenylist = results.categoryDenylist
+        }
 
         /// The cropping, normalisation and channel order asked for.
         public var preprocessingChoices: ImagePreprocessing.Choices {

@@ -14,36 +14,67 @@ public import TensorFlowLite
 /// - Note: Like the interpreter under it, a task is used by one thread at a time; give each
 ///   thread its own.
 public struct ImageTask {
-    /// How to load and run a model, whichever task it does.
-    public struct Options: Equatable, Hashable, Sendable {
+    /// How to load and run a model, whichever task it does: the ``BaseOptions`` every task
+    /// shares and the ``ResultOptions`` each task applies with its own defaults (see
+    /// ``VisionTaskOptions/apply(_:)``).
+    public struct Options: VisionTaskOptions {
         /// The task, or `nil` to tell it from the model (its `model.json` type, else its outputs).
         public var kind: Kind? = nil
-        /// CPU threads for the runtime.
-        public var threadCount: Int = 1
-        /// The hardware the model runs on; the CPU by default (see ``Accelerator``).
-        public var accelerator: Accelerator = .cpu
-        /// Whether the runtime's own log lines go to the `TensorFlowLite` logger.
-        public var isErrorLoggingEnabled: Bool = false
-        /// Categories kept per image by a classifier.
-        public var maxResults: Int = 5
-        /// Classifier categories scoring below this are left out.
-        public var classificationThreshold: Float = 0
-        /// Detections scoring below this are left out.
-        public var detectionThreshold: Float = 0.5
-        /// Detections kept per image, or `nil` for all above the threshold.
-        public var maxDetections: Int? = nil
-        /// Whether large JPEGs are scaled down while decoding (see
-        /// ``ImageClassifier/Options/scalesWhileDecoding``).
-        public var scalesWhileDecoding: Bool = false
+        /// Threads, accelerator, error logging and decoding.
+        public var baseOptions = BaseOptions()
+        /// Which answers to report: each `nil` is the task's default (5 labels for a classifier,
+        /// every detection scoring 0.5 or more for a detector).
+        public var results = ResultOptions()
         /// A labels file replacing the model's own labels.
         public var labelsPath: String? = nil
-        /// If not empty, only these labels are reported (either task).
-        public var categoryAllowlist: [String] = []
-        /// These labels are never reported (either task).
-        public var categoryDenylist: [String] = []
 
         /// Creates the default options.
         public init() {}
+
+        /// `nil` choices: each task's defaults, then the model's description.
+        public var preprocessingChoices: ImagePreprocessing.Choices { .init() }
+
+        /// Sets which answers to report.
+        ///
+        /// - Parameter results: The answer options.
+        public mutating func apply(_ results: ResultOptions) {
+            self.results = results
+        }
+
+        /// The most answers per image (``ResultOptions/maxResults``).
+        public var maxResults: Int? {
+            get { results.maxResults }
+            set { results.maxResults = newValue }
+        }
+        /// The lowest score reported (``ResultOptions/scoreThreshold``).
+        public var scoreThreshold: Float? {
+            get { results.scoreThreshold }
+            set { results.scoreThreshold = newValue }
+        }
+        /// If not empty, only these labels are reported (``ResultOptions/categoryAllowlist``).
+        public var categoryAllowlist: [String] {
+            get { results.categoryAllowlist }
+            set { results.categoryAllowlist = newValue }
+        }
+        /// These labels are never reported (``ResultOptions/categoryDenylist``).
+        public var categoryDenylist: [String] {
+            get { results.categoryDenylist }
+            set { results.categoryDenylist = newValue }
+        }
+
+        /// These options as a task's own: the same base options, the result options applied
+        /// with the task's defaults, the rest at its defaults.
+        ///
+        /// - Parameter type: The task's options type.
+        /// - Returns: The task's options.
+        public func taskOptions<TaskOptions: VisionTaskOptions>(
+            _ type: TaskOptions.Type = TaskOptions.self
+        ) -> TaskOptions {
+            var options = TaskOptions()
+            options.baseOptions = baseOptions
+            options.apply(results)
+            return options
+        }
     }
 
     /// What the model does.
@@ -186,31 +217,9 @@ public struct ImageTask {
 }
 
 extension ImageTask.Options {
-    /// These options as an ``ImageClassifier``'s.
-    public var classifierOptions: ImageClassifier.Options {
-        var options = ImageClassifier.Options()
-        options.threadCount = threadCount
-        options.accelerator = accelerator
-        options.isErrorLoggingEnabled = isErrorLoggingEnabled
-        options.maxResults = maxResults
-        options.scoreThreshold = classificationThreshold
-        options.scalesWhileDecoding = scalesWhileDecoding
-        options.categoryAllowlist = categoryAllowlist
-        options.categoryDenylist = categoryDenylist
-        return options
-    }
+    /// These options as an ``ImageClassifier``'s (see ``taskOptions(_:)``).
+    public var classifierOptions: ImageClassifier.Options { taskOptions() }
 
-    /// These options as an ``ObjectDetector``'s.
-    public var detectorOptions: ObjectDetector.Options {
-        var options = ObjectDetector.Options()
-        options.threadCount = threadCount
-        options.accelerator = accelerator
-        options.isErrorLoggingEnabled = isErrorLoggingEnabled
-        options.scoreThreshold = detectionThreshold
-        options.maxResults = maxDetections
-        options.scalesWhileDecoding = scalesWhileDecoding
-        options.categoryAllowlist = categoryAllowlist
-        options.categoryDenylist = categoryDenylist
-        return options
-    }
+    /// These options as an ``ObjectDetector``'s (see ``taskOptions(_:)``).
+    public var detectorOptions: ObjectDetector.Options { taskOptions() }
 }

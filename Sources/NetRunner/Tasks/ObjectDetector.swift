@@ -26,12 +26,6 @@ public final class ObjectDetector: VisionTask {
         public var categoryAllowlist: [String] = []
         /// These labels are never returned.
         public var categoryDenylist: [String] = []
-        /// CPU threads for inference.
-        public var threadCount: Int = 1
-        /// The hardware the model runs on; the CPU by default (see ``Accelerator``).
-        public var accelerator: Accelerator = .cpu
-        /// Whether the runtime's own log lines go to the `TensorFlowLite` logger.
-        public var isErrorLoggingEnabled: Bool = false
         /// The tensor's channel order; `nil` leaves it to the model's description, else RGB.
         public var channelOrder: ImagePreprocessing.ChannelOrder? = nil
         /// How images fit the input; `nil` picks the model family's convention (stretch for
@@ -50,18 +44,23 @@ public final class ObjectDetector: VisionTask {
         public var suppression: NonMaxSuppression.Mode = .weighted
         /// The anchors of a raw-output model; `nil` recognises BlazeFace short-range.
         public var anchors: SSDAnchors.Options? = nil
-        /// The largest image, in pixels, the decoder accepts (checked before allocating).
-        public var maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount
-        /// Whether JPEGs much larger than the input are scaled down while decoding (off: every
-        /// pixel is decoded, so the input equals Python's, Pillow's full decode and resize).
-        ///
-        /// Scaling happens in the DCT domain, as Pillow's `draft` does: faster on large photos
-        /// (see README, "--fast-decoding"), and the input differs slightly from a full decode and
-        /// resize, enough to change a close top-1.
-        public var scalesWhileDecoding: Bool = false
+
+        /// Threads, accelerator, error logging and decoding (``BaseOptions``).
+        public var baseOptions = BaseOptions()
 
         /// Creates options with the defaults: threshold 0.5, one thread.
         public init() {}
+
+        /// Sets the detector's answer options: every detection scoring 0.5 or more unless
+        /// given.
+        ///
+        /// - Parameter results: Which answers to report.
+        public mutating func apply(_ results: ResultOptions) {
+            maxResults = results.maxResults
+            scoreThreshold = results.scoreThreshold ?? 0.5
+            categoryAllowlist = results.categoryAllowlist
+            categoryDenylist = results.categoryDenylist
+        }
 
         /// The cropping, normalisation and channel order asked for.
         public var preprocessingChoices: ImagePreprocessing.Choices {

@@ -78,7 +78,7 @@ extension NetRunnerCommand.Bulk {
             help: "Run again the images whose line in --output says they failed (their lines are replaced).")
         var retryFailed = false
 
-        @OptionGroup var resultOptions: ResultOptions
+        @OptionGroup var resultOptions: ResultFlags
 
         @Option(
             help: ArgumentHelp(
@@ -112,16 +112,14 @@ extension NetRunnerCommand.Bulk {
             let shard = try BulkShard.chosen(option: shard)
             let (listed, unreadable) = try inputs.requiredFiles()
             var options = ImageTask.Options()
-            resultOptions.apply(to: &options)
-            options.scalesWhileDecoding = model.fastDecoding
-            options.isErrorLoggingEnabled = model.verbose
-            options.accelerator = model.acceleratorChoice
+            options.baseOptions = model.baseOptions
+            options.results = resultOptions.options
             let threads = model.threadCount
             // Read once, and made into a task once before anything is written, so a bad model
             // is one clear error and no results file.
             let loaded = try await model.load(defaultFor: .classification)
             options.kind = ImageTask.kind(of: loaded)
-            let baseOptions = options
+            let runOptions = options
             _ = try ImageTask(model: loaded, options: options)
 
             let job: BulkJob
@@ -142,18 +140,18 @@ extension NetRunnerCommand.Bulk {
             let progress = ProgressBar(total: job.pending.count, unit: "images", enabled: !noProgress)
             let clock = ContinuousClock()
             let started = clock.now
-            let (printsLines, resultOptions, model) = (output == nil, self.resultOptions, self.model)
+            let (printsLines, results, model) = (output == nil, resultOptions.options, self.model)
             let tally = try job.run(
-                threads: threads, accelerator: baseOptions.accelerator, batchSize: batchSize ?? Self.gpuBatch,
+                threads: threads, accelerator: runOptions.accelerator, batchSize: batchSize ?? Self.gpuBatch,
                 makeTask: { threadCount in
-                    var taskOptions = baseOptions
+                    var taskOptions = runOptions
                     taskOptions.threadCount = model.runtimeThreadCount(else: threadCount)
                     let task = try ImageTask(model: loaded, options: taskOptions)
                     AcceleratorNotice.note(
-                        requested: baseOptions.accelerator, fallbackReason: task.acceleratorFallbackReason)
+                        requested: runOptions.accelerator, fallbackReason: task.acceleratorFallbackReason)
                     return task
                 },
-                shown: { resultOptions.worthPrinting($0) }, isCancelled: { interrupted.happened },
+                shown: { results.shown($0) }, isCancelled: { interrupted.happened },
                 deliver: { record in
                     if printsLines {
                         progress.finish()

@@ -22,7 +22,7 @@ extension NetRunnerCommand {
 
         @OptionGroup var model: ModelOptions
 
-        @OptionGroup var results: ResultOptions
+        @OptionGroup var results: ResultFlags
 
         @Option(help: "How images fit the model input: center (crop the centred square) or stretch.")
         var crop: CropChoice = .center
@@ -47,15 +47,13 @@ extension NetRunnerCommand {
 
         func run() async throws {
             var options = ImageClassifier.Options()
-            results.apply(to: &options)
-            options.isErrorLoggingEnabled = model.verbose
-            options.scalesWhileDecoding = model.fastDecoding
+            options.apply(results.options)
             options.cropping = crop == .center ? .centerSquare : .stretch
-            let (json, results) = (self.json, self.results)
+            let (json, results) = (self.json, self.results.options)
             try await ImageRun.run(
                 ImageClassifier.self, options: options, model: model, inputs: inputs, json: json, saveInput: saveInput,
                 print: { file, _, result in
-                    try AnswerOutput.print(results.worthPrinting(result).imageAnswer, file: file, json: json)
+                    try AnswerOutput.print(results.shown(result.imageAnswer), file: file, json: json)
                 })
         }
     }

@@ -20,7 +20,7 @@ extension NetRunnerCommand {
 
         @OptionGroup var model: ModelOptions
 
-        @OptionGroup var results: ResultOptions
+        @OptionGroup var results: ResultFlags
 
         @Option(
             name: .customLong("label-offset"), parsing: .unconditional,
@@ -60,10 +60,8 @@ extension NetRunnerCommand {
 
         func run() async throws {
             var options = ObjectDetector.Options()
-            results.apply(to: &options)
+            options.apply(results.options)
             options.labelOffset = labelOffset
-            options.isErrorLoggingEnabled = model.verbose
-            options.scalesWhileDecoding = model.fastDecoding
             switch crop {
             case .letterbox: options.cropping = .letterbox
             case .stretch: options.cropping = .stretch

@@ -34,7 +34,7 @@ extension NetRunnerCommand {
 
         @OptionGroup var model: ModelOptions
 
-        @OptionGroup var results: ResultOptions
+        @OptionGroup var results: ResultFlags
 
         @Option(
             help:
@@ -120,11 +120,10 @@ extension NetRunnerCommand {
                 Console.diagnostic(notice)
             }
             var taskOptions = ImageTask.Options()
-            results.apply(to: &taskOptions)
+            taskOptions.baseOptions = model.baseOptions
+            taskOptions.results = results.options
             // One interpreter reads the frames in order: --runtime-threads, else --threads, runs inside it.
             taskOptions.threadCount = model.runtimeThreadCount(else: model.threads ?? 1)
-            taskOptions.isErrorLoggingEnabled = model.verbose
-            taskOptions.accelerator = model.acceleratorChoice
             let pool = try VisionTaskPool(count: 1) {
                 let task = try ImageTask(model: loaded, options: taskOptions)
                 AcceleratorNotice.note(
@@ -146,7 +145,7 @@ extension NetRunnerCommand {
             let results = self.results
             let session = StreamSession(
                 source: video, modelName: loaded.name, runner: runner, frames: frames, annotate: annotate,
-                shown: { results.worthPrinting($0) }, output: StreamPrinter(source: video.description, json: json))
+                shown: { results.options.shown($0) }, output: StreamPrinter(source: video.description, json: json))
             let interruption = Interruption()
             let outcome = await session.run(isInterrupted: { interruption.happened })
             let summary = session.summary(of: outcome)

@@ -82,6 +82,18 @@ package struct ModelOptions: ParsableArguments {
     /// What the model runs on: `--accelerator`, else the CPU.
     var acceleratorChoice: Accelerator { accelerator ?? .cpu }
 
+    /// The flags as the library's base options, the one place they become options.
+    ///
+    /// `--accelerator`, `--verbose` and `--fast-decoding`; the thread count is each run's (see
+    /// ``runtimeThreadCount(else:)``).
+    var baseOptions: BaseOptions {
+        var options = BaseOptions()
+        options.accelerator = acceleratorChoice
+        options.isErrorLoggingEnabled = verbose
+        options.scalesWhileDecoding = fastDecoding
+        return options
+    }
+
     /// The online cores.
     package static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 

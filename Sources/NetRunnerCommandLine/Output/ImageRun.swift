@@ -11,7 +11,8 @@ enum ImageRun {
     ///
     /// - Parameters:
     ///   - task: The task type (``ImageClassifier``, ``ObjectDetector``).
-    ///   - options: The task's options; the thread count is set per thread.
+    ///   - options: The task's own options; the base options are the model flags'
+    ///     (``ModelOptions/baseOptions``), the thread count set per thread.
     ///   - model: The model flags.
     ///   - inputs: The image arguments.
     ///   - listed: The files and the count of unreadable entries, if already listed
@@ -29,7 +30,7 @@ enum ImageRun {
         let loaded = try await model.load(defaultFor: Task.kind)
         if let notice = model.assumptionNotice(for: loaded, task: Task.kind) { Console.diagnostic(notice) }
         var options = options
-        options.accelerator = model.acceleratorChoice
+        options.baseOptions = model.baseOptions
         do {
             try run(
                 task, options: options, model: loaded, inputs: inputs, listed: listed,

@@ -92,10 +92,14 @@ public struct TestBundleRunner: Sendable {
         var options = ImageTask.Options()
         options.threadCount = threadCount
         options.scalesWhileDecoding = !exactDecoding
-        if case .topK(let topK) = metric { options.maxResults = max(5, topK.k) }
-        // mAP ranks every detection: keep the low-scoring ones too, up to COCO's 100.
-        options.detectionThreshold = 0.05
-        options.maxDetections = 100
+        switch metric {
+        case .topK(let topK):
+            options.maxResults = max(5, topK.k)
+        case .meanAveragePrecision:
+            // mAP ranks every detection: keep the low-scoring ones too, up to COCO's 100.
+            options.scoreThreshold = 0.05
+            options.maxResults = 100
+        }
         self.test = test
         self.metric = metric
         self.models = models

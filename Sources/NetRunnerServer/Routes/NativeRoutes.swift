@@ -93,8 +93,8 @@ struct NativeRoutes {
 /// `maxResults`, `scoreThreshold`, `categoryAllowlist`, `categoryDenylist` (comma-separated
 /// or repeated).
 struct AnswerOptions {
-    var taskOptions = ImageTask.Options()
-    var scoreThresholdGiven = false
+    /// The options read, the library's.
+    var results = ResultOptions()
 
     /// A query parameter out of range, or unknown: 400.
     struct Invalid: KindedFailure {
@@ -116,23 +116,20 @@ struct AnswerOptions {
             guard let value = Int(text), (1...10_000).contains(value) else {
                 throw Invalid(description: "maxResults must be a whole number from 1 to 10000, not \"\(text)\".")
             }
-            taskOptions.maxResults = value
-            taskOptions.maxDetections = value
+            results.maxResults = value
         }
         if let text = query.get("scoreThreshold") {
             guard let value = Float(text), value.isFinite, (0...1).contains(value) else {
                 throw Invalid(description: "scoreThreshold must be a number from 0 to 1, not \"\(text)\".")
             }
-            taskOptions.classificationThreshold = value
-            taskOptions.detectionThreshold = value
-            scoreThresholdGiven = true
+            results.scoreThreshold = value
         }
         func list(_ name: String) -> [String] {
             query.getAll(name).flatMap { $0.split(separator: ",").map(String.init) }.filter { !$0.isEmpty }
         }
-        taskOptions.categoryAllowlist = list("categoryAllowlist")
-        taskOptions.categoryDenylist = list("categoryDenylist")
-        if !taskOptions.categoryAllowlist.isEmpty, !taskOptions.categoryDenylist.isEmpty {
+        results.categoryAllowlist = list("categoryAllowlist")
+        results.categoryDenylist = list("categoryDenylist")
+        if !results.categoryAllowlist.isEmpty, !results.categoryDenylist.isEmpty {
             throw Invalid(description: "categoryAllowlist and categoryDenylist cannot be used together.")
         }
         for name in query.map({ String($0.key) })
@@ -157,10 +154,17 @@ struct AnswerOptions {
         }
     }
 
+    /// The task options these ask for.
+    var taskOptions: ImageTask.Options {
+        var options = ImageTask.Options()
+        options.results = results
+        return options
+    }
+
     /// Without `scoreThreshold`, a classifier's labels that round to 0.0000 are left out, as
-    /// the CLI prints them.
+    /// the CLI prints them (``ResultOptions/shown(_:)``).
     func worthShowing(_ answer: ImageAnswer) -> ImageAnswer {
-        scoreThresholdGiven ? answer : answer.withoutUnprintableScores
+        results.shown(answer)
     }
 }
 

@@ -19,7 +19,9 @@ extension LoadedModel {
         let kind = ImageTask.kind(of: self)
         // A described classifier is also run TensorIO's way (`netrunner run`): every output
         // by its name, checked against the description.
-        if description != nil, kind == .classification { _ = try Model(model: self) }
+        if description != nil, VisionTaskRegistry.definition(for: kind)?.runsAsDescribedModel == true {
+            _ = try Model(model: self)
+        }
         var options = ImageTask.Options()
         options.kind = kind
         options.threadCount = 1

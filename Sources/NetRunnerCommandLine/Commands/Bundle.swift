@@ -38,8 +38,10 @@ extension NetRunnerCommand.Bundle {
                         throw ModelBundleError.notABundle(path: path, reason: "it has no model.json")
                     }
                     // The same checks as running it: what `netrunner run` would make of it.
-                    if NetRunnerCommand.Run.isDetector(model) {
-                        _ = try ObjectDetector(model: model)
+                    if let task = NetRunnerCommand.Run.task(of: model) {
+                        var options = ImageTask.Options()
+                        options.kind = task.kind
+                        _ = try ImageTask(model: model, options: options)
                     } else {
                         _ = try Model(model: model)
                     }

@@ -67,9 +67,14 @@ extension NetRunnerCommand {
             return images
         }
 
-        /// Whether a model runs as a detector: its description's type names detection.
-        static func isDetector(_ model: LoadedModel) -> Bool {
-            ImageTask.kind(type: model.description?.model.type) == .detection
+        /// The task a model runs as instead of printing its outputs: its description's type
+        /// names one that `run` runs as its task (a detector; see
+        /// ``VisionTaskDefinition/runsAsDescribedModel``).
+        static func task(of model: LoadedModel) -> (any VisionTaskDefinition)? {
+            guard let type = model.description?.model.type,
+                let definition = VisionTaskRegistry.definition(modelType: type), !definition.runsAsDescribedModel
+            else { return nil }
+            return definition
         }
 
         /// A JSON line of `run`: the image and every output, by the description's names.
@@ -79,24 +84,31 @@ extension NetRunnerCommand {
             var outputs: [String: Model.Output]
         }
 
+        /// Runs a model as its task, printed as `classify` and `detect` print answers.
+        private func run<Definition: VisionTaskDefinition>(
+            _ definition: Definition, model loaded: LoadedModel, inputs: ImageArguments
+        ) throws {
+            var options = ImageTask.Options()
+            options.threadCount = runtime.threads
+            options.isErrorLoggingEnabled = runtime.verbose
+            options.accelerator = hardware.choice
+            options.results = ResultOptions(maxResults: maxResults, scoreThreshold: scoreThreshold)
+            let json = self.json
+            try ImageRun.run(
+                Definition.Task.self, options: options.taskOptions(), model: loaded, inputs: inputs, threads: 1,
+                json: json,
+                print: { file, _, result in
+                    try AnswerOutput.print(result.imageAnswer, file: file, json: json)
+                })
+        }
+
         func run() async throws {
             let loaded = try LoadedModel(.path(await HubReference.localPath(modelText)))
             let inputs = images
-            if Self.isDetector(loaded) {
+            if let task = Self.task(of: loaded) {
                 // A detector's description (type image.detection…) runs as the detector: its
                 // outputs are boxes, not TensorIO arrays.
-                var options = ObjectDetector.Options()
-                options.threadCount = runtime.threads
-                options.isErrorLoggingEnabled = runtime.verbose
-                options.accelerator = hardware.choice
-                options.maxResults = maxResults
-                if let scoreThreshold { options.scoreThreshold = scoreThreshold }
-                let json = self.json
-                try ImageRun.run(
-                    ObjectDetector.self, options: options, model: loaded, inputs: inputs, threads: 1, json: json,
-                    print: { file, _, result in
-                        try AnswerOutput.print(.detection(result), file: file, json: json)
-                    })
+                try run(task, model: loaded, inputs: inputs)
                 return
             }
             let model = try Model(

@@ -72,14 +72,19 @@ public struct TestBundleRunner: Sendable {
                     + "(known: \(TestMetric.knownNames.joined(separator: ", ")))")
         }
         // The labels must all be in the form the metric scores.
-        let (wanted, other) =
-            metric.kind == .classification
-            ? (description.expectedClassifications.count, description.expectedDetections.count)
-            : (description.expectedDetections.count, description.expectedClassifications.count)
-        let (form, otherForm, otherMetric) =
-            metric.kind == .classification
-            ? ("inference_results.classification", "detection boxes", "a detection metric such as mAP")
-            : ("inference_results.detection boxes", "classifications", "a classification metric")
+        let (wanted, other, form, otherForm, otherMetric): (Int, Int, String, String, String)
+        switch metric {
+        case .topK:
+            (wanted, other, form, otherForm, otherMetric) = (
+                description.expectedClassifications.count, description.expectedDetections.count,
+                "inference_results.classification", "detection boxes", "a detection metric such as mAP"
+            )
+        case .meanAveragePrecision:
+            (wanted, other, form, otherForm, otherMetric) = (
+                description.expectedDetections.count, description.expectedClassifications.count,
+                "inference_results.detection boxes", "classifications", "a classification metric"
+            )
+        }
         if other > 0 {
             throw .invalidTest(
                 file: file,
@@ -192,10 +197,11 @@ public struct TestBundleRunner: Sendable {
     public func unknownLabels(for task: ImageTask) -> [(label: String, closest: String?)] {
         guard let labels = task.labels else { return [] }
         let description = test.description
-        let expected =
-            metric.kind == .classification
-            ? Set(description.expectedClassifications.values.flatMap { $0 })
-            : Set(description.expectedDetections.values.flatMap { $0.map(\.label) })
+        let expected: Set<String>
+        switch metric {
+        case .topK: expected = Set(description.expectedClassifications.values.flatMap { $0 })
+        case .meanAveragePrecision: expected = Set(description.expectedDetections.values.flatMap { $0.map(\.label) })
+        }
         let known = Set(labels.labels).union(labels.labels.indices.compactMap { labels.displayName($0) })
         let names = labels.labels.indices.map { labels.displayName($0) ?? labels.labels[$0] }
         return expected.subtracting(known).sorted().map { ($0, closestMatch(to: $0, in: names)) }

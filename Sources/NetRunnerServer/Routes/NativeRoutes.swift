@@ -59,7 +59,9 @@ struct NativeRoutes {
         let served = try engine.model(id)
         // A detector's description runs as the detector (its outputs are boxes, not TensorIO
         // arrays), as `netrunner run` does.
-        if served.kind == .detection { return try await answer(request, model: id, task: .detection) }
+        if VisionTaskRegistry.definition(for: served.kind)?.runsAsDescribedModel != true {
+            return try await answer(request, model: id, task: served.kind)
+        }
         let upload = try await ImageUpload.read(request, limit: maximumUploadBytes)
         let outputs = try await engine.outputs(model: id, image: upload.data)
         return HTTPReply.json(Line(image: upload.name, model: id, outputs: outputs))

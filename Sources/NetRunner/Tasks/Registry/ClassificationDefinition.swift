@@ -10,6 +10,7 @@ struct ClassificationDefinition: VisionTaskDefinition {
     var modelName: String { "classifier" }
     var modelNameWithArticle: String { "a classifier" }
     var runsInBatches: Bool { true }
+    var runsAsDescribedModel: Bool { true }
     var assumedPreprocessing: String {
         "RGB, a centre crop, the input's default scaling (raw bytes for uint8, values in [0, 1] for float)"
     }

@@ -29,6 +29,10 @@ public protocol VisionTaskDefinition: Sendable {
     var runsInBatches: Bool { get }
     /// What is assumed for a bare `.tflite` with no metadata and no `model.json`, in a notice.
     var assumedPreprocessing: String { get }
+    /// Whether `netrunner run` and the server's `/run` print a described model of this task
+    /// output by output, TensorIO's way (a classifier's labelled scores), rather than running
+    /// the task (a detector's boxes).
+    var runsAsDescribedModel: Bool { get }
 
     /// Whether a TensorIO `model.type` names this task.
     ///
@@ -119,6 +123,9 @@ public protocol VisionTaskDefinition: Sendable {
 extension VisionTaskDefinition {
     /// `false`: the task runs one image per invoke.
     public var runsInBatches: Bool { false }
+
+    /// `false`: `netrunner run` runs the task.
+    public var runsAsDescribedModel: Bool { false }
 
     /// RGB and the input's default scaling.
     public var assumedPreprocessing: String {

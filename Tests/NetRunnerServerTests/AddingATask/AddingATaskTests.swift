@@ -1,5 +1,9 @@
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
 import NetRunner
+import NetRunnerEngine
 import NetRunnerEvaluation
 import NetRunnerImage
 import NetRunnerJobs
@@ -8,7 +12,7 @@ import Testing
 
 /// docs/adding-a-task.md kept true: a task written and registered in this folder only
 /// (``MeanScoreDefinition``) runs through the library (``ImageTask``), a bulk job, the results
-/// line (JSON Lines and CSV), the printers and the annotator.
+/// line (JSON Lines and CSV), the printers, the annotator and the server's `/run` route.
 @Suite("Adding a task")
 struct AddingATaskTests {
     static let photos = Fixtures.path("Tests/Fixtures/Photos/test")
@@ -112,5 +116,38 @@ struct AddingATaskTests {
         let drawn = try Annotator.draw(score.imageAnswer, on: image)
         #expect(drawn != image && drawn.size == image.size)
         #expect(score.imageAnswer.scaled(from: image.size, to: PixelSize(width: 640, height: 480)) == score.imageAnswer)
+    }
+
+    @Test("The server serves it: /v1/models/{id}/run answers with its results line")
+    func server() async throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-task")
+        defer { folder.remove() }
+        let model = ServedModel(
+            id: "mean", model: try LoadedModel(.path(try Self.meanScoreBundle(in: folder))), origin: "test")
+        #expect(model.kind == MeanScore.kind)
+        let engine = InferenceEngine(models: [model], configuration: .init(threads: 1))
+        engine.start()
+        defer { Task { await engine.shutdown() } }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while engine.state(of: "mean") == .loading {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let image = Self.photos + "/coffee.jpg"
+        let photo = try Data(contentsOf: URL(fileURLWithPath: image))
+        let top = try Self.classifierTop(image)
+        try await InProcessServer.test(engine: engine) { client in
+            try await client.execute(
+                uri: "/v1/models/mean/run", method: .post, headers: [.contentType: "image/jpeg"],
+                body: ByteBuffer(bytes: photo)
+            ) { response in
+                #expect(response.status == .ok)
+                let body = Data(response.body.readableBytesView)
+                let record = try JSONDecoder().decode(BulkRecord.self, from: body)
+                #expect(record.model == "mean")
+                let score = try #require(Self.meanScore(record.answer), "\(String(decoding: body, as: UTF8.self))")
+                #expect(score.classes == 1000 && score.top == top)
+            }
+        }
     }
 }

@@ -89,9 +89,7 @@ extension NetRunnerCommand {
             _ definition: Definition, model loaded: LoadedModel, inputs: ImageArguments
         ) throws {
             var options = ImageTask.Options()
-            options.threadCount = runtime.threads
-            options.isErrorLoggingEnabled = runtime.verbose
-            options.accelerator = hardware.choice
+            options.baseOptions = runtime.baseOptions(on: hardware.choice)
             options.results = ResultOptions(maxResults: maxResults, scoreThreshold: scoreThreshold)
             let json = self.json
             try ImageRun.run(

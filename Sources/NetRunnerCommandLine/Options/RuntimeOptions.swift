@@ -1,4 +1,5 @@
 import ArgumentParser
+import NetRunner
 import TensorFlowLite
 
 /// The options of the commands that run one interpreter (`bench`, `check`, `run`): the threads
@@ -35,6 +36,18 @@ struct RuntimeOptions: ParsableArguments {
         var options = Interpreter.Options()
         options.threadCount = threads
         options.isErrorLoggingEnabled = verbose
+        return options
+    }
+
+    /// The task base options these flags describe, on an accelerator.
+    ///
+    /// - Parameter accelerator: What the model runs on (`--accelerator`).
+    /// - Returns: The base options.
+    func baseOptions(on accelerator: Accelerator) -> BaseOptions {
+        var options = BaseOptions()
+        options.threadCount = threads
+        options.isErrorLoggingEnabled = verbose
+        options.accelerator = accelerator
         return options
     }
 }

@@ -2,7 +2,7 @@ package import NetRunnerSupport
 
 /// Why the engine did not answer a request; each says what kind of failure it is
 /// (``failureKind``), and a server picks its status from that.
-public enum EngineError: Error, Equatable, Sendable {
+package enum EngineError: Error, Equatable, Sendable {
     /// No model has this id.
     case unknownModel(id: String, known: [String])
     /// The model exists but failed to load, or is still loading.
@@ -35,7 +35,7 @@ extension EngineError: KindedFailure {
 
 extension EngineError: CustomStringConvertible {
     /// A message a person can act on.
-    public var description: String {
+    package var description: String {
         switch self {
         case .unknownModel(let id, let known):
             "No model \"\(id)\" here; the models are: \(known.joined(separator: ", "))."

@@ -1,10 +1,10 @@
 import Dispatch
-public import FoundationEssentials
-public import Logging
-public import NetRunner
-public import NetRunnerImage
+package import FoundationEssentials
+package import Logging
+package import NetRunner
+package import NetRunnerImage
 import Synchronization
-public import TensorFlowLite
+package import TensorFlowLite
 
 /// The engine behind every front door of the server (`/v1`, `/v2`, the web app): worker
 /// threads, each with its own interpreters (TFLite interpreters are not thread-safe), fed by
@@ -19,27 +19,27 @@ public import TensorFlowLite
 ///   growing memory.
 /// - A task is made per distinct set of answer options (``ImageTask/Options``) and kept, a few
 ///   per model and worker, so requests with the defaults never build one.
-public final class InferenceEngine: Sendable {
+package final class InferenceEngine: Sendable {
     /// How the engine runs.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// Worker threads, each with one single-threaded interpreter per model.
-        public var threads: Int
+        package var threads: Int
         /// The most requests waiting for a worker.
-        public var queueCapacity: Int
+        package var queueCapacity: Int
         /// The largest image accepted, in pixels (checked from the header before decoding).
-        public var maximumPixelCount: Int
+        package var maximumPixelCount: Int
         /// What the models run on.
         ///
         /// On the GPU each worker still has its own interpreters (one compiled model per model
         /// and worker).
-        public var accelerator: Accelerator
+        package var accelerator: Accelerator
         /// On the GPU, the most images of concurrent requests a classifier runs per invoke.
         ///
         /// Triton's dynamic batching (`DynamicBatcher`); 1 turns it off. Ignored on the CPU.
-        public var maxBatchSize: Int
+        package var maxBatchSize: Int
         /// How long the first image of a batch waits for others (Triton's
         /// `max_queue_delay_microseconds`).
-        public var maxQueueDelay: Duration
+        package var maxQueueDelay: Duration
 
         /// Creates a configuration.
         ///
@@ -50,7 +50,7 @@ public final class InferenceEngine: Sendable {
         ///   - accelerator: What the models run on (the CPU by default).
         ///   - maxBatchSize: On the GPU, the most images per invoke of a classifier (1: no batching).
         ///   - maxQueueDelay: How long a batch waits to fill.
-        public init(
+        package init(
             threads: Int, queueCapacity: Int? = nil,
             maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount, accelerator: Accelerator = .cpu,
             maxBatchSize: Int = 1, maxQueueDelay: Duration = .milliseconds(2)
@@ -65,7 +65,7 @@ public final class InferenceEngine: Sendable {
     }
 
     /// Where a model stands.
-    public enum ModelState: Equatable, Sendable {
+    package enum ModelState: Equatable, Sendable {
         /// Being checked, loaded and warmed up.
         case loading
         /// Ready on every worker.
@@ -77,9 +77,9 @@ public final class InferenceEngine: Sendable {
     }
 
     /// The models, in the order given, then those added (``add(_:)``).
-    public var models: [ServedModel] { served.withLock { $0 } }
+    package var models: [ServedModel] { served.withLock { $0 } }
     /// The configuration.
-    public let configuration: Configuration
+    package let configuration: Configuration
 
     private let served: Mutex<[ServedModel]>
     private let queue: JobQueue<Job>
@@ -102,8 +102,9 @@ public final class InferenceEngine: Sendable {
     ///   - models: The models to serve (ids must be unique; later duplicates are dropped).
     ///   - configuration: Threads, queue and limits.
     ///   - logger: Where loading and failures are logged.
-    public init(models: [ServedModel], configuration: Configuration, logger: Logger = Logger(label: "netrunner.engine"))
-    {
+    package init(
+        models: [ServedModel], configuration: Configuration, logger: Logger = Logger(label: "netrunner.engine")
+    ) {
         var seen = Set<String>()
         let unique = models.filter { seen.insert($0.id).inserted }
         self.served = Mutex(unique)
@@ -116,7 +117,7 @@ public final class InferenceEngine: Sendable {
     }
 
     /// Starts the workers: each checks, loads and warms up every model, then takes requests.
-    public func start() {
+    package func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
         // The model gate runs once per model here, not once per worker.
         for served in models {
@@ -141,20 +142,20 @@ public final class InferenceEngine: Sendable {
     }
 
     /// Whether every model is loaded and warmed up on every worker (failed models excepted).
-    public var isReady: Bool { warmedWorkers.load(ordering: .relaxed) == configuration.threads }
+    package var isReady: Bool { warmedWorkers.load(ordering: .relaxed) == configuration.threads }
 
     /// The state of a model.
     ///
     /// - Parameter id: The model's id.
     /// - Returns: Its state, or `nil` for an unknown id.
-    public func state(of id: String) -> ModelState? { states.withLock { $0[id] } }
+    package func state(of id: String) -> ModelState? { states.withLock { $0[id] } }
 
     /// The served model with an id.
     ///
     /// - Parameter id: The id.
     /// - Returns: The model.
     /// - Throws: ``EngineError/unknownModel(id:known:)``.
-    public func model(_ id: String) throws(EngineError) -> ServedModel {
+    package func model(_ id: String) throws(EngineError) -> ServedModel {
         let models = self.models
         guard let found = models.first(where: { $0.id == id }) else {
             throw .unknownModel(id: id, known: models.map(\.id))
@@ -168,7 +169,7 @@ public final class InferenceEngine: Sendable {
     /// - Parameter model: The model; its id must be new.
     /// - Throws: ``EngineError/modelExists(id:)`` for an id already served,
     ///   ``EngineError/modelUnavailable(id:reason:)`` when it fails to load.
-    public func add(_ model: ServedModel) async throws(EngineError) {
+    package func add(_ model: ServedModel) async throws(EngineError) {
         let added = served.withLock { served in
             guard !served.contains(where: { $0.id == model.id }) else { return false }
             served.append(model)
@@ -188,7 +189,7 @@ public final class InferenceEngine: Sendable {
     ///
     /// - Parameter model: The model.
     /// - Throws: ``EngineError/modelUnavailable(id:reason:)`` when it fails to load.
-    public func load(_ model: ServedModel) async throws(EngineError) {
+    package func load(_ model: ServedModel) async throws(EngineError) {
         let model = served.withLock { served in
             var model = model
             if let index = served.firstIndex(where: { $0.id == model.id }) {
@@ -212,7 +213,7 @@ public final class InferenceEngine: Sendable {
     ///
     /// - Parameter id: The model's id.
     /// - Throws: ``EngineError/unknownModel(id:known:)``.
-    public func unload(_ id: String) throws(EngineError) {
+    package func unload(_ id: String) throws(EngineError) {
         _ = try model(id)
         states.withLock { $0[id] = .unloaded }
         forget(id, keepsDetails: false)
@@ -223,7 +224,7 @@ public final class InferenceEngine: Sendable {
     ///
     /// - Parameter id: The model's id.
     /// - Returns: Its statistics, empty before its first request.
-    public func statistics(of id: String) -> ModelStatistics { statisticsStore.statistics(of: id) }
+    package func statistics(of id: String) -> ModelStatistics { statisticsStore.statistics(of: id) }
 
     /// Drops what the engine made of a model's current version: its batcher, and its details
     /// unless it goes on serving while it is loaded again (the warm-up replaces them).
@@ -263,7 +264,7 @@ public final class InferenceEngine: Sendable {
     ///
     /// - Parameter id: The model's id.
     /// - Returns: Its tensors and preprocessing, or `nil` before it is loaded or if it failed.
-    public func details(of id: String) -> ModelDetails? { details.withLock { $0[id] } }
+    package func details(of id: String) -> ModelDetails? { details.withLock { $0[id] } }
 
     /// Records a model's details: the first worker's, or a model loaded again's (`replacing`).
     func record(_ found: ModelDetails, for id: String, replacing: Bool = false) {
@@ -273,7 +274,7 @@ public final class InferenceEngine: Sendable {
     }
 
     /// Requests waiting for a worker.
-    public var queueDepth: Int { queue.depth }
+    package var queueDepth: Int { queue.depth }
 
     /// Runs a model's task on an encoded image (JPEG, PNG, BMP, PNM).
     ///
@@ -284,7 +285,7 @@ public final class InferenceEngine: Sendable {
     ///     kind and threads are the engine's.
     /// - Returns: The answer, boxes in the image's pixels.
     /// - Throws: ``EngineError``.
-    public func answer(model id: String, image: Data, options: ImageTask.Options = ImageTask.Options())
+    package func answer(model id: String, image: Data, options: ImageTask.Options = ImageTask.Options())
         async throws(EngineError) -> ImageAnswer
     {
         try await answerShowingInput(model: id, image: image, options: options, includeInput: false).answer
@@ -299,7 +300,7 @@ public final class InferenceEngine: Sendable {
     ///   - options: The answer options.
     /// - Returns: The answer, boxes in the image's pixels.
     /// - Throws: ``EngineError`` but `busy`.
-    public func answerWhenRoom(model id: String, image: Data, options: ImageTask.Options = ImageTask.Options())
+    package func answerWhenRoom(model id: String, image: Data, options: ImageTask.Options = ImageTask.Options())
         async throws(EngineError) -> ImageAnswer
     {
         while true {
@@ -325,7 +326,7 @@ public final class InferenceEngine: Sendable {
     ///   - includeInput: Whether to return the input as a PNG.
     /// - Returns: The answer and the PNG.
     /// - Throws: ``EngineError``.
-    public func answerShowingInput(
+    package func answerShowingInput(
         model id: String, image: Data, options: ImageTask.Options = ImageTask.Options(), includeInput: Bool
     ) async throws(EngineError) -> (answer: ImageAnswer, input: Data?) {
         let served = try available(id)
@@ -344,7 +345,7 @@ public final class InferenceEngine: Sendable {
     ///   - options: The answer options.
     /// - Returns: The answer, in the image's coordinates.
     /// - Throws: ``EngineError``; ``EngineError/busy(queued:)`` when the queue is full.
-    public func answer(model id: String, input: ImageInput, options: ImageTask.Options = ImageTask.Options())
+    package func answer(model id: String, input: ImageInput, options: ImageTask.Options = ImageTask.Options())
         async throws(EngineError) -> ImageAnswer
     {
         let served = try available(id)
@@ -362,7 +363,7 @@ public final class InferenceEngine: Sendable {
     ///   - image: The encoded image.
     /// - Returns: The outputs by name.
     /// - Throws: ``EngineError``.
-    public func outputs(model id: String, image: Data) async throws(EngineError) -> [String: Model.Output] {
+    package func outputs(model id: String, image: Data) async throws(EngineError) -> [String: Model.Output] {
         let served = try available(id)
         return try await submit(counting: id) { reply in .described(model: served, image: image, reply: reply) }
     }
@@ -374,7 +375,7 @@ public final class InferenceEngine: Sendable {
     ///   - inputs: Each input tensor's bytes, in the interpreter's input order.
     /// - Returns: The output tensors, in the interpreter's order.
     /// - Throws: ``EngineError``.
-    public func run(model id: String, inputs: [Data]) async throws(EngineError) -> [Tensor] {
+    package func run(model id: String, inputs: [Data]) async throws(EngineError) -> [Tensor] {
         let served = try available(id)
         return try await submit(counting: id) { reply in .tensors(model: served, inputs: inputs, reply: reply) }
     }
@@ -384,7 +385,7 @@ public final class InferenceEngine: Sendable {
     /// - Parameter id: The model's id.
     /// - Returns: The inputs and outputs.
     /// - Throws: ``EngineError``.
-    public func signature(of id: String) async throws(EngineError) -> (inputs: [Tensor], outputs: [Tensor]) {
+    package func signature(of id: String) async throws(EngineError) -> (inputs: [Tensor], outputs: [Tensor]) {
         let served = try available(id)
         return try await submit { reply in .signature(model: served, reply: reply) }
     }
@@ -392,7 +393,7 @@ public final class InferenceEngine: Sendable {
     /// Stops taking requests; those queued and running finish first.
     ///
     /// Returns when every worker has stopped.
-    public func shutdown() async {
+    package func shutdown() async {
         queue.close()
         guard started.load(ordering: .relaxed) else { return }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -406,7 +407,7 @@ public final class InferenceEngine: Sendable {
     ///
     /// - Parameter id: The model's id.
     /// - Returns: The counts.
-    public func batchCounts(of id: String) -> (batches: Int, images: Int)? {
+    package func batchCounts(of id: String) -> (batches: Int, images: Int)? {
         batchers.withLock { $0[id] }?.counts.withLock { $0 }
     }
 

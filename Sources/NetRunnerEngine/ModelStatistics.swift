@@ -9,47 +9,47 @@ import Synchronization
 /// `computeInfer` the runtime's invoke, `computeOutput` reading the outputs and
 /// postprocessing; `success` and `fail` are whole requests, from the moment they were queued
 /// to their answer. Warm-ups are not counted.
-public struct ModelStatistics: Equatable, Sendable {
+package struct ModelStatistics: Equatable, Sendable {
     /// A count and the nanoseconds spent, summed.
-    public struct Stage: Equatable, Sendable {
+    package struct Stage: Equatable, Sendable {
         /// How many times the stage ran.
-        public var count = 0
+        package var count = 0
         /// Their nanoseconds, summed.
-        public var nanoseconds: UInt64 = 0
+        package var nanoseconds: UInt64 = 0
 
         /// Creates an empty stage.
-        public init() {}
+        package init() {}
 
         /// Adds one run of the stage.
         ///
         /// - Parameter duration: How long it took (a negative one counts as zero).
-        public mutating func add(_ duration: Duration) {
+        package mutating func add(_ duration: Duration) {
             count += 1
             nanoseconds &+= ModelStatistics.nanoseconds(duration)
         }
     }
 
     /// When the last request finished, in milliseconds since 1970 (0: none yet).
-    public var lastInference: UInt64 = 0
+    package var lastInference: UInt64 = 0
     /// Inferences done: one per image or tensor request that succeeded.
-    public var inferenceCount = 0
+    package var inferenceCount = 0
     /// Runs of the model: fewer than ``inferenceCount`` when images share a dynamic batch.
-    public var executionCount = 0
+    package var executionCount = 0
     /// Requests answered.
-    public var success = Stage()
+    package var success = Stage()
     /// Requests that failed (bad input, a runtime error), after they were queued.
-    public var fail = Stage()
+    package var fail = Stage()
     /// Waiting for a worker.
-    public var queue = Stage()
+    package var queue = Stage()
     /// Decoding and preprocessing, or copying tensors in.
-    public var computeInput = Stage()
+    package var computeInput = Stage()
     /// The runtime's invoke.
-    public var computeInfer = Stage()
+    package var computeInfer = Stage()
     /// Reading outputs and postprocessing.
-    public var computeOutput = Stage()
+    package var computeOutput = Stage()
 
     /// Creates empty statistics.
-    public init() {}
+    package init() {}
 
     /// A duration in whole nanoseconds, zero if negative.
     static func nanoseconds(_ duration: Duration) -> UInt64 {

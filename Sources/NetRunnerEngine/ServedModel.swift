@@ -1,16 +1,16 @@
-public import NetRunner
+package import NetRunner
 
 /// A model the server serves, under the id clients name it by.
-public struct ServedModel: Sendable {
+package struct ServedModel: Sendable {
     /// The id in URLs (`/v1/models/{id}`, `/v2/models/{id}`): a bundle's `model.json` id, a
     /// `.tflite` file's name without its extension, as `evaluate` finds models.
-    public let id: String
+    package let id: String
     /// The model, read once and shared by every worker.
-    public let model: LoadedModel
+    package let model: LoadedModel
     /// The task it runs.
-    public let kind: ImageTask.Kind
+    package let kind: ImageTask.Kind
     /// Where it came from, for people: `embedded`, or a path.
-    public let origin: String
+    package let origin: String
     /// How many times its id was loaded again before this one (``InferenceEngine/load(_:)``):
     /// a worker drops what it made of another generation.
     package var generation = 0
@@ -21,7 +21,7 @@ public struct ServedModel: Sendable {
     ///   - id: The id clients use.
     ///   - model: The loaded model.
     ///   - origin: Where it came from.
-    public init(id: String, model: LoadedModel, origin: String) {
+    package init(id: String, model: LoadedModel, origin: String) {
         self.id = id
         self.model = model
         self.kind = ImageTask.kind(of: model)

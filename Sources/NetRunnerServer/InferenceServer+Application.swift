@@ -1,4 +1,4 @@
-public import Hummingbird
+package import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import NetRunner
@@ -19,7 +19,7 @@ extension InferenceServer {
     /// - Returns: The application; `run()` it, or hand it to a `ServiceGroup`.
     /// - Throws: ``InferenceServerError`` for an unusable configuration; ``EngineError`` for a
     ///   stream model not served.
-    public func buildApplication(
+    package func buildApplication(
         onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }
     ) throws -> some ApplicationProtocol {
         let streams = try makeStreams()

@@ -1,5 +1,5 @@
-public import Logging
-public import NetRunnerEngine
+package import Logging
+package import NetRunnerEngine
 import NetRunnerHTTP
 
 /// `netrunner serve`: the engine behind an HTTP server, the native API at `/v1`, KServe v2 at
@@ -12,53 +12,53 @@ import NetRunnerHTTP
 /// ``buildRouter(streams:)``), with the engine and the `--stream` readers as its services. It
 /// binds to loopback unless told otherwise, and stops on SIGTERM or SIGINT after the requests
 /// in flight finish (Hummingbird's graceful shutdown), then stops the engine.
-public struct InferenceServer: Sendable {
+package struct InferenceServer: Sendable {
     /// Where and how the server listens.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The address to bind (`127.0.0.1`: this machine only).
-        public var host: String
+        package var host: String
         /// The port (0: any free port; ``run(onListening:)`` tells which).
-        public var port: Int
+        package var port: Int
         /// The largest request body, in bytes.
-        public var maximumUploadBytes: Int
+        package var maximumUploadBytes: Int
         /// The version reported at `/v2`.
-        public var version: String
+        package var version: String
         /// API keys that may run models (`Authorization: Bearer KEY`); empty: no key needed.
-        public var apiKeys: Set<String> = []
+        package var apiKeys: Set<String> = []
         /// Origins whose pages may call the server (CORS); `*` for any; empty: none.
         ///
         /// A request from a page of another origin (not the server's own) is refused with 403.
-        public var allowedOrigins: Set<String> = []
+        package var allowedOrigins: Set<String> = []
         /// Host names answered besides `localhost`, `127.0.0.1` and `[::1]` when bound to
         /// loopback (a proxy's public name).
         ///
         /// A request addressed at another name gets 421 (against DNS rebinding). Given on
         /// another address, they restrict it the same way.
-        public var allowedHosts: Set<String> = []
+        package var allowedHosts: Set<String> = []
         /// How long a connection may stay idle, or take to send a request head, before it is
         /// closed; a request may take as long plus a second per 500 bytes it sends, before it
         /// is answered 408 and its connection closed (`RequestRateFloor`).
-        public var idleTimeout: Duration = .seconds(60)
+        package var idleTimeout: Duration = .seconds(60)
         /// The most connections open at once; more wait in the kernel's accept queue until one
         /// closes.
-        public var maximumConnections = 512
+        package var maximumConnections = 512
         /// After SIGTERM or SIGINT, how long the requests in flight may take before their
         /// connections are cut and the server stops.
-        public var drainTimeout: Duration = .seconds(20)
+        package var drainTimeout: Duration = .seconds(20)
         /// The models folder imports are installed into (`POST /v1/imports`); `nil`: no imports.
-        public var modelsFolder: String?
+        package var modelsFolder: String?
         /// Whether imports may download from loopback, private and link-local addresses
         /// (`--allow-private-imports`; default: no, against server-side request forgery).
-        public var allowsPrivateImports = false
+        package var allowsPrivateImports = false
         /// Folders of photos offered as albums (`/v1/albums`).
-        public var albums: [String] = []
+        package var albums: [String] = []
         /// Video sources the server reads itself (`/v1/streams`), by name.
-        public var streams: [(name: String, source: String)] = []
+        package var streams: [(name: String, source: String)] = []
         /// The model the streams run (an id of the engine's); `nil`: the first detector served,
         /// else the first model.
-        public var streamModel: String? = nil
+        package var streamModel: String? = nil
         /// The minimum interval between two inferences of one stream (live mode).
-        public var streamInterval: Duration = .milliseconds(200)
+        package var streamInterval: Duration = .milliseconds(200)
 
         /// Creates a configuration.
         ///
@@ -74,7 +74,7 @@ public struct InferenceServer: Sendable {
         ///   - streams: Video sources the server reads, by name.
         ///   - streamModel: The model the streams run; `nil`: the first detector, else the first model.
         ///   - streamInterval: The minimum interval between two inferences of one stream.
-        public init(
+        package init(
             host: String = "127.0.0.1", port: Int = 8080, maximumUploadBytes: Int = 32 << 20, version: String = "0.1.0",
             apiKeys: Set<String> = [], allowedOrigins: Set<String> = [], modelsFolder: String? = nil,
             albums: [String] = [], streams: [(name: String, source: String)] = [], streamModel: String? = nil,
@@ -95,11 +95,11 @@ public struct InferenceServer: Sendable {
     }
 
     /// The engine.
-    public let engine: InferenceEngine
+    package let engine: InferenceEngine
     /// The configuration.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The logger.
-    public let logger: Logger
+    package let logger: Logger
 
     /// Creates a server.
     ///
@@ -107,7 +107,7 @@ public struct InferenceServer: Sendable {
     ///   - engine: The engine (started or not: ``run(onListening:)`` starts it).
     ///   - configuration: Where and how to listen.
     ///   - logger: The server's logger.
-    public init(
+    package init(
         engine: InferenceEngine, configuration: Configuration, logger: Logger = Logger(label: "netrunner.serve")
     ) {
         self.engine = engine
@@ -120,14 +120,15 @@ public struct InferenceServer: Sendable {
     ///
     /// - Parameter onListening: Called once with the address and port bound.
     /// - Throws: The server's errors (the port taken, say).
-    public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws {
+    package func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws
+    {
         let app = try buildApplication(onListening: onListening)
         try await ServerLifecycle.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
     }
 
     /// Whether a key can be sent in `Authorization: Bearer KEY`: not empty, no spaces or control
     /// characters.
-    public static func isUsableKey(_ key: String) -> Bool {
+    package static func isUsableKey(_ key: String) -> Bool {
         !key.isEmpty && key.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F }
     }
 }

@@ -1,5 +1,5 @@
 import FoundationEssentials
-public import NetRunner
+package import NetRunner
 import NetRunnerSupport
 
 #if canImport(Glibc)
@@ -18,42 +18,42 @@ import NetRunnerSupport
 ///
 ///     let catalog = try ModelCatalog(embedded: [(.classification, source)], folder: nil)
 ///     let model = try catalog.entry("mobilenet").map(catalog.load)
-public struct ModelCatalog: Sendable {
+package struct ModelCatalog: Sendable {
     /// One model of the catalog.
-    public struct Entry: Equatable, Sendable {
+    package struct Entry: Equatable, Sendable {
         /// The id `--model` takes.
-        public var id: String
+        package var id: String
         /// The embedded model's task, or `nil` for a model of the folder.
-        public var embedded: ImageTask.Kind?
+        package var embedded: ImageTask.Kind?
         /// The model's path in the folder, or `nil` for an embedded model.
-        public var path: String?
+        package var path: String?
 
         /// Where the model comes from: `embedded`, or its path.
-        public var origin: String { path ?? "embedded" }
+        package var origin: String { path ?? "embedded" }
     }
 
     /// A models folder that is not one.
-    public struct FolderError: Error, CustomStringConvertible {
+    package struct FolderError: Error, CustomStringConvertible {
         /// The folder given.
-        public var folder: String
+        package var folder: String
         /// What `--models FOLDER` was: not a folder of models.
-        public var description: String { "--models \(folder) is not a folder of models." }
+        package var description: String { "--models \(folder) is not a folder of models." }
     }
 
     /// The models folder read without one given, when it is a folder.
-    public static let defaultFolder = "Models"
+    package static let defaultFolder = "Models"
 
     /// The short names of the embedded models, besides their ids.
-    public static let embeddedNames: [String: ImageTask.Kind] = [
+    package static let embeddedNames: [String: ImageTask.Kind] = [
         "mobilenet": .classification, "face": .detection, "blazeface": .detection,
     ]
 
     /// The models folder read, or `nil` when there is none.
-    public let folder: String?
+    package let folder: String?
     /// The models, embedded first, then the folder's by id.
-    public let entries: [Entry]
+    package let entries: [Entry]
     /// Bundles of the folder that could not be read, with why.
-    public let unreadable: [String: String]
+    package let unreadable: [String: String]
     /// The embedded models' bundles, by task.
     private let embeddedSources: [ImageTask.Kind: ModelSource]
 
@@ -65,7 +65,7 @@ public struct ModelCatalog: Sendable {
     ///   - folder: The models folder given, else ``defaultFolder`` when it is a folder.
     /// - Throws: ``FolderError`` when `folder` is given and is not a folder; the errors of
     ///   ``ModelDirectory``.
-    public init(embedded: [(kind: ImageTask.Kind, source: ModelSource)], folder: String?) throws {
+    package init(embedded: [(kind: ImageTask.Kind, source: ModelSource)], folder: String?) throws {
         var entries: [Entry] = []
         var sources: [ImageTask.Kind: ModelSource] = [:]
         for (kind, source) in embedded {
@@ -95,7 +95,7 @@ public struct ModelCatalog: Sendable {
     ///
     /// - Parameter id: The id (exact), or a short name of an embedded model (any case).
     /// - Returns: The entry.
-    public func entry(_ id: String) -> Entry? {
+    package func entry(_ id: String) -> Entry? {
         if let found = entries.first(where: { $0.id == id }) { return found }
         if let kind = Self.embeddedNames[id.lowercased()] {
             return entries.first { $0.embedded == kind }
@@ -110,7 +110,7 @@ public struct ModelCatalog: Sendable {
     ///   - name: What was given.
     ///   - flag: The flag that gave it (`--model`, `--compare`).
     /// - Returns: The message.
-    public func unknownMessage(_ name: String, flag: String) -> String {
+    package func unknownMessage(_ name: String, flag: String) -> String {
         var ids = entries.map(\.id) + Self.embeddedNames.keys.sorted()
         let closest = closestMatch(to: name, in: ids)
         if let closest {
@@ -128,13 +128,13 @@ public struct ModelCatalog: Sendable {
     }
 
     /// Whether a file or folder exists at `path` (a path is taken before an id).
-    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
     /// Where an entry's model is read from: its embedded bundle, or its path.
     ///
     /// - Parameter entry: An entry of this catalog.
     /// - Returns: The source.
-    public func source(of entry: Entry) -> ModelSource {
+    package func source(of entry: Entry) -> ModelSource {
         if let kind = entry.embedded, let source = embeddedSources[kind] { return source }
         return .path(entry.path ?? entry.id)
     }
@@ -148,7 +148,7 @@ public struct ModelCatalog: Sendable {
     ///   - labelsPath: Labels to use instead of the model's own, if any.
     /// - Returns: The model.
     /// - Throws: The errors of ``LoadedModel/init(_:labelsPath:)``.
-    public func load(_ entry: Entry, labelsPath: String? = nil) throws -> LoadedModel {
+    package func load(_ entry: Entry, labelsPath: String? = nil) throws -> LoadedModel {
         var model = try LoadedModel(source(of: entry), labelsPath: labelsPath)
         if entry.embedded != nil { model.trust = .trusted }
         return model
@@ -160,7 +160,7 @@ public struct ModelCatalog: Sendable {
     /// - Parameter note: Receives each note (`not serving PATH: why`).
     /// - Returns: The models, ids unique.
     /// - Throws: An embedded model that cannot be read (the program is damaged).
-    public func servedModels(note: (String) -> Void) throws -> [ServedModel] {
+    package func servedModels(note: (String) -> Void) throws -> [ServedModel] {
         for (path, reason) in unreadable.sorted(by: { $0.key < $1.key }) { note("not serving \(path): \(reason)") }
         var served: [ServedModel] = []
         for entry in entries {
@@ -191,7 +191,7 @@ public struct ModelCatalog: Sendable {
     /// still resolve with `--model`.
     ///
     /// - Returns: The entries kept, in catalog order, each with the ids of its copies.
-    public func distinct() -> [(entry: Entry, copies: [String])] {
+    package func distinct() -> [(entry: Entry, copies: [String])] {
         let digests = entries.map { (try? LoadedModel(source(of: $0)))?.sha256 }
         let kept = Self.onePerNetwork(
             entries.indices.map {

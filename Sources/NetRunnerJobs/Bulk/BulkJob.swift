@@ -1,7 +1,7 @@
-public import NetRunner
-public import NetRunnerEvaluation
+package import NetRunner
+package import NetRunnerEvaluation
 import Synchronization
-public import TensorFlowLite
+package import TensorFlowLite
 
 /// One `netrunner bulk` run over folders of images: the shard's images, the run's identity
 /// beside its results file (a resumed file must be the same run), resume and retry of failed
@@ -15,9 +15,9 @@ public import TensorFlowLite
 ///
 /// Preparing writes nothing but the run's description (when the file is new, or had none);
 /// a file written by another run is refused, with what differs.
-public final class BulkJob: Sendable {
+package final class BulkJob: Sendable {
     /// What the command line says of a preparation, in order (diagnostics, not errors).
-    public enum Note: Sendable, Equatable {
+    package enum Note: Sendable, Equatable {
         /// The shard's images of all listed.
         case shard(BulkShard, kept: Int, of: Int)
         /// A resumed results file had no run description: this run's was written.
@@ -29,24 +29,24 @@ public final class BulkJob: Sendable {
     }
 
     /// The images of this run (the shard's, when sharded), as listed.
-    public let files: [String]
+    package let files: [String]
     /// The images still to run, as listed.
-    public let pending: [String]
+    package let pending: [String]
     /// Each pending image's key: its path as the results file spells it.
-    public let pendingKeys: [String]
+    package let pendingKeys: [String]
     /// The results file, or `nil` when the lines go to `deliver` only.
-    public let results: BulkResultsFile?
+    package let results: BulkResultsFile?
     /// What to say of the preparation.
-    public let notes: [Note]
+    package let notes: [Note]
 
     /// Another run's results are in the file.
-    public struct OtherRunError: Error, CustomStringConvertible {
+    package struct OtherRunError: Error, CustomStringConvertible {
         /// The results file.
-        public var file: String
+        package var file: String
         /// What differs, one phrase each.
-        public var differences: [String]
+        package var differences: [String]
         /// The message.
-        public var description: String {
+        package var description: String {
             "\(file) holds the results of another run; what differs: " + differences.joined(separator: "; ")
                 + ". Start it afresh with --restart, or choose another --output."
         }
@@ -67,7 +67,7 @@ public final class BulkJob: Sendable {
     ///   - restart: Whether to start the file afresh.
     ///   - retryFailed: Whether to run again the images whose lines say they failed.
     /// - Throws: ``OtherRunError``; ``EvaluationError`` for a file that cannot be used.
-    public init(
+    package init(
         roots: [String], listed: [String], shard: BulkShard?, model: LoadedModel,
         identityOptions: [String: String], output: String?, format: BulkResultsFile.Format, restart: Bool,
         retryFailed: Bool
@@ -127,7 +127,7 @@ public final class BulkJob: Sendable {
     ///   - deliver: Each record, after it is written.
     /// - Returns: The counts and latencies.
     /// - Throws: The first error `makeTask` throws.
-    public func run(
+    package func run(
         threads: Int, accelerator: Accelerator = .cpu, batchSize: Int = 1,
         makeTask: @Sendable (_ threadCount: Int) throws -> ImageTask,
         shown: @Sendable (ImageAnswer) -> ImageAnswer = { $0 }, isCancelled: @Sendable () -> Bool = { false },

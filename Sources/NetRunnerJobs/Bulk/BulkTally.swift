@@ -1,37 +1,37 @@
-public import NetRunner
+package import NetRunner
 
 /// Counts and latencies of a ``BulkJob``'s run, in bounded memory however many images.
-public struct BulkTally: Sendable {
+package struct BulkTally: Sendable {
     /// Images run.
-    public var count = 0
+    package var count = 0
     /// Images that failed.
-    public var failed = 0
+    package var failed = 0
     /// Images already done in the resumed file.
-    public var skipped = 0
+    package var skipped = 0
     /// Images that had failed in the resumed file (and were not retried).
-    public var earlierFailures = 0
+    package var earlierFailures = 0
     /// Decoding, in milliseconds (the first image of each thread left out as warm-up).
-    public var decode: LatencySamples
+    package var decode: LatencySamples
     /// Preprocessing.
-    public var preprocess: LatencySamples
+    package var preprocess: LatencySamples
     /// Inference.
-    public var inference: LatencySamples
+    package var inference: LatencySamples
     /// The three together.
-    public var total: LatencySamples
+    package var total: LatencySamples
     /// Images that ran in batches (`bulk --batch` on the GPU).
-    public var batchedImages = 0
+    package var batchedImages = 0
     /// The batches they ran in: each image counts for 1/size of its batch.
-    public var batchCount: Double = 0
+    package var batchCount: Double = 0
     /// The batches' whole inference time, in milliseconds (each image adds its share).
-    public var batchMilliseconds: Double = 0
+    package var batchMilliseconds: Double = 0
     /// Why writing the results file stopped the run, if it did.
-    public var writeError: String?
+    package var writeError: String?
 
     /// A tally leaving out `warmUp` samples of each latency (the first image of each thread
     /// pays for the runtime's set-up).
     ///
     /// - Parameter warmUp: The samples left out.
-    public init(warmUp: Int) {
+    package init(warmUp: Int) {
         decode = LatencySamples(warmUp: warmUp)
         preprocess = decode
         inference = decode
@@ -41,7 +41,7 @@ public struct BulkTally: Sendable {
     /// Counts a record.
     ///
     /// - Parameter record: The record.
-    public mutating func add(_ record: BulkRecord) {
+    package mutating func add(_ record: BulkRecord) {
         count += 1
         guard let answer = record.answer else {
             failed += 1

@@ -1,7 +1,7 @@
 import FoundationEssentials
-public import NetRunner
-public import NetRunnerEvaluation
-public import NetRunnerImage
+package import NetRunner
+package import NetRunnerEvaluation
+package import NetRunnerImage
 import NetRunnerSupport
 
 /// `netrunner evaluate`'s job: Net Runner test bundles through models, each test's runs in
@@ -12,46 +12,46 @@ import NetRunnerSupport
 ///     let run = EvaluationRun(output: "out/evaluation", threads: 1, fastDecoding: false)
 ///     let report = try run.evaluate(plan, restart: false)
 ///     try run.writeReports(report, test: plan.runner.test)
-public struct EvaluationRun: Sendable {
+package struct EvaluationRun: Sendable {
     /// One test and the models it runs, each loaded into its task.
-    public struct Plan {
+    package struct Plan {
         /// The test's runner.
-        public var runner: TestBundleRunner
+        package var runner: TestBundleRunner
         /// The models and their tasks.
-        public var models: [(TestBundleRunner.Model, ImageTask)]
+        package var models: [(TestBundleRunner.Model, ImageTask)]
 
         /// Creates a plan.
         ///
         /// - Parameters:
         ///   - runner: The test's runner.
         ///   - models: The models and their tasks.
-        public init(runner: TestBundleRunner, models: [(TestBundleRunner.Model, ImageTask)]) {
+        package init(runner: TestBundleRunner, models: [(TestBundleRunner.Model, ImageTask)]) {
             self.runner = runner
             self.models = models
         }
     }
 
     /// A results file that holds other runs (a shard's, or a whole evaluation's).
-    public struct MixedResultsError: Error, CustomStringConvertible {
+    package struct MixedResultsError: Error, CustomStringConvertible {
         /// The results file.
-        public var file: String
+        package var file: String
         /// The shard the file holds, or `nil` for a whole evaluation.
-        public var recorded: String?
+        package var recorded: String?
         /// The shard of this run, or `nil`.
-        public var asked: String?
+        package var asked: String?
         /// The message.
-        public var description: String {
+        package var description: String {
             "\(file) holds the runs of \(recorded.map { "shard \($0)" } ?? "a whole evaluation"); this is "
                 + "\(asked.map { "shard \($0)" } ?? "a whole evaluation"). Use another --output, or --restart."
         }
     }
 
     /// Where results and reports go.
-    public let output: String
+    package let output: String
     /// The threads inside each model's interpreter (for the reports' latency note).
-    public let threads: Int
+    package let threads: Int
     /// Whether large JPEGs are scaled while decoding (for the latency note).
-    public let fastDecoding: Bool
+    package let fastDecoding: Bool
 
     /// Creates a run.
     ///
@@ -59,7 +59,7 @@ public struct EvaluationRun: Sendable {
     ///   - output: Where results and reports go.
     ///   - threads: The threads inside each interpreter.
     ///   - fastDecoding: Whether JPEGs are scaled while decoding.
-    public init(output: String, threads: Int, fastDecoding: Bool) {
+    package init(output: String, threads: Int, fastDecoding: Bool) {
         self.output = output
         self.threads = threads
         self.fastDecoding = fastDecoding
@@ -73,7 +73,7 @@ public struct EvaluationRun: Sendable {
     ///   - test: The test.
     ///   - output: The evaluation's output folder.
     /// - Returns: The test's folder.
-    public static func folder(for test: TestBundle, in output: String) -> String {
+    package static func folder(for test: TestBundle, in output: String) -> String {
         let id = test.description.id
         let safe = String(
             id.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "_" })
@@ -87,18 +87,18 @@ public struct EvaluationRun: Sendable {
     ///   - test: The test.
     ///   - output: The evaluation's output folder.
     /// - Returns: `OUTPUT/<test>/results.jsonl`.
-    public static func resultsPath(for test: TestBundle, in output: String) -> String {
+    package static func resultsPath(for test: TestBundle, in output: String) -> String {
         folder(for: test, in: output) + "/results.jsonl"
     }
 
     /// How many runs a test's results file still lacks, and whether it was resumed.
-    public struct Pending: Sendable {
+    package struct Pending: Sendable {
         /// The results file.
-        public var path: String
+        package var path: String
         /// The runs to go.
-        public var runs: Int
+        package var runs: Int
         /// Whether earlier results were found and kept.
-        public var resumed: Bool
+        package var resumed: Bool
     }
 
     /// Runs what a test's results file lacks (resuming it unless `restart`).
@@ -113,7 +113,7 @@ public struct EvaluationRun: Sendable {
     /// - Returns: The results file's path.
     /// - Throws: ``MixedResultsError``; the errors of the results file and of the runs.
     @discardableResult
-    public func runResults(
+    package func runResults(
         _ plan: Plan, shard: BulkShard?, restart: Bool, isCancelled: @escaping @Sendable () -> Bool = { false },
         progress: (Pending) -> @Sendable () -> Void = { _ in {} }
     ) throws -> String {
@@ -159,7 +159,7 @@ public struct EvaluationRun: Sendable {
     ///   - resultsPath: Its results file.
     /// - Returns: The report.
     /// - Throws: The results file's errors.
-    public func report(_ plan: Plan, resultsPath: String) throws -> EvaluationReport {
+    package func report(_ plan: Plan, resultsPath: String) throws -> EvaluationReport {
         EvaluationReport.build(
             test: plan.runner.test, metric: plan.runner.metric,
             models: plan.models.map { (id: $0.0.id, path: $0.0.path, kind: $0.1.kind) },
@@ -179,7 +179,7 @@ public struct EvaluationRun: Sendable {
     /// - Returns: The folder written to.
     /// - Throws: The file system's errors.
     @discardableResult
-    public func writeReports(
+    package func writeReports(
         _ report: EvaluationReport, test: TestBundle, thumbnails: inout [ExactString: Thumbnail]
     ) throws -> String {
         for model in report.models {
@@ -208,7 +208,7 @@ public struct EvaluationRun: Sendable {
     /// - Returns: The file written.
     /// - Throws: The file system's errors.
     @discardableResult
-    public func writeCombinedReport(_ reports: [EvaluationReport], thumbnails: [ExactString: Thumbnail]) throws
+    package func writeCombinedReport(_ reports: [EvaluationReport], thumbnails: [ExactString: Thumbnail]) throws
         -> String
     {
         let path = output + "/report.html"
@@ -227,7 +227,7 @@ public struct EvaluationRun: Sendable {
     /// - Returns: The shards and runs merged.
     /// - Throws: ``EvaluationError/unmergeable(file:reason:)`` naming the file: a shard
     ///   missing or given twice, shards of different counts, a file that is no shard's.
-    public static func merge(
+    package static func merge(
         _ test: TestBundle, shards: [String], modelOrder: [String], into output: String
     ) throws -> (shards: Int, runs: Int) {
         var parts: [(file: String, records: [BulkRecord])] = []

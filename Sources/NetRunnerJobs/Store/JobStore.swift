@@ -9,7 +9,7 @@ import Synchronization
 ///     let imports = JobStore<ImportJob>(kept: 50, maximumRunning: 2, isRunning: \.isRunning)
 ///     guard let id = imports.begin({ ImportJob(id: $0, source: url) }) else { return 429 }
 ///     imports.update(id) { $0.state = "installed" }
-public final class JobStore<Job: Sendable>: Sendable {
+package final class JobStore<Job: Sendable>: Sendable {
     private let jobs = Mutex<[(id: String, job: Job)]>([])
     private let kept: Int
     private let maximumRunning: Int
@@ -21,7 +21,7 @@ public final class JobStore<Job: Sendable>: Sendable {
     ///   - kept: The most jobs kept, finished or not.
     ///   - maximumRunning: The most jobs running at once.
     ///   - isRunning: Whether a job is still running.
-    public init(kept: Int, maximumRunning: Int, isRunning: @escaping @Sendable (Job) -> Bool) {
+    package init(kept: Int, maximumRunning: Int, isRunning: @escaping @Sendable (Job) -> Bool) {
         self.kept = max(1, kept)
         self.maximumRunning = max(1, maximumRunning)
         self.isRunning = isRunning
@@ -32,7 +32,7 @@ public final class JobStore<Job: Sendable>: Sendable {
     ///
     /// - Parameter make: The job's first value, from its new id.
     /// - Returns: The id, or `nil` when too many jobs are running.
-    public func begin(_ make: (String) -> Job) -> String? {
+    package func begin(_ make: (String) -> Job) -> String? {
         let id = SHA256.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
         let job = make(id)
         return jobs.withLock { jobs -> String? in
@@ -50,7 +50,7 @@ public final class JobStore<Job: Sendable>: Sendable {
     /// - Parameters:
     ///   - id: The job's id.
     ///   - change: The change.
-    public func update(_ id: String, _ change: (inout Job) -> Void) {
+    package func update(_ id: String, _ change: (inout Job) -> Void) {
         jobs.withLock { jobs in
             if let index = jobs.firstIndex(where: { $0.id == id }) { change(&jobs[index].job) }
         }
@@ -60,10 +60,10 @@ public final class JobStore<Job: Sendable>: Sendable {
     ///
     /// - Parameter id: The job's id.
     /// - Returns: The job.
-    public func job(_ id: String) -> Job? {
+    package func job(_ id: String) -> Job? {
         jobs.withLock { jobs in jobs.first { $0.id == id }?.job }
     }
 
     /// Every job kept, oldest first.
-    public var all: [Job] { jobs.withLock { $0.map(\.job) } }
+    package var all: [Job] { jobs.withLock { $0.map(\.job) } }
 }

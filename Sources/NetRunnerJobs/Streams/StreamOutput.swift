@@ -1,10 +1,10 @@
-public import NetRunner
-public import NetRunnerImage
+package import NetRunner
+package import NetRunnerImage
 
 /// Where a ``StreamSession`` hands its answers, in order (the command line prints them).
 ///
 /// An error thrown here (a closed stdout) ends the session with that error.
-public protocol StreamOutput: Sendable {
+package protocol StreamOutput: Sendable {
     /// A frame's answer.
     ///
     /// - Parameter answer: The answer, with its frame and when it came.

@@ -1,7 +1,7 @@
-public import NetRunner
+package import NetRunner
 import NetRunnerImage
 import NetRunnerSupport
-public import NetRunnerVideo
+package import NetRunnerVideo
 import Synchronization
 
 /// One run of a model over a video source, as `netrunner stream` runs it: frames from a
@@ -16,31 +16,31 @@ import Synchronization
 ///
 /// In live mode a frame that comes while the output is behind (stdout read slowly) is held
 /// back and counted instead of inferred, so no answer is ever lost in the runner's buffer.
-public final class StreamSession: Sendable {
+package final class StreamSession: Sendable {
     /// How a run ended.
-    public struct Outcome: Sendable {
+    package struct Outcome: Sendable {
         /// From the start to the end.
-        public var elapsed: Duration
+        package var elapsed: Duration
         /// From the first frame's arrival to the last event (start-up left out).
-        public var steady: Duration?
+        package var steady: Duration?
         /// Frames seen after the first.
-        public var steadyFrames: Int
+        package var steadyFrames: Int
         /// What stopped the run early (the source, the output, the annotated video), if anything.
-        public var error: (any Error)?
+        package var error: (any Error)?
         /// Whether `isInterrupted` stopped it.
-        public var interrupted: Bool
+        package var interrupted: Bool
     }
 
     /// The source read.
-    public let source: VideoSource
+    package let source: VideoSource
     /// The model's name, for the summary.
-    public let modelName: String
+    package let modelName: String
     /// The runner (its mode and statistics).
-    public let runner: StreamRunner
+    package let runner: StreamRunner
     /// The frames.
-    public let frames: FrameSource
+    package let frames: FrameSource
     /// Where the annotated video is written, if anywhere.
-    public let annotate: String?
+    package let annotate: String?
     /// What is kept of an answer (thresholds of the command line), before it is shown and timed.
     let shown: @Sendable (ImageAnswer) -> ImageAnswer
     let output: any StreamOutput
@@ -61,7 +61,7 @@ public final class StreamSession: Sendable {
     ///   - annotate: A video file to write the frames to with the latest answer drawn.
     ///   - shown: What is kept of each answer (default: all of it).
     ///   - output: Receives each answer and failure, in order.
-    public init(
+    package init(
         source: VideoSource, modelName: String, runner: StreamRunner, frames: FrameSource, annotate: String? = nil,
         shown: @escaping @Sendable (ImageAnswer) -> ImageAnswer = { $0 }, output: any StreamOutput
     ) {
@@ -88,7 +88,7 @@ public final class StreamSession: Sendable {
     ///
     /// - Parameter isInterrupted: Whether to stop (Ctrl-C).
     /// - Returns: How it ended.
-    public func run(isInterrupted: @escaping @Sendable () -> Bool = { false }) async -> Outcome {
+    package func run(isInterrupted: @escaping @Sendable () -> Bool = { false }) async -> Outcome {
         let started = ContinuousClock.now
         let loop = Task { await readEvents(isInterrupted) }
         let watcher = Task {
@@ -159,7 +159,7 @@ public final class StreamSession: Sendable {
     ///
     /// - Parameter outcome: How the run ended.
     /// - Returns: The summary.
-    public func summary(of outcome: Outcome) -> StreamSummary {
+    package func summary(of outcome: Outcome) -> StreamSummary {
         let stream = runner.statistics
         let counts = frames.statistics
         let seconds = max(outcome.elapsed.inMilliseconds / 1000, 1e-9)

@@ -1,53 +1,53 @@
-public import NetRunner
+package import NetRunner
 
 /// The figures of a ``StreamSession``: frames decoded, received, inferred and dropped (and
 /// why), rates, latencies; `netrunner stream` prints it as text, or with `--json` as
 /// `{"summary": ...}` in these keys.
 ///
 /// Seconds and milliseconds are rounded to a microsecond (3 decimals), rates to 0.1 frame/s.
-public struct StreamSummary: Encodable, Sendable {
+package struct StreamSummary: Encodable, Sendable {
     /// The source, as named (credentials masked).
-    public var source: String
+    package var source: String
     /// The model's name.
-    public var model: String
+    package var model: String
     /// `video` or `live`.
-    public var mode: String
+    package var mode: String
     /// Frames ffmpeg decoded.
-    public var decoded: Int
+    package var decoded: Int
     /// Frames that reached the process.
-    public var received: Int
+    package var received: Int
     /// Frames `--every N` left out.
-    public var skippedByEvery: Int
+    package var skippedByEvery: Int
     /// Frames answered.
-    public var inferred: Int
+    package var inferred: Int
     /// Frames the model failed on.
-    public var failed: Int
+    package var failed: Int
     /// Live mode: frames that came while the model was busy.
-    public var droppedWhileBusy: Int
+    package var droppedWhileBusy: Int
     /// Live mode: frames that came before `--interval` had passed.
-    public var droppedByInterval: Int
+    package var droppedByInterval: Int
     /// Live mode: frames that came while the output was behind.
-    public var droppedWhileOutputBehind: Int
+    package var droppedWhileOutputBehind: Int
     /// Answers inferred but not handed to the output (an interruption leaves some).
-    public var notPrinted: Int
+    package var notPrinted: Int
     /// Reconnections of a live source.
-    public var reconnections: Int
+    package var reconnections: Int
     /// Timestamps that were missing, repeated or backward, replaced.
-    public var repairedTimestamps: Int
+    package var repairedTimestamps: Int
     /// The run's length in seconds.
-    public var seconds: Double
+    package var seconds: Double
     /// Frames received per second.
-    public var receivedPerSecond: Double
+    package var receivedPerSecond: Double
     /// Frames inferred per second.
-    public var inferredPerSecond: Double
+    package var inferredPerSecond: Double
     /// Frames per second after the first frame (start-up left out).
-    public var steadyPerSecond: Double?
+    package var steadyPerSecond: Double?
     /// The inference latency.
-    public var inferenceMilliseconds: LatencySummary?
+    package var inferenceMilliseconds: LatencySummary?
     /// From a frame's arrival to its answer.
-    public var delayMilliseconds: LatencySummary?
+    package var delayMilliseconds: LatencySummary?
     /// What stopped the run early.
-    public var error: String?
+    package var error: String?
 
     /// Decimals of seconds and milliseconds in the summary (a microsecond: finer is noise).
     static let millisecondDecimals = 3

@@ -9,7 +9,7 @@ import Testing
 
 @testable import NetRunnerServer
 
-/// `serve`'s access rules and metrics labels on the composed server in process (they spawned a
+/// `serve`'s access rules, metrics labels and album-run limit on the composed server in process (they spawned a
 /// server each before issue 34; the spellings a real HTTP parser sees stay in
 /// `netrunnerTests`' `ServeAccessTests`).
 @Suite("Server access in process")
@@ -71,6 +71,55 @@ struct ServerAccessTests {
             let after = try await labels()
             #expect(after.subtracting(before) == ["unmatched"], "new labels: \(after.subtracting(before).sorted())")
             #expect(after.count < 20, "\(after.count) labels: \(after.sorted().prefix(40))")
+        }
+    }
+
+    @Test("At most two album runs go at once (429 with Retry-After); live requests keep their turn meanwhile")
+    func albumRunLimit() async throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-album-limit")
+        defer { folder.remove() }
+        let album = folder.url.appendingPathComponent("many").path
+        try FileManager.default.createDirectory(atPath: album, withIntermediateDirectories: true)
+        let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")))
+        // Hard links: 600 photos for the price of one, so each run lasts a good while.
+        try photo.write(to: URL(fileURLWithPath: album + "/photo0.jpg"))
+        for index in 1..<600 {
+            try FileManager.default.linkItem(atPath: album + "/photo0.jpg", toPath: album + "/photo\(index).jpg")
+        }
+        try await ServerSession.with(queue: 4, configuration: .init(albums: [album])) { server in
+            var accepted = 0
+            var refused: [String?] = []
+            // All eight at once: the first two runs are still going when the others arrive, however
+            // fast the machine decodes.
+            let replies = try await withThrowingTaskGroup(of: (Int, String?, String).self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        let reply = try await server.request(
+                            "/v1/albums/many/runs?model=\("mobilenet-v2-1.0-224-uint8")", method: "POST")
+                        return (reply.status, reply.headers["retry-after"], String(decoding: reply.body, as: UTF8.self))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for (status, retryAfter, body) in replies {
+                if status == 202 {
+                    accepted += 1
+                } else if status == 429 {
+                    refused.append(retryAfter)
+                } else {
+                    Issue.record("run: \(status) \(body)")
+                }
+            }
+            #expect(accepted == 2 && refused.count == 6, "\(accepted) accepted, \(refused.count) refused")
+            #expect(refused.allSatisfy { $0 == "5" }, "\(refused)")
+            var statuses: [Int] = []
+            for _ in 0..<10 {
+                let reply = try await server.request(
+                    "/v1/models/\("mobilenet-v2-1.0-224-uint8")/classify", method: "POST", body: photo,
+                    contentType: "image/jpeg")
+                statuses.append(reply.status)
+            }
+            #expect(statuses.allSatisfy { $0 == 200 }, "live requests during the runs: \(statuses)")
         }
     }
 }

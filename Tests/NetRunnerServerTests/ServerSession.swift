@@ -29,17 +29,19 @@ struct ServerSession: Sendable {
     ///
     /// - Parameters:
     ///   - threads: The engine's workers (`--threads`).
+    ///   - queue: The engine's queue (`--queue`); `nil`: its default.
     ///   - models: The models folder; `nil`: `Models/bundles`.
     ///   - configuration: The server's configuration (`modelsFolder` is set from `models` when
     ///     given).
     ///   - body: The test.
     static func with(
-        threads: Int = 1, models: String? = nil, configuration: InferenceServer.Configuration = .init(),
+        threads: Int = 1, queue: Int? = nil, models: String? = nil,
+        configuration: InferenceServer.Configuration = .init(),
         _ body: @Sendable (ServerSession) async throws -> Void
     ) async throws {
         let folder = models ?? Fixtures.path("Models/bundles")
         let served = try ModelCatalog(embedded: [], folder: folder).servedModels { _ in }
-        let engine = InferenceEngine(models: served, configuration: .init(threads: threads))
+        let engine = InferenceEngine(models: served, configuration: .init(threads: threads, queueCapacity: queue))
         engine.start()
         let deadline = ContinuousClock.now + .seconds(120)
         while !engine.isReady || served.contains(where: { engine.state(of: $0.id) == .loading }) {

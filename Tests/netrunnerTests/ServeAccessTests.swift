@@ -4,8 +4,8 @@ import Testing
 
 /// `serve`'s access control as an attacker tries it over real sockets: the API key against
 /// paths spelled every way the router still routes, empty keys, cross-site pages and DNS
-/// rebinding, and album runs that would starve the rest. (Paths shown in the model list and
-/// metrics labels from random paths are tested in process: `NetRunnerServerTests`.)
+/// rebinding. (Paths shown in the model list, metrics labels from random paths and album runs
+/// that would starve the rest are tested in process: `NetRunnerServerTests`.)
 @Suite("netrunner serve: access", .serialized)
 struct ServeAccessTests {
     static let photos = Fixtures.path("Tests/Fixtures/Photos/test")
@@ -178,53 +178,5 @@ struct ServeAccessTests {
         ownSocket.send(upgrade + "Origin: http://127.0.0.1:\(port)\r\n\r\n")
         let accepted = ownSocket.readUntilClosed(timeout: .seconds(2))
         #expect(RawConnection.status(accepted.bytes) == 101, "\(String(decoding: accepted.bytes, as: UTF8.self))")
-    }
-
-    @Test("At most two album runs go at once (429 with Retry-After); live requests keep their turn meanwhile")
-    func albumRunLimit() async throws {
-        let folder = try TemporaryFolder(prefix: "netrunner-album-limit")
-        defer { folder.remove() }
-        let album = folder.url.appendingPathComponent("many").path
-        try FileManager.default.createDirectory(atPath: album, withIntermediateDirectories: true)
-        let photo = try Data(contentsOf: URL(fileURLWithPath: Self.photos + "/coffee.jpg"))
-        // Hard links: 600 photos for the price of one, so each run lasts a good while.
-        try photo.write(to: URL(fileURLWithPath: album + "/photo0.jpg"))
-        for index in 1..<600 {
-            try FileManager.default.linkItem(atPath: album + "/photo0.jpg", toPath: album + "/photo\(index).jpg")
-        }
-        let server = try await ServerProcess(["--threads", "1", "--queue", "4", "--albums", album])
-        defer { server.expectCleanStop() }
-        var accepted = 0
-        var refused: [String?] = []
-        // All eight at once: the first two runs are still going when the others arrive, however
-        // fast the machine decodes.
-        let replies = try await withThrowingTaskGroup(of: (Int, String?, String).self) { group in
-            for _ in 0..<8 {
-                group.addTask {
-                    let reply = try await server.request(
-                        "/v1/albums/many/runs?model=\(Self.classifier)", method: "POST")
-                    return (reply.status, reply.headers["retry-after"], String(decoding: reply.body, as: UTF8.self))
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
-        for (status, retryAfter, body) in replies {
-            if status == 202 {
-                accepted += 1
-            } else if status == 429 {
-                refused.append(retryAfter)
-            } else {
-                Issue.record("run: \(status) \(body)")
-            }
-        }
-        #expect(accepted == 2 && refused.count == 6, "\(accepted) accepted, \(refused.count) refused")
-        #expect(refused.allSatisfy { $0 == "5" }, "\(refused)")
-        var statuses: [Int] = []
-        for _ in 0..<10 {
-            let reply = try await server.request(
-                "/v1/models/\(Self.classifier)/classify", method: "POST", body: photo, contentType: "image/jpeg")
-            statuses.append(reply.status)
-        }
-        #expect(statuses.allSatisfy { $0 == 200 }, "live requests during the runs: \(statuses)")
     }
 }

@@ -134,6 +134,9 @@ public final class StreamRunner: Sendable {
                 FrameAnswer(
                     frame: frame, answer: answer.scaled(from: frame.pixels.size, to: frame.sourceSize),
                     answeredAt: .now))
+        } catch  where task.isBusy(error) {
+            counters.withLock { $0.droppedWhileBusy += 1 }
+            return .dropped(frame, .busy)
         } catch {
             counters.withLock { $0.failed += 1 }
             return .failed(frame, error)

@@ -168,4 +168,10 @@ struct EngineVisionTask: AsyncVisionTask {
     func run(_ image: ImageInput) async throws -> ImageAnswer {
         try await engine.answer(model: model, input: image)
     }
+
+    /// A full queue: the frame is dropped while busy, as live mode drops one the model is busy for.
+    func isBusy(_ error: any Error) -> Bool {
+        if case EngineError.busy = error { return true }
+        return false
+    }
 }

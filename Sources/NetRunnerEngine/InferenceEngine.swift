@@ -2,7 +2,7 @@ import Dispatch
 package import FoundationEssentials
 package import Logging
 package import NetRunner
-package import NetRunnerImage
+import NetRunnerImage
 import Synchronization
 package import TensorFlowLite
 

@@ -290,7 +290,7 @@ struct ModelImporterTests {
         for attempt in 0..<2 {
             await #expect {
                 if attempt == 0 {
-                    try await importer.importModel(from: url)
+                    _ = try await importer.importModel(from: url)
                 } else {
                     try await importer.checkAddress(of: url)
                 }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// `tools/hub/fake_hub.py` on a free loopback port: a hub that answers what the test scripts
 /// (hostile digests, lying sizes, foreign download URLs) and records every request it gets,
@@ -40,7 +40,7 @@ public final class FakeHub: @unchecked Sendable {
         scriptPath = folder + "/script.json"
         logPath = folder + "/log.jsonl"
         try Data(#"{"routes": {}}"#.utf8).write(to: URL(fileURLWithPath: scriptPath))
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", Fixtures.path("tools/hub/fake_hub.py"), scriptPath, logPath]

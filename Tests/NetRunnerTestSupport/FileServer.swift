@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// `tools/hub/file_server.py` on a free loopback port, serving a folder (with its fault paths:
 /// `/huge`, `/short/NAME`, `/redirect/NAME`, `/slow/NAME`); stopped by ``stop()``.

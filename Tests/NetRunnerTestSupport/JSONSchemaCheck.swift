@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Checks JSON values against the subset of JSON Schema that `docs/*.schema.json` use:
 /// `type`, `properties`, `required`, `additionalProperties: false`, `items` and local `$ref`s.

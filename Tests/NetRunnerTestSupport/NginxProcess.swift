@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Debian's nginx on loopback, in front of `netrunner serve` processes, configured by the
 /// repository's own `deploy/nginx/netrunner-serve.conf` with the ports substituted.

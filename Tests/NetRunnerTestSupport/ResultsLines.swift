@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Results files as tests compare them.
 public enum ResultsLines {

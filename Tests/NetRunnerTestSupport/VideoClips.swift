@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Test videos made at test time by Debian's ffmpeg from the committed photos (nothing binary
 /// is committed for them).

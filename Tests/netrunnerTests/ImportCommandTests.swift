@@ -18,8 +18,10 @@ struct ImportCommandTests {
         var files: [(String, Data)] = []
         for name in try FileManager.default.subpathsOfDirectory(atPath: Fixtures.path(bundle)).sorted() {
             var isFolder: ObjCBool = false
-            FileManager.default.fileExists(atPath: Fixtures.path(bundle + name), isDirectory: &isFolder)
-            if !isFolder.boolValue { files.append(("face.tiobundle/" + name, try Fixtures.data(bundle + name))) }
+            let path = Fixtures.path(bundle + name)
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue {
+                files.append(("face.tiobundle/" + name, try Fixtures.data(bundle + name)))
+            }
         }
         try ZipFixture.zip(files).write(to: URL(fileURLWithPath: folder.path("site/face.tiobundle.zip")))
         let site = try FileServer(folder: folder.path("site"))
@@ -169,7 +171,7 @@ struct ImportCommandTests {
         defer { folder.remove() }
         var name = [CChar](repeating: 0, count: 256)
         gethostname(&name, name.count - 1)
-        let host = String(cString: name)
+        let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let ended = Process()
         ended.executableURL = URL(fileURLWithPath: "/bin/true")
         try ended.run()

@@ -1,5 +1,5 @@
 import Dispatch
-public import FoundationEssentials
+import FoundationEssentials
 public import NetRunner
 import NetRunnerSupport
 

@@ -112,28 +112,42 @@ public final class HubProcess: @unchecked Sendable {
     }
 
     /// Starts an upload of `file` as a version of `name` declaring its whole length, sends half
-    /// of it, kills the hub (SIGKILL) while the rest is awaited, then starts it again on the same
-    /// folder.
+    /// of it, kills the hub (SIGKILL) once it has read that half while the rest is awaited, then
+    /// starts it again on the same folder.
     public func killMidUploadAndRestart(file: String, name: String) async throws {
         let size = try Data(contentsOf: URL(fileURLWithPath: file)).count
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        client.arguments = [
-            "python3", "-c",
-            """
-            import socket, sys, time
-            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-            s.sendall(b"POST /v1/models/\(name)/versions HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer \(Self.adminKey)\\r\\nContent-Length: \(size)\\r\\n\\r\\n")
-            s.sendall(open(sys.argv[2], "rb").read()[:\(size / 2)])
-            time.sleep(5)
-            """,
-            String(address.split(separator: ":").last ?? ""), file,
-        ]
-        try client.run()
-        try await Task.sleep(for: .seconds(1))
+        let hubPort = Int(address.split(separator: ":").last ?? "") ?? 0
+        // The client says its port once the half is sent, and holds the connection open.
+        let client = try WatchedProcess(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import socket, sys, time
+                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+                s.sendall(b"POST /v1/models/\(name)/versions HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer \(Self.adminKey)\\r\\nContent-Length: \(size)\\r\\n\\r\\n")
+                s.sendall(open(sys.argv[2], "rb").read()[:\(size / 2)])
+                print(s.getsockname()[1], flush=True)
+                time.sleep(120)
+                """,
+                "\(hubPort)", file,
+            ])
+        defer {
+            // SIGKILL: a child started from a test's thread may have SIGTERM blocked.
+            Foundation.kill(client.process.processIdentifier, SIGKILL)
+            client.process.waitUntilExit()
+        }
+        try await Eventually.wait(for: "the hub reading half an upload") {
+            guard let clientPort = Int(client.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                guard client.process.isRunning else {
+                    throw CocoaError(
+                        .fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "upload client: \(client.stderr)"])
+                }
+                return false
+            }
+            return Loopback.hasRead(process.processIdentifier, port: hubPort, from: clientPort)
+        }
         kill()
-        client.terminate()
-        client.waitUntilExit()
         try start()
     }
 

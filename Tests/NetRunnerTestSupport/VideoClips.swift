@@ -82,7 +82,7 @@ public final class LiveVideoServer: @unchecked Sendable {
     /// The stream's URL.
     public var url: String { "http://127.0.0.1:\(port)/live.ts" }
 
-    /// Starts (again) after ``stop()``.
+    /// Starts (again) after ``stop()``; returns once ffmpeg listens.
     public func start() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -94,6 +94,7 @@ public final class LiveVideoServer: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
+        try Loopback.waitUntilListening(port)
     }
 
     /// Kills the server (the client sees the connection drop).

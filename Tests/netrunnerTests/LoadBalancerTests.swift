@@ -22,6 +22,12 @@ struct LoadBalancerTests {
         return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
     }
 
+    /// The answers nginx has logged from `worker` so far.
+    func answers(from worker: ServerProcess, _ nginx: NginxProcess) -> Int {
+        let upstream = "127.0.0.1:\(worker.base.port ?? 0)"
+        return nginx.accessLog.split(separator: "\n").count { $0.hasPrefix("200 ") && $0.contains(upstream) }
+    }
+
     func errors(_ report: [String: Any]) -> Int {
         (report["errors"] as? [String: Int] ?? [:]).values.reduce(0, +)
     }
@@ -51,10 +57,13 @@ struct LoadBalancerTests {
         let calm = try load(url, clients: clients, seconds: 2)
         #expect(errors(calm) == 0 && (calm["ok"] as? Int ?? 0) > 10, "\(calm)")
 
-        // A worker killed mid-load: the requests it held fail over (non_idempotent retry) or,
-        // at worst, are lost; every other request is answered.
-        let killer = Task {
-            try await Task.sleep(for: .seconds(1.5))
+        // A worker killed mid-load (once it has answered some of this load's requests, however
+        // slowly the load started): the requests it held fail over (non_idempotent retry) or, at
+        // worst, are lost; every other request is answered.
+        let killer = Task { [before = answers(from: workers[0], nginx)] in
+            try await Eventually.wait(for: "worker 0 answering the load") {
+                answers(from: workers[0], nginx) >= before + 3
+            }
             kill(workers[0].process.processIdentifier, SIGKILL)
         }
         let killed = try load(url, clients: clients, seconds: 4)
@@ -64,8 +73,10 @@ struct LoadBalancerTests {
 
         // A worker told to stop (SIGTERM, as Kubernetes does): it finishes what it holds, nginx
         // sends the rest elsewhere; nothing is lost.
-        let stopper = Task {
-            try await Task.sleep(for: .seconds(1.5))
+        let stopper = Task { [before = answers(from: workers[1], nginx)] in
+            try await Eventually.wait(for: "worker 1 answering the load") {
+                answers(from: workers[1], nginx) >= before + 3
+            }
             return workers[1].stop()
         }
         let drained = try load(url, clients: clients, seconds: 4)
@@ -108,9 +119,9 @@ struct LoadBalancerTests {
             kill(warming.processIdentifier, SIGKILL)
             warming.waitUntilExit()
         }
+        try Loopback.waitUntilListening(warmingPort)
         let ready = try await ServerProcess(["--threads", "1"])
         defer { _ = ready.stop() }
-        try await Task.sleep(for: .milliseconds(500))
         let nginx = try NginxProcess(upstreams: [warmingPort, ready.base.port ?? 0], folder: folder.url.path)
         defer { nginx.stop() }
         let report = try load(nginx.url("/v1/models/mobilenet-v2-1.0-224-uint8/classify"), clients: 2, seconds: 2)

@@ -30,6 +30,16 @@ final class RawConnection {
 
     deinit { close(socket) }
 
+    /// The connection's own port (the server's remote port for it).
+    var localPort: Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
     /// Sends bytes (a failure, the server having closed, is ignored: reading tells).
     func send(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

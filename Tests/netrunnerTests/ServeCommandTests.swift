@@ -616,13 +616,19 @@ struct ServeCommandTests {
         #expect(statuses.contains { $0.0 == 503 }, "24 at once on a queue of 1 must overflow")
         #expect(statuses.contains { $0.0 == 200 })
 
-        // Requests sent just before SIGTERM still get their answers.
-        async let first = server.request(
-            "/v1/models/\(Self.classifier)/classify", method: "POST", body: photo, contentType: "image/png")
-        try await Task.sleep(for: .milliseconds(20))
+        // A request the server has read whole just before SIGTERM still gets its answer.
+        let port = server.base.port ?? 0
+        let last = try RawConnection(port: port)
+        last.send(
+            "POST /v1/models/\(Self.classifier)/classify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
+                + "Content-Length: \(photo.count)\r\nConnection: close\r\n\r\n")
+        last.send([UInt8](photo))
+        try await Eventually.wait(for: "the server reading the last request") {
+            Loopback.hasRead(server.process.processIdentifier, port: port, from: last.localPort)
+        }
         server.process.terminate()
-        let answered = try await first
-        #expect(answered.status == 200 || answered.status == 503)
+        let answered = RawConnection.status(last.readUntilClosed(timeout: .seconds(60)).bytes)
+        #expect(answered == 200 || answered == 503, "\(String(describing: answered))")
         server.process.waitUntilExit()
         #expect(server.process.terminationStatus == 0)
     }

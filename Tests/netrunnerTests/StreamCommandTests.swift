@@ -221,26 +221,21 @@ struct StreamCommandTests {
         let clip = try VideoClips.faces(in: folder.url.path, seconds: 2)
         let server = try LiveVideoServer(clip: clip, port: LiveVideoServer.freePort())
         defer { server.stop() }
-        Thread.sleep(forTimeInterval: 0.5)
-        nonisolated(unsafe) var result: ProcessResult?
-        let done = DispatchSemaphore(value: 0)
-        let url = server.url
-        DispatchQueue.global().async {
-            result = try? ProcessResult.run(
-                Fixtures.netrunner,
-                [
-                    "stream", url, "--model", "face", "--interval", "250", "--reconnect", "6", "--max-frames", "70",
-                    "--json",
-                ])
-            done.signal()
-        }
-        // Let it run, drop the connection, and serve again.
-        Thread.sleep(forTimeInterval: 4)
+        let stream = try WatchedProcess(
+            Fixtures.netrunner,
+            [
+                "stream", server.url, "--model", "face", "--interval", "250", "--reconnect", "6", "--max-frames", "70",
+                "--json",
+            ])
+        // Frames answered (however slowly the machine started the stream), then the connection
+        // dropped; served again once the stream has seen the drop.
+        try Eventually.waitBlocking(for: "3 answered frames") { stream.stdoutLines >= 3 || !stream.process.isRunning }
         server.stop()
-        Thread.sleep(forTimeInterval: 1)
+        try Eventually.waitBlocking(for: "the stream to see the drop") {
+            stream.stderr.contains("reconnecting in") || !stream.process.isRunning
+        }
         try server.start()
-        #expect(done.wait(timeout: .now() + 60) == .success, "stream did not end")
-        let run = try #require(result)
+        let run = try stream.finish()
         #expect(run.status == 0, "\(run.stderr)")
         let frames = try lines(run.stdout)
         let totals = try summary(run.stderr)

@@ -3,7 +3,8 @@
 
 import PackageDescription
 
-/// Settings shared by every target (see docs/style notes in README).
+/// The language settings of every Swift target: existentials spelled `any`, a member used only
+/// where its module is imported, and imports internal unless marked `public` or `package`.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
@@ -166,8 +167,6 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // `netrunner serve`: the inference engine (interpreter pools, a bounded queue), the
-        // native /v1 API, KServe v2 at /v2, and the web app. The only module that imports Hummingbird.
         // The HTTP plumbing both servers share (the only Hummingbird code they do not own):
         // JSON replies and errors, the route table and its 405s, draining on SIGTERM.
         .target(
@@ -183,8 +182,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The application's jobs, without HTTP or a command line: streams today (bulk and
-        // evaluation runs to come), run by the CLI and the server alike.
+        // The application's jobs, without HTTP or a command line: bulk and evaluation runs,
+        // streams, the server's album runs and imports, run by the CLI and the server alike.
         .target(
             name: "NetRunnerJobs",
             dependencies: [
@@ -210,6 +209,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // `netrunner serve`: the native /v1 API, KServe v2 at /v2, the web app, albums, imports
+        // and streams, on NetRunnerEngine's engine. Imports Hummingbird, as do NetRunnerHTTP and
+        // NetRunnerHubServer.
         .target(
             name: "NetRunnerServer",
             dependencies: [
@@ -323,7 +325,6 @@ let package = Package(
             dependencies: ["NetRunnerSupport", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
-        // The server's routes and codecs in process (KServe tensors, access, metrics).
         .testTarget(
             name: "NetRunnerJobsTests",
             dependencies: [
@@ -348,6 +349,7 @@ let package = Package(
             dependencies: ["NetRunnerEngine", "NetRunner", "TensorFlowLite", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
+        // serve built in process: its routes (native, KServe, albums), access rules, route table, web app.
         .testTarget(
             name: "NetRunnerServerTests",
             dependencies: [

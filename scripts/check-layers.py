@@ -24,9 +24,8 @@ MAY_IMPORT = {
     "NetRunner": {"TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "NetRunnerSupport", "CArchive"},
     "NetRunnerEvaluation": {"NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"},
     # Above NetRunner: NetRunnerVideo and the command line (for netrunner-net) the only modules to
-    # import Subprocess, NetRunnerHub the only
-    # one to import AsyncHTTPClient, and the two servers and their shared NetRunnerHTTP the only ones
-    # to import Hummingbird.
+    # import Subprocess, NetRunnerHub the only one to import AsyncHTTPClient, and the two servers
+    # and their shared NetRunnerHTTP the only ones to import Hummingbird.
     "NetRunnerVideo": {"NetRunnerImage", "NetRunnerSupport", "Subprocess", "SystemPackage", "System", "Logging"},
     "NetRunnerHub": {
         "NetRunner", "NetRunnerSupport", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore", "NIOHTTP1",
@@ -40,7 +39,7 @@ MAY_IMPORT = {
         "NetRunnerSupport", "Hummingbird", "HummingbirdCore", "HTTPTypes", "NIOCore", "NIOHTTPTypes", "Logging",
         "ServiceLifecycle", "UnixSignals",
     },
-    # The jobs (streams; bulk and evaluation to come): no HTTP, no command line.
+    # The jobs (bulk and evaluation runs, streams, the server's job store): no HTTP, no command line.
     # (TensorFlowLite for the runtime's Accelerator choice only.)
     "NetRunnerJobs": {"NetRunner", "NetRunnerImage", "NetRunnerVideo", "NetRunnerSupport", "NetRunnerEvaluation", "TensorFlowLite"},
     # The engine under serve, the model catalog, the KServe codec: no HTTP.

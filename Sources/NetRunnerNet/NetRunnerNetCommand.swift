@@ -10,7 +10,7 @@ struct NetRunnerNetCommand: AsyncParsableCommand {
         abstract: "Run, inspect and measure TensorFlow Lite models on the LiteRT runtime: the networked commands.",
         version: CommandLineMain.version,
         subcommands: [
-            NetRunnerCommand.Serve.self, NetRunnerCommand.Import.self, NetRunnerCommand.Hub.self, HubPath.self,
+            Serve.self, Import.self, Hub.self, HubPath.self,
         ]
     )
 }

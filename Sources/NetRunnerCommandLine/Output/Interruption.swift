@@ -24,7 +24,7 @@ final class Interruption: Sendable {
     /// How long a SIGTERM lets the images in flight finish before the process exits.
     static let terminationGrace: Duration = .seconds(2)
 
-    /// The signal that stopped the run (0: none; -1: stopped by the run itself).
+    /// The signal that stopped the run (0: none).
     private static let received = Atomic<Int32>(0)
 
     /// Where the signals are handled and SIGTERM's grace is timed: busy workers cannot delay it.
@@ -76,9 +76,4 @@ final class Interruption: Sendable {
 
     /// The exit status of a run that stopped: 143 after SIGTERM, else 130.
     var exitCode: Int32 { Self.received.load(ordering: .relaxed) == SIGTERM ? 143 : 130 }
-
-    /// Stops the run as a Ctrl-C would (a write error, say), unless a signal already did.
-    func trigger() {
-        _ = Self.received.compareExchange(expected: 0, desired: -1, ordering: .relaxed)
-    }
 }

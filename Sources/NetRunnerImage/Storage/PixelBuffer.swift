@@ -259,14 +259,6 @@ public struct PixelBuffer: Sendable {
             count = row * height
         }
     }
-
-    /// Calls `body` once per row with that row's pixel bytes (no padding).
-    func forEachRow(_ body: (Int, UnsafeRawBufferPointer) -> Void) {
-        for y in 0..<height {
-            body(y, UnsafeRawBufferPointer(start: storage.base + y * bytesPerRow, count: rowByteCount))
-        }
-        withExtendedLifetime(storage) {}
-    }
 }
 
 extension PixelBuffer: Equatable {

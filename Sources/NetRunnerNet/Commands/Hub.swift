@@ -12,7 +12,7 @@ import NetRunnerSupport
     import Darwin
 #endif
 
-extension NetRunnerCommand {
+extension NetRunnerNetCommand {
     /// `netrunner hub ...`: the self-hosted model hub and its client.
     struct Hub: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -40,7 +40,7 @@ struct HubOptions: ParsableArguments {
     var client: HubClient { HubClient(address: hub, token: token) }
 }
 
-extension NetRunnerCommand.Hub {
+extension NetRunnerNetCommand.Hub {
     /// `netrunner hub serve`.
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -9,7 +9,7 @@ import NetRunnerHub
     import Darwin
 #endif
 
-extension NetRunnerCommand {
+extension NetRunnerNetCommand {
     /// `netrunner import URL|FILE`: Net Runner's import of a model by URL, into a models folder.
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

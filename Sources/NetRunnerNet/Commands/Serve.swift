@@ -10,7 +10,7 @@ import NetRunnerSupport
 import NetRunnerVideo
 import TensorFlowLite
 
-extension NetRunnerCommand {
+extension NetRunnerNetCommand {
     /// `netrunner serve`: the inference server, for programs (`/v1`, KServe v2 at `/v2`).
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

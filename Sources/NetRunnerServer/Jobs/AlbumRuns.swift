@@ -147,7 +147,7 @@ extension AlbumRuns {
         }
         do {
             let answer = try await engine.answerWhenRoom(model: model, image: data, options: options.taskOptions)
-            return BulkRecord(image: name, model: model, answer: options.worthShowing(answer))
+            return BulkRecord(image: name, model: model, answer: options.results.shown(answer))
         } catch {
             return BulkRecord(image: name, model: model, error: "\(error)")
         }

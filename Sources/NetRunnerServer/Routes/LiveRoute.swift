@@ -101,7 +101,7 @@ struct LiveRoute: Sendable {
                     includeInput: preview)
                 reply = Message(
                     frame: frame,
-                    result: BulkRecord(image: name, model: model, answer: options.worthShowing(found.answer)),
+                    result: BulkRecord(image: name, model: model, answer: options.results.shown(found.answer)),
                     input: found.input.map { "data:image/png;base64," + $0.base64EncodedString() })
             } catch {
                 reply = Message(frame: frame, result: BulkRecord(image: name, model: model, error: "\(error)"))

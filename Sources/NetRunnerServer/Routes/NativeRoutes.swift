@@ -77,7 +77,7 @@ struct NativeRoutes {
         let upload = try await ImageUpload.read(request, limit: maximumUploadBytes)
         let found = try await engine.answerShowingInput(
             model: id, image: upload.data, options: options.taskOptions, includeInput: preview)
-        let answer = options.worthShowing(found.answer)
+        let answer = options.results.shown(found.answer)
         metrics?.answer(answer, model: id)
         let timing =
             "decode;dur=\(fixedDecimals(answer.decodingMilliseconds, 3)), "
@@ -161,12 +161,6 @@ struct AnswerOptions {
         var options = ImageTask.Options()
         options.results = results
         return options
-    }
-
-    /// Without `scoreThreshold`, a classifier's labels that round to 0.0000 are left out, as
-    /// the CLI prints them (``ResultOptions/shown(_:)``).
-    func worthShowing(_ answer: ImageAnswer) -> ImageAnswer {
-        results.shown(answer)
     }
 }
 

@@ -1,2 +1,0 @@
-/// The namespace of the networked commands, as in `netrunner` (`NetRunnerCommand.Serve`).
-enum NetRunnerCommand {}

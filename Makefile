@@ -123,9 +123,10 @@ format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift
 
 lint:
-	@# The web page's and the results gallery's scripts, parsed (a syntax error fails here, not in a user's browser).
+	@# The scripts of serve's page, the hub's page and the results gallery, parsed (a syntax error fails here, not in a user's browser).
 	@command -v node >/dev/null || { echo "make lint needs node: scripts/install-test-packages.sh installs Debian's nodejs"; exit 1; }
 	node --check Sources/NetRunnerServer/Resources/app.js
+	node --check Sources/NetRunnerHubServer/Resources/hub.js
 	node --check Sources/NetRunnerEvaluation/Resources/results-gallery.js
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift
 	@# Expected outputs that depend on the CPU's kernels come from the record made on this machine

@@ -165,6 +165,12 @@ let package = Package(
                 .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The hub's page: its HTML, style and script, compiled in (PackageResources).
+            resources: [
+                .embedInCode("Resources/hub.html"),
+                .embedInCode("Resources/hub.css"),
+                .embedInCode("Resources/hub.js"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The HTTP plumbing both servers share (the only Hummingbird code they do not own):

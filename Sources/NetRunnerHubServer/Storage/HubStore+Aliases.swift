@@ -1,0 +1,158 @@
+import NetRunnerHub
+import SQLKit
+
+/// Aliases: pointed at one version or several with weights, rolled back, with their history.
+extension HubStore {
+    struct AliasRow: Decodable {
+        var name: String
+        var alias: String
+        var targets: String
+        var updatedAt: String
+        var updatedBy: String
+
+        var record: HubAlias {
+            HubAlias(
+                name: name, alias: alias, targets: HubStore.decodeTargets(targets), updatedAt: updatedAt,
+                updatedBy: updatedBy)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case name, alias, targets
+            case updatedAt = "updated_at"
+            case updatedBy = "updated_by"
+        }
+    }
+
+    func aliases(of name: String) async throws -> [HubAlias] {
+        await acquire()
+        defer { release() }
+        return try await HubStore.aliases(database, of: name)
+    }
+
+    static func aliases(_ db: any SQLDatabase, of name: String) async throws -> [HubAlias] {
+        try await db.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) ORDER BY alias")
+            .all(decoding: AliasRow.self).map(\.record)
+    }
+
+    func alias(_ alias: String, of name: String) async throws -> HubAlias? {
+        await acquire()
+        defer { release() }
+        return try await database.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)")
+            .first(decoding: AliasRow.self)?.record
+    }
+
+    /// Points an alias at versions (each must exist), appending to its history.
+    func setAlias(_ alias: String, of name: String, targets: [HubAliasTarget], by who: String) async throws -> HubAlias
+    {
+        await acquire()
+        defer { release() }
+        return try await retrying("moving \(alias) of \(name)") {
+            try await transaction { db in
+                try await HubStore.setAlias(db, name: name, alias: alias, targets: targets, by: who, action: "set")
+            }
+        }
+    }
+
+    /// Points an alias back where it pointed before its last change.
+    func rollback(_ alias: String, of name: String, by who: String) async throws -> HubAlias {
+        await acquire()
+        defer { release() }
+        return try await retrying("rolling back \(alias) of \(name)") {
+            try await rollbackTransaction(alias, of: name, by: who)
+        }
+    }
+
+    private func rollbackTransaction(_ alias: String, of name: String, by who: String) async throws -> HubAlias {
+        try await transaction { db in
+            guard
+                let last = try await db.raw(
+                    """
+                    SELECT * FROM hub_alias_history WHERE name = \(bind: name) AND alias = \(bind: alias) \
+                    ORDER BY sequence DESC
+                    """
+                ).first(decoding: HistoryRow.self)?.record
+            else {
+                throw HubError.notFound("\(name) has no alias \"\(alias)\"")
+            }
+            guard !last.previous.isEmpty else {
+                throw HubError.conflict(
+                    "\"\(alias)\" of \(name) has no earlier target to go back to (it was created by its last change)")
+            }
+            return try await HubStore.setAlias(
+                db, name: name, alias: alias, targets: last.previous, by: who, action: "rollback")
+        }
+    }
+
+    static func setAlias(
+        _ db: any SQLDatabase, name: String, alias: String, targets: [HubAliasTarget], by who: String, action: String
+    ) async throws -> HubAlias {
+        for target in targets {
+            let found = try await db.raw(
+                """
+                SELECT version FROM hub_versions WHERE name = \(bind: name) AND version = \(bind: target.version) \
+                AND deleted_at IS NULL
+                """
+            ).first()
+            guard found != nil else { throw HubError.notFound("\(name) has no version \(target.version)") }
+        }
+        let previous =
+            try await db.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)")
+            .first(decoding: AliasRow.self)?.record.targets ?? []
+        let now = now()
+        let encoded = encodeTargets(targets)
+        try await db.raw("DELETE FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)").run()
+        try await db.raw(
+            """
+            INSERT INTO hub_aliases (name, alias, targets, updated_at, updated_by) VALUES (\(bind: name), \
+            \(bind: alias), \(bind: encoded), \(bind: now), \(bind: who))
+            """
+        ).run()
+        let sequence =
+            try await db.raw(
+                "SELECT MAX(sequence) AS top FROM hub_alias_history WHERE name = \(bind: name) AND alias = \(bind: alias)"
+            ).first()?.decode(column: "top", as: Int?.self) ?? 0
+        try await db.raw(
+            """
+            INSERT INTO hub_alias_history (name, alias, sequence, action, targets, previous, changed_at, changed_by) \
+            VALUES (\(bind: name), \(bind: alias), \(bind: sequence + 1), \(bind: action), \(bind: encoded), \
+            \(bind: encodeTargets(previous)), \(bind: now), \(bind: who))
+            """
+        ).run()
+        return HubAlias(name: name, alias: alias, targets: targets, updatedAt: now, updatedBy: who)
+    }
+
+    struct HistoryRow: Decodable {
+        var name: String
+        var alias: String
+        var sequence: Int
+        var action: String
+        var targets: String
+        var previous: String
+        var changedAt: String
+        var changedBy: String
+
+        var record: HubAliasChange {
+            HubAliasChange(
+                name: name, alias: alias, sequence: sequence, action: action,
+                targets: HubStore.decodeTargets(targets), previous: HubStore.decodeTargets(previous),
+                changedAt: changedAt, changedBy: changedBy)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case name, alias, sequence, action, targets, previous
+            case changedBy = "changed_by"
+            case changedAt = "changed_at"
+        }
+    }
+
+    func history(of alias: String, of name: String) async throws -> [HubAliasChange] {
+        await acquire()
+        defer { release() }
+        return try await database.raw(
+            """
+            SELECT * FROM hub_alias_history WHERE name = \(bind: name) AND alias = \(bind: alias) \
+            ORDER BY sequence
+            """
+        ).all(decoding: HistoryRow.self).map(\.record)
+    }
+}

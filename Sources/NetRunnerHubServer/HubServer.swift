@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Hummingbird
 import HummingbirdCore
-public import Logging
+package import Logging
 import NIOCore
 import NetRunnerHTTP
 import NetRunnerHub
@@ -22,43 +22,43 @@ import UnixSignals
 /// streams in, unpacked and validated as `netrunner import` does (a child process runs the
 /// model), and only then stored and recorded, in one transaction. Binds to loopback unless told
 /// otherwise; stops on SIGTERM or SIGINT after the requests in flight.
-public struct HubServer: Sendable {
+package struct HubServer: Sendable {
     /// Where and how the hub runs.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The address to bind.
-        public var host: String
+        package var host: String
         /// The port (0: any free port).
-        public var port: Int
+        package var port: Int
         /// The folder of the database and the files.
-        public var dataFolder: String
+        package var dataFolder: String
         /// A key with the admin scope, stored (hashed) at start: the first key of a new hub.
-        public var adminKey: String?
+        package var adminKey: String?
         /// Whether listing, resolving and downloading need no key.
-        public var anonymousRead: Bool
+        package var anonymousRead: Bool
         /// The largest upload, in bytes.
-        public var maximumUploadBytes: Int
+        package var maximumUploadBytes: Int
         /// A PostgreSQL database for the metadata (`postgres://user:password@host:port/db`), so
         /// several hub nodes sharing the data folder's files can share one store; `nil`: the
         /// embedded SQLite database in the data folder.
-        public var databaseURL: String?
+        package var databaseURL: String?
         /// PostgreSQL: the longest a statement may go unanswered before its request fails
         /// with 503 and the connection is opened again.
-        public var databaseDeadline: Duration
+        package var databaseDeadline: Duration
         /// The most client ids whose adoption is kept per model (only clients with a key are
         /// counted): the adoption table's bound.
-        public var adoptionLimit = 100_000
+        package var adoptionLimit = 100_000
         /// Host names answered besides `localhost`, `127.0.0.1` and `[::1]` when bound to
         /// loopback (a proxy's public name); a request addressed at another name gets 421.
-        public var allowedHosts: Set<String> = []
+        package var allowedHosts: Set<String> = []
         /// How long a connection may stay idle, or take to send a request head, before it is
         /// closed; a request may take as long plus a second per 500 bytes it sends, before it
         /// is answered 408 and its connection closed (`RequestRateFloor`).
-        public var idleTimeout: Duration = .seconds(60)
+        package var idleTimeout: Duration = .seconds(60)
         /// The most connections open at once; more wait in the kernel's accept queue.
-        public var maximumConnections = 512
+        package var maximumConnections = 512
         /// After SIGTERM or SIGINT, how long the requests in flight may take before their
         /// connections are cut and the hub stops.
-        public var drainTimeout: Duration = .seconds(20)
+        package var drainTimeout: Duration = .seconds(20)
 
         /// Creates a configuration.
         ///
@@ -72,7 +72,7 @@ public struct HubServer: Sendable {
         ///   - databaseURL: A PostgreSQL URL; `nil` for the embedded SQLite database.
         ///   - databaseDeadline: PostgreSQL: the longest a statement may go unanswered
         ///     (default 30 s).
-        public init(
+        package init(
             host: String = "127.0.0.1", port: Int = 8090, dataFolder: String, adminKey: String? = nil,
             anonymousRead: Bool = true, maximumUploadBytes: Int = 1 << 30, databaseURL: String? = nil,
             databaseDeadline: Duration = .seconds(30)
@@ -89,12 +89,12 @@ public struct HubServer: Sendable {
     }
 
     /// The configuration.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The logger.
-    public let logger: Logger
+    package let logger: Logger
 
     /// Creates a hub.
-    public init(configuration: Configuration, logger: Logger = Logger(label: "netrunner.hub")) {
+    package init(configuration: Configuration, logger: Logger = Logger(label: "netrunner.hub")) {
         self.configuration = configuration
         self.logger = logger
     }
@@ -103,7 +103,8 @@ public struct HubServer: Sendable {
     ///
     /// - Parameter onListening: Called once with the address and port bound.
     /// - Throws: The database's or the server's errors.
-    public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws {
+    package func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws
+    {
         let folder = configuration.dataFolder
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let database: any SQLDatabase

@@ -2,18 +2,18 @@
 ///
 /// For what must come out the same on every run (benchmark inputs, which latencies a reservoir
 /// keeps). Not for anything secret.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     /// Creates a generator; the same seed gives the same numbers.
     ///
     /// - Parameter seed: Any value.
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
     /// The next number.
     ///
     /// - Returns: 64 random bits.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

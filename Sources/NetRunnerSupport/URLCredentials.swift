@@ -8,12 +8,12 @@
 /// a `/`, `?` or `#` in it (not percent-encoded) is caught too: when an `@` follows in the same
 /// word and a `:` stands between `://` and it, everything up to that `@` is masked (a path with
 /// an `@` after a port is then masked more than needed, never less).
-public enum URLCredentials {
+package enum URLCredentials {
     /// The text with the user information of every URL in it replaced by `***`.
     ///
     /// - Parameter text: A URL, a message or a log line.
     /// - Returns: The text, masked; the same text when it holds no URL with user information.
-    public static func masked(_ text: String) -> String {
+    package static func masked(_ text: String) -> String {
         guard text.contains("@"), text.contains("://") else { return text }
         var result = ""
         var rest = Substring(text)

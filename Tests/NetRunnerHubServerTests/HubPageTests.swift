@@ -31,7 +31,7 @@ struct HubPageTests {
             .replacingOccurrences(of: "{{STYLE}}", with: try Self.resource("hub.css"))
             .replacingOccurrences(of: "{{SCRIPT}}", with: try Self.resource("hub.js"))
         let router = Router()
-        HubPage.add(to: router)
+        router.get("/") { _, _ in HubPage.response() }
         try await Application(router: router).test(.router) { client in
             try await client.execute(uri: "/", method: .get) { response in
                 #expect(response.status == .ok)

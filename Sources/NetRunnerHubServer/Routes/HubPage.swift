@@ -19,11 +19,6 @@ import NetRunnerSupport
 /// as markup, and the Content-Security-Policy allows only this script and style (by digest)
 /// and requests to the hub itself.
 enum HubPage {
-    static func add(to router: Router<BasicRequestContext>) {
-        router.get("/") { _, _ in response() }
-        router.head("/") { _, _ in response() }
-    }
-
     static func response() -> Response {
         var headers: HTTPFields = [
             .contentType: "text/html; charset=utf-8", .cacheControl: "no-cache",

@@ -17,7 +17,7 @@ struct BulkJobTests {
     }
 
     static func job(
-        output: String, files: [String], shard: BulkShard? = nil, options: [String: String] = [:],
+        output: String, files: [String], shard: BulkShard? = nil, options: [BulkRunIdentity.Option: String] = [:],
         retryFailed: Bool = false
     ) throws -> BulkJob {
         try BulkJob(
@@ -56,7 +56,7 @@ struct BulkJobTests {
                 ])
         }
         #expect(throws: BulkJob.OtherRunError.self) {
-            try Self.job(output: output, files: files, options: ["--max-results": "3"])
+            try Self.job(output: output, files: files, options: [.maxResults: "3"])
         }
     }
 

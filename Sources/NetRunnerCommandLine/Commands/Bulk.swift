@@ -202,19 +202,19 @@ extension NetRunnerCommand.Bulk {
         }
 
         /// The options that change answers, for the run's identity.
-        private func answerOptions() throws -> [String: String] {
-            var options: [String: String] = [:]
-            if let value = resultOptions.maxResults { options["--max-results"] = String(value) }
-            if let value = resultOptions.scoreThreshold { options["--score-threshold"] = String(value) }
+        private func answerOptions() throws -> [BulkRunIdentity.Option: String] {
+            var options: [BulkRunIdentity.Option: String] = [:]
+            if let value = resultOptions.maxResults { options[.maxResults] = String(value) }
+            if let value = resultOptions.scoreThreshold { options[.scoreThreshold] = String(value) }
             if !resultOptions.categoryAllowlist.isEmpty {
-                options["--category-allowlist"] = resultOptions.categoryAllowlist.joined(separator: "\u{1F}")
+                options[.categoryAllowlist] = resultOptions.categoryAllowlist.joined(separator: "\u{1F}")
             }
             if !resultOptions.categoryDenylist.isEmpty {
-                options["--category-denylist"] = resultOptions.categoryDenylist.joined(separator: "\u{1F}")
+                options[.categoryDenylist] = resultOptions.categoryDenylist.joined(separator: "\u{1F}")
             }
-            if model.fastDecoding { options["--fast-decoding"] = "on" }
+            if model.fastDecoding { options[.fastDecoding] = "on" }
             if let labels = model.labels {
-                options["--labels"] = SHA256.hexDigest(of: try FileIO.contents(of: labels))
+                options[.labels] = SHA256.hexDigest(of: try FileIO.contents(of: labels))
             }
             return options
         }

@@ -45,7 +45,7 @@ public enum BulkMerge {
                     reason: "it has no run description (\(BulkRunIdentity.sidecar(for: file))); shards are written by "
                         + "bulk --shard I/N --output FILE")
             }
-            guard let text = identity.options["--shard"] else {
+            guard let text = identity[.shard] else {
                 throw .unmergeable(
                     file: file, reason: "it holds a whole run, not a shard (no --shard in its description)")
             }
@@ -53,10 +53,10 @@ public enum BulkMerge {
         }
         let first = identities[0]
         var whole = first.identity
-        whole.options["--shard"] = nil
+        whole[.shard] = nil
         for other in identities.dropFirst() {
             var identity = other.identity
-            identity.options["--shard"] = nil
+            identity[.shard] = nil
             let differences = identity.differences(from: whole)
             guard differences.isEmpty, identity.roots.map(\.typed) == whole.roots.map(\.typed) else {
                 let what = differences.isEmpty ? ["the folders as typed"] : differences

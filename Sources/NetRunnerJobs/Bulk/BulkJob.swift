@@ -69,7 +69,8 @@ package final class BulkJob: Sendable {
     /// - Throws: ``OtherRunError``; ``EvaluationError`` for a file that cannot be used.
     package init(
         roots: [String], listed: [String], shard: BulkShard?, model: LoadedModel,
-        identityOptions: [String: String], output: String?, format: BulkResultsFile.Format, restart: Bool,
+        identityOptions: [BulkRunIdentity.Option: String], output: String?, format: BulkResultsFile.Format,
+        restart: Bool,
         retryFailed: Bool
     ) throws {
         var notes: [Note] = []
@@ -77,7 +78,7 @@ package final class BulkJob: Sendable {
         if let shard { notes.append(.shard(shard, kept: files.count, of: listed.count)) }
         let results = try output.map { try BulkResultsFile(path: $0, format: format, resume: !restart) }
         var options = identityOptions
-        if let shard { options["--shard"] = shard.description }
+        if let shard { options[.shard] = shard.description }
         let identity = BulkRunIdentity(modelSHA256: model.sha256, model: model.name, options: options, roots: roots)
         var spelling = identity
         if let results, let output {

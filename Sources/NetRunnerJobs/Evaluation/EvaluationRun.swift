@@ -122,7 +122,7 @@ package struct EvaluationRun: Sendable {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let resultsPath = folder + "/results.jsonl"
         // A shard's results say which shard they are: never mixed with another's or a whole run's.
-        let recorded = restart ? nil : try BulkRunIdentity.read(for: resultsPath)?.options["--shard"]
+        let recorded = restart ? nil : try BulkRunIdentity.read(for: resultsPath)?[.shard]
         if !restart, FileManager.default.fileExists(atPath: resultsPath), recorded != shard?.description {
             throw MixedResultsError(file: resultsPath, recorded: recorded, asked: shard?.description)
         }
@@ -130,7 +130,8 @@ package struct EvaluationRun: Sendable {
         let sidecar = BulkRunIdentity.sidecar(for: resultsPath)
         if let shard {
             try BulkRunIdentity(
-                modelSHA256: "", model: runner.test.description.id, options: ["--shard": shard.description],
+                modelSHA256: "", model: runner.test.description.id,
+                options: [BulkRunIdentity.Option.shard: shard.description],
                 roots: [runner.test.path]
             ).write(for: resultsPath)
         } else if FileManager.default.fileExists(atPath: sidecar) {
@@ -235,7 +236,7 @@ package struct EvaluationRun: Sendable {
         var count: Int?
         for shardFolder in shards {
             let file = resultsPath(for: test, in: shardFolder)
-            guard let text = try BulkRunIdentity.read(for: file)?.options["--shard"] else {
+            guard let text = try BulkRunIdentity.read(for: file)?[.shard] else {
                 throw EvaluationError.unmergeable(
                     file: file, reason: "it is not a shard's results (written by evaluate --shard I/N)")
             }

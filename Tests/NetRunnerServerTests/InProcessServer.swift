@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import NetRunnerEngine
 import NetRunnerHTTP
+import NetRunnerTestSupport
 
 @testable import NetRunnerServer
 
@@ -27,6 +28,25 @@ enum InProcessServer {
     ) async throws {
         let router = try InferenceServer(engine: engine, configuration: configuration).buildRouter()
         try await Application(router: router).test(.router) { client in try await body(client) }
+    }
+
+    /// Starts an engine and waits, with a deadline, until none of its models is still loading
+    /// (each loaded or failed) and, if asked, the engine is ready.
+    ///
+    /// - Parameters:
+    ///   - engine: The engine.
+    ///   - ready: Whether to wait for ``InferenceEngine/isReady`` too.
+    ///   - limit: How long loading may take.
+    /// - Returns: The engine.
+    @discardableResult
+    static func started(_ engine: InferenceEngine, ready: Bool = true, upTo limit: Duration = .seconds(60))
+        async throws -> InferenceEngine
+    {
+        engine.start()
+        try await Eventually.wait(for: "the engine's models loaded", upTo: limit) {
+            (!ready || engine.isReady) && !engine.models.contains { engine.state(of: $0.id) == .loading }
+        }
+        return engine
     }
 
     /// A path of a template, each parameter `x1`.

@@ -27,12 +27,7 @@ struct KServeControlTests {
         let engine = InferenceEngine(
             models: [ServedModel(id: "mobilenet", model: try LoadedModel(.path(path)), origin: path)],
             configuration: .init(threads: 2))
-        engine.start()
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !engine.isReady || engine.state(of: "mobilenet") == .loading {
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await InProcessServer.started(engine)
         return engine
     }
 

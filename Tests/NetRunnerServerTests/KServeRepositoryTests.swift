@@ -28,12 +28,7 @@ struct KServeRepositoryTests {
                 id: "half", model: LoadedModel(.path(Fixtures.path(Fixtures.Synthetic.float16Input))), origin: "test"),
         ]
         let engine = InferenceEngine(models: models, configuration: .init(threads: 2))
-        engine.start()
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !engine.isReady || models.contains(where: { engine.state(of: $0.id) == .loading }) {
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await InProcessServer.started(engine)
         return engine
     }
 
@@ -114,12 +109,7 @@ struct KServeRepositoryTests {
         let folder = String(path[...path.lastIndex(of: "/")!])
         let models = [ServedModel(id: "half", model: try LoadedModel(.path(path)), origin: path)]
         let engine = InferenceEngine(models: models, configuration: .init(threads: 1))
-        engine.start()
-        let deadline = ContinuousClock.now + .seconds(60)
-        while engine.state(of: "half") == .loading {
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await InProcessServer.started(engine, ready: false)
         guard case .failed(let why) = engine.state(of: "half") else { throw CancellationError() }
         #expect(why.contains(folder), "the engine's own reason names the path: \(why)")
         let access = ServerAccess(

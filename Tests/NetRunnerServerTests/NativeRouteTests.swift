@@ -131,10 +131,9 @@ struct NativeRouteTests {
             #expect(started.status == 202)
             let id = try #require(started.json["id"] as? String)
             var report: [String: Any] = [:]
-            for _ in 0..<300 {
+            try await Eventually.wait(for: "the album run finished", every: .milliseconds(100)) {
                 report = try await server.request("/v1/runs/\(id)").json
-                if report["state"] as? String == "finished" { break }
-                try await Task.sleep(for: .milliseconds(100))
+                return report["state"] as? String == "finished"
             }
             #expect(report["done"] as? Int == 4 && report["failed"] as? Int == 0, "\(report)")
             let lines = report["results"] as? [[String: Any]] ?? []

@@ -42,12 +42,7 @@ struct ServerSession: Sendable {
         let folder = models ?? Fixtures.path("Models/bundles")
         let served = try ModelCatalog(embedded: [], folder: folder).servedModels { _ in }
         let engine = InferenceEngine(models: served, configuration: .init(threads: threads, queueCapacity: queue))
-        engine.start()
-        let deadline = ContinuousClock.now + .seconds(120)
-        while !engine.isReady || served.contains(where: { engine.state(of: $0.id) == .loading }) {
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await InProcessServer.started(engine, upTo: .seconds(120))
         var configuration = configuration
         if let models { configuration.modelsFolder = models }
         do {

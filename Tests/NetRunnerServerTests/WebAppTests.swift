@@ -43,13 +43,8 @@ struct WebAppTests {
         let model = ServedModel(
             id: "mobilenet", model: try LoadedModel(.path(Fixtures.path(Fixtures.MobileNet.uint8))), origin: "test")
         let engine = InferenceEngine(models: [model], configuration: .init(threads: 1))
-        engine.start()
         defer { Task { await engine.shutdown() } }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while engine.state(of: "mobilenet") == .loading {
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await InProcessServer.started(engine, ready: false)
         let router = Router()
         router.add(middleware: FailureMiddleware<BasicRequestContext>())
         NativeRoutes(engine: engine, maximumUploadBytes: 1 << 20).routes.register(on: router)

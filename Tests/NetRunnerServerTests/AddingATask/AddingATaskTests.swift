@@ -126,13 +126,8 @@ struct AddingATaskTests {
             id: "mean", model: try LoadedModel(.path(try Self.meanScoreBundle(in: folder))), origin: "test")
         #expect(model.kind == MeanScore.kind)
         let engine = InferenceEngine(models: [model], configuration: .init(threads: 1))
-        engine.start()
         defer { Task { await engine.shutdown() } }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while engine.state(of: "mean") == .loading {
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await InProcessServer.started(engine, ready: false)
         let image = Self.photos + "/coffee.jpg"
         let photo = try Data(contentsOf: URL(fileURLWithPath: image))
         let top = try Self.classifierTop(image)

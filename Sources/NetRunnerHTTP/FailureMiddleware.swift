@@ -21,7 +21,8 @@ extension FailureKind {
     }
 
     /// The headers that go with it: `Retry-After`, or for a missing key `WWW-Authenticate` and
-    /// `Connection: close` (a body sent without a key is never read, nor waited for).
+    /// `Connection: close` (a body sent without a key is never handled: the connection closes
+    /// after the answer, dropping what still comes for at most two seconds).
     package var headers: HTTPFields {
         switch self {
         case .unavailable(let seconds?): [.retryAfter: String(seconds)]

@@ -44,8 +44,8 @@ package struct RequestRateFloor: Sendable {
     /// `HTTP1Channel.Configuration.additionalChannelHandlers` (they sit after the HTTP codec).
     ///
     /// They also close a connection once an answer that says `Connection: close` has been
-    /// written, without reading what is left of the request (Hummingbird would read it to the
-    /// end first).
+    /// written, without handing on what is left of the request (Hummingbird would read it to the
+    /// end first): a lingering close drops what still comes for at most two seconds.
     package static func httpHandlers() -> [any RemovableChannelHandler] {
         [RequestRateWatcher()]
     }
@@ -154,7 +154,8 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var answering = false
     /// The connection is closed, or no longer HTTP.
     private var stopped = false
-    /// A 408 was sent and the output closed: what still comes in is dropped until the close.
+    /// The connection is closing (a 408 or an answer saying `Connection: close` was sent, the
+    /// output closed): what still comes in is dropped until the close.
     private var lingering = false
     /// The idle timeout's timer: armed while no request is read or answered.
     private var idleTimer: Scheduled<Void>?
@@ -302,21 +303,47 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
             let head =
                 "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n\r\n"
-            // A lingering close, as nginx's: the answer, then the output closed (FIN), then the
-            // rest of what the client still sends dropped for a while before the close. Closing
-            // at once with the client's bytes unread would send RST, and a client that has not
-            // read the 408 yet would lose it.
             lingering = true
             let written = context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: head + body)))
-            written.assumeIsolated().whenComplete { _ in
-                let closed = context.eventLoop.makePromise(of: Void.self)
-                closed.futureResult.assumeIsolated().whenFailure { _ in context.close(promise: nil) }
-                context.close(mode: .output, promise: closed)
-                context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) { context.close(promise: nil) }
-            }
+            written.assumeIsolated().whenComplete { [self] _ in linger(context) }
             return
         }
         context.close(promise: nil)
+    }
+
+    /// Told by the watcher that an answer saying `Connection: close` was written: the
+    /// connection is closed as ``linger(_:)`` closes it, whatever of the request is left unread.
+    func answeredWithClose() {
+        guard let context else { return }
+        stop()
+        lingering = true
+        linger(context)
+    }
+
+    /// Closes a connection as nginx's lingering close does.
+    ///
+    /// The output is closed (FIN) after the answer, then what the client still sends is read and
+    /// dropped for at most `lingerTime` before the close. Closing at once with the client's bytes
+    /// unread sends RST, and a client still sending its body (a 401 to an upload without a key,
+    /// a 408) would lose the answer with its connection.
+    private func linger(_ context: ChannelHandlerContext) {
+        let closed = context.eventLoop.makePromise(of: Void.self)
+        closed.futureResult.assumeIsolated().whenFailure { _ in context.close(promise: nil) }
+        context.close(mode: .output, promise: closed)
+        context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerTime) { context.close(promise: nil) }
+        context.read()
+    }
+
+    /// How long a closing connection still takes in (and drops) what the client sends.
+    static let lingerTime = TimeAmount.seconds(2)
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // Nothing behind this handler asks for the bytes being dropped: ask for them here.
+        if lingering {
+            context.read()
+            return
+        }
+        context.fireChannelReadComplete()
     }
 }
 
@@ -357,9 +384,12 @@ final class RequestRateWatcher: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             counter?.answerEnded()
             guard closeAfterAnswer else { break }
-            // Written (or failed): close, whatever of the request is left unread.
+            // Written (or failed): close, whatever of the request is left unread (lingering).
             let written = context.eventLoop.makePromise(of: Void.self)
-            written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            let counter = counter
+            written.futureResult.assumeIsolated().whenComplete { _ in
+                if let counter { counter.answeredWithClose() } else { context.close(promise: nil) }
+            }
             if let promise { written.futureResult.cascade(to: promise) }
             context.writeAndFlush(data, promise: written)
             return

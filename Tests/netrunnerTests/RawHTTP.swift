@@ -40,12 +40,27 @@ final class RawConnection {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Sends bytes (a failure, the server having closed, is ignored: reading tells).
-    func send(_ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    /// Sends bytes. A failure (the server having closed or reset the connection) is only
+    /// returned: reading tells the rest.
+    ///
+    /// - Returns: Whether every byte was sent.
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let rest = UnsafeRawBufferPointer(rebasing: buffer[offset...])
+                let sent = Glibc.send(socket, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
+                if sent < 0, errno == EINTR { continue }
+                guard sent > 0 else { return false }
+                offset += sent
+            }
+            return true
+        }
     }
 
-    func send(_ text: String) { send(Array(text.utf8)) }
+    @discardableResult
+    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
     /// Reads until the server closes the connection or `timeout` passes: what came, and whether
     /// the server closed.

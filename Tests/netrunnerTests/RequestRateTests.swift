@@ -10,8 +10,8 @@ import Testing
 /// with a request it will not serve: a body dripped slower than 500 bytes/s is cut once
 /// `--idle-timeout` is spent (408), on the first request of a connection or a later one, while
 /// good requests get through; a body sent without a key is answered 401 and its connection
-/// closed at once, unread; a WebSocket is never cut; `HEAD` follows `GET` on a keyed server's
-/// open routes.
+/// closed at once, its body dropped unhandled (for at most two seconds); a WebSocket is never
+/// cut; `HEAD` follows `GET` on a keyed server's open routes.
 @Suite("Server connections: slow bodies, bodies without a key, HEAD", .serialized)
 struct RequestRateTests {
     /// The servers under test: `serve` open and keyed, and a private hub.
@@ -148,7 +148,7 @@ struct RequestRateTests {
     }
 
     @Test(
-        "Without a key, a body is answered 401 with Connection: close at once and its connection closed unread",
+        "Without a key, a body is answered 401 with Connection: close at once, its connection closed and its body dropped",
         arguments: [Setup.keyedServe, Setup.privateHub])
     func keylessBody(_ setup: Setup) async throws {
         let server = try await ServerConnectionTests.Running(setup.kind, setup.arguments + ["--idle-timeout", "30"])
@@ -164,6 +164,20 @@ struct RequestRateTests {
         #expect(RawConnection.status(bytes) == 401, "\(setup): \(text.prefix(400))")
         #expect(text.lowercased().contains("connection: close"), "\(setup): \(text.prefix(400))")
         #expect(closed, "\(setup): still open after \(ContinuousClock.now - started) (the body drained?)")
+        // A client that sends its whole body before it reads (most do, uploading a model) still
+        // gets the 401: the connection lingers, dropping the body, instead of resetting it.
+        let whole = try RawConnection(port: server.port)
+        let size = 8 << 20
+        let sent = whole.send(
+            Array(
+                ("POST \(setup.upload) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+                    + "Content-Length: \(size)\r\n\r\n").utf8) + [UInt8](repeating: 0x79, count: size))
+        // A reset while sending is where a client such as curl gives up, the 401 unread.
+        #expect(sent, "\(setup): the body was cut while being sent (errno \(errno))")
+        let answer = whole.readUntilClosed(timeout: .seconds(20))
+        #expect(
+            RawConnection.status(answer.bytes) == 401 && answer.closed,
+            "\(setup): \(String(decoding: answer.bytes, as: UTF8.self).prefix(400)) (reset: \(answer.bytes.isEmpty))")
         #expect(server.stopAndTime().status == 0)
     }
 

@@ -71,7 +71,7 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
         if access.needsKey(method: request.method, route: context.endpointPath, open: open),
             !access.hasKey(request.headers)
         {
-            // Closed once answered: a body sent without a key is never read (nor waited for).
+            // Closed once answered: a body sent without a key is never handled (a lingering close).
             var headers: HTTPFields = [.wwwAuthenticate: "Bearer", .connection: "close"]
             if allowed { headers.append(contentsOf: corsHeaders(origin, preflight: false)) }
             return HTTPReply.error(

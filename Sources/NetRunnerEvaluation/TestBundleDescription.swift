@@ -1,5 +1,5 @@
 public import FoundationEssentials
-import NetRunner
+public import NetRunner
 import NetRunnerSupport
 
 /// A Net Runner headless test bundle's `test.json`: which models to run on which images, how
@@ -44,6 +44,18 @@ public struct TestBundleDescription: Equatable, Sendable {
     /// `"inference_results": {"detection": [{"label": "face", "box": [x, y, width, height]}]}`,
     /// COCO's box form in pixels of the image as displayed; an empty list for no object).
     public var expectedDetections: [String: [MeanAveragePrecision.LabeledBox]] = [:]
+    /// The labels of registered tasks other than classification and detection, by image path
+    /// or URL and task: the JSON of `inference_results.<task>`, for the task's
+    /// ``TaskEvaluation`` to read (``labels(of:)``).
+    public var otherLabels: [String: [String: Data]] = [:]
+
+    /// The labels of a registered task other than classification and detection.
+    ///
+    /// - Parameter kind: The task.
+    /// - Returns: The JSON of `inference_results.<task>`, by image path or URL.
+    public func labels(of kind: ImageTask.Kind) -> [String: Data] {
+        otherLabels.compactMapValues { $0[kind.rawValue] }
+    }
 
     /// Parses and validates a `test.json`, reporting every problem at once with its JSON path.
     ///
@@ -143,6 +155,7 @@ private struct TestReader {
         let known = Set(images.map(\.key))
         var expected: [String: Set<String>] = [:]
         var expectedBoxes: [String: [MeanAveragePrecision.LabeledBox]] = [:]
+        var otherLabels: [String: [String: Data]] = [:]
         var labelled: Set<String> = []
         switch root["labels"] {
         case nil: break
@@ -162,6 +175,14 @@ private struct TestReader {
                 }
                 guard case .object(let results)? = label["inference_results"] else {
                     problem(path + ".inference_results", "an object", label["inference_results"])
+                    continue
+                }
+                if results["classification"] == nil, results["detection"] == nil,
+                    let (key, value) = results.first(where: {
+                        TaskEvaluationRegistry.evaluation(for: ImageTask.Kind($0.key)) != nil
+                    })
+                {
+                    otherLabels[image, default: [:]][key] = value.data
                     continue
                 }
                 if results["classification"] == nil, let objects = results["detection"] {
@@ -184,7 +205,8 @@ private struct TestReader {
         guard let name, let id, let version, let metric, problems.isEmpty else { return nil }
         return TestBundleDescription(
             name: name, id: id, version: version, models: models, iterations: iterations, metric: metric,
-            images: images, expectedClassifications: expected, expectedDetections: expectedBoxes)
+            images: images, expectedClassifications: expected, expectedDetections: expectedBoxes,
+            otherLabels: otherLabels)
     }
 
     /// `[{"label": "face", "box": [x, y, width, height]}, ...]`, pixels of the image as shown.

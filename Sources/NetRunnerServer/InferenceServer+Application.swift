@@ -149,7 +149,11 @@ extension InferenceServer {
         let model: ServedModel
         if let id = configuration.streamModel {
             model = try engine.model(id)
-        } else if let first = models.first(where: { $0.kind == .detection }) ?? models.first {
+        } else if let first = models.first(where: {
+            VisionTaskRegistry.definition(for: $0.kind)?.locatesInImage == true
+        })
+            ?? models.first
+        {
             model = first
         } else {
             throw EngineError.unknownModel(id: "(none)", known: [])

@@ -1,3 +1,5 @@
+package import FoundationEssentials
+
 extension JSONValue: Encodable {
     /// Encodes the value as parsed; whole numbers without a fraction (`200`, not `200.0`).
     package func encode(to encoder: any Encoder) throws {
@@ -15,5 +17,13 @@ extension JSONValue: Encodable {
         case .array(let values): try container.encode(values)
         case .object(let members): try container.encode(members)
         }
+    }
+
+    /// The value's JSON text (keys sorted), for a reader of its own.
+    package var data: Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Values parsed from JSON are finite: encoding cannot fail.
+        return (try? encoder.encode(self)) ?? Data("null".utf8)
     }
 }

@@ -72,39 +72,26 @@ public struct TestBundleRunner: Sendable {
                     + "(known: \(TestMetric.knownNames.joined(separator: ", ")))")
         }
         // The labels must all be in the form the metric scores.
-        let (wanted, other, form, otherForm, otherMetric): (Int, Int, String, String, String)
-        switch metric {
-        case .topK:
-            (wanted, other, form, otherForm, otherMetric) = (
-                description.expectedClassifications.count, description.expectedDetections.count,
-                "inference_results.classification", "detection boxes", "a detection metric such as mAP"
-            )
-        case .meanAveragePrecision:
-            (wanted, other, form, otherForm, otherMetric) = (
-                description.expectedDetections.count, description.expectedClassifications.count,
-                "inference_results.detection boxes", "classifications", "a classification metric"
-            )
+        guard let evaluation = TaskEvaluationRegistry.evaluation(for: metric.kind) else {
+            throw .invalidTest(
+                file: file, reason: "\(description.metric) scores \(metric.kind.rawValue), which is not registered")
         }
-        if other > 0 {
+        if let other = TaskEvaluationRegistry.all.first(where: {
+            $0.kind != metric.kind && $0.labelledImages(in: description) > 0
+        }) {
             throw .invalidTest(
                 file: file,
-                reason: "\(description.metric) scores \(metric.kind.rawValue), but \(other) labels are "
-                    + "\(otherForm) (give \(form), or \(otherMetric))")
+                reason:
+                    "\(description.metric) scores \(metric.kind.rawValue), but \(other.labelledImages(in: description)) "
+                    + "labels are \(other.labelNoun) (give \(evaluation.labelForm), or \(other.metricNoun))")
         }
-        if wanted == 0 {
-            throw .invalidTest(file: file, reason: "\(description.metric) needs labels with \(form)")
+        if evaluation.labelledImages(in: description) == 0 {
+            throw .invalidTest(file: file, reason: "\(description.metric) needs labels with \(evaluation.labelForm)")
         }
         var options = ImageTask.Options()
         options.threadCount = threadCount
         options.scalesWhileDecoding = !exactDecoding
-        switch metric {
-        case .topK(let topK):
-            options.maxResults = max(5, topK.k)
-        case .meanAveragePrecision:
-            // mAP ranks every detection: keep the low-scoring ones too, up to COCO's 100.
-            options.scoreThreshold = 0.05
-            options.maxResults = 100
-        }
+        evaluation.prepare(&options, for: metric)
         self.test = test
         self.metric = metric
         self.models = models
@@ -197,11 +184,7 @@ public struct TestBundleRunner: Sendable {
     public func unknownLabels(for task: ImageTask) -> [(label: String, closest: String?)] {
         guard let labels = task.labels else { return [] }
         let description = test.description
-        let expected: Set<String>
-        switch metric {
-        case .topK: expected = Set(description.expectedClassifications.values.flatMap { $0 })
-        case .meanAveragePrecision: expected = Set(description.expectedDetections.values.flatMap { $0.map(\.label) })
-        }
+        let expected = TaskEvaluationRegistry.evaluation(for: metric.kind)?.expectedLabels(in: description) ?? []
         let known = Set(labels.labels).union(labels.labels.indices.compactMap { labels.displayName($0) })
         let names = labels.labels.indices.map { labels.displayName($0) ?? labels.labels[$0] }
         return expected.subtracting(known).sorted().map { ($0, closestMatch(to: $0, in: names)) }

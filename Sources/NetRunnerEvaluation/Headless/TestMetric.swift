@@ -1,37 +1,41 @@
 public import NetRunner
 
-/// The metric a test bundle names in `options.metric`.
-public enum TestMetric: Equatable, Sendable {
-    /// Top-k accuracy of a classifier (Net Runner's `EvaluationMetricAccuracyTop5`, ...).
-    case topK(TopKAccuracy)
-    /// COCO-style mean average precision of a detector.
-    case meanAveragePrecision
+/// The metric a test bundle names in `options.metric`: which task it scores, under which name,
+/// with the top-k of a top-k accuracy.
+///
+/// The names are resolved by the registered ``TaskEvaluation``s (``TaskEvaluationRegistry``).
+public struct TestMetric: Equatable, Sendable {
+    /// The task it scores.
+    public var kind: ImageTask.Kind
+    /// Its name, as the test writes it.
+    public var name: String
+    /// For a top-k accuracy, its `k` and the key its value is reported under; else `nil`.
+    public var topK: TopKAccuracy?
 
-    /// The names ``named(_:)`` knows, for messages.
-    public static let knownNames = [
-        "EvaluationMetricAccuracyTop5", "EvaluationMetricAccuracyTop1", "top1 ... top10",
-        "EvaluationMetricMeanAveragePrecision", "mAP",
-    ]
+    /// A metric.
+    ///
+    /// - Parameters:
+    ///   - kind: The task it scores.
+    ///   - name: Its name, as the test writes it.
+    ///   - topK: For a top-k accuracy, its `k` and key.
+    public init(kind: ImageTask.Kind, name: String, topK: TopKAccuracy? = nil) {
+        self.kind = kind
+        self.name = name
+        self.topK = topK
+    }
+
+    /// The names the registered tasks know, for messages.
+    public static var knownNames: [String] { TaskEvaluationRegistry.all.flatMap(\.metricNames) }
 
     /// The metric with a name.
     ///
     /// - Parameter name: A Net Runner class name or a short name.
-    /// - Returns: The metric, or `nil` for an unknown name.
+    /// - Returns: The metric, or `nil` for a name no registered task knows.
     public static func named(_ name: String) -> TestMetric? {
-        if let topK = TopKAccuracy.named(name) { return .topK(topK) }
-        switch name.lowercased() {
-        case "evaluationmetricmeanaverageprecision", "map", "mean_average_precision", "coco_map":
-            return .meanAveragePrecision
-        default: return nil
+        for evaluation in TaskEvaluationRegistry.all {
+            if let metric = evaluation.metric(named: name) { return metric }
         }
-    }
-
-    /// The kind of model the metric scores.
-    public var kind: ImageTask.Kind {
-        switch self {
-        case .topK: return .classification
-        case .meanAveragePrecision: return .detection
-        }
+        return nil
     }
 }
 

@@ -114,12 +114,8 @@ extension EvaluationReport {
                 total: summary(total), inferenceHistogram: ModelReport.Histogram(inference),
                 totalHistogram: ModelReport.Histogram(total)),
             examples: [])
-        switch metric {
-        case .topK(let topK):
-            scoreClassifications(&report, test: test, topK: topK, images: images, answers: answers)
-        case .meanAveragePrecision:
-            scoreDetections(&report, test: test, images: images, answers: answers)
-        }
+        TaskEvaluationRegistry.evaluation(for: metric.kind)?.score(
+            &report, test: test, metric: metric, images: images, answers: answers)
         return report
     }
 
@@ -142,110 +138,19 @@ extension EvaluationReport {
         for (image, answer) in answers {
             guard let other = baseline[image] else { continue }
             both += 1
-            switch (answer, other) {
-            case (.classification(let mine), .classification(let theirs)):
-                guard let top = mine.categories.first, let theirTop = theirs.categories.first,
-                    top.index == theirTop.index
-                else { continue }
-                same += 1
-                largest = max(largest ?? 0, Double(abs(top.score - theirTop.score)))
-            case (.detection(let mine), .detection(let theirs)):
-                let shown = { (result: DetectionResult) in
-                    result.detections.filter { ($0.categories.first?.score ?? 0) >= displayThreshold }
-                        .compactMap { $0.categories.first.map(name) }.sorted()
-                }
-                if shown(mine) == shown(theirs) { same += 1 }
-            default:
-                continue
-            }
+            guard let evaluation = TaskEvaluationRegistry.evaluation(for: answer.kind),
+                let agreed = evaluation.agreement(of: answer, with: other)
+            else { continue }
+            if agreed.same { same += 1 }
+            if agreed.same, let difference = agreed.scoreDifference { largest = max(largest ?? 0, difference) }
         }
         return ModelReport.Agreement(
             baseline: id, images: both, top1: both == 0 ? 0 : Double(same) / Double(both),
             maxTop1ScoreDifference: largest)
     }
 
-    private static func name(of category: Category) -> String {
+    /// A category as reports name it: its display name, else its label, else its index.
+    static func name(of category: Category) -> String {
         category.displayName ?? category.label ?? String(category.index)
-    }
-
-    private static func scoreClassifications(
-        _ report: inout ModelReport, test: TestBundleDescription, topK: TopKAccuracy, images: [String],
-        answers: [String: ImageAnswer]
-    ) {
-        var metricValues: [[String: Double]] = []
-        var top1: [[String: Double]] = []
-        var top5: [[String: Double]] = []
-        // An image's class is its set of accepted labels ("tabby / tiger cat"), the same for
-        // every model, so per-class rows and the matrix line up across models.
-        let className = { (accepted: [String]) in accepted.joined(separator: " / ") }
-        var confusion = ConfusionMatrix(
-            classes: Set(test.expectedClassifications.values.map { className($0.sorted()) }).sorted())
-        for image in images {
-            guard let expected = test.expectedClassifications[image]?.sorted(),
-                case .classification(let result)? = answers[image]
-            else { continue }
-            // Any accepted class counts: the best value over them.
-            func best(_ metric: TopKAccuracy) -> [String: Double] {
-                expected.map { metric.evaluate(y: $0, yhat: result.categories) }
-                    .reduce(into: [:]) { best, values in best.merge(values, uniquingKeysWith: max) }
-            }
-            let scored = best(topK)
-            metricValues.append(scored)
-            let hit1 = best(TopKAccuracy(k: 1))
-            top1.append(hit1)
-            top5.append(best(TopKAccuracy(k: 5)))
-            let first = result.categories.sortedByDescendingScore(\.score).first
-            let matched = first.flatMap { category in expected.first { categoryMatches(category, expected: $0) } }
-            confusion.add(
-                expected: className(expected), answered: matched != nil ? className(expected) : first.map(name(of:)))
-            report.examples.append(
-                .init(
-                    image: image, expected: expected, expectedBoxes: nil,
-                    answers: result.categories.prefix(5).map { .init(label: name(of: $0), score: $0.score, box: nil) },
-                    // Right or wrong by the test's own metric: with top-5, an accepted class
-                    // anywhere in the top 5.
-                    correct: (scored.values.max() ?? 0) >= 1))
-        }
-        report.metric = topK.reduce(metricValues)
-        let macro = confusion.macroAverage
-        report.classification = .init(
-            top1: TopKAccuracy(k: 1).reduce(top1)["top1_accuracy"] ?? 0,
-            top5: TopKAccuracy(k: 5).reduce(top5)["top5_accuracy"] ?? 0, confusion: confusion,
-            perClass: confusion.perClass.filter { $0.support > 0 }, macroPrecision: macro.precision,
-            macroRecall: macro.recall, macroF1: macro.f1)
-    }
-
-    private static func scoreDetections(
-        _ report: inout ModelReport, test: TestBundleDescription, images: [String], answers: [String: ImageAnswer]
-    ) {
-        var map = MeanAveragePrecision()
-        for image in images {
-            guard let truth = test.expectedDetections[image], case .detection(let result)? = answers[image] else {
-                continue
-            }
-            let scored = result.detections.map { detection in
-                MeanAveragePrecision.ScoredBox(
-                    label: detection.categories.first.map(name(of:)) ?? "0", box: detection.boundingBox,
-                    score: detection.categories.first?.score ?? 0)
-            }
-            map.add(truth: truth, detections: scored)
-            let shown = scored.filter { $0.score >= displayThreshold }
-            let found = truth.allSatisfy { box in
-                shown.contains { $0.label == box.label && $0.box.intersectionOverUnion(with: box.box) >= 0.5 }
-            }
-            let noExtra = shown.allSatisfy { answer in
-                truth.contains { $0.label == answer.label && $0.box.intersectionOverUnion(with: answer.box) >= 0.5 }
-            }
-            func coco(_ box: BoundingBox) -> [Float] { [box.minX, box.minY, box.width, box.height] }
-            report.examples.append(
-                .init(
-                    image: image, expected: [],
-                    expectedBoxes: truth.map { .init(label: $0.label, score: 1, box: coco($0.box)) },
-                    answers: shown.map { .init(label: $0.label, score: $0.score, box: coco($0.box)) },
-                    correct: found && noExtra))
-        }
-        let result = map.result()
-        report.detection = result
-        report.metric = ["mAP50": result.mAP50, "mAP50to95": result.mAP50to95]
     }
 }

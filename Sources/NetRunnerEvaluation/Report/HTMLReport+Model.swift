@@ -51,9 +51,8 @@ extension HTMLReport {
 
     /// What counts as right, in the heading of the mistakes.
     private static func rule(of model: ModelReport, metric: String) -> String {
-        guard model.kind == .classification else { return "every expected box found at IoU 0.5, nothing else" }
-        let key = model.metric.keys.sorted().first ?? ""
-        return key.isEmpty ? "by the test's metric" : "by the test's metric, \(metricTitle(key, metric: metric))"
+        TaskEvaluationRegistry.evaluation(for: model.kind)?.rightAnswerRule(model, metric: metric)
+            ?? "by the test's metric"
     }
 
     private static func latencySection(_ model: ModelReport, into page: inout HTMLWriter) {

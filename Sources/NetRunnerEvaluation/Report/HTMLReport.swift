@@ -60,14 +60,15 @@ public enum HTMLReport {
     // MARK: Summary
 
     private static func summaryTable(_ report: EvaluationReport, into page: inout HTMLWriter) {
-        let detection = report.models.contains { $0.kind == .detection }
+        // Top-1 and top-5 columns when a classifier is among the models.
+        let classifier = report.models.contains { $0.classification != nil }
         page.element("h3", "Summary")
         page.raw("<table class=\"summary\"><thead><tr><th>Model</th><th>Answered</th><th>Failed</th>")
         for key in metricKeys(report) {
             page.raw(
                 "<th title=\"\(page.escaped(key))\">\(page.escaped(metricTitle(key, metric: report.test.metric)))</th>")
         }
-        if !detection { page.raw("<th>Top-1</th><th>Top-5</th>") }
+        if classifier { page.raw("<th>Top-1</th><th>Top-5</th>") }
         page.raw(
             "<th>Inference mean</th><th>median</th><th>p90</th><th>p99</th><th>Total mean</th></tr></thead><tbody>")
         let fastest = report.models.compactMap { $0.latency.inference?.mean }.min()
@@ -80,7 +81,7 @@ public enum HTMLReport {
             }
             if let scores = model.classification {
                 page.raw("<td>\(percent(scores.top1))</td><td>\(percent(scores.top5))</td>")
-            } else if !detection {
+            } else if classifier {
                 page.raw("<td>–</td><td>–</td>")
             }
             if let inference = model.latency.inference {
@@ -97,9 +98,10 @@ public enum HTMLReport {
         page.raw("</tbody></table>")
     }
 
-    /// Accuracies as percentages, average precision as COCO prints it (0 to 1).
+    /// A metric's value as its task's evaluation writes it: accuracies as percentages, average
+    /// precision as COCO prints it (0 to 1).
     private static func metricText(_ value: Double, kind: ImageTask.Kind) -> String {
-        kind == .detection ? fixed(value, 3) : percent(value)
+        TaskEvaluationRegistry.evaluation(for: kind)?.metricText(value) ?? fixed(value, 3)
     }
 
     /// A metric's key as a heading: `classification_accuracy` (Net Runner's key for its top-5 or

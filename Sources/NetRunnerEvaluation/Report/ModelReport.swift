@@ -81,6 +81,18 @@ public struct ModelReport: Codable, Equatable, Sendable {
             public var score: Float
             /// COCO's `[x, y, width, height]` in pixels, for detections.
             public var box: [Float]?
+
+            /// An answer.
+            ///
+            /// - Parameters:
+            ///   - label: The class.
+            ///   - score: Its score.
+            ///   - box: COCO's `[x, y, width, height]` in pixels, for detections.
+            public init(label: String, score: Float, box: [Float]?) {
+                self.label = label
+                self.score = score
+                self.box = box
+            }
         }
 
         /// The image, as the test names it.
@@ -95,6 +107,22 @@ public struct ModelReport: Codable, Equatable, Sendable {
         /// of a top-K metric (the top 5 for `EvaluationMetricAccuracyTop5`); or every expected box
         /// is found (IoU >= 0.5, same class, score >= the display threshold) and nothing else is.
         public var correct: Bool
+
+        /// An example.
+        ///
+        /// - Parameters:
+        ///   - image: The image, as the test names it.
+        ///   - expected: The accepted classes (classifiers).
+        ///   - expectedBoxes: The expected boxes (detectors).
+        ///   - answers: The model's answers.
+        ///   - correct: Whether the model got it right by the test's metric.
+        public init(image: String, expected: [String], expectedBoxes: [Answer]?, answers: [Answer], correct: Bool) {
+            self.image = image
+            self.expected = expected
+            self.expectedBoxes = expectedBoxes
+            self.answers = answers
+            self.correct = correct
+        }
     }
 
     /// The model's id.
@@ -142,9 +170,10 @@ public struct ModelReport: Codable, Equatable, Sendable {
     /// The examples the model got wrong.
     public var mistakes: [Example] { examples.filter { !$0.correct } }
 
-    /// The examples a report shows: the mistakes, and for a detector also up to 8 right
-    /// answers, so its boxes can be looked at.
+    /// The examples a report shows: the mistakes, and for a task whose evaluation asks for it (a
+    /// detector) also up to 8 right answers, so its boxes can be looked at.
     public var shownExamples: [Example] {
-        mistakes + (kind == .detection ? Array(examples.filter(\.correct).prefix(8)) : [])
+        let showsRight = TaskEvaluationRegistry.evaluation(for: kind)?.showsRightExamples ?? false
+        return mistakes + (showsRight ? Array(examples.filter(\.correct).prefix(8)) : [])
     }
 }

@@ -29,11 +29,12 @@ struct NativeRoutes {
             let id = context.parameters.get("id") ?? ""
             return HTTPReply.json(ModelInfo(try engine.model(id), engine: engine, showsPath: showsPaths(request)))
         }
-        routes.post("/v1/models/{id}/classify", .keyed, .operation("classify")) { request, context in
-            try await answer(request, model: context.parameters.get("id") ?? "", task: .classification)
-        }
-        routes.post("/v1/models/{id}/detect", .keyed, .operation("detect")) { request, context in
-            try await answer(request, model: context.parameters.get("id") ?? "", task: .detection)
+        // A route per registered task, by its verb: /classify, /detect, ...
+        for definition in VisionTaskRegistry.definitions {
+            let kind = definition.kind
+            routes.post("/v1/models/{id}/\(definition.verb)", .keyed, .operation(definition.verb)) { request, context in
+                try await answer(request, model: context.parameters.get("id") ?? "", task: kind)
+            }
         }
         routes.post("/v1/models/{id}/run", .keyed, .operation("run")) { request, context in
             try await run(request, model: context.parameters.get("id") ?? "")

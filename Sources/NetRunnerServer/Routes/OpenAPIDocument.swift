@@ -1,3 +1,5 @@
+import NetRunner
+
 /// The OpenAPI 3 description of the native API (`/v1`), the health probes and Triton's model
 /// configuration, repository index, model control and statistics.
 ///
@@ -123,7 +125,27 @@ enum OpenAPIDocument {
         """#
 
     /// Each operation by its `operationId`: a route names the one it answers.
-    static let operations = #"""
+    ///
+    /// A registered task's route (`classify`, `detect`, ...) is ``taskOperation``, by the task's verb.
+    static var operations: String {
+        let tasks = VisionTaskRegistry.definitions.map { "\"\($0.verb)\": \(taskOperation)," }
+        return "{\n" + tasks.joined(separator: "\n") + otherOperations.drop { $0 != "\n" }
+    }
+
+    /// The operation of each task's route, `POST /v1/models/{id}/<verb>`.
+    static let taskOperation = #"""
+        {"parameters": [{"$ref": "#/components/parameters/id"}, {"$ref": "#/components/parameters/maxResults"},
+                {"$ref": "#/components/parameters/scoreThreshold"}, {"$ref": "#/components/parameters/categoryAllowlist"},
+                {"$ref": "#/components/parameters/categoryDenylist"},
+                {"$ref": "#/components/parameters/preview"}],
+              "requestBody": {"$ref": "#/components/requestBodies/Image"},
+              "responses": {"200": {"$ref": "#/components/responses/Answer"}, "400": {"$ref": "#/components/responses/Error"},
+                "404": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
+                "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}
+        """#
+
+    /// The operations of the routes that are not a task's.
+    private static let otherOperations = #"""
         {
           "listModels": {"responses": {
               "200": {"description": "The models served.", "content": {"application/json": {"schema": {
@@ -133,22 +155,6 @@ enum OpenAPIDocument {
               "responses": {
                 "200": {"description": "The model.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Model"}}}},
                 "404": {"$ref": "#/components/responses/Error"}}},
-          "classify": {"parameters": [{"$ref": "#/components/parameters/id"}, {"$ref": "#/components/parameters/maxResults"},
-                {"$ref": "#/components/parameters/scoreThreshold"}, {"$ref": "#/components/parameters/categoryAllowlist"},
-                {"$ref": "#/components/parameters/categoryDenylist"},
-                {"$ref": "#/components/parameters/preview"}],
-              "requestBody": {"$ref": "#/components/requestBodies/Image"},
-              "responses": {"200": {"$ref": "#/components/responses/Answer"}, "400": {"$ref": "#/components/responses/Error"},
-                "404": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
-                "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}},
-          "detect": {"parameters": [{"$ref": "#/components/parameters/id"}, {"$ref": "#/components/parameters/maxResults"},
-                {"$ref": "#/components/parameters/scoreThreshold"}, {"$ref": "#/components/parameters/categoryAllowlist"},
-                {"$ref": "#/components/parameters/categoryDenylist"},
-                {"$ref": "#/components/parameters/preview"}],
-              "requestBody": {"$ref": "#/components/requestBodies/Image"},
-              "responses": {"200": {"$ref": "#/components/responses/Answer"}, "400": {"$ref": "#/components/responses/Error"},
-                "404": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"},
-                "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}},
           "run": {"parameters": [{"$ref": "#/components/parameters/id"}],
               "requestBody": {"$ref": "#/components/requestBodies/Image"},
               "responses": {

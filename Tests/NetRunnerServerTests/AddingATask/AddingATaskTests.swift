@@ -11,15 +11,19 @@ import NetRunnerTestSupport
 import Testing
 
 /// docs/adding-a-task.md kept true: a task written and registered in this folder only
-/// (``MeanScoreDefinition``) runs through the library (``ImageTask``), a bulk job, the results
-/// line (JSON Lines and CSV), the printers, the annotator and the server's `/run` route.
+/// (``MeanScoreDefinition``, ``MeanScoreEvaluation``) runs through the library (``ImageTask``), a
+/// bulk job, the results line (JSON Lines and CSV), the printers, the annotator, a headless
+/// evaluation with its reports and the server's `/run` route.
 @Suite("Adding a task")
 struct AddingATaskTests {
     static let photos = Fixtures.path("Tests/Fixtures/Photos/test")
     static let classifier = Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_uint8.tiobundle")
 
-    /// Registers the task once per process.
-    static let registered: Void = VisionTaskRegistry.register(MeanScoreDefinition())
+    /// Registers the task, and its evaluation, once per process.
+    static let registered: Void = {
+        VisionTaskRegistry.register(MeanScoreDefinition())
+        TaskEvaluationRegistry.register(MeanScoreEvaluation())
+    }()
 
     /// The classifier's bundle copied with its `model.type` naming the new task.
     static func meanScoreBundle(in folder: TemporaryFolder) throws -> String {
@@ -118,7 +122,55 @@ struct AddingATaskTests {
         #expect(score.imageAnswer.scaled(from: image.size, to: PixelSize(width: 640, height: 480)) == score.imageAnswer)
     }
 
-    @Test("The server serves it: /v1/models/{id}/run answers with its results line")
+    @Test("A test bundle evaluates it: its labels, its metric, the report and the HTML page")
+    func evaluation() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-task")
+        defer { folder.remove() }
+        let bundle = try Self.meanScoreBundle(in: folder)
+        let images = ["coffee.jpg", "eagle.jpg"]
+        var labels: [String] = []
+        for image in images {
+            try FileManager.default.copyItem(atPath: Self.photos + "/" + image, toPath: folder.path(image))
+            labels.append(
+                #"{"path": "\#(image)", "inference_results": {"mean_score": {"top": "\#(try Self.classifierTop(Self.photos + "/" + image))"}}}"#
+            )
+        }
+        // One label the model gets wrong: the metric counts it.
+        labels[1] = labels[1].replacingOccurrences(of: #""top": ""#, with: #""top": "not "#)
+        let json = """
+            {"name": "Mean score", "id": "mean-score", "version": "1", "models": ["mean"],
+             "options": {"iterations": 1, "metric": "mean_score_top"},
+             "images": [\(images.map { #"{"type": "file", "path": "\#($0)"}"# }.joined(separator: ", "))],
+             "labels": [\(labels.joined(separator: ", "))]}
+            """
+        try json.write(toFile: folder.path("test.json"), atomically: true, encoding: .utf8)
+        let test = try TestBundle(path: folder.url.path)
+        #expect(test.description.labels(of: MeanScore.kind).count == 2)
+        let runner = try TestBundleRunner(test: test, models: [.init(id: "mean", path: bundle)])
+        #expect(runner.metric.kind == MeanScore.kind)
+        let task = try runner.loadTask(runner.models[0])
+        #expect(runner.unknownLabels(for: task).map { $0.label }.allSatisfy { $0.hasPrefix("not ") })
+        var records: [BulkRecord] = []
+        try runner.run(runner.models[0], task: task, skipping: []) { records.append($0) }
+        #expect(records.count == 2 && records.allSatisfy { $0.answer?.kind == MeanScore.kind })
+        let report = EvaluationReport.build(
+            test: test, metric: runner.metric, models: [(id: "mean", path: bundle, kind: MeanScore.kind)],
+            records: records, latencyNote: "")
+        let model = try #require(report.models.first)
+        #expect(model.metric == ["mean_score_top": 0.5] && model.mistakes.count == 1)
+        let page = HTMLReport.render([report])
+        #expect(page.contains("50.0%") && page.contains("by the test&#39;s metric"))
+        // The labels of another task are refused with the forms named.
+        let wrong = json.replacingOccurrences(of: #""metric": "mean_score_top""#, with: #""metric": "top1""#)
+        try wrong.write(toFile: folder.path("test.json"), atomically: true, encoding: .utf8)
+        #expect {
+            try TestBundleRunner(test: TestBundle(path: folder.url.path), models: [.init(id: "mean", path: bundle)])
+        } throws: { error in
+            "\(error)".contains("labels are mean scores (give inference_results.classification, or mean_score_top)")
+        }
+    }
+
+    @Test("The server serves it: /v1/models/{id}/run and /mean-score answer with its results line")
     func server() async throws {
         let folder = try TemporaryFolder(prefix: "netrunner-task")
         defer { folder.remove() }
@@ -132,16 +184,22 @@ struct AddingATaskTests {
         let photo = try Data(contentsOf: URL(fileURLWithPath: image))
         let top = try Self.classifierTop(image)
         try await InProcessServer.test(engine: engine) { client in
-            try await client.execute(
-                uri: "/v1/models/mean/run", method: .post, headers: [.contentType: "image/jpeg"],
-                body: ByteBuffer(bytes: photo)
-            ) { response in
-                #expect(response.status == .ok)
-                let body = Data(response.body.readableBytesView)
-                let record = try JSONDecoder().decode(BulkRecord.self, from: body)
-                #expect(record.model == "mean")
-                let score = try #require(Self.meanScore(record.answer), "\(String(decoding: body, as: UTF8.self))")
-                #expect(score.classes == 1000 && score.top == top)
+            // /run, and the task's own route by its verb (documented, as every task's is).
+            for route in ["run", "mean-score"] {
+                try await client.execute(
+                    uri: "/v1/models/mean/\(route)", method: .post, headers: [.contentType: "image/jpeg"],
+                    body: ByteBuffer(bytes: photo)
+                ) { response in
+                    #expect(response.status == .ok, "\(route)")
+                    let body = Data(response.body.readableBytesView)
+                    let record = try JSONDecoder().decode(BulkRecord.self, from: body)
+                    #expect(record.model == "mean")
+                    let score = try #require(Self.meanScore(record.answer), "\(String(decoding: body, as: UTF8.self))")
+                    #expect(score.classes == 1000 && score.top == top)
+                }
+            }
+            try await client.execute(uri: "/openapi.json", method: .get) { response in
+                #expect(String(buffer: response.body).contains("\"/v1/models/{id}/mean-score\""))
             }
         }
     }

@@ -9,6 +9,7 @@ struct DetectionDefinition: VisionTaskDefinition {
     var verb: String { "detect" }
     var modelName: String { "detector" }
     var modelNameWithArticle: String { "an object detector" }
+    var locatesInImage: Bool { true }
     var assumedPreprocessing: String {
         "RGB, letterboxing for raw anchor outputs and stretching for SSD outputs, raw bytes for uint8 "
             + "inputs and values in [-1, 1] for float (the SSD example's and MediaPipe's conventions)"

@@ -33,6 +33,10 @@ public protocol VisionTaskDefinition: Sendable {
     /// output by output, TensorIO's way (a classifier's labelled scores), rather than running
     /// the task (a detector's boxes).
     var runsAsDescribedModel: Bool { get }
+    /// Whether its answers say where in the image (boxes, keypoints, a mask), so that a video
+    /// of them shows more than a label: the server's `--stream` runs the first served model of
+    /// such a task unless `--stream-model` names one.
+    var locatesInImage: Bool { get }
 
     /// Whether a TensorIO `model.type` names this task.
     ///
@@ -126,6 +130,9 @@ extension VisionTaskDefinition {
 
     /// `false`: `netrunner run` runs the task.
     public var runsAsDescribedModel: Bool { false }
+
+    /// `false`: its answers are labels.
+    public var locatesInImage: Bool { false }
 
     /// RGB and the input's default scaling.
     public var assumedPreprocessing: String {

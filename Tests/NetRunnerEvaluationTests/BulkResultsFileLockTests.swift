@@ -20,7 +20,7 @@ struct BulkResultsFileLockTests {
         for format in BulkResultsFile.Format.allCases {
             let path = folder.path("results." + format.rawValue)
             var first: BulkResultsFile? = try BulkResultsFile(path: path, format: format, resume: true)
-            try first?.append(BulkRecord(image: "a.jpg", error: "broken"))
+            try first?.append(ResultsLine(image: "a.jpg", error: "broken"))
             for resume in [true, false] {
                 #expect(
                     throws: EvaluationError.unreadableResults(

@@ -99,14 +99,14 @@ struct BulkTests {
         let classifier = try ImageTask(modelAt: Self.uint8Bundle)
         let detector = try ImageTask(modelAt: Self.faceBundle)
         let records = [
-            BulkRecord(image: "a.jpg", answer: try classifier.run(fileAt: Self.photos[0])),
-            BulkRecord(image: "b.jpg", model: "face", iteration: 2, answer: try detector.run(fileAt: Self.photos[3])),
-            BulkRecord(image: "c, \"quoted\".jpg", error: "c.jpg is truncated"),
+            ResultsLine(image: "a.jpg", answer: try classifier.run(fileAt: Self.photos[0])),
+            ResultsLine(image: "b.jpg", model: "face", iteration: 2, answer: try detector.run(fileAt: Self.photos[3])),
+            ResultsLine(image: "c, \"quoted\".jpg", error: "c.jpg is truncated"),
         ]
         for record in records {
             let line = BulkResultsFile.Format.jsonLines.line(for: record)
             #expect(line.hasSuffix("\n") && line.filter { $0 == "\n" }.count == 1)
-            let decoded = try JSONDecoder().decode(BulkRecord.self, from: Data(line.utf8))
+            let decoded = try JSONDecoder().decode(ResultsLine.self, from: Data(line.utf8))
             #expect(decoded.image == record.image && decoded.model == record.model)
             #expect(decoded.iteration == record.iteration && decoded.error == record.error)
             switch (decoded.answer, record.answer) {
@@ -140,12 +140,12 @@ struct BulkTests {
             let file = try BulkResultsFile(path: path, format: format, resume: true)
             #expect(file.completedKeys.isEmpty && !file.repairedPartialLine)
             for name in ["a.jpg", "b,1.jpg"] {
-                try file.append(BulkRecord(image: name, error: "\(name) failed, badly"))
+                try file.append(ResultsLine(image: name, error: "\(name) failed, badly"))
             }
             let answer = ClassificationResult(
                 categories: [Category(index: 967, score: 0.8, label: "espresso")], decodingMilliseconds: 1,
                 preprocessingMilliseconds: 1, inferenceMilliseconds: 4)
-            try file.append(BulkRecord(image: "c.jpg", answer: .classification(answer)))
+            try file.append(ResultsLine(image: "c.jpg", answer: .classification(answer)))
         }
         // A run killed in the middle of a line.
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
@@ -157,7 +157,7 @@ struct BulkTests {
             #expect(reopened.completedKeys == ["a.jpg", "b,1.jpg", "c.jpg"])
             #expect(reopened.resumedCount == 3 && reopened.repairedPartialLine)
             #expect(reopened.resumedFailures == 2)
-            try reopened.append(BulkRecord(image: "d.jpg", error: "d.jpg failed"))
+            try reopened.append(ResultsLine(image: "d.jpg", error: "d.jpg failed"))
             let text = try String(contentsOfFile: path, encoding: .utf8)
             #expect(text.hasSuffix("\n"))
             #expect(text.split(separator: "\n").count == (csv ? 5 : 4))

@@ -20,8 +20,8 @@ struct ExactKeyTests {
         // Byte order: U+0065 'e' before U+00E9 'é'.
         #expect(ExactString(Self.decomposed) < ExactString(Self.composed))
         #expect(
-            BulkRecord.key(image: Self.composed, model: "m", iteration: 1)
-                != BulkRecord.key(image: Self.decomposed, model: "m", iteration: 1))
+            ResultsLine.key(image: Self.composed, model: "m", iteration: 1)
+                != ResultsLine.key(image: Self.decomposed, model: "m", iteration: 1))
     }
 
     @Test("A results file holding both names resumes both and retries only the failed one", arguments: [true, false])
@@ -35,8 +35,8 @@ struct ExactKeyTests {
             let answer = ClassificationResult(
                 categories: [Category(index: 967, score: 0.8, label: "espresso")], decodingMilliseconds: 1,
                 preprocessingMilliseconds: 1, inferenceMilliseconds: 4)
-            try file.append(BulkRecord(image: Self.composed, answer: .classification(answer)))
-            try file.append(BulkRecord(image: Self.decomposed, error: "cannot decode"))
+            try file.append(ResultsLine(image: Self.composed, answer: .classification(answer)))
+            try file.append(ResultsLine(image: Self.decomposed, error: "cannot decode"))
         }
         let reopened = try BulkResultsFile(path: path, format: format, resume: true)
         #expect(reopened.completedKeys == [ExactString(Self.composed), ExactString(Self.decomposed)])
@@ -54,7 +54,7 @@ struct ExactKeyTests {
         ]
         do {
             let file = try BulkResultsFile(path: path, format: .csv, resume: true)
-            for name in names { try file.append(BulkRecord(image: name, error: "=1+1 failed")) }
+            for name in names { try file.append(ResultsLine(image: name, error: "=1+1 failed")) }
         }
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").dropFirst()
         #expect(lines.count == names.count)

@@ -104,17 +104,18 @@ struct HeadlessEvaluationTests {
             test: test,
             models: [.init(id: "m", path: Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_uint8.tiobundle"))])
         let task = try runner.loadTask(runner.models[0])
-        var records: [BulkRecord] = []
+        var records: [ResultsLine] = []
         try runner.run(runner.models[0], task: task, skipping: []) { records.append($0) }
         #expect(records.count == 8 * 3)
         // One image fails in every iteration, as a corrupt file would.
         let broken = test.description.images[2].key
         records = records.map {
             $0.image == broken
-                ? BulkRecord(image: $0.image, model: $0.model, iteration: $0.iteration, error: "\(broken) is truncated")
+                ? ResultsLine(
+                    image: $0.image, model: $0.model, iteration: $0.iteration, error: "\(broken) is truncated")
                 : $0
         }
-        let build = { (records: [BulkRecord]) in
+        let build = { (records: [ResultsLine]) in
             EvaluationReport.build(
                 test: test, metric: runner.metric, models: [(id: "m", path: "p", kind: .classification)],
                 records: records, latencyNote: "n")
@@ -129,7 +130,7 @@ struct HeadlessEvaluationTests {
         // Resumed: the same lines, split and reordered by the interruption, plus lines of another test.
         let resumed =
             Array(records[10...]) + Array(records[..<10]) + [
-                BulkRecord(image: "other.jpg", model: "m", iteration: 1, error: "x")
+                ResultsLine(image: "other.jpg", model: "m", iteration: 1, error: "x")
             ]
         #expect(build(resumed).models.first?.metric == model.metric)
         #expect(build(resumed).models.first?.examples == model.examples)
@@ -145,7 +146,7 @@ struct HeadlessEvaluationTests {
                 .init(id: "<b>face</b>", path: Fixtures.path("Models/bundles/face_detection_short_range.tiobundle"))
             ])
         let task = try runner.loadTask(runner.models[0])
-        var records: [BulkRecord] = []
+        var records: [ResultsLine] = []
         try runner.run(runner.models[0], task: task, skipping: []) { records.append($0) }
         let report = EvaluationReport.build(
             test: test, metric: runner.metric, models: [(id: "<b>face</b>", path: "p", kind: .detection)],
@@ -165,7 +166,7 @@ struct HeadlessEvaluationTests {
         let test = try TestBundle(path: path)
         let runner = try TestBundleRunner(test: test, models: [.init(id: "m", path: Fixtures.path(model))])
         let task = try runner.loadTask(runner.models[0])
-        var records: [BulkRecord] = []
+        var records: [ResultsLine] = []
         try runner.run(runner.models[0], task: task, skipping: []) { records.append($0) }
         return EvaluationReport.build(
             test: test, metric: runner.metric, models: [(id: "m", path: "p", kind: kind)], records: records,
@@ -252,14 +253,14 @@ struct HeadlessEvaluationTests {
     }
 
     /// Runs a sample bundle's models with the library, as `netrunner evaluate` does.
-    func evaluate(_ bundle: SampleReference.Bundle) throws -> (EvaluationReport, [BulkRecord]) {
+    func evaluate(_ bundle: SampleReference.Bundle) throws -> (EvaluationReport, [ResultsLine]) {
         let test = try TestBundle(path: Fixtures.path(bundle.bundle))
         let directory = try ModelDirectory(path: Self.models)
         let models = try test.description.models.map {
             TestBundleRunner.Model(id: $0, path: try directory.path(forModel: $0, in: test.descriptionPath))
         }
         let runner = try TestBundleRunner(test: test, models: models)
-        var records: [BulkRecord] = []
+        var records: [ResultsLine] = []
         var kinds: [(id: String, path: String, kind: ImageTask.Kind)] = []
         for model in models {
             let task = try runner.loadTask(model)

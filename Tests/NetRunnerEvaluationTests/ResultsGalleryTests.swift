@@ -15,7 +15,7 @@ struct ResultsGalleryTests {
     ]
 
     static func page(title: String) -> String {
-        let records = names.map { BulkRecord(image: "photos/" + $0, error: "cannot decode") }
+        let records = names.map { ResultsLine(image: "photos/" + $0, error: "cannot decode") }
         return ResultsGallery.render(records, thumbnails: [:], title: title)
     }
 

@@ -167,7 +167,7 @@ private struct StreamPrinter: StreamOutput {
         if json {
             try AnswerOutput.printLine(
                 StreamLine(
-                    record: BulkRecord(image: source, answer: answer.answer), frame: answer.frame,
+                    record: ResultsLine(image: source, answer: answer.answer), frame: answer.frame,
                     delay: answer.delayMilliseconds))
             return
         }
@@ -180,7 +180,7 @@ private struct StreamPrinter: StreamOutput {
     func failed(_ frame: VideoFrame, problem: String) throws {
         if json {
             try AnswerOutput.printLine(
-                StreamLine(record: BulkRecord(image: source, error: problem), frame: frame, delay: nil))
+                StreamLine(record: ResultsLine(image: source, error: problem), frame: frame, delay: nil))
         } else {
             Console.diagnostic("frame \(frame.index): \(problem)")
         }
@@ -236,7 +236,7 @@ extension NetRunnerCommand.Stream {
 /// A frame's JSON line: a `bulk` results line (docs/results-line.schema.json) with the frame's
 /// number, timestamp and delay.
 private struct StreamLine: Encodable {
-    var record: BulkRecord
+    var record: ResultsLine
     var frame: VideoFrame
     var delay: Double?
 

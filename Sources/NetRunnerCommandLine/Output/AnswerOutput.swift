@@ -8,7 +8,7 @@ import NetRunnerSupport
 enum AnswerOutput {
     static func print(_ answer: ImageAnswer, file: String, json: Bool) throws {
         if json {
-            try printLine(BulkRecord(image: file, answer: answer))
+            try printLine(ResultsLine(image: file, answer: answer))
             return
         }
         for line in answer.textLines(image: file) { Console.print(line) }
@@ -17,7 +17,7 @@ enum AnswerOutput {
     /// Prints why an image failed: on stderr, or as a results line (`"error": true`).
     static func printError(_ error: any Error, file: String, json: Bool) {
         if json {
-            try? printLine(BulkRecord(image: file, error: "\(error)"))
+            try? printLine(ResultsLine(image: file, error: "\(error)"))
         } else {
             Console.diagnostic("\(file): \(error)")
         }

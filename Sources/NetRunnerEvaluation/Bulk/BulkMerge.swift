@@ -92,9 +92,9 @@ public enum BulkMerge {
         let decoder = JSONDecoder()
         for entry in identities {
             for (number, line) in try BulkResultsFile.wholeLines(in: entry.file).enumerated() {
-                let record: BulkRecord
+                let record: ResultsLine
                 do {
-                    record = try decoder.decode(BulkRecord.self, from: line)
+                    record = try decoder.decode(ResultsLine.self, from: line)
                 } catch {
                     throw .unmergeable(file: entry.file, reason: "line \(number + 1) is not a results line")
                 }

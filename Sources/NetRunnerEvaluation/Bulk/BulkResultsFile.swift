@@ -17,12 +17,12 @@ import Synchronization
     import Darwin
 #endif
 
-/// A file of ``BulkRecord`` lines (JSON Lines or CSV) that a run appends to and an
+/// A file of ``ResultsLine`` lines (JSON Lines or CSV) that a run appends to and an
 /// interrupted run resumes from: ``completedKeys`` says which images are already done.
 ///
 ///     let results = try BulkResultsFile(path: "out.jsonl", format: .jsonLines, resume: true)
 ///     for file in files where !results.completedKeys.contains(ExactString(file)) {
-///         try results.append(BulkRecord(image: file, answer: try task.run(fileAt: file)))
+///         try results.append(ResultsLine(image: file, answer: try task.run(fileAt: file)))
 ///     }
 public final class BulkResultsFile: Sendable {
     /// How records are written.
@@ -45,7 +45,7 @@ public final class BulkResultsFile: Sendable {
     public let path: String
     /// The format.
     public let format: Format
-    /// The keys (``BulkRecord/key``) of the records the file held when it was opened (less
+    /// The keys (``ResultsLine/key``) of the records the file held when it was opened (less
     /// those ``dropFailedRecords()`` took out).
     public var completedKeys: Set<ExactString> { state.withLock { $0.completedKeys } }
     /// How many records the file held when it was opened.
@@ -131,7 +131,7 @@ public final class BulkResultsFile: Sendable {
     /// - Parameter record: The record.
     /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` when the write fails
     ///   (a full disk, say).
-    public func append(_ record: BulkRecord) throws(EvaluationError) {
+    public func append(_ record: ResultsLine) throws(EvaluationError) {
         try write(format.line(for: record))
     }
 
@@ -158,7 +158,8 @@ public final class BulkResultsFile: Sendable {
                     return
                 }
             } else if let record = try? decoder.decode(RecordKey.self, from: line), record.error {
-                failedKeys.append(BulkRecord.key(image: record.image, model: record.model, iteration: record.iteration))
+                failedKeys.append(
+                    ResultsLine.key(image: record.image, model: record.model, iteration: record.iteration))
                 return
             }
             kept.append(line)
@@ -222,13 +223,13 @@ public final class BulkResultsFile: Sendable {
     /// - Returns: The records, in file order (an unfinished last line is left out).
     /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` for a line that is not a
     ///   record.
-    public static func records(in path: String) throws(EvaluationError) -> [BulkRecord] {
+    public static func records(in path: String) throws(EvaluationError) -> [ResultsLine] {
         guard let data = try existingContents(path) else { return [] }
-        var records: [BulkRecord] = []
+        var records: [ResultsLine] = []
         let decoder = JSONDecoder()
         try forEachWholeLine(data) { (line, number) throws(EvaluationError) in
             do {
-                records.append(try decoder.decode(BulkRecord.self, from: line))
+                records.append(try decoder.decode(ResultsLine.self, from: line))
             } catch {
                 throw .unreadableResults(file: path, reason: "line \(number) is not a results line")
             }
@@ -340,7 +341,9 @@ public final class BulkResultsFile: Sendable {
                             "line \(number) is not a results line (start afresh with --restart, or choose another file)"
                     )
                 }
-                key(BulkRecord.key(image: record.image, model: record.model, iteration: record.iteration), record.error)
+                key(
+                    ResultsLine.key(image: record.image, model: record.model, iteration: record.iteration), record.error
+                )
             case .csv:
                 let text = String(decoding: line, as: UTF8.self)
                 if !sawHeader {
@@ -371,7 +374,7 @@ public final class BulkResultsFile: Sendable {
         var iteration: Int?
     }
 
-    fileprivate static func csvFields(_ record: BulkRecord) -> [String] {
+    fileprivate static func csvFields(_ record: ResultsLine) -> [String] {
         let (answer, score, results) = record.answer?.csvFields ?? ("", "", "")
         let milliseconds = { (value: Double?) in value.map { String(($0 * 1000).rounded() / 1000) } ?? "" }
         return [
@@ -435,7 +438,7 @@ extension BulkResultsFile.Format {
     ///
     /// - Parameter record: The record.
     /// - Returns: The line.
-    public func line(for record: BulkRecord) -> String {
+    public func line(for record: ResultsLine) -> String {
         switch self {
         case .jsonLines:
             let encoder = JSONCoding.encoder()

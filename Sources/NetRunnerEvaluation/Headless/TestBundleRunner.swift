@@ -149,14 +149,14 @@ public struct TestBundleRunner: Sendable {
     /// - Returns: The records in run order.
     /// - Throws: ``EvaluationError/unmergeable(file:reason:)`` for a run recorded twice, or a
     ///   record of an image or model this test does not have.
-    public func merge(_ shards: [(file: String, records: [BulkRecord])], modelOrder: [String]) throws(EvaluationError)
-        -> [BulkRecord]
+    public func merge(_ shards: [(file: String, records: [ResultsLine])], modelOrder: [String]) throws(EvaluationError)
+        -> [ResultsLine]
     {
         let imageIndex = Dictionary(
             test.description.images.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
         let modelIndex = Dictionary(modelOrder.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         var seen: [ExactString: String] = [:]
-        var keyed: [((Int, Int, Int), BulkRecord)] = []
+        var keyed: [((Int, Int, Int), ResultsLine)] = []
         for (file, records) in shards {
             for record in records {
                 guard let image = imageIndex[record.image], let model = modelIndex[record.model ?? ""] else {
@@ -195,16 +195,16 @@ public struct TestBundleRunner: Sendable {
     /// - Parameters:
     ///   - model: The model.
     ///   - task: Its task (from ``loadTask(_:)``).
-    ///   - done: Keys (``BulkRecord/key``) of runs already recorded, skipped.
+    ///   - done: Keys (``ResultsLine/key``) of runs already recorded, skipped.
     ///   - isCancelled: Checked before each run.
     ///   - deliver: Receives each run's record; an error it throws stops the run.
     /// - Throws: What `deliver` throws.
     public func run(
         _ model: Model, task: ImageTask, skipping done: Set<ExactString>, isCancelled: () -> Bool = { false },
-        deliver: (BulkRecord) throws -> Void
+        deliver: (ResultsLine) throws -> Void
     ) throws {
         let pending = runs(of: model).lazy.filter {
-            !done.contains(BulkRecord.key(image: $0.image, model: model.id, iteration: $0.iteration))
+            !done.contains(ResultsLine.key(image: $0.image, model: model.id, iteration: $0.iteration))
         }
         // Untimed warm-up: the runtime's first run sets up its kernels and caches.
         if let first = pending.compactMap(\.path).first { _ = try? task.run(fileAt: first) }
@@ -214,17 +214,17 @@ public struct TestBundleRunner: Sendable {
             if isCancelled() { return }
             guard let path = run.path else {
                 try deliver(
-                    BulkRecord(
+                    ResultsLine(
                         image: run.image, model: model.id, iteration: run.iteration,
                         error: (refusals[run.image] ?? nil) ?? "\(run.image): not read"))
                 continue
             }
-            let record: BulkRecord
+            let record: ResultsLine
             do {
-                record = BulkRecord(
+                record = ResultsLine(
                     image: run.image, model: model.id, iteration: run.iteration, answer: try task.run(fileAt: path))
             } catch {
-                record = BulkRecord(
+                record = ResultsLine(
                     image: run.image, model: model.id, iteration: run.iteration, error: BulkFailure(error).message)
             }
             try deliver(record)

@@ -4,7 +4,7 @@ public import NetRunner
 /// confusion matrix (classifiers) or mean average precision (detectors), latency with
 /// percentiles, the images that failed, and every labelled example with the model's answer.
 ///
-/// It is built from the run's result lines (``BulkRecord``s), so a run resumed after an
+/// It is built from the run's result lines (``ResultsLine``s), so a run resumed after an
 /// interruption reports exactly what one uninterrupted run would.
 public struct EvaluationReport: Codable, Equatable, Sendable {
     /// The test that was run.
@@ -51,7 +51,7 @@ extension EvaluationReport {
     /// - Returns: The report.
     public static func build(
         test: TestBundle, metric: TestMetric, models: [(id: String, path: String, kind: ImageTask.Kind)],
-        records: [BulkRecord], latencyNote: String
+        records: [ResultsLine], latencyNote: String
     ) -> EvaluationReport {
         let description = test.description
         let images = description.images.map(\.key)
@@ -79,7 +79,7 @@ extension EvaluationReport {
 
     private static func modelReport(
         model: (id: String, path: String, kind: ImageTask.Kind), test: TestBundleDescription, metric: TestMetric,
-        images: [String], records: [BulkRecord]
+        images: [String], records: [ResultsLine]
     ) -> ModelReport {
         var answers: [String: ImageAnswer] = [:]
         var errors: [String: String] = [:]
@@ -120,7 +120,7 @@ extension EvaluationReport {
     }
 
     /// Each image's answer from its first answered iteration.
-    private static func firstAnswers(_ records: [BulkRecord]) -> [String: ImageAnswer] {
+    private static func firstAnswers(_ records: [ResultsLine]) -> [String: ImageAnswer] {
         var answers: [String: ImageAnswer] = [:]
         for record in records where answers[record.image] == nil {
             if let answer = record.answer { answers[record.image] = answer }

@@ -19,7 +19,7 @@ public enum ResultsGallery {
     ///   - thumbnails: Thumbnails by image path, byte for byte (images without one show a placeholder).
     ///   - title: The page's title (the results file's name).
     /// - Returns: The HTML.
-    public static func render(_ records: [BulkRecord], thumbnails: [ExactString: Thumbnail], title: String) -> String {
+    public static func render(_ records: [ResultsLine], thumbnails: [ExactString: Thumbnail], title: String) -> String {
         let shown = records.prefix(maximumImages)
         var entries: [Entry] = []
         for record in shown {

@@ -98,7 +98,7 @@ package final class BulkJob: Sendable {
         let keys = files.map { identity.spelling(of: $0, as: spelling) }
         let done = results?.completedKeys ?? []
         // Compared byte for byte: `café.jpg` in NFC and in NFD are two files, two keys.
-        let pendingIndices = files.indices.filter { !done.contains(BulkRecord.key(image: keys[$0])) }
+        let pendingIndices = files.indices.filter { !done.contains(ResultsLine.key(image: keys[$0])) }
         self.files = files
         self.pending = pendingIndices.map { files[$0] }
         self.pendingKeys = pendingIndices.map { keys[$0] }
@@ -132,7 +132,7 @@ package final class BulkJob: Sendable {
         threads: Int, accelerator: Accelerator = .cpu, batchSize: Int = 1,
         makeTask: @Sendable (_ threadCount: Int) throws -> ImageTask,
         shown: @Sendable (ImageAnswer) -> ImageAnswer = { $0 }, isCancelled: @Sendable () -> Bool = { false },
-        deliver: @Sendable (BulkRecord) -> Void = { _ in }
+        deliver: @Sendable (ResultsLine) -> Void = { _ in }
     ) throws -> BulkTally {
         let tally = Mutex(BulkTally(warmUp: threads))
         let stopped = Atomic<Bool>(false)
@@ -142,10 +142,10 @@ package final class BulkJob: Sendable {
             files: pending, threads: threads, accelerator: accelerator, batchSize: batchSize, makeTask: makeTask,
             isCancelled: { stopped.load(ordering: .relaxed) || isCancelled() },
             deliver: { index, outcome in
-                let record: BulkRecord
+                let record: ResultsLine
                 switch outcome {
-                case .success(let answer): record = BulkRecord(image: keys[index], answer: shown(answer))
-                case .failure(let failure): record = BulkRecord(image: keys[index], error: failure.message)
+                case .success(let answer): record = ResultsLine(image: keys[index], answer: shown(answer))
+                case .failure(let failure): record = ResultsLine(image: keys[index], error: failure.message)
                 }
                 tally.withLock { $0.add(record) }
                 if let results {

@@ -41,7 +41,7 @@ package struct BulkTally: Sendable {
     /// Counts a record.
     ///
     /// - Parameter record: The record.
-    package mutating func add(_ record: BulkRecord) {
+    package mutating func add(_ record: ResultsLine) {
         count += 1
         guard let answer = record.answer else {
             failed += 1

@@ -231,7 +231,7 @@ package struct EvaluationRun: Sendable {
     package static func merge(
         _ test: TestBundle, shards: [String], modelOrder: [String], into output: String
     ) throws -> (shards: Int, runs: Int) {
-        var parts: [(file: String, records: [BulkRecord])] = []
+        var parts: [(file: String, records: [ResultsLine])] = []
         var indexes: [Int: String] = [:]
         var count: Int?
         for shardFolder in shards {

@@ -12,7 +12,7 @@ struct AlbumRunReport: Encodable, Sendable {
     /// One image's line: its index in the album and the results line.
     struct Line: Encodable, Sendable {
         var index: Int
-        var result: BulkRecord
+        var result: ResultsLine
     }
 
     var id: String
@@ -53,7 +53,7 @@ final class AlbumRuns: Sendable {
         }
     }
 
-    func record(_ id: String, index: Int, _ record: BulkRecord) {
+    func record(_ id: String, index: Int, _ record: ResultsLine) {
         runs.update(id) { run in
             run.lines[index] = .init(index: index, result: record)
             run.report.done += 1
@@ -109,7 +109,7 @@ extension AlbumRuns {
         limit: Int
     ) async {
         let width = max(1, engine.configuration.threads / AlbumRuns.maximumRunning)
-        await withTaskGroup(of: (Int, BulkRecord).self) { group in
+        await withTaskGroup(of: (Int, ResultsLine).self) { group in
             var next = 0
             func submit() {
                 guard next < album.files.count else { return }
@@ -136,20 +136,20 @@ extension AlbumRuns {
     /// worker takes a job), not reported.
     static func answer(
         album: AlbumRoutes.Album, index: Int, model: String, options: AnswerOptions, engine: InferenceEngine, limit: Int
-    ) async -> BulkRecord {
+    ) async -> ResultsLine {
         let name = album.relative(index)
         let data: Data
         do {
             // Only while it lies inside the album: checked again as it is opened.
             data = try album.read(index, maximumSize: limit)
         } catch {
-            return BulkRecord(image: name, model: model, error: "\(error)")
+            return ResultsLine(image: name, model: model, error: "\(error)")
         }
         do {
             let answer = try await engine.answerWhenRoom(model: model, image: data, options: options.taskOptions)
-            return BulkRecord(image: name, model: model, answer: options.results.shown(answer))
+            return ResultsLine(image: name, model: model, answer: options.results.shown(answer))
         } catch {
-            return BulkRecord(image: name, model: model, error: "\(error)")
+            return ResultsLine(image: name, model: model, error: "\(error)")
         }
     }
 }

@@ -76,7 +76,7 @@ struct LiveRoute: Sendable {
     /// One answer on the socket.
     struct Message: Encodable {
         var frame: Int
-        var result: BulkRecord
+        var result: ResultsLine
         var input: String?
     }
 
@@ -85,7 +85,7 @@ struct LiveRoute: Sendable {
         var frame = 0
         let encoder = JSONCoding.encoder()
         if let problem {
-            let reply = Message(frame: 0, result: BulkRecord(image: "live", model: model, error: problem))
+            let reply = Message(frame: 0, result: ResultsLine(image: "live", model: model, error: problem))
             try await outbound.write(.text(String(decoding: try encoder.encode(reply), as: UTF8.self)))
             try await outbound.close(.policyViolation, reason: "cannot serve this model")
             return
@@ -101,10 +101,10 @@ struct LiveRoute: Sendable {
                     includeInput: preview)
                 reply = Message(
                     frame: frame,
-                    result: BulkRecord(image: name, model: model, answer: options.results.shown(found.answer)),
+                    result: ResultsLine(image: name, model: model, answer: options.results.shown(found.answer)),
                     input: found.input.map { "data:image/png;base64," + $0.base64EncodedString() })
             } catch {
-                reply = Message(frame: frame, result: BulkRecord(image: name, model: model, error: "\(error)"))
+                reply = Message(frame: frame, result: ResultsLine(image: name, model: model, error: "\(error)"))
             }
             try await outbound.write(.text(String(decoding: try encoder.encode(reply), as: UTF8.self)))
         }

@@ -86,7 +86,7 @@ struct NativeRoutes {
             + "inference;dur=\(fixedDecimals(answer.inferenceMilliseconds, 3))"
         return HTTPReply.json(
             PreviewedLine(
-                line: BulkRecord(image: upload.name, model: id, answer: answer),
+                line: ResultsLine(image: upload.name, model: id, answer: answer),
                 input: found.input.map { "data:image/png;base64," + $0.base64EncodedString() }),
             headers: [HTTPField.Name.custom("Server-Timing"): timing])
     }
@@ -168,7 +168,7 @@ struct AnswerOptions {
 /// A results line and, with `preview=1`, what the model saw: its input as a PNG data URL in
 /// `input` (the page's "What the model sees").
 struct PreviewedLine: Encodable {
-    var line: BulkRecord
+    var line: ResultsLine
     var input: String?
 
     enum Key: String, CodingKey { case input }

@@ -20,7 +20,7 @@ struct StreamRoutes {
         var problem: String?
         var frame: Int?
         var timestampMilliseconds: Double?
-        var result: BulkRecord?
+        var result: ResultsLine?
         var received: Int
         var inferred: Int
         var droppedWhileBusy: Int

@@ -24,7 +24,7 @@ final class ServerStreams: Sendable {
     struct Status: Sendable {
         var state = "starting"
         var problem: String? = nil
-        var record: BulkRecord? = nil
+        var record: ResultsLine? = nil
         var frame = -1
         var timestampMilliseconds = 0.0
         var jpeg: [UInt8]? = nil
@@ -143,7 +143,7 @@ final class ServerStreams: Sendable {
             shown.scaled(from: answer.frame.sourceSize, to: answer.frame.pixels.size), on: answer.frame.pixels
         ).jpegData(quality: 80)
         update(stream.name) {
-            $0.record = BulkRecord(image: stream.source.description, model: model.id, answer: shown)
+            $0.record = ResultsLine(image: stream.source.description, model: model.id, answer: shown)
             $0.frame = answer.frame.index
             $0.timestampMilliseconds = answer.frame.timestampMilliseconds
             if let jpeg { $0.jpeg = Array(jpeg) }

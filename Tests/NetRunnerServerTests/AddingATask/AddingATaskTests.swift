@@ -106,14 +106,14 @@ struct AddingATaskTests {
         let score = MeanScore(
             mean: 0.001, classes: 1000, top: "espresso", decodingMilliseconds: 1.5, preprocessingMilliseconds: 2,
             inferenceMilliseconds: 3)
-        let record = BulkRecord(image: "coffee.jpg", model: "mean", answer: score.imageAnswer)
+        let record = ResultsLine(image: "coffee.jpg", model: "mean", answer: score.imageAnswer)
         let line = BulkResultsFile.Format.jsonLines.line(for: record)
         let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         let results = try #require(object["inference_results"] as? [String: Any])
         let written = try #require(results["mean_score"] as? [String: Any])
         #expect(written["classes"] as? Int == 1000 && written["top"] as? String == "espresso")
         #expect(object["total_latency"] as? Double == 6.5)
-        let decoded = try JSONDecoder().decode(BulkRecord.self, from: Data(line.utf8))
+        let decoded = try JSONDecoder().decode(ResultsLine.self, from: Data(line.utf8))
         #expect(decoded == record)
 
         let image = try PixelBuffer(width: 320, height: 240, format: .rgb24)
@@ -150,7 +150,7 @@ struct AddingATaskTests {
         #expect(runner.metric.kind == MeanScore.kind)
         let task = try runner.loadTask(runner.models[0])
         #expect(runner.unknownLabels(for: task).map { $0.label }.allSatisfy { $0.hasPrefix("not ") })
-        var records: [BulkRecord] = []
+        var records: [ResultsLine] = []
         try runner.run(runner.models[0], task: task, skipping: []) { records.append($0) }
         #expect(records.count == 2 && records.allSatisfy { $0.answer?.kind == MeanScore.kind })
         let report = EvaluationReport.build(
@@ -192,7 +192,7 @@ struct AddingATaskTests {
                 ) { response in
                     #expect(response.status == .ok, "\(route)")
                     let body = Data(response.body.readableBytesView)
-                    let record = try JSONDecoder().decode(BulkRecord.self, from: body)
+                    let record = try JSONDecoder().decode(ResultsLine.self, from: body)
                     #expect(record.model == "mean")
                     let score = try #require(Self.meanScore(record.answer), "\(String(decoding: body, as: UTF8.self))")
                     #expect(score.classes == 1000 && score.top == top)

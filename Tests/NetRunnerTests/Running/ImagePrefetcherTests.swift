@@ -111,10 +111,10 @@ struct BatchedRunTests {
         #expect(together.allSatisfy { abs($0.inferenceMilliseconds * 4 - whole.inferenceMilliseconds) < 0.01 })
         #expect(three.first?.batch?.size == 3 && one.first?.batch == nil && alone.allSatisfy { $0.batch == nil })
         // A results line writes both and reads them back.
-        let line = try JSONEncoder().encode(BulkRecord(image: "a.jpg", answer: .classification(together[0])))
+        let line = try JSONEncoder().encode(ResultsLine(image: "a.jpg", answer: .classification(together[0])))
         let text = String(decoding: line, as: UTF8.self)
         #expect(text.contains("\"batch_size\":4") && text.contains("\"batch_inference_latency\":"))
-        let back = try JSONDecoder().decode(BulkRecord.self, from: line)
+        let back = try JSONDecoder().decode(ResultsLine.self, from: line)
         #expect(back.answer?.batch?.size == 4)
     }
 }

@@ -5,7 +5,7 @@ public import NetRunnerImage
 ///
 /// A task is its ``VisionTask`` (what it makes of the model's outputs), its result and this
 /// definition: its names, how it is made from ``ImageTask/Options``, how its result is written
-/// in a results line (``BulkRecord``, the line of `classify --json`, `bulk`, the server and
+/// in a results line (``ResultsLine``, the line of `classify --json`, `bulk`, the server and
 /// streams) and read back, printed as text, drawn on an image and shown in a gallery.
 /// Register it once with ``VisionTaskRegistry/register(_:)`` and ``ImageTask``, bulk
 /// inference, the results line and the printers run it. `docs/adding-a-task.md` walks through

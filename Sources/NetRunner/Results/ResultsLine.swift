@@ -1,7 +1,10 @@
 import NetRunnerImage
 
-/// One line of bulk inference results: what a model answered for one image (one iteration of
-/// it, in an evaluation), how long each stage took, or why the image failed.
+/// The results line: what a model answered for one image, how long each stage took, or why
+/// the image failed.
+///
+/// Every surface writes it alike: `--json`, `bulk`, `evaluate` (one line per iteration of an
+/// image), `stream`, and the server's answers and album runs.
 ///
 /// In JSON Lines the keys are Net Runner's result keys: `image`, `model`, `error`,
 /// `error_description`, `preprocessor_latency`, `inference_latency` and `inference_results`,
@@ -9,7 +12,7 @@ import NetRunnerImage
 /// `inference_results` is the task's to write (``VisionTaskDefinition/encode(_:to:)``):
 /// classifications are a list (`[{"index", "label", "score"}]`, best first) rather than Net
 /// Runner's unordered dictionary, detections a list of COCO boxes.
-public struct BulkRecord: Equatable, Sendable {
+public struct ResultsLine: Equatable, Sendable {
     /// The image's path, as listed.
     public var image: String
     /// The model's id or path, when a run has several.
@@ -21,7 +24,7 @@ public struct BulkRecord: Equatable, Sendable {
     /// Why the image failed, or `nil`.
     public var error: String?
 
-    /// Creates the record of an answer.
+    /// Creates the line of an answer.
     ///
     /// - Parameters:
     ///   - image: The image's path.
@@ -35,7 +38,7 @@ public struct BulkRecord: Equatable, Sendable {
         self.answer = answer
     }
 
-    /// Creates the record of a failure.
+    /// Creates the line of a failure.
     ///
     /// - Parameters:
     ///   - image: The image's path.
@@ -49,7 +52,7 @@ public struct BulkRecord: Equatable, Sendable {
         self.error = error
     }
 
-    /// What identifies the record when a run resumes: model, image and iteration, compared byte
+    /// What identifies the line when a run resumes: model, image and iteration, compared byte
     /// for byte (two file names that differ only in their Unicode normalization are two images).
     public var key: ExactString {
         Self.key(image: image, model: model, iteration: iteration)
@@ -73,7 +76,7 @@ public struct BulkRecord: Equatable, Sendable {
     }
 }
 
-extension BulkRecord: Codable {
+extension ResultsLine: Codable {
     private enum CodingKeys: String, CodingKey {
         case image, model, iteration, error
         case errorDescription = "error_description"
@@ -86,7 +89,7 @@ extension BulkRecord: Codable {
         case batchInferenceLatency = "batch_inference_latency"
     }
 
-    /// Encodes the record as one results line.
+    /// Encodes the line as JSON (one results line of JSON Lines).
     ///
     /// - Parameter encoder: The encoder.
     /// - Throws: The encoder's errors.
@@ -145,3 +148,7 @@ extension BulkRecord: Codable {
         (milliseconds * 1000).rounded() / 1000
     }
 }
+
+/// The results line's former name.
+@available(*, deprecated, renamed: "ResultsLine")
+public typealias BulkRecord = ResultsLine

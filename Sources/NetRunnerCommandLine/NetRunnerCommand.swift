@@ -108,7 +108,9 @@ package enum CommandLineMain {
             }
         } catch {
             let code = Root.exitCode(for: error)
-            let message = optionMessage(for: error) ?? Root.fullMessage(for: error)
+            let message =
+                optionMessage(for: error) ?? FlagAdvice.message(for: error).map { "Error: \($0)" }
+                ?? Root.fullMessage(for: error)
             if code == .success {
                 // --help and --version: the tool's own text, a command with a default
                 // subcommand's with that subcommand's flags.

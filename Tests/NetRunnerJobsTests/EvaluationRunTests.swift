@@ -46,10 +46,11 @@ struct EvaluationRunTests {
         }
         let test = try TestBundle(path: Self.bundle)
         let order = ["mobilenet-v2-1.0-224-uint8"]
-        #expect(throws: EvaluationError.self) {
+        #expect(throws: BulkError.self) {
             try EvaluationRun.merge(test, shards: [shardFolders[0]], modelOrder: order, into: folder.path("one"))
         }
-        #expect(throws: EvaluationError.self) {
+        let wholeResults = EvaluationRun.resultsPath(for: test, in: folder.path("whole"))
+        #expect(throws: BulkError.notEvaluationShard(file: wholeResults)) {
             try EvaluationRun.merge(
                 test, shards: shardFolders + [folder.path("whole")], modelOrder: order, into: folder.path("wrong"))
         }

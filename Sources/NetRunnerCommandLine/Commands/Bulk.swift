@@ -105,7 +105,7 @@ extension NetRunnerCommand.Bulk {
             if retryFailed && output == nil { throw ValidationError("--retry-failed needs --output.") }
             if let batchSize { try OptionLimits.check(batchSize, "--batch", in: 1...256) }
             if retryFailed && restart { throw ValidationError("--retry-failed and --restart cannot be used together.") }
-            if let shard { _ = try BulkShard(parsing: shard) }
+            if let shard { try FlagAdvice.checking { _ = try BulkShard(parsing: shard) } }
         }
 
         func run() async throws {
@@ -129,7 +129,7 @@ extension NetRunnerCommand.Bulk {
                     identityOptions: try answerOptions(), output: output,
                     format: format?.format ?? .implied(by: output ?? ""), restart: restart, retryFailed: retryFailed)
             } catch let error as BulkJob.OtherRunError {
-                Console.diagnostic(error.description)
+                Console.diagnostic(FlagAdvice.message(for: error) ?? "\(error)")
                 throw ExitCode.failure
             }
             for note in job.notes { Self.say(note) }

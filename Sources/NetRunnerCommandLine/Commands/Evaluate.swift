@@ -103,7 +103,7 @@ extension NetRunnerCommand.Evaluate {
             guard !testBundles.isEmpty else { throw ValidationError("Name at least one .testbundle folder.") }
             if let runtimeThreads { try OptionLimits.checkThreads(runtimeThreads, flag: "--runtime-threads") }
             if let legacyThreads { try OptionLimits.checkThreads(legacyThreads) }
-            if let shard { _ = try BulkShard(parsing: shard) }
+            if let shard { try FlagAdvice.checking { _ = try BulkShard(parsing: shard) } }
         }
 
         func run() async throws {
@@ -207,7 +207,7 @@ extension NetRunnerCommand.Evaluate {
                         return { progress.advance() }
                     })
             } catch let error as EvaluationRun.MixedResultsError {
-                throw ValidationError(error.description)
+                throw ValidationError(FlagAdvice.message(for: error) ?? "\(error)")
             }
             bar?.finish()
             if interrupted.happened {

@@ -3,6 +3,7 @@ import FoundationEssentials
 import NetRunner
 import NetRunnerEvaluation
 import NetRunnerImage
+import NetRunnerJobs
 import NetRunnerSupport
 
 extension NetRunnerCommand {

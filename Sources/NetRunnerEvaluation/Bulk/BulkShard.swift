@@ -203,8 +203,14 @@ public struct BulkShard: Equatable, Hashable, Sendable, CustomStringConvertible 
         return Int(hash % UInt64(count))
     }
 
-    /// The path under the longest root it lies under (the file name for a root that is the file).
-    static func relative(_ path: String, roots: [String]) -> String {
+    /// The path under the longest root it lies under (the file name for a root that is the file):
+    /// what ``contains(_:roots:)`` hashes.
+    ///
+    /// - Parameters:
+    ///   - path: The image's path, as listed.
+    ///   - roots: The folders and files the run was given.
+    /// - Returns: The path relative to its root.
+    package static func relative(_ path: String, roots: [String]) -> String {
         for root in roots.map({ $0.count > 1 && $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
             .sorted(by: { $0.count > $1.count })
         {

@@ -22,7 +22,7 @@ package final class BulkJob: Sendable {
         case shard(BulkShard, kept: Int, of: Int)
         /// A resumed results file had no run description: this run's was written.
         case noDescription(file: String, sidecar: String)
-        /// `--retry-failed`: the failed lines dropped, to be run again.
+        /// Failed lines dropped, to be run again (`retryFailed`).
         case retrying(count: Int, file: String)
         /// A results file resumed.
         case resuming(file: String, resumed: Int, repairedPartialLine: Bool, pending: Int, total: Int)
@@ -45,10 +45,9 @@ package final class BulkJob: Sendable {
         package var file: String
         /// What differs, one phrase each.
         package var differences: [String]
-        /// The message.
+        /// What happened (the command line adds how to start afresh or write elsewhere).
         package var description: String {
-            "\(file) holds the results of another run; what differs: " + differences.joined(separator: "; ")
-                + ". Start it afresh with --restart, or choose another --output."
+            "\(file) holds the results of another run; what differs: " + differences.joined(separator: "; ") + "."
         }
     }
 
@@ -66,7 +65,7 @@ package final class BulkJob: Sendable {
     ///   - format: The results file's format.
     ///   - restart: Whether to start the file afresh.
     ///   - retryFailed: Whether to run again the images whose lines say they failed.
-    /// - Throws: ``OtherRunError``; ``EvaluationError`` for a file that cannot be used.
+    /// - Throws: ``OtherRunError``; ``BulkError`` for a file that cannot be used.
     package init(
         roots: [String], listed: [String], shard: BulkShard?, model: LoadedModel,
         identityOptions: [BulkRunIdentity.Option: String], output: String?, format: BulkResultsFile.Format,

@@ -39,10 +39,10 @@ package struct EvaluationRun: Sendable {
         package var recorded: String?
         /// The shard of this run, or `nil`.
         package var asked: String?
-        /// The message.
+        /// What happened (the command line adds how to start afresh or write elsewhere).
         package var description: String {
             "\(file) holds the runs of \(recorded.map { "shard \($0)" } ?? "a whole evaluation"); this is "
-                + "\(asked.map { "shard \($0)" } ?? "a whole evaluation"). Use another --output, or --restart."
+                + "\(asked.map { "shard \($0)" } ?? "a whole evaluation")."
         }
     }
 
@@ -226,8 +226,9 @@ package struct EvaluationRun: Sendable {
     ///   - modelOrder: The models' ids in the order the shards ran them.
     ///   - output: Where the merged results go.
     /// - Returns: The shards and runs merged.
-    /// - Throws: ``EvaluationError/unmergeable(file:reason:)`` naming the file: a shard
-    ///   missing or given twice, shards of different counts, a file that is no shard's.
+    /// - Throws: ``BulkError/unmergeable(file:reason:)`` naming the file (a shard missing or
+    ///   given twice, shards of different counts), ``BulkError/notEvaluationShard(file:)`` for a
+    ///   file that is no shard's.
     package static func merge(
         _ test: TestBundle, shards: [String], modelOrder: [String], into output: String
     ) throws -> (shards: Int, runs: Int) {
@@ -237,16 +238,15 @@ package struct EvaluationRun: Sendable {
         for shardFolder in shards {
             let file = resultsPath(for: test, in: shardFolder)
             guard let text = try BulkRunIdentity.read(for: file)?[.shard] else {
-                throw EvaluationError.unmergeable(
-                    file: file, reason: "it is not a shard's results (written by evaluate --shard I/N)")
+                throw BulkError.notEvaluationShard(file: file)
             }
             let shard = try BulkShard(parsing: text)
             if let count, count != shard.count {
-                throw EvaluationError.unmergeable(file: file, reason: "it is shard \(shard), not of \(count)")
+                throw BulkError.unmergeable(file: file, reason: "it is shard \(shard), not of \(count)")
             }
             count = shard.count
             if let earlier = indexes[shard.index] {
-                throw EvaluationError.unmergeable(file: file, reason: "shard \(shard) is also in \(earlier)")
+                throw BulkError.unmergeable(file: file, reason: "shard \(shard) is also in \(earlier)")
             }
             indexes[shard.index] = file
             parts.append((file, try BulkResultsFile.records(in: file)))
@@ -254,7 +254,7 @@ package struct EvaluationRun: Sendable {
         let total = count ?? 0
         let missing = (0..<total).filter { indexes[$0] == nil }
         guard missing.isEmpty else {
-            throw EvaluationError.unmergeable(
+            throw BulkError.unmergeable(
                 file: test.path,
                 reason: "shard\(missing.count == 1 ? "" : "s") "
                     + missing.map { "\($0)/\(total)" }.joined(separator: ", ") + " missing")

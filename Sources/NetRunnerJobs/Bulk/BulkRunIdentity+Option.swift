@@ -4,7 +4,7 @@ extension BulkRunIdentity {
     /// The key is the flag that sets it (`--shard`), so files written by any version read alike
     /// and a difference is named as a person typed it. Code names the option; only this table
     /// spells it.
-    public enum Option: String, CaseIterable, Sendable {
+    package enum Option: String, CaseIterable, Sendable {
         /// The shard of the run (`I/N`).
         case shard = "--shard"
         /// The most results kept per image.
@@ -28,14 +28,14 @@ extension BulkRunIdentity {
     ///   - model: The model's name.
     ///   - options: The options that change answers, each as canonical text.
     ///   - roots: The paths given, as typed.
-    public init(modelSHA256: String, model: String, options: [Option: String], roots: [String]) {
+    package init(modelSHA256: String, model: String, options: [Option: String], roots: [String]) {
         self.init(
             modelSHA256: modelSHA256, model: model,
             options: Dictionary(uniqueKeysWithValues: options.map { ($0.key.rawValue, $0.value) }), roots: roots)
     }
 
     /// An option's canonical text, or `nil` when it was not given.
-    public subscript(option: Option) -> String? {
+    package subscript(option: Option) -> String? {
         get { options[option.rawValue] }
         set { options[option.rawValue] = newValue }
     }

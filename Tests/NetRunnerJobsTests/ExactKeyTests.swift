@@ -3,7 +3,7 @@ import NetRunnerTestSupport
 import Testing
 
 @testable import NetRunner
-@testable import NetRunnerEvaluation
+@testable import NetRunnerJobs
 
 /// Resume and retry keys compare names byte for byte.
 @Suite("Results keys byte for byte")

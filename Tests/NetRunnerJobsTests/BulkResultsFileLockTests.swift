@@ -3,7 +3,7 @@ import NetRunner
 import NetRunnerTestSupport
 import Testing
 
-@testable import NetRunnerEvaluation
+@testable import NetRunnerJobs
 
 #if canImport(Glibc)
     import Glibc
@@ -23,7 +23,7 @@ struct BulkResultsFileLockTests {
             try first?.append(ResultsLine(image: "a.jpg", error: "broken"))
             for resume in [true, false] {
                 #expect(
-                    throws: EvaluationError.unreadableResults(
+                    throws: BulkError.unreadableResults(
                         file: path,
                         reason: "another run is writing it (wait for that run to end, or choose another file)")
                 ) {
@@ -44,7 +44,7 @@ struct BulkResultsFileLockTests {
         let path = folder.path("results.jsonl")
         #expect(mkfifo(path, 0o644) == 0)
         for resume in [true, false] {
-            #expect(throws: EvaluationError.self) {
+            #expect(throws: BulkError.self) {
                 _ = try BulkResultsFile(path: path, format: .jsonLines, resume: resume)
             }
         }

@@ -6,7 +6,7 @@
 // line off before anything is appended, so the file only ever holds whole records.
 
 import FoundationEssentials
-public import NetRunner
+package import NetRunner
 import NetRunnerImage
 import NetRunnerSupport
 import Synchronization
@@ -24,9 +24,9 @@ import Synchronization
 ///     for file in files where !results.completedKeys.contains(ExactString(file)) {
 ///         try results.append(ResultsLine(image: file, answer: try task.run(fileAt: file)))
 ///     }
-public final class BulkResultsFile: Sendable {
+package final class BulkResultsFile: Sendable {
     /// How records are written.
-    public enum Format: String, Equatable, Sendable, CaseIterable {
+    package enum Format: String, Equatable, Sendable, CaseIterable {
         /// One JSON object per line.
         case jsonLines = "jsonl"
         /// Comma-separated values with a header line (RFC 4180 quoting).
@@ -36,24 +36,24 @@ public final class BulkResultsFile: Sendable {
         ///
         /// - Parameter path: The file's path.
         /// - Returns: The format.
-        public static func implied(by path: String) -> Format {
+        package static func implied(by path: String) -> Format {
             path.lowercased().hasSuffix(".csv") ? .csv : .jsonLines
         }
     }
 
     /// The file's path.
-    public let path: String
+    package let path: String
     /// The format.
-    public let format: Format
+    package let format: Format
     /// The keys (``ResultsLine/key``) of the records the file held when it was opened (less
     /// those ``dropFailedRecords()`` took out).
-    public var completedKeys: Set<ExactString> { state.withLock { $0.completedKeys } }
+    package var completedKeys: Set<ExactString> { state.withLock { $0.completedKeys } }
     /// How many records the file held when it was opened.
-    public var resumedCount: Int { state.withLock { $0.resumedCount } }
+    package var resumedCount: Int { state.withLock { $0.resumedCount } }
     /// How many of those records are failures.
-    public var resumedFailures: Int { state.withLock { $0.resumedFailures } }
+    package var resumedFailures: Int { state.withLock { $0.resumedFailures } }
     /// Whether an unfinished last line was cut off when the file was opened.
-    public let repairedPartialLine: Bool
+    package let repairedPartialLine: Bool
 
     private struct State {
         var descriptor: Int32
@@ -66,7 +66,7 @@ public final class BulkResultsFile: Sendable {
     private var descriptor: Int32 { state.withLock { $0.descriptor } }
 
     /// The CSV header line (the column names).
-    public static let csvColumns = [
+    package static let csvColumns = [
         "image", "answer", "score", "results", "decode_latency", "preprocessor_latency", "inference_latency",
         "total_latency", "error",
     ]
@@ -78,9 +78,10 @@ public final class BulkResultsFile: Sendable {
     ///   - format: Its format.
     ///   - resume: `true` to keep the records already in the file (and cut off an unfinished
     ///     last line); `false` to start the file afresh.
-    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` when the file cannot be
-    ///   opened or holds something else than results in this format.
-    public init(path: String, format: Format, resume: Bool) throws(EvaluationError) {
+    /// - Throws: ``BulkError/unreadableResults(file:reason:)`` when the file cannot be
+    ///   opened, ``BulkError/foreignResults(file:line:)`` when it holds something else than
+    ///   results in this format.
+    package init(path: String, format: Format, resume: Bool) throws(BulkError) {
         self.path = path
         self.format = format
         var keys: Set<ExactString> = []
@@ -129,9 +130,9 @@ public final class BulkResultsFile: Sendable {
     /// Appends one record as one whole line.
     ///
     /// - Parameter record: The record.
-    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` when the write fails
+    /// - Throws: ``BulkError/unreadableResults(file:reason:)`` when the write fails
     ///   (a full disk, say).
-    public func append(_ record: ResultsLine) throws(EvaluationError) {
+    package func append(_ record: ResultsLine) throws(BulkError) {
         try write(format.line(for: record))
     }
 
@@ -141,16 +142,16 @@ public final class BulkResultsFile: Sendable {
     /// whenever the run stops.
     ///
     /// - Returns: How many lines were taken out.
-    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` when the file cannot be
+    /// - Throws: ``BulkError/unreadableResults(file:reason:)`` when the file cannot be
     ///   read or rewritten (it is then unchanged).
     @discardableResult
-    public func dropFailedRecords() throws(EvaluationError) -> Int {
+    package func dropFailedRecords() throws(BulkError) -> Int {
         guard let data = try Self.existingContents(path) else { return 0 }
         var kept = Data()
         var failedKeys: [ExactString] = []
         let decoder = JSONDecoder()
         let csv = format == .csv
-        try Self.forEachWholeLine(data, quoted: csv) { (line, number) throws(EvaluationError) in
+        try Self.forEachWholeLine(data, quoted: csv) { (line, number) throws(BulkError) in
             if csv {
                 let text = String(decoding: line, as: UTF8.self)
                 if number > 1, !text.hasSuffix(","), let image = Self.firstCSVField(text) {
@@ -180,7 +181,7 @@ public final class BulkResultsFile: Sendable {
     /// Writes `data` to a new locked file beside `path` and renames it over `path`.
     ///
     /// - Returns: The new file's descriptor, open for appending, its lock held.
-    private static func replace(_ path: String, with data: Data) throws(EvaluationError) -> Int32 {
+    private static func replace(_ path: String, with data: Data) throws(BulkError) -> Int32 {
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -207,13 +208,13 @@ public final class BulkResultsFile: Sendable {
     ///
     /// - Parameter path: The file.
     /// - Returns: Each line without its newline.
-    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` when it cannot be read.
-    static func wholeLines(in path: String) throws(EvaluationError) -> [Data] {
+    /// - Throws: ``BulkError/unreadableResults(file:reason:)`` when it cannot be read.
+    static func wholeLines(in path: String) throws(BulkError) -> [Data] {
         guard let data = try existingContents(path) else {
             throw .unreadableResults(file: path, reason: "no such file")
         }
         var lines: [Data] = []
-        try forEachWholeLine(data) { (line, _) throws(EvaluationError) in lines.append(Data(line)) }
+        try forEachWholeLine(data) { (line, _) throws(BulkError) in lines.append(Data(line)) }
         return lines
     }
 
@@ -221,13 +222,13 @@ public final class BulkResultsFile: Sendable {
     ///
     /// - Parameter path: The file.
     /// - Returns: The records, in file order (an unfinished last line is left out).
-    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` for a line that is not a
+    /// - Throws: ``BulkError/unreadableResults(file:reason:)`` for a line that is not a
     ///   record.
-    public static func records(in path: String) throws(EvaluationError) -> [ResultsLine] {
+    package static func records(in path: String) throws(BulkError) -> [ResultsLine] {
         guard let data = try existingContents(path) else { return [] }
         var records: [ResultsLine] = []
         let decoder = JSONDecoder()
-        try forEachWholeLine(data) { (line, number) throws(EvaluationError) in
+        try forEachWholeLine(data) { (line, number) throws(BulkError) in
             do {
                 records.append(try decoder.decode(ResultsLine.self, from: line))
             } catch {
@@ -237,7 +238,7 @@ public final class BulkResultsFile: Sendable {
         return records
     }
 
-    private func write(_ line: String) throws(EvaluationError) {
+    private func write(_ line: String) throws(BulkError) {
         var line = line
         let failure = line.withUTF8 { FileIO.writeAll(descriptor, UnsafeRawBufferPointer($0)) }
         if let failure { throw .unreadableResults(file: path, reason: String(cString: strerror(failure))) }
@@ -246,7 +247,7 @@ public final class BulkResultsFile: Sendable {
     /// Opens the file for appending (created if missing), refusing anything but a regular
     /// file without blocking on it (a named pipe), and takes an exclusive lock on it that
     /// lasts as long as the descriptor, so two runs never write one file.
-    private static func openLocked(_ path: String) throws(EvaluationError) -> Int32 {
+    private static func openLocked(_ path: String) throws(BulkError) -> Int32 {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             let reason = errno == ENXIO ? "not a regular file" : String(cString: strerror(errno))
@@ -276,7 +277,7 @@ public final class BulkResultsFile: Sendable {
         return descriptor
     }
 
-    private static func existingContents(_ path: String) throws(EvaluationError) -> Data? {
+    private static func existingContents(_ path: String) throws(BulkError) -> Data? {
         guard access(path, F_OK) == 0 else { return nil }
         do {
             return try FileIO.contents(of: path)
@@ -297,8 +298,8 @@ public final class BulkResultsFile: Sendable {
     /// - Throws: What `body` throws.
     @discardableResult
     private static func forEachWholeLine(
-        _ data: Data, quoted: Bool = false, _ body: (Data, Int) throws(EvaluationError) -> Void
-    ) throws(EvaluationError) -> Int {
+        _ data: Data, quoted: Bool = false, _ body: (Data, Int) throws(BulkError) -> Void
+    ) throws(BulkError) -> Int {
         var start = data.startIndex
         var number = 0
         guard quoted else {
@@ -328,18 +329,14 @@ public final class BulkResultsFile: Sendable {
     /// Reads the keys of every whole line.
     private static func scan(
         _ data: Data, format: Format, path: String, key: (ExactString, Bool) -> Void
-    ) throws(EvaluationError) -> (wholeLength: Int, Void) {
+    ) throws(BulkError) -> (wholeLength: Int, Void) {
         let decoder = JSONDecoder()
         var sawHeader = false
-        let length = try forEachWholeLine(data, quoted: format == .csv) { (line, number) throws(EvaluationError) in
+        let length = try forEachWholeLine(data, quoted: format == .csv) { (line, number) throws(BulkError) in
             switch format {
             case .jsonLines:
                 guard let record = try? decoder.decode(RecordKey.self, from: line) else {
-                    throw .unreadableResults(
-                        file: path,
-                        reason:
-                            "line \(number) is not a results line (start afresh with --restart, or choose another file)"
-                    )
+                    throw .foreignResults(file: path, line: number)
                 }
                 key(
                     ResultsLine.key(image: record.image, model: record.model, iteration: record.iteration), record.error
@@ -348,10 +345,7 @@ public final class BulkResultsFile: Sendable {
                 let text = String(decoding: line, as: UTF8.self)
                 if !sawHeader {
                     guard text == csvColumns.joined(separator: ",") else {
-                        throw .unreadableResults(
-                            file: path,
-                            reason: "it does not start with the results header "
-                                + "(start afresh with --restart, or choose another file)")
+                        throw .foreignResults(file: path, line: nil)
                     }
                     sawHeader = true
                     return
@@ -438,7 +432,7 @@ extension BulkResultsFile.Format {
     ///
     /// - Parameter record: The record.
     /// - Returns: The line.
-    public func line(for record: ResultsLine) -> String {
+    package func line(for record: ResultsLine) -> String {
         switch self {
         case .jsonLines:
             let encoder = JSONCoding.encoder()

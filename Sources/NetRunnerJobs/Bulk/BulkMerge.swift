@@ -1,8 +1,9 @@
 import FoundationEssentials
 import NetRunner
+import NetRunnerEvaluation
 import NetRunnerSupport
 
-/// Joins the results of a bulk run's shards (`bulk --shard I/N --output F`) into the one file a
+/// Joins the results of a bulk run's shards (each a ``BulkJob`` of one shard) into the one file a
 /// single machine would have written: the same lines in the same order (each image once, in the
 /// order of the folder walk), and the run's description beside it, so the merged file resumes and
 /// reports like any other.
@@ -11,15 +12,15 @@ import NetRunnerSupport
 ///
 /// Every shard must be there, once, from the same run (the same model, options and folders, as
 /// their `.run.json` files say); an image in two shards, or in the wrong one, is refused.
-public enum BulkMerge {
+package enum BulkMerge {
     /// What a merge joined.
-    public struct Summary: Equatable, Sendable {
+    package struct Summary: Equatable, Sendable {
         /// The lines written.
-        public var lines: Int
+        package var lines: Int
         /// The failed images among them.
-        public var failures: Int
+        package var failures: Int
         /// The number of shards.
-        public var shards: Int
+        package var shards: Int
     }
 
     /// Merges shard results into `output` (written atomically, with its run description).
@@ -28,8 +29,10 @@ public enum BulkMerge {
     ///   - files: The shards' JSON Lines results files, in any order.
     ///   - output: The merged file.
     /// - Returns: What was merged.
-    /// - Throws: ``EvaluationError/unmergeable(file:reason:)`` naming the file and the problem.
-    public static func merge(_ files: [String], into output: String) throws(EvaluationError) -> Summary {
+    /// - Throws: ``BulkError/unmergeable(file:reason:)``, ``BulkError/noRunDescription(file:sidecar:)``
+    ///   or ``BulkError/wholeRun(file:)`` naming the file and the problem; the results files'
+    ///   errors.
+    package static func merge(_ files: [String], into output: String) throws(BulkError) -> Summary {
         guard !files.isEmpty else { throw .unmergeable(file: output, reason: "no shard results were given") }
         if BulkResultsFile.Format.implied(by: output) == .csv {
             throw .unmergeable(file: output, reason: "merged results are JSON Lines (.jsonl)")
@@ -40,16 +43,18 @@ public enum BulkMerge {
                 throw .unmergeable(file: file, reason: "merge reads JSON Lines results (.jsonl), not CSV")
             }
             guard let identity = try BulkRunIdentity.read(for: file) else {
-                throw .unmergeable(
-                    file: file,
-                    reason: "it has no run description (\(BulkRunIdentity.sidecar(for: file))); shards are written by "
-                        + "bulk --shard I/N --output FILE")
+                throw .noRunDescription(file: file, sidecar: BulkRunIdentity.sidecar(for: file))
             }
             guard let text = identity[.shard] else {
-                throw .unmergeable(
-                    file: file, reason: "it holds a whole run, not a shard (no --shard in its description)")
+                throw .wholeRun(file: file)
             }
-            identities.append((file, identity, try BulkShard(parsing: text)))
+            let shard: BulkShard
+            do {
+                shard = try BulkShard(parsing: text)
+            } catch {
+                throw .unmergeable(file: file, reason: "\(error)")
+            }
+            identities.append((file, identity, shard))
         }
         let first = identities[0]
         var whole = first.identity

@@ -11,34 +11,34 @@ import NetRunnerSupport
 /// and the folders it covers (by their real path, so `./photos`, `photos/` and an absolute
 /// spelling are one folder).
 ///
-/// `netrunner bulk --output F` keeps it beside the results, in `F.run.json` (written
+/// A bulk job keeps it beside its results file `F`, in `F.run.json` (written
 /// atomically), so that the results file itself stays one result per line for `jq` and
 /// pandas. A resumed run whose identity differs is refused, naming what differs.
-public struct BulkRunIdentity: Codable, Equatable, Sendable {
+package struct BulkRunIdentity: Codable, Equatable, Sendable {
     /// A folder or file given on the command line: as typed the first time, and its real path.
-    public struct Root: Codable, Equatable, Sendable {
+    package struct Root: Codable, Equatable, Sendable {
         /// The spelling the results file's image paths start with.
-        public var typed: String
+        package var typed: String
         /// The real path (links resolved).
-        public var real: String
+        package var real: String
 
         /// Creates a root, resolving its real path.
         ///
         /// - Parameter typed: The path as given.
-        public init(typed: String) {
+        package init(typed: String) {
             self.typed = typed
             self.real = PathText.realPath(typed) ?? typed
         }
     }
 
     /// The model's SHA-256.
-    public var modelSHA256: String
+    package var modelSHA256: String
     /// The model's name, for people.
-    public var model: String
+    package var model: String
     /// The options that change answers, by flag name, canonical text.
-    public var options: [String: String]
+    package var options: [String: String]
     /// The folders and files the run covers.
-    public var roots: [Root]
+    package var roots: [Root]
 
     enum CodingKeys: String, CodingKey {
         case model, options, roots
@@ -52,7 +52,7 @@ public struct BulkRunIdentity: Codable, Equatable, Sendable {
     ///   - model: The model's name.
     ///   - options: The options that change answers.
     ///   - roots: The paths given, as typed.
-    public init(modelSHA256: String, model: String, options: [String: String], roots: [String]) {
+    package init(modelSHA256: String, model: String, options: [String: String], roots: [String]) {
         self.modelSHA256 = modelSHA256
         self.model = model
         self.options = options
@@ -63,29 +63,28 @@ public struct BulkRunIdentity: Codable, Equatable, Sendable {
     ///
     /// - Parameter output: The results file.
     /// - Returns: `output` + `.run.json`.
-    public static func sidecar(for output: String) -> String { output + ".run.json" }
+    package static func sidecar(for output: String) -> String { output + ".run.json" }
 
     /// The identity kept beside a results file, if any.
     ///
     /// - Parameter output: The results file.
     /// - Returns: The identity, or `nil` when there is none.
-    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` for a damaged one.
-    public static func read(for output: String) throws(EvaluationError) -> BulkRunIdentity? {
+    /// - Throws: ``BulkError/damagedRunDescription(file:reason:)`` for a damaged one.
+    package static func read(for output: String) throws(BulkError) -> BulkRunIdentity? {
         let path = sidecar(for: output)
         guard access(path, F_OK) == 0 else { return nil }
         do {
             return try JSONDecoder().decode(BulkRunIdentity.self, from: try FileIO.contents(of: path))
         } catch {
-            throw .unreadableResults(
-                file: path, reason: "it is not a run description (\(error)); delete it or start afresh with --restart")
+            throw .damagedRunDescription(file: path, reason: "\(error)")
         }
     }
 
     /// Writes the identity beside a results file, atomically (a temporary file renamed).
     ///
     /// - Parameter output: The results file.
-    /// - Throws: ``EvaluationError/unreadableResults(file:reason:)`` when it cannot be written.
-    public func write(for output: String) throws(EvaluationError) {
+    /// - Throws: ``BulkError/unreadableResults(file:reason:)`` when it cannot be written.
+    package func write(for output: String) throws(BulkError) {
         let encoder = JSONCoding.encoder(pretty: true)
         let path = Self.sidecar(for: output)
         do {
@@ -100,7 +99,7 @@ public struct BulkRunIdentity: Codable, Equatable, Sendable {
     ///
     /// - Parameter recorded: The identity kept beside the file.
     /// - Returns: One phrase per difference.
-    public func differences(from recorded: BulkRunIdentity) -> [String] {
+    package func differences(from recorded: BulkRunIdentity) -> [String] {
         var found: [String] = []
         if modelSHA256 != recorded.modelSHA256 {
             found.append(
@@ -124,7 +123,7 @@ public struct BulkRunIdentity: Codable, Equatable, Sendable {
     ///   - path: A listed file, under one of this run's roots.
     ///   - recorded: The identity kept beside the file.
     /// - Returns: The path as the results file writes it.
-    public func spelling(of path: String, as recorded: BulkRunIdentity) -> String {
+    package func spelling(of path: String, as recorded: BulkRunIdentity) -> String {
         for root in roots.sorted(by: { $0.typed.count > $1.typed.count }) {
             guard let old = recorded.roots.first(where: { $0.real == root.real }), old.typed != root.typed else {
                 continue

@@ -107,7 +107,142 @@ extension NetRunnerCommand.Evaluate {
         }
 
         func run() async throws {
-            let shard = try BulkShard.chosen(option: shard)
+            try await settings.evaluate(shard: try BulkShard.chosen(option: shard))
+        }
+
+        /// The flags, as the evaluation's settings.
+        var settings: NetRunnerCommand.Evaluate.Settings {
+            .init(
+                testBundles: testBundles, models: models, compare: compare, output: output, threads: threads,
+                fastDecoding: fastDecoding, accelerator: accelerator, restart: restart, noProgress: noProgress)
+        }
+
+        /// A model named by a test or by --compare: a path as given, else an id in the models folder.
+        fileprivate static func resolve(
+            _ name: String, in directory: ModelDirectory?, file: String
+        ) throws -> TestBundleRunner.Model {
+            if FileManager.default.fileExists(atPath: name) {
+                return .init(id: ModelDirectory.id(ofModelAt: name), path: name)
+            }
+            guard let directory else {
+                throw EvaluationError.invalidTest(
+                    file: file, reason: "names model \"\(name)\" and no models folder was found")
+            }
+            return .init(id: name, path: try directory.path(forModel: name, in: file))
+        }
+
+        /// A model `--compare` names, as `--model` names one: a path first, then `hub:NAME[@REF]`,
+        /// then an id in the models folder; an unknown name is one message listing the ids, the
+        /// closest first.
+        fileprivate static func resolve(compared name: String, in directory: ModelDirectory?) async throws
+            -> TestBundleRunner.Model
+        {
+            if ModelCatalog.exists(name) { return .init(id: ModelDirectory.id(ofModelAt: name), path: name) }
+            if HubReference.isHubModel(name) {
+                // Recorded as NAME@REF: the hub's file is named by its digest.
+                return .init(id: String(name.dropFirst("hub:".count)), path: try await HubReference.localPath(name))
+            }
+            if let directory, let path = directory.models[name] { return .init(id: name, path: path) }
+            var ids = directory.map { $0.models.keys.sorted() } ?? []
+            let closest = closestMatch(to: name, in: ids)
+            if let closest {
+                ids.removeAll { $0 == closest }
+                ids.insert(closest, at: 0)
+            }
+            var message = "--compare \(name): no such file, and no model in "
+            message += directory.map { "--models \($0.path)" } ?? "a models folder"
+            message += " has that id" + (closest.map { " (did you mean \($0)?)" } ?? "")
+            message += ids.isEmpty ? " (no models there)" : "; the ids: \(ids.joined(separator: ", "))"
+            message += "; or give a path, or hub:NAME[@VERSION|@ALIAS]."
+            throw ValidationError(message)
+        }
+
+        /// Each model once per accelerator: ids suffixed `@cpu`, `@gpu` when there are several.
+        static func expand(_ entries: [TestBundleRunner.Model], accelerators: [Accelerator]) -> [TestBundleRunner.Model]
+        {
+            var unique: [Accelerator] = []
+            for accelerator in accelerators where !unique.contains(accelerator) { unique.append(accelerator) }
+            guard unique.count > 1 else {
+                return entries.map {
+                    TestBundleRunner.Model(id: $0.id, path: $0.path, accelerator: unique.first ?? .cpu)
+                }
+            }
+            return entries.flatMap { entry in
+                unique.map { TestBundleRunner.Model(id: "\(entry.id)@\($0)", path: entry.path, accelerator: $0) }
+            }
+        }
+
+        fileprivate static func printSummary(_ report: EvaluationReport) {
+            let test = report.test
+            Console.print(
+                "\(test.name) (\(test.id) v\(test.version)): \(test.images) images x \(test.iterations) iterations, "
+                    + "metric \(test.metric)")
+            for model in report.models {
+                var line = "  \(model.id): \(model.evaluated)/\(model.images) images"
+                for (key, value) in model.metric.sorted(by: { $0.key < $1.key }) {
+                    line += ", \(key) \(Console.format(value, decimals: 3))"
+                }
+                if let scores = model.classification {
+                    line += ", top-1 \(Console.format(scores.top1 * 100, decimals: 1))%"
+                    line += ", top-5 \(Console.format(scores.top5 * 100, decimals: 1))%"
+                }
+                if let inference = model.latency.inference {
+                    line +=
+                        "; inference ms mean \(Console.format(inference.mean, decimals: 2)), "
+                        + "median \(Console.format(inference.median, decimals: 2)), "
+                        + "p90 \(Console.format(inference.p90, decimals: 2)), "
+                        + "p99 \(Console.format(inference.p99, decimals: 2))"
+                }
+                if let total = model.latency.total {
+                    line += "; total mean \(Console.format(total.mean, decimals: 2))"
+                }
+                if !model.failures.isEmpty { line += "; \(model.failures.count) failed" }
+                if let agreement = model.agreement {
+                    line +=
+                        "; agrees with \(agreement.baseline) on \(Console.format(agreement.top1 * 100, decimals: 1))%"
+                    line += " of \(agreement.images) images"
+                    if let difference = agreement.maxTop1ScoreDifference {
+                        line += " (top-1 score within \(Console.format(difference, decimals: 4)))"
+                    }
+                }
+                Console.print(line)
+            }
+            Console.print("  (\(report.latencyNote))")
+        }
+    }
+}
+
+extension NetRunnerCommand.Evaluate {
+    /// What an evaluation runs with, whichever command's flags gave it: `evaluate` runs what its
+    /// results lack, then writes the reports; `evaluate merge` writes the reports of the merged
+    /// shards, with nothing left to run.
+    struct Settings {
+        /// The test bundle folders.
+        var testBundles: [String]
+        /// The folder of models the tests name by id.
+        var models: String
+        /// The models run instead of the tests' own, if any.
+        var compare: [String]
+        /// Where results and reports go.
+        var output: String
+        /// The threads inside each model's interpreter.
+        var threads = 1
+        /// Whether large JPEGs are scaled while decoding.
+        var fastDecoding = false
+        /// Where the models run (several: side by side).
+        var accelerator: [Accelerator] = []
+        /// Whether the results start afresh.
+        var restart = false
+        /// Whether the progress bar is never drawn.
+        var noProgress = false
+
+        /// Runs what the tests' results files lack and writes the reports; for a shard, the results
+        /// only.
+        ///
+        /// - Parameter shard: The shard to run, or `nil` for the whole tests.
+        /// - Throws: The tests', models' and results files' errors; `ExitCode.failure` when a run
+        ///   failed; the interruption's exit code.
+        func evaluate(shard: BulkShard?) async throws {
             // Everything is checked before anything runs: a bad test or model is one clear error.
             let tests = try testBundles.map { try TestBundle(path: $0) }
             let needsDirectory =
@@ -125,11 +260,11 @@ extension NetRunnerCommand.Evaluate {
                 let file = test.descriptionPath
                 var entries: [TestBundleRunner.Model] = []
                 if compare.isEmpty {
-                    entries = try test.description.models.map { try Self.resolve($0, in: directory, file: file) }
+                    entries = try test.description.models.map { try Tests.resolve($0, in: directory, file: file) }
                 } else {
-                    for name in compare { entries.append(try await Self.resolve(compared: name, in: directory)) }
+                    for name in compare { entries.append(try await Tests.resolve(compared: name, in: directory)) }
                 }
-                entries = Self.expand(entries, accelerators: accelerator)
+                entries = Tests.expand(entries, accelerators: accelerator)
                 var runner = try TestBundleRunner(
                     test: test, models: entries, threadCount: threads, exactDecoding: !fastDecoding)
                 runner.shard = shard
@@ -165,7 +300,7 @@ extension NetRunnerCommand.Evaluate {
             for plan in plans {
                 let report = try run.report(plan, resultsPath: try runResults(plan, with: run, shard: nil))
                 reports.append(report)
-                Self.printSummary(report)
+                Tests.printSummary(report)
                 let failures = report.models.map(\.failures)
                 failedRuns += failures.map(\.count).reduce(0, +)
                 failedImages += Set(failures.flatMap { $0.map(\.image) }).count
@@ -216,99 +351,6 @@ extension NetRunnerCommand.Evaluate {
             }
             return path
         }
-
-        /// A model named by a test or by --compare: a path as given, else an id in the models folder.
-        private static func resolve(
-            _ name: String, in directory: ModelDirectory?, file: String
-        ) throws -> TestBundleRunner.Model {
-            if FileManager.default.fileExists(atPath: name) {
-                return .init(id: ModelDirectory.id(ofModelAt: name), path: name)
-            }
-            guard let directory else {
-                throw EvaluationError.invalidTest(
-                    file: file, reason: "names model \"\(name)\" and no models folder was found")
-            }
-            return .init(id: name, path: try directory.path(forModel: name, in: file))
-        }
-
-        /// A model `--compare` names, as `--model` names one: a path first, then `hub:NAME[@REF]`,
-        /// then an id in the models folder; an unknown name is one message listing the ids, the
-        /// closest first.
-        private static func resolve(compared name: String, in directory: ModelDirectory?) async throws
-            -> TestBundleRunner.Model
-        {
-            if ModelCatalog.exists(name) { return .init(id: ModelDirectory.id(ofModelAt: name), path: name) }
-            if HubReference.isHubModel(name) {
-                // Recorded as NAME@REF: the hub's file is named by its digest.
-                return .init(id: String(name.dropFirst("hub:".count)), path: try await HubReference.localPath(name))
-            }
-            if let directory, let path = directory.models[name] { return .init(id: name, path: path) }
-            var ids = directory.map { $0.models.keys.sorted() } ?? []
-            let closest = closestMatch(to: name, in: ids)
-            if let closest {
-                ids.removeAll { $0 == closest }
-                ids.insert(closest, at: 0)
-            }
-            var message = "--compare \(name): no such file, and no model in "
-            message += directory.map { "--models \($0.path)" } ?? "a models folder"
-            message += " has that id" + (closest.map { " (did you mean \($0)?)" } ?? "")
-            message += ids.isEmpty ? " (no models there)" : "; the ids: \(ids.joined(separator: ", "))"
-            message += "; or give a path, or hub:NAME[@VERSION|@ALIAS]."
-            throw ValidationError(message)
-        }
-
-        /// Each model once per accelerator: ids suffixed `@cpu`, `@gpu` when there are several.
-        static func expand(_ entries: [TestBundleRunner.Model], accelerators: [Accelerator]) -> [TestBundleRunner.Model]
-        {
-            var unique: [Accelerator] = []
-            for accelerator in accelerators where !unique.contains(accelerator) { unique.append(accelerator) }
-            guard unique.count > 1 else {
-                return entries.map {
-                    TestBundleRunner.Model(id: $0.id, path: $0.path, accelerator: unique.first ?? .cpu)
-                }
-            }
-            return entries.flatMap { entry in
-                unique.map { TestBundleRunner.Model(id: "\(entry.id)@\($0)", path: entry.path, accelerator: $0) }
-            }
-        }
-
-        private static func printSummary(_ report: EvaluationReport) {
-            let test = report.test
-            Console.print(
-                "\(test.name) (\(test.id) v\(test.version)): \(test.images) images x \(test.iterations) iterations, "
-                    + "metric \(test.metric)")
-            for model in report.models {
-                var line = "  \(model.id): \(model.evaluated)/\(model.images) images"
-                for (key, value) in model.metric.sorted(by: { $0.key < $1.key }) {
-                    line += ", \(key) \(Console.format(value, decimals: 3))"
-                }
-                if let scores = model.classification {
-                    line += ", top-1 \(Console.format(scores.top1 * 100, decimals: 1))%"
-                    line += ", top-5 \(Console.format(scores.top5 * 100, decimals: 1))%"
-                }
-                if let inference = model.latency.inference {
-                    line +=
-                        "; inference ms mean \(Console.format(inference.mean, decimals: 2)), "
-                        + "median \(Console.format(inference.median, decimals: 2)), "
-                        + "p90 \(Console.format(inference.p90, decimals: 2)), "
-                        + "p99 \(Console.format(inference.p99, decimals: 2))"
-                }
-                if let total = model.latency.total {
-                    line += "; total mean \(Console.format(total.mean, decimals: 2))"
-                }
-                if !model.failures.isEmpty { line += "; \(model.failures.count) failed" }
-                if let agreement = model.agreement {
-                    line +=
-                        "; agrees with \(agreement.baseline) on \(Console.format(agreement.top1 * 100, decimals: 1))%"
-                    line += " of \(agreement.images) images"
-                    if let difference = agreement.maxTop1ScoreDifference {
-                        line += " (top-1 score within \(Console.format(difference, decimals: 4)))"
-                    }
-                }
-                Console.print(line)
-            }
-            Console.print("  (\(report.latencyNote))")
-        }
     }
 }
 
@@ -352,10 +394,9 @@ extension NetRunnerCommand.Evaluate {
                 Console.diagnostic("Merged \(merged.shards) shards of \(test.description.name): \(merged.runs) runs.")
             }
             // The reports, as evaluate writes them: every run is in the results, nothing runs again.
-            var arguments = testBundles + ["--output", output, "--models", models, "--no-progress"]
-            for model in compare { arguments += ["--compare", model] }
-            let reports = try Tests.parse(arguments)
-            try await reports.run()
+            let reports = NetRunnerCommand.Evaluate.Settings(
+                testBundles: testBundles, models: models, compare: compare, output: output, noProgress: true)
+            try await reports.evaluate(shard: nil)
         }
     }
 }

@@ -29,6 +29,14 @@ struct AlbumRunReport: Encodable, Sendable {
 
 /// The album runs of this server's life, the last 10, at most ``maximumRunning`` of them
 /// running (a ``JobStore``).
+///
+/// An album run is a bulk run in what it writes and counts: each photo one ``ResultsLine``,
+/// counted by a ``BulkTally`` as `netrunner bulk` counts its lines. Its loop is not
+/// ``BulkJob``'s: a bulk job makes interpreters of its own on threads of its own
+/// (``BulkInference``) and appends to a results file with an identity, resume and shards, where
+/// an album run borrows serve's engine (its workers' interpreters, its bounded queue, shared
+/// with live requests), keeps its lines in memory for `GET /v1/runs/{id}` to page through, and
+/// writes no file.
 final class AlbumRuns: Sendable {
     /// The most runs going at once.
     ///
@@ -39,6 +47,8 @@ final class AlbumRuns: Sendable {
     struct Run: Sendable {
         var report: AlbumRunReport
         var lines: [AlbumRunReport.Line?]
+        /// The lines counted, as a bulk run counts them.
+        var tally = BulkTally(warmUp: 0)
     }
 
     private let runs = JobStore<Run>(kept: 10, maximumRunning: maximumRunning) { $0.report.state == "running" }
@@ -56,8 +66,9 @@ final class AlbumRuns: Sendable {
     func record(_ id: String, index: Int, _ record: ResultsLine) {
         runs.update(id) { run in
             run.lines[index] = .init(index: index, result: record)
-            run.report.done += 1
-            if record.error != nil { run.report.failed += 1 }
+            run.tally.add(record)
+            run.report.done = run.tally.count
+            run.report.failed = run.tally.failed
         }
     }
 

@@ -50,6 +50,7 @@ public struct ProcessResult: Sendable {
         process.executableURL = URL(fileURLWithPath: executable)
         if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
         process.arguments = arguments
+        SpawnLog.record(executable, arguments)
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         process.environment = env

@@ -39,6 +39,7 @@ public final class HubProcess: @unchecked Sendable {
         let idle = extra.contains("--idle-timeout") ? [] : ["--idle-timeout", "900"]
         process.arguments =
             ["hub", "serve", "--data", data, "--port", "0", "--admin-key", Self.adminKey] + idle + extra
+        SpawnLog.record(Fixtures.netrunner, process.arguments ?? [])
         let output = Pipe()
         process.standardOutput = output
         if !FileManager.default.fileExists(atPath: logPath) {

@@ -15,6 +15,7 @@ public final class WatchedProcess: @unchecked Sendable {
     public init(_ executable: String, _ arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        SpawnLog.record(executable, arguments)
         process.standardOutput = outputs.out
         process.standardError = outputs.err
         try process.run()

@@ -28,6 +28,7 @@ struct HubHostileTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
         process.arguments = arguments
+        SpawnLog.record(Fixtures.netrunner, arguments)
         var environment = ProcessInfo.processInfo.environment
         environment["NETRUNNER_CACHE_DIR"] = cache
         environment["NETRUNNER_HUB"] = nil

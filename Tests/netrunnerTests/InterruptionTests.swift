@@ -69,6 +69,7 @@ struct InterruptionTests {
         init(_ arguments: [String]) throws {
             process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
             process.arguments = arguments
+            SpawnLog.record(Fixtures.netrunner, arguments)
             process.standardOutput = outPipe
             process.standardError = errPipe
             for (pipe, store) in [(outPipe, output), (errPipe, errors)] {

@@ -91,6 +91,7 @@ struct ServeAccessTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
         process.arguments = ["serve", "--port", "0"] + arguments
+        SpawnLog.record(Fixtures.netrunner, process.arguments ?? [])
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice

@@ -33,6 +33,7 @@ final class ServerProcess: @unchecked Sendable {
             // A long idle timeout unless a test sets its own (a starved test process is not a slow client).
             + (arguments.contains("--idle-timeout") ? [] : ["--idle-timeout", "900"])
             + arguments
+        SpawnLog.record(Fixtures.netrunner, process.arguments ?? [])
         process.standardOutput = output
         process.standardError = errors
         // Read the log as it comes, so a chatty server never blocks on a full pipe and a

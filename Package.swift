@@ -392,7 +392,13 @@ let package = Package(
         ),
         .testTarget(
             name: "netrunnerTests",
-            dependencies: ["netrunner", "NetRunnerNet", "NetRunnerImage", "NetRunnerTestSupport"],
+            dependencies: [
+                "netrunner", "NetRunnerNet", "NetRunnerImage", "NetRunnerTestSupport",
+                // Both servers in process, on a real socket (LiveServer): the commands' own set-up.
+                "NetRunnerServer", "NetRunnerHubServer", "NetRunnerHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -9,7 +9,7 @@ import NetRunnerSupport
 import PostgresKit
 import SQLKit
 import SQLiteKit
-import ServiceLifecycle
+package import ServiceLifecycle
 import UnixSignals
 
 /// `netrunner hub serve`: the self-hosted model hub.
@@ -105,6 +105,25 @@ package struct HubServer: Sendable {
     /// - Throws: The database's or the server's errors.
     package func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws
     {
+        try await withApplication(onListening: onListening) { app in
+            try await ServerLifecycle.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
+        }
+    }
+
+    /// Runs `body` with the hub's application, its store opened before and closed after.
+    ///
+    /// The application: Hummingbird's HTTP/1.1 with the request rate floor and the connection
+    /// limit, the routes of ``makeRouter(store:)``. ``run(onListening:)`` runs it until a
+    /// signal; the tests run it in process.
+    ///
+    /// - Parameters:
+    ///   - onListening: Called once with the address and port bound.
+    ///   - body: Runs the application.
+    /// - Throws: The database's errors, or `body`'s.
+    package func withApplication(
+        onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void,
+        _ body: (any Service) async throws -> Void
+    ) async throws {
         let folder = configuration.dataFolder
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let database: any SQLDatabase
@@ -147,7 +166,7 @@ package struct HubServer: Sendable {
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)
         do {
-            try await ServerLifecycle.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
+            try await body(app)
         } catch {
             try? await close()
             throw error

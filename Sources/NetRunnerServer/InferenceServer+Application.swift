@@ -116,7 +116,7 @@ extension InferenceServer {
             ).routes)
         routes.add(
             AlbumRoutes(
-                engine: engine, albums: AlbumRoutes.Album.load(configuration.albums),
+                engine: engine, albums: AlbumRoutes.Album.load(configuration.albums, logger: logger),
                 maximumImageBytes: max(configuration.maximumUploadBytes, 64 << 20)
             ).routes)
         routes.add(metrics.routes)

@@ -40,21 +40,22 @@ struct FolderLinkCommandTests {
         try FileManager.default.copyItem(atPath: Fixtures.path(Self.photo), toPath: photos + "/coffee.jpg")
         try FileManager.default.createSymbolicLink(atPath: photos + "/inside.jpg", withDestinationPath: "coffee.jpg")
         try FileManager.default.createSymbolicLink(atPath: photos + "/passwd.jpg", withDestinationPath: "/etc/passwd")
-        let server = try await ServerProcess(["--threads", "1", "--albums", photos])
-        defer { server.expectCleanStop() }
-        let list = try await server.request("/v1/albums").json
-        let album = try #require((list["albums"] as? [[String: Any]])?.first)
-        #expect(album["images"] as? Int == 2 && album["skipped"] as? Int == 1, "\(list)")
-        let contents = try await server.request("/v1/albums/photos").json
-        let files = (contents["images"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String }
-        #expect(files == ["coffee.jpg", "inside.jpg"])
-        let coffee = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(Self.photo)))
-        for index in 0..<3 {
-            let reply = try await server.request("/v1/albums/photos/images/\(index)")
-            #expect(!String(decoding: reply.body, as: UTF8.self).contains("root:"), "\(index)")
-            #expect(reply.status == (index < 2 ? 200 : 404), "\(index)")
-            if index < 2 { #expect(reply.body == coffee) }
+        try await LiveServer.serve(["--threads", "1", "--albums", photos]) { server in
+            let list = try await server.request("/v1/albums").json
+            let album = try #require((list["albums"] as? [[String: Any]])?.first)
+            #expect(album["images"] as? Int == 2 && album["skipped"] as? Int == 1, "\(list)")
+            let contents = try await server.request("/v1/albums/photos").json
+            let files = (contents["images"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String }
+            #expect(files == ["coffee.jpg", "inside.jpg"])
+            let coffee = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path(Self.photo)))
+            for index in 0..<3 {
+                let reply = try await server.request("/v1/albums/photos/images/\(index)")
+                #expect(!String(decoding: reply.body, as: UTF8.self).contains("root:"), "\(index)")
+                #expect(reply.status == (index < 2 ? 200 : 404), "\(index)")
+                if index < 2 { #expect(reply.body == coffee) }
+            }
+            #expect(
+                server.log.contains("passwd.jpg is a link to /etc/passwd, outside the album; refused"), "\(server.log)")
         }
-        #expect(server.log.contains("passwd.jpg is a link to /etc/passwd, outside the album; refused"), "\(server.log)")
     }
 }

@@ -146,22 +146,22 @@ struct ImportCommandTests {
             site.stop()
             folder.remove()
         }
-        let server = try await ServerProcess(["--threads", "1"], models: folder.path("Models"))
-        defer { server.expectCleanStop() }
-        for url in [
-            site.url("m.tflite"), "http://[::ffff:127.0.0.1]:\(site.port)/m.tflite",
-            "http://2130706433:\(site.port)/m.tflite", "http://169.254.169.254/latest/meta-data/",
-        ] {
-            let answer = try await server.request(
-                "/v1/imports", method: "POST", body: Data(#"{"url": "\#(url)"}"#.utf8), contentType: "text/plain")
-            #expect(answer.status == 400, "\(url): \(answer.json)")
-            let message = answer.json["error_description"] as? String ?? ""
-            #expect(message.contains("Cannot import \(url): its host"), "\(message)")
-            #expect(message.contains("--allow-private-imports"), "\(message)")
+        try await LiveServer.serve(["--threads", "1"], models: folder.path("Models")) { server in
+            for url in [
+                site.url("m.tflite"), "http://[::ffff:127.0.0.1]:\(site.port)/m.tflite",
+                "http://2130706433:\(site.port)/m.tflite", "http://169.254.169.254/latest/meta-data/",
+            ] {
+                let answer = try await server.request(
+                    "/v1/imports", method: "POST", body: Data(#"{"url": "\#(url)"}"#.utf8), contentType: "text/plain")
+                #expect(answer.status == 400, "\(url): \(answer.json)")
+                let message = answer.json["error_description"] as? String ?? ""
+                #expect(message.contains("Cannot import \(url): its host"), "\(message)")
+                #expect(message.contains("--allow-private-imports"), "\(message)")
+            }
+            let list = try await server.request("/v1/imports").json
+            #expect((list["imports"] as? [Any])?.isEmpty == true, "\(list)")
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder.path("Models"))) ?? []).isEmpty)
         }
-        let list = try await server.request("/v1/imports").json
-        #expect((list["imports"] as? [Any])?.isEmpty == true, "\(list)")
-        #expect(((try? FileManager.default.contentsOfDirectory(atPath: folder.path("Models"))) ?? []).isEmpty)
     }
 
     @Test(
@@ -201,8 +201,7 @@ struct ImportCommandTests {
         // `serve` cleans its models folder at start.
         try leave([dead], in: folder.path("Served"))
         try leave([live], in: folder.path("Served"))
-        let server = try await ServerProcess(["--threads", "1"], models: folder.path("Served"))
-        server.expectCleanStop()
+        try await LiveServer.serve(["--threads", "1"], models: folder.path("Served")) { _ in }
         #expect(left(folder.path("Served")) == [live])
     }
 }

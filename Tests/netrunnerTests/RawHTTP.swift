@@ -6,8 +6,14 @@ import Foundation
 
 /// A TCP connection to a loopback server, bytes exactly as given (no client library to tidy a
 /// path, add headers or refuse a malformed request), for the servers' connection tests.
-final class RawConnection {
+///
+/// Sending and reading block, so they run on a thread of their own (``OffPool``): a test's
+/// waits never hold one of the few threads Swift's concurrency runs on, which a server in the
+/// test process needs.
+final class RawConnection: @unchecked Sendable {
     let socket: Int32
+    /// `errno` of the last send that failed.
+    private(set) var sendError: Int32 = 0
 
     /// Connects to 127.0.0.1:`port`.
     init(port: Int) throws {
@@ -45,26 +51,37 @@ final class RawConnection {
     ///
     /// - Returns: Whether every byte was sent.
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
+    func send(_ bytes: [UInt8]) async -> Bool {
+        await OffPool.run { self.sendBlocking(bytes) }
+    }
+
+    @discardableResult
+    func send(_ text: String) async -> Bool { await send(Array(text.utf8)) }
+
+    private func sendBlocking(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let rest = UnsafeRawBufferPointer(rebasing: buffer[offset...])
                 let sent = Glibc.send(socket, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
                 if sent < 0, errno == EINTR { continue }
-                guard sent > 0 else { return false }
+                guard sent > 0 else {
+                    sendError = errno
+                    return false
+                }
                 offset += sent
             }
             return true
         }
     }
 
-    @discardableResult
-    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
-
     /// Reads until the server closes the connection or `timeout` passes: what came, and whether
     /// the server closed.
-    func readUntilClosed(timeout: Duration) -> (bytes: [UInt8], closed: Bool) {
+    func readUntilClosed(timeout: Duration) async -> (bytes: [UInt8], closed: Bool) {
+        await OffPool.run { self.readBlocking(timeout: timeout) }
+    }
+
+    private func readBlocking(timeout: Duration) -> (bytes: [UInt8], closed: Bool) {
         var received: [UInt8] = []
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -91,25 +108,43 @@ final class RawConnection {
 
 /// One request on its own connection (`Connection: close`): the status and the whole answer.
 enum RawHTTP {
-    static func exchange(port: Int, _ request: String, timeout: Duration = .seconds(30)) throws -> (
+    static func exchange(port: Int, _ request: String, timeout: Duration = .seconds(30)) async throws -> (
         status: Int?, text: String
     ) {
         let connection = try RawConnection(port: port)
-        connection.send(request)
-        let (bytes, _) = connection.readUntilClosed(timeout: timeout)
+        await connection.send(request)
+        let (bytes, _) = await connection.readUntilClosed(timeout: timeout)
         return (RawConnection.status(bytes), String(decoding: bytes, as: UTF8.self))
     }
 
     /// A GET of `path` exactly as written, with `headers` (Host given unless `headers` has one).
-    static func get(port: Int, _ path: String, headers: [String: String] = [:]) throws -> (status: Int?, text: String) {
+    static func get(port: Int, _ path: String, headers: [String: String] = [:]) async throws -> (
+        status: Int?, text: String
+    ) {
         var lines = ["GET \(path) HTTP/1.1"]
         if headers["Host"] == nil { lines.append("Host: 127.0.0.1:\(port)") }
         lines += headers.map { "\($0.key): \($0.value)" }
         lines.append("Connection: close")
-        return try exchange(port: port, lines.joined(separator: "\r\n") + "\r\n\r\n")
+        return try await exchange(port: port, lines.joined(separator: "\r\n") + "\r\n\r\n")
     }
 }
 
 struct RawHTTPError: Error {
     var message: String
+}
+
+/// Blocking work on a thread of its own, awaited: Swift's concurrency runs on as many threads
+/// as there are cores (2 in CI), and a test blocking them starves a server in the same process.
+enum OffPool {
+    static func run<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: work()) }
+        }
+    }
+
+    static func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+        }
+    }
 }

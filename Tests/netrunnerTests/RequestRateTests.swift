@@ -11,7 +11,8 @@ import Testing
 /// `--idle-timeout` is spent (408), on the first request of a connection or a later one, while
 /// good requests get through; a body sent without a key is answered 401 and its connection
 /// closed at once, its body dropped unhandled (for at most two seconds); a WebSocket is never
-/// cut; `HEAD` follows `GET` on a keyed server's open routes.
+/// cut; `HEAD` follows `GET` on a keyed server's open routes. The servers run in process
+/// (``LiveServer``), on a real socket.
 @Suite("Server connections: slow bodies, bodies without a key, HEAD", .serialized)
 struct RequestRateTests {
     /// The servers under test: `serve` open and keyed, and a private hub.
@@ -57,182 +58,186 @@ struct RequestRateTests {
         arguments: Setup.allCases)
     func slowBody(_ setup: Setup) async throws {
         let drips = 4
-        let server = try await ServerConnectionTests.Running(
-            setup.kind, setup.arguments + ["--idle-timeout", "2", "--max-connections", "\(drips)"])
-        defer { server.cleanup() }
-        let probe = "GET \(setup.kind.probe) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(setup.authorization)\r\n"
-        let baseline = server.sockets()
-        var connections: [RawConnection] = []
-        for index in 0..<drips {
-            let connection = try RawConnection(port: server.port)
-            // Every other one a keep-alive request after a good one.
-            if index % 2 == 1 { connection.send(probe) }
-            connection.send(Self.uploadHead(setup))
-            connections.append(connection)
-        }
-        if let baseline { try await server.waitForSockets(atLeast: baseline + drips, limit: .seconds(5)) }
-        let started = ContinuousClock.now
-        // Every connection the server takes is dripping: a good one waits to be accepted.
-        let port = server.port
-        let goodRequest =
-            "GET \(setup.kind.probe) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(setup.authorization)Connection: close\r\n\r\n"
-        let good = Task.detached {
-            let answer = try RawHTTP.exchange(port: port, goodRequest, timeout: .seconds(30))
-            return (answer.status, ContinuousClock.now - started)
-        }
-        var received = [[UInt8]](repeating: [], count: drips)
-        var closedAfter = [Duration?](repeating: nil, count: drips)
-        // Bounds for a loaded machine (the whole suite runs in parallel on 2 cores): without the
-        // floor no drip is ever cut; with it each is cut after about 2 s.
-        while closedAfter.contains(where: { $0 == nil }), ContinuousClock.now - started < .seconds(25) {
-            for (index, connection) in connections.enumerated() where closedAfter[index] == nil {
-                connection.send("x")
-                let (bytes, closed) = connection.readUntilClosed(timeout: .milliseconds(1))
-                received[index] += bytes
-                if closed { closedAfter[index] = ContinuousClock.now - started }
+        try await ServerConnectionTests.Running.with(
+            setup.kind, setup.arguments + ["--idle-timeout", "2", "--max-connections", "\(drips)"]
+        ) { server in
+            let probe = "GET \(setup.kind.probe) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(setup.authorization)\r\n"
+            let baseline = server.sockets()
+            var connections: [RawConnection] = []
+            for index in 0..<drips {
+                let connection = try RawConnection(port: server.port)
+                // Every other one a keep-alive request after a good one.
+                if index % 2 == 1 { await connection.send(probe) }
+                await connection.send(Self.uploadHead(setup))
+                connections.append(connection)
             }
-            try await Task.sleep(for: .milliseconds(500))
-        }
-        for index in 0..<drips {
-            let text = String(decoding: received[index], as: UTF8.self)
-            #expect(closedAfter[index] != nil, "\(setup): drip \(index) still open after 25 s: \(text.prefix(300))")
-            // 2 s, and 1 s more per 500 bytes: a few milliseconds here.
-            if let after = closedAfter[index] {
-                #expect(after < .seconds(20), "\(setup): drip \(index) cut after \(after)")
+            if let baseline { try await server.waitForSockets(atLeast: baseline + drips, limit: .seconds(5)) }
+            let started = ContinuousClock.now
+            // Every connection the server takes is dripping: a good one waits to be accepted.
+            let port = server.port
+            let goodRequest =
+                "GET \(setup.kind.probe) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(setup.authorization)Connection: close\r\n\r\n"
+            let good = Task {
+                let answer = try await RawHTTP.exchange(port: port, goodRequest, timeout: .seconds(30))
+                return (answer.status, ContinuousClock.now - started)
             }
-            #expect(Self.lastStatus(received[index]) == 408, "\(setup): drip \(index): \(text.prefix(600))")
-            #expect(text.contains("Connection: close"), "\(setup): drip \(index): \(text.prefix(600))")
-            if index % 2 == 1 { #expect(RawConnection.status(received[index]) == 200, "\(text.prefix(300))") }
+            var received = [[UInt8]](repeating: [], count: drips)
+            var closedAfter = [Duration?](repeating: nil, count: drips)
+            // Bounds for a loaded machine (the whole suite runs in parallel on 2 cores): without the
+            // floor no drip is ever cut; with it each is cut after about 2 s.
+            while closedAfter.contains(where: { $0 == nil }), ContinuousClock.now - started < .seconds(25) {
+                for (index, connection) in connections.enumerated() where closedAfter[index] == nil {
+                    await connection.send("x")
+                    let (bytes, closed) = await connection.readUntilClosed(timeout: .milliseconds(1))
+                    received[index] += bytes
+                    if closed { closedAfter[index] = ContinuousClock.now - started }
+                }
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            for index in 0..<drips {
+                let text = String(decoding: received[index], as: UTF8.self)
+                #expect(closedAfter[index] != nil, "\(setup): drip \(index) still open after 25 s: \(text.prefix(300))")
+                // 2 s, and 1 s more per 500 bytes: a few milliseconds here.
+                if let after = closedAfter[index] {
+                    #expect(after < .seconds(20), "\(setup): drip \(index) cut after \(after)")
+                }
+                #expect(Self.lastStatus(received[index]) == 408, "\(setup): drip \(index): \(text.prefix(600))")
+                #expect(text.contains("Connection: close"), "\(setup): drip \(index): \(text.prefix(600))")
+                if index % 2 == 1 { #expect(RawConnection.status(received[index]) == 200, "\(text.prefix(300))") }
+            }
+            let (status, waited) = try await good.value
+            #expect(
+                status == 200, "\(setup): the good request: \(status.map(String.init) ?? "no answer") after \(waited)")
+            #expect(waited < .seconds(25), "\(setup): the good request waited \(waited)")
+            #expect(await server.stopAndTime().status == 0)
         }
-        let (status, waited) = try await good.value
-        #expect(status == 200, "\(setup): the good request: \(status.map(String.init) ?? "no answer") after \(waited)")
-        #expect(waited < .seconds(25), "\(setup): the good request waited \(waited)")
-        #expect(server.stopAndTime().status == 0)
     }
 
     @Test(
         "A body sent fast enough is not cut: 24 kB at 6 kB/s, for 4 times --idle-timeout",
         arguments: [Setup.serve, Setup.privateHub])
     func steadyBody(_ setup: Setup) async throws {
-        let server = try await ServerConnectionTests.Running(setup.kind, setup.arguments + ["--idle-timeout", "1"])
-        defer { server.cleanup() }
-        let connection = try RawConnection(port: server.port)
-        let chunks = 8
-        connection.send(
-            "POST \(setup.upload) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(setup.authorization)"
-                + "Content-Type: application/octet-stream\r\nContent-Length: \(chunks * 3_000)\r\n"
-                + "Connection: close\r\n\r\n")
-        // The first 3 kB with the head: its 6 s of credit cover a test task starved for a while
-        // on a loaded machine (the head alone has only --idle-timeout, 1 s: seen cut in CI).
-        connection.send([UInt8](repeating: 0x41, count: 3_000))
-        let started = ContinuousClock.now
-        var bytes: [UInt8] = []
-        var closed = false
-        // 3 kB every half second, well above 500 bytes/s: the body is whole after 3.5 s.
-        for _ in 1..<chunks where !closed {
-            try await Task.sleep(for: .milliseconds(500))
-            let read = connection.readUntilClosed(timeout: .milliseconds(1))
-            bytes += read.bytes
-            closed = read.closed
-            connection.send([UInt8](repeating: 0x41, count: 3_000))
+        try await ServerConnectionTests.Running.with(setup.kind, setup.arguments + ["--idle-timeout", "1"]) { server in
+            let connection = try RawConnection(port: server.port)
+            let chunks = 8
+            await connection.send(
+                "POST \(setup.upload) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(setup.authorization)"
+                    + "Content-Type: application/octet-stream\r\nContent-Length: \(chunks * 3_000)\r\n"
+                    + "Connection: close\r\n\r\n")
+            // The first 3 kB with the head: its 6 s of credit cover a test task starved for a while
+            // on a loaded machine (the head alone has only --idle-timeout, 1 s: seen cut in CI).
+            await connection.send([UInt8](repeating: 0x41, count: 3_000))
+            let started = ContinuousClock.now
+            var bytes: [UInt8] = []
+            var closed = false
+            // 3 kB every half second, well above 500 bytes/s: the body is whole after 3.5 s.
+            for _ in 1..<chunks where !closed {
+                try await Task.sleep(for: .milliseconds(500))
+                let read = await connection.readUntilClosed(timeout: .milliseconds(1))
+                bytes += read.bytes
+                closed = read.closed
+                await connection.send([UInt8](repeating: 0x41, count: 3_000))
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(!closed, "\(setup): cut after \(ContinuousClock.now - started): \(text.prefix(400))")
+            let rest = await connection.readUntilClosed(timeout: .seconds(30))
+            bytes += rest.bytes
+            #expect(ContinuousClock.now - started > .seconds(3))
+            // Not a JPEG, not a model: the server's own answer, not the floor's.
+            let status = Self.lastStatus(bytes)
+            #expect(status != 408 && status != nil, "\(setup): \(String(decoding: bytes, as: UTF8.self).prefix(400))")
+            #expect(await server.stopAndTime().status == 0)
         }
-        let text = String(decoding: bytes, as: UTF8.self)
-        #expect(!closed, "\(setup): cut after \(ContinuousClock.now - started): \(text.prefix(400))")
-        let rest = connection.readUntilClosed(timeout: .seconds(30))
-        bytes += rest.bytes
-        #expect(ContinuousClock.now - started > .seconds(3))
-        // Not a JPEG, not a model: the server's own answer, not the floor's.
-        let status = Self.lastStatus(bytes)
-        #expect(status != 408 && status != nil, "\(setup): \(String(decoding: bytes, as: UTF8.self).prefix(400))")
-        #expect(server.stopAndTime().status == 0)
     }
 
     @Test(
         "Without a key, a body is answered 401 with Connection: close at once, its connection closed and its body dropped",
         arguments: [Setup.keyedServe, Setup.privateHub])
     func keylessBody(_ setup: Setup) async throws {
-        let server = try await ServerConnectionTests.Running(setup.kind, setup.arguments + ["--idle-timeout", "30"])
-        defer { server.cleanup() }
-        let connection = try RawConnection(port: server.port)
-        connection.send(
-            "POST \(setup.upload) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
-                + "Content-Length: 10000000\r\n\r\n" + String(repeating: "x", count: 1000))
-        let started = ContinuousClock.now
-        // Without the fix the server drains the 10 MB the client never sends: open for good.
-        let (bytes, closed) = connection.readUntilClosed(timeout: .seconds(20))
-        let text = String(decoding: bytes, as: UTF8.self)
-        #expect(RawConnection.status(bytes) == 401, "\(setup): \(text.prefix(400))")
-        #expect(text.lowercased().contains("connection: close"), "\(setup): \(text.prefix(400))")
-        #expect(closed, "\(setup): still open after \(ContinuousClock.now - started) (the body drained?)")
-        // A client that sends its whole body before it reads (most do, uploading a model) still
-        // gets the 401: the connection lingers, dropping the body, instead of resetting it.
-        let whole = try RawConnection(port: server.port)
-        let size = 8 << 20
-        let sent = whole.send(
-            Array(
-                ("POST \(setup.upload) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
-                    + "Content-Length: \(size)\r\n\r\n").utf8) + [UInt8](repeating: 0x79, count: size))
-        // A reset while sending is where a client such as curl gives up, the 401 unread.
-        #expect(sent, "\(setup): the body was cut while being sent (errno \(errno))")
-        let answer = whole.readUntilClosed(timeout: .seconds(20))
-        #expect(
-            RawConnection.status(answer.bytes) == 401 && answer.closed,
-            "\(setup): \(String(decoding: answer.bytes, as: UTF8.self).prefix(400)) (reset: \(answer.bytes.isEmpty))")
-        #expect(server.stopAndTime().status == 0)
+        try await ServerConnectionTests.Running.with(setup.kind, setup.arguments + ["--idle-timeout", "30"]) { server in
+            let connection = try RawConnection(port: server.port)
+            await connection.send(
+                "POST \(setup.upload) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+                    + "Content-Length: 10000000\r\n\r\n" + String(repeating: "x", count: 1000))
+            let started = ContinuousClock.now
+            // Without the fix the server drains the 10 MB the client never sends: open for good.
+            let (bytes, closed) = await connection.readUntilClosed(timeout: .seconds(20))
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(RawConnection.status(bytes) == 401, "\(setup): \(text.prefix(400))")
+            #expect(text.lowercased().contains("connection: close"), "\(setup): \(text.prefix(400))")
+            #expect(closed, "\(setup): still open after \(ContinuousClock.now - started) (the body drained?)")
+            // A client that sends its whole body before it reads (most do, uploading a model) still
+            // gets the 401: the connection lingers, dropping the body, instead of resetting it.
+            let whole = try RawConnection(port: server.port)
+            let size = 8 << 20
+            let sent = await whole.send(
+                Array(
+                    ("POST \(setup.upload) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+                        + "Content-Length: \(size)\r\n\r\n").utf8) + [UInt8](repeating: 0x79, count: size))
+            // A reset while sending is where a client such as curl gives up, the 401 unread.
+            #expect(sent, "\(setup): the body was cut while being sent (errno \(whole.sendError))")
+            let answer = await whole.readUntilClosed(timeout: .seconds(20))
+            #expect(
+                RawConnection.status(answer.bytes) == 401 && answer.closed,
+                "\(setup): \(String(decoding: answer.bytes, as: UTF8.self).prefix(400)) (reset: \(answer.bytes.isEmpty))"
+            )
+            #expect(await server.stopAndTime().status == 0)
+        }
     }
 
     @Test("A WebSocket is not cut by the floor: pings every half second past --idle-timeout are answered")
     func webSocket() async throws {
-        let server = try await ServerConnectionTests.Running(.serve, ["--idle-timeout", "1"])
-        defer { server.cleanup() }
-        let connection = try RawConnection(port: server.port)
-        connection.send(
-            "GET /v1/live?model=mobilenet-v2-1.0-224-uint8 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n"
-                + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                + "Sec-WebSocket-Version: 13\r\n\r\n")
-        var (bytes, closed) = connection.readUntilClosed(timeout: .milliseconds(500))
-        #expect(RawConnection.status(bytes) == 101, "\(String(decoding: bytes, as: UTF8.self))")
-        let started = ContinuousClock.now
-        // Two masked, empty pings, sent a byte at a time: slower than any HTTP request may come.
-        let ping: [UInt8] = [0x89, 0x80, 0, 0, 0, 0]
-        for byte in ping + ping where !closed {
-            connection.send([byte])
-            try await Task.sleep(for: .milliseconds(400))
-            let read = connection.readUntilClosed(timeout: .milliseconds(1))
-            bytes += read.bytes
-            closed = read.closed
+        try await ServerConnectionTests.Running.with(.serve, ["--idle-timeout", "1"]) { server in
+            let connection = try RawConnection(port: server.port)
+            await connection.send(
+                "GET /v1/live?model=mobilenet-v2-1.0-224-uint8 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n"
+                    + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    + "Sec-WebSocket-Version: 13\r\n\r\n")
+            var (bytes, closed) = await connection.readUntilClosed(timeout: .milliseconds(500))
+            #expect(RawConnection.status(bytes) == 101, "\(String(decoding: bytes, as: UTF8.self))")
+            let started = ContinuousClock.now
+            // Two masked, empty pings, sent a byte at a time: slower than any HTTP request may come.
+            let ping: [UInt8] = [0x89, 0x80, 0, 0, 0, 0]
+            for byte in ping + ping where !closed {
+                await connection.send([byte])
+                try await Task.sleep(for: .milliseconds(400))
+                let read = await connection.readUntilClosed(timeout: .milliseconds(1))
+                bytes += read.bytes
+                closed = read.closed
+            }
+            let last = await connection.readUntilClosed(timeout: .milliseconds(500))
+            bytes += last.bytes
+            #expect(!closed && !last.closed, "cut after \(ContinuousClock.now - started)")
+            // Two pongs (0x8A 0x00) after the 101's head.
+            let head = bytes.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound ?? bytes.endIndex
+            #expect(bytes[head...].filter { $0 == 0x8A }.count == 2, "\(bytes[head...])")
+            // Closed first: an open socket would hold SIGTERM's drain.
+            shutdown(connection.socket, Int32(SHUT_RDWR))
+            #expect(await server.stopAndTime().status == 0)
         }
-        let last = connection.readUntilClosed(timeout: .milliseconds(500))
-        bytes += last.bytes
-        #expect(!closed && !last.closed, "cut after \(ContinuousClock.now - started)")
-        // Two pongs (0x8A 0x00) after the 101's head.
-        let head = bytes.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound ?? bytes.endIndex
-        #expect(bytes[head...].filter { $0 == 0x8A }.count == 2, "\(bytes[head...])")
-        // Closed first: an open socket would hold SIGTERM's drain.
-        shutdown(connection.socket, Int32(SHUT_RDWR))
-        #expect(server.stopAndTime().status == 0)
     }
 
     @Test("HEAD follows GET on a keyed server: open routes 200 without a key, the rest 401")
     func head() async throws {
-        let server = try await ServerProcess(["--threads", "1", "--api-key", "s3cret"])
-        defer { server.expectCleanStop() }
-        let port = try #require(server.base.port)
-        func status(_ method: String, _ path: String, key: Bool = false) throws -> Int? {
-            let authorization = key ? "Authorization: Bearer s3cret\r\n" : ""
-            return try RawHTTP.exchange(
-                port: port, "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(authorization)Connection: close\r\n\r\n"
-            ).status
-        }
-        let open = ["/v2/health/live", "/v2/health/ready", "/v1/models", "/v2", "/openapi.json", "/metrics"]
-        for path in open {
-            #expect(try status("GET", path) == 200, "GET \(path)")
-            #expect(try status("HEAD", path) == 200, "HEAD \(path)")
-        }
-        for path in ["/v1/albums", "/v1/imports", "/v1/streams"] {
-            #expect(try status("HEAD", path) == 401, "HEAD \(path) without a key")
-            let get = try status("GET", path, key: true)
-            #expect(try status("HEAD", path, key: true) == get, "HEAD \(path) with the key")
+        try await LiveServer.serve(["--threads", "1", "--api-key", "s3cret"]) { server in
+            let port = server.port
+            func status(_ method: String, _ path: String, key: Bool = false) async throws -> Int? {
+                let authorization = key ? "Authorization: Bearer s3cret\r\n" : ""
+                return try await RawHTTP.exchange(
+                    port: port,
+                    "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(authorization)Connection: close\r\n\r\n"
+                ).status
+            }
+            let open = ["/v2/health/live", "/v2/health/ready", "/v1/models", "/v2", "/openapi.json", "/metrics"]
+            for path in open {
+                #expect(try await status("GET", path) == 200, "GET \(path)")
+                #expect(try await status("HEAD", path) == 200, "HEAD \(path)")
+            }
+            for path in ["/v1/albums", "/v1/imports", "/v1/streams"] {
+                #expect(try await status("HEAD", path) == 401, "HEAD \(path) without a key")
+                let get = try await status("GET", path, key: true)
+                #expect(try await status("HEAD", path, key: true) == get, "HEAD \(path) with the key")
+            }
         }
     }
 }

@@ -143,10 +143,16 @@ struct ServeCommandTests {
 
     /// What `bulk` prints for a photo (every pixel decoded, as the server does): the reference
     /// the server must equal (the CLI's answers are compared with Python's in the task tests).
-    func cliLine(_ model: String, _ photo: String) throws -> [String: Any] {
-        let result = try ProcessResult.run(
-            Fixtures.netrunner,
-            ["bulk", "--exact-decoding", "--no-progress", "--model", Fixtures.path("Models/bundles/\(model)"), photo])
+    func cliLine(_ model: String, _ photo: String) async throws -> [String: Any] {
+        // Waited for on a thread of its own: a server in this process may be running.
+        let result = try await OffPool.run {
+            try ProcessResult.run(
+                Fixtures.netrunner,
+                [
+                    "bulk", "--exact-decoding", "--no-progress", "--model", Fixtures.path("Models/bundles/\(model)"),
+                    photo,
+                ])
+        }
         #expect(result.status == 0, "\(result.stderr)")
         return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
     }
@@ -158,14 +164,15 @@ struct ServeCommandTests {
     /// Issue 25: with the repository's Models folder, serve listed 11 models for 4 networks.
     @Test("The repository's Models folder: each network served once, bundles over their bare model files")
     func oneNetworkOnce() async throws {
-        let server = try await ServerProcess(["--no-import"], models: Fixtures.path("Models"))
-        defer { server.expectCleanStop() }
-        let list = try await server.request("/v1/models")
-        let ids = (list.json["models"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
-        #expect(ids.contains("mobilenet-v2-1.0-224-float32") && !ids.contains("mobilenet_v2_1.0_224_float32"), "\(ids)")
-        #expect(ids.contains("mobilenet-v2-1.0-224-uint8") && !ids.contains("mobilenet_v2_1.0_224_uint8"), "\(ids)")
-        #expect(ids.contains("face-detection-short-range-ssd") && !ids.contains("face_detection_short_range_ssd"))
-        #expect(Set(ids).count == ids.count && ids.count == 6, "\(ids)")
+        try await LiveServer.serve(["--no-import"], models: Fixtures.path("Models")) { server in
+            let list = try await server.request("/v1/models")
+            let ids = (list.json["models"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            #expect(
+                ids.contains("mobilenet-v2-1.0-224-float32") && !ids.contains("mobilenet_v2_1.0_224_float32"), "\(ids)")
+            #expect(ids.contains("mobilenet-v2-1.0-224-uint8") && !ids.contains("mobilenet_v2_1.0_224_uint8"), "\(ids)")
+            #expect(ids.contains("face-detection-short-range-ssd") && !ids.contains("face_detection_short_range_ssd"))
+            #expect(Set(ids).count == ids.count && ids.count == 6, "\(ids)")
+        }
     }
 
     @Test(
@@ -257,53 +264,57 @@ struct ServeCommandTests {
     func liveRoute() async throws {
         let python = Fixtures.path(".venv-test/bin/python")
         try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
-        let server = try await ServerProcess(["--threads", "1"])
-        defer { server.expectCleanStop() }
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let broken = try folder.write(Data("not a frame".utf8), named: "broken.jpg")
-        let run = try ProcessResult.run(
-            python,
-            [
-                Fixtures.path("tools/serve/live_check.py"), server.base.absoluteString, Self.classifier, Self.coffee,
-                Fixtures.path("Tests/Fixtures/Photos/test/eagle.jpg"), broken,
-            ])
-        #expect(run.status == 0, "\(run.stderr)")
-        let lines = try run.stdout.split(separator: "\n").map {
-            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-        }
-        #expect(lines.count == 4)
-        let schema = try JSONSchemaCheck("docs/results-line.schema.json")
-        for (index, line) in lines.prefix(3).enumerated() {
-            #expect(line["frame"] as? Int == index + 1)
-            let result = try #require(line["result"] as? [String: Any])
-            let text = String(decoding: try JSONSerialization.data(withJSONObject: result), as: UTF8.self)
-            #expect(schema.problems(ofLine: text).isEmpty, "\(text)")
-        }
-        func top(_ line: [String: Any]) -> String? {
-            ((line["result"] as? [String: Any])?["inference_results"] as? [String: Any]).flatMap {
-                ($0["classification"] as? [[String: Any]])?.first?["display_name"] as? String
+        try await LiveServer.serve(["--threads", "1"]) { server in
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            let broken = try folder.write(Data("not a frame".utf8), named: "broken.jpg")
+            // The client waited for on a thread of its own: the server answering it is in this process.
+            let base = server.base.absoluteString
+            let run = try await OffPool.run {
+                try ProcessResult.run(
+                    python,
+                    [
+                        Fixtures.path("tools/serve/live_check.py"), base, Self.classifier, Self.coffee,
+                        Fixtures.path("Tests/Fixtures/Photos/test/eagle.jpg"), broken,
+                    ])
             }
-        }
-        #expect(top(lines[0]) == "espresso" && top(lines[1]) == "bald eagle")
-        #expect(lines[0]["input_prefix"] as? String == "data:image/png;base64,")
-        #expect((lines[0]["input_length"] as? Int ?? 0) > 10_000)
-        let failed = try #require(lines[2]["result"] as? [String: Any])
-        #expect(failed["error"] as? Bool == true)
-        #expect((failed["error_description"] as? String)?.contains("not a JPEG, PNG, BMP or PNM image") == true)
-        #expect((lines[3]["unknown_model"] as? String)?.hasPrefix("No model \"nope\" here") == true, "\(lines[3])")
-        #expect(lines[3]["closed"] as? Bool == true)
+            #expect(run.status == 0, "\(run.stderr)")
+            let lines = try run.stdout.split(separator: "\n").map {
+                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
+            #expect(lines.count == 4)
+            let schema = try JSONSchemaCheck("docs/results-line.schema.json")
+            for (index, line) in lines.prefix(3).enumerated() {
+                #expect(line["frame"] as? Int == index + 1)
+                let result = try #require(line["result"] as? [String: Any])
+                let text = String(decoding: try JSONSerialization.data(withJSONObject: result), as: UTF8.self)
+                #expect(schema.problems(ofLine: text).isEmpty, "\(text)")
+            }
+            func top(_ line: [String: Any]) -> String? {
+                ((line["result"] as? [String: Any])?["inference_results"] as? [String: Any]).flatMap {
+                    ($0["classification"] as? [[String: Any]])?.first?["display_name"] as? String
+                }
+            }
+            #expect(top(lines[0]) == "espresso" && top(lines[1]) == "bald eagle")
+            #expect(lines[0]["input_prefix"] as? String == "data:image/png;base64,")
+            #expect((lines[0]["input_length"] as? Int ?? 0) > 10_000)
+            let failed = try #require(lines[2]["result"] as? [String: Any])
+            #expect(failed["error"] as? Bool == true)
+            #expect((failed["error_description"] as? String)?.contains("not a JPEG, PNG, BMP or PNM image") == true)
+            #expect((lines[3]["unknown_model"] as? String)?.hasPrefix("No model \"nope\" here") == true, "\(lines[3])")
+            #expect(lines[3]["closed"] as? Bool == true)
 
-        let page = try await server.request("/")
-        #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
-        let html = String(decoding: page.body, as: UTF8.self)
-        #expect(html.contains("<script src=\"/app.js\">") && html.contains("/app.css"))
-        let script = try await server.request("/app.js")
-        #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
-        let javascript = String(decoding: script.body, as: UTF8.self)
-        #expect(javascript.contains("getUserMedia") && javascript.contains("/v1/live"))
-        for text in [html, javascript, String(decoding: try await server.request("/app.css").body, as: UTF8.self)] {
-            #expect(!text.contains("http://") && !text.contains("https://"), "nothing fetched from elsewhere")
+            let page = try await server.request("/")
+            #expect(page.status == 200 && page.headers["content-type"]?.hasPrefix("text/html") == true)
+            let html = String(decoding: page.body, as: UTF8.self)
+            #expect(html.contains("<script src=\"/app.js\">") && html.contains("/app.css"))
+            let script = try await server.request("/app.js")
+            #expect(script.status == 200 && script.headers["content-type"]?.hasPrefix("text/javascript") == true)
+            let javascript = String(decoding: script.body, as: UTF8.self)
+            #expect(javascript.contains("getUserMedia") && javascript.contains("/v1/live"))
+            for text in [html, javascript, String(decoding: try await server.request("/app.css").body, as: UTF8.self)] {
+                #expect(!text.contains("http://") && !text.contains("https://"), "nothing fetched from elsewhere")
+            }
         }
     }
 
@@ -414,59 +425,60 @@ struct ServeCommandTests {
             .write(to: URL(fileURLWithPath: folder.path("site/flowers.tflite")))
         let site = try FileServer(folder: folder.path("site"))
         defer { site.stop() }
-        let server = try await ServerProcess(
-            ["--threads", "1", "--allow-private-imports"], models: folder.path("Models"))
-        defer { server.expectCleanStop() }
+        try await LiveServer.serve(["--threads", "1", "--allow-private-imports"], models: folder.path("Models")) {
+            server in
 
-        let json = "application/json"
-        let broken = try await server.request(
-            "/v1/imports", method: "POST", body: Data("{\"url\": ".utf8), contentType: json)
-        #expect(broken.status == 400)
-        #expect((broken.json["error_description"] as? String)?.contains("line 1, column 9") == true, "\(broken.json)")
-        let local = try await server.request(
-            "/v1/imports", method: "POST", body: Data(#"{"url": "/etc/passwd"}"#.utf8), contentType: json)
-        #expect(local.status == 400)
-        #expect((local.json["error_description"] as? String)?.hasPrefix("Only http:// and https:// URLs") == true)
+            let json = "application/json"
+            let broken = try await server.request(
+                "/v1/imports", method: "POST", body: Data("{\"url\": ".utf8), contentType: json)
+            #expect(broken.status == 400)
+            #expect(
+                (broken.json["error_description"] as? String)?.contains("line 1, column 9") == true, "\(broken.json)")
+            let local = try await server.request(
+                "/v1/imports", method: "POST", body: Data(#"{"url": "/etc/passwd"}"#.utf8), contentType: json)
+            #expect(local.status == 400)
+            #expect((local.json["error_description"] as? String)?.hasPrefix("Only http:// and https:// URLs") == true)
 
-        func follow(_ url: String) async throws -> [String: Any] {
-            let started = try await server.request(
-                "/v1/imports", method: "POST", body: Data(#"{"url": "\#(url)"}"#.utf8), contentType: json)
-            #expect(started.status == 202)
-            let id = try #require(started.json["id"] as? String)
-            #expect(started.headers["location"] == "/v1/imports/\(id)")
-            for _ in 0..<300 {
-                let job = try await server.request("/v1/imports/\(id)").json
-                if job["state"] as? String == "installed" || job["state"] as? String == "failed" { return job }
-                try await Task.sleep(for: .milliseconds(100))
+            func follow(_ url: String) async throws -> [String: Any] {
+                let started = try await server.request(
+                    "/v1/imports", method: "POST", body: Data(#"{"url": "\#(url)"}"#.utf8), contentType: json)
+                #expect(started.status == 202)
+                let id = try #require(started.json["id"] as? String)
+                #expect(started.headers["location"] == "/v1/imports/\(id)")
+                var job: [String: Any] = [:]
+                try await Eventually.wait(for: "the import of \(url) finished", upTo: .seconds(60)) {
+                    job = try await server.request("/v1/imports/\(id)").json
+                    return job["state"] as? String == "installed" || job["state"] as? String == "failed"
+                }
+                return job
             }
-            Issue.record("import of \(url) did not finish")
-            return [:]
+            let missing = try await follow(site.url("nothing.zip"))
+            #expect(missing["state"] as? String == "failed")
+            #expect((missing["error"] as? String)?.contains("the server answered 404") == true, "\(missing)")
+
+            let done = try await follow(site.url("flowers.tflite"))
+            #expect(done["state"] as? String == "installed", "\(done)")
+            #expect((done["model"] as? [String: Any])?["state"] as? String == "ready")
+            #expect(done["received_bytes"] as? Int == done["total_bytes"] as? Int)
+            let answer = try await server.request(
+                "/v1/models/flowers/classify", method: "POST",
+                body: try Data(contentsOf: URL(fileURLWithPath: Self.coffee)),
+                contentType: "image/jpeg")
+            #expect(answer.status == 200)
+            let results = answer.json["inference_results"] as? [String: Any]
+            #expect(((results?["classification"] as? [[String: Any]])?.first?["display_name"] as? String) == "espresso")
+            // The same id again: the job fails, naming it; the models folder keeps one copy.
+            let twice = try await follow(site.url("flowers.tflite"))
+            #expect((twice["error"] as? String)?.contains("\"flowers\" is already") == true, "\(twice)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("Models")) == ["flowers.tflite"])
         }
-        let missing = try await follow(site.url("nothing.zip"))
-        #expect(missing["state"] as? String == "failed")
-        #expect((missing["error"] as? String)?.contains("the server answered 404") == true, "\(missing)")
 
-        let done = try await follow(site.url("flowers.tflite"))
-        #expect(done["state"] as? String == "installed", "\(done)")
-        #expect((done["model"] as? [String: Any])?["state"] as? String == "ready")
-        #expect(done["received_bytes"] as? Int == done["total_bytes"] as? Int)
-        let answer = try await server.request(
-            "/v1/models/flowers/classify", method: "POST",
-            body: try Data(contentsOf: URL(fileURLWithPath: Self.coffee)),
-            contentType: "image/jpeg")
-        #expect(answer.status == 200)
-        let results = answer.json["inference_results"] as? [String: Any]
-        #expect(((results?["classification"] as? [[String: Any]])?.first?["display_name"] as? String) == "espresso")
-        // The same id again: the job fails, naming it; the models folder keeps one copy.
-        let twice = try await follow(site.url("flowers.tflite"))
-        #expect((twice["error"] as? String)?.contains("\"flowers\" is already") == true, "\(twice)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("Models")) == ["flowers.tflite"])
-
-        let closed = try await ServerProcess(["--threads", "1"])
-        defer { closed.expectCleanStop() }
-        let refused = try await closed.request(
-            "/v1/imports", method: "POST", body: Data(#"{"url": "http://127.0.0.1:1/x.zip"}"#.utf8), contentType: json)
-        #expect(refused.status == 403)
+        try await LiveServer.serve(["--threads", "1"]) { closed in
+            let refused = try await closed.request(
+                "/v1/imports", method: "POST", body: Data(#"{"url": "http://127.0.0.1:1/x.zip"}"#.utf8),
+                contentType: "application/json")
+            #expect(refused.status == 403)
+        }
     }
 
     @Test(
@@ -476,63 +488,66 @@ struct ServeCommandTests {
         let folder = try TemporaryFolder(prefix: "netrunner-serve-streams")
         defer { folder.remove() }
         let clip = try VideoClips.faces(in: folder.url.path)
-        let server = try await ServerProcess([
+        try await LiveServer.serve([
             "--stream", "cam=" + clip, "--stream", folder.path("missing.mp4"), "--stream-interval", "50",
             "--api-key", "k",
-        ])
-        defer { server.expectCleanStop() }
-        let key = ["Authorization": "Bearer k"]
-        #expect(try await server.request("/v1/streams").status == 401)
-        // The 1-second clip plays at its own rate and loops: wait for the second pass.
-        var status: [String: Any] = [:]
-        for _ in 0..<100 {
-            status = try await server.request("/v1/streams/cam", headers: key).json
-            if (status["restarts"] as? Int ?? 0) >= 1, (status["inferred"] as? Int ?? 0) >= 12 { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        #expect(status["state"] as? String == "running" || status["state"] as? String == "restarting", "\(status)")
-        #expect((status["restarts"] as? Int ?? 0) >= 1 && (status["inferred"] as? Int ?? 0) >= 10, "\(status)")
-        #expect(status["model"] as? String == Self.detector)
-        let line = try #require(status["result"] as? [String: Any])
-        let still = try cliLine("face_detection_short_range.tiobundle", Self.portraits)
-        let found = (results(line)["detection"] as? [[String: Any]] ?? []).compactMap { $0["box"] as? [Double] }
-        let expected = (results(still)["detection"] as? [[String: Any]] ?? []).compactMap { $0["box"] as? [Double] }
-        #expect(found.count == 2 && expected.count == 2)
-        for box in expected {
-            let best = found.map { StreamCommandTests().iou(box, $0) }.max() ?? 0
-            #expect(best >= 0.9, "IoU \(best)")
-        }
-        let frame = try await server.request("/v1/streams/cam/frame.jpg", headers: key)
-        #expect(frame.status == 200 && frame.headers["content-type"] == "image/jpeg")
-        #expect(frame.body.prefix(2) == Data([0xFF, 0xD8]))
-        // A source that cannot be read: named, failing, retried; the server goes on.
-        let broken = try await server.request("/v1/streams/stream2", headers: key).json
-        #expect(broken["state"] as? String == "failed", "\(broken)")
-        #expect((broken["problem"] as? String)?.contains("missing.mp4: no such file") == true, "\(broken)")
-        let list = try await server.request("/v1/streams", headers: key).json
-        #expect((list["streams"] as? [[String: Any]])?.count == 2)
-        #expect(try await server.request("/v1/streams/nope", headers: key).status == 404)
-        #expect(try await server.request("/v1/streams/stream2/frame.jpg", headers: key).status == 404)
-        // Prometheus: each stream's frames by outcome (counters, never going down), restarts, up.
-        func metric(_ name: String, _ labels: String) async throws -> Double? {
-            let text = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
-            let prefix = name + "{" + labels + "} "
-            return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap {
-                Double($0.dropFirst(prefix.count))
+        ]) { server in
+            let key = ["Authorization": "Bearer k"]
+            #expect(try await server.request("/v1/streams").status == 401)
+            // The 1-second clip plays at its own rate and loops: wait for the second pass.
+            var status: [String: Any] = [:]
+            try? await Eventually.wait(for: "the clip's second pass", upTo: .seconds(30)) {
+                status = try await server.request("/v1/streams/cam", headers: key).json
+                return (status["restarts"] as? Int ?? 0) >= 1 && (status["inferred"] as? Int ?? 0) >= 12
             }
+            #expect(status["state"] as? String == "running" || status["state"] as? String == "restarting", "\(status)")
+            #expect((status["restarts"] as? Int ?? 0) >= 1 && (status["inferred"] as? Int ?? 0) >= 10, "\(status)")
+            #expect(status["model"] as? String == Self.detector)
+            let line = try #require(status["result"] as? [String: Any])
+            let still = try await cliLine("face_detection_short_range.tiobundle", Self.portraits)
+            let found = (results(line)["detection"] as? [[String: Any]] ?? []).compactMap { $0["box"] as? [Double] }
+            let expected = (results(still)["detection"] as? [[String: Any]] ?? []).compactMap { $0["box"] as? [Double] }
+            #expect(found.count == 2 && expected.count == 2)
+            for box in expected {
+                let best = found.map { StreamCommandTests().iou(box, $0) }.max() ?? 0
+                #expect(best >= 0.9, "IoU \(best)")
+            }
+            let frame = try await server.request("/v1/streams/cam/frame.jpg", headers: key)
+            #expect(frame.status == 200 && frame.headers["content-type"] == "image/jpeg")
+            #expect(frame.body.prefix(2) == Data([0xFF, 0xD8]))
+            // A source that cannot be read: named, failing, retried; the server goes on.
+            let broken = try await server.request("/v1/streams/stream2", headers: key).json
+            #expect(broken["state"] as? String == "failed", "\(broken)")
+            #expect((broken["problem"] as? String)?.contains("missing.mp4: no such file") == true, "\(broken)")
+            let list = try await server.request("/v1/streams", headers: key).json
+            #expect((list["streams"] as? [[String: Any]])?.count == 2)
+            #expect(try await server.request("/v1/streams/nope", headers: key).status == 404)
+            #expect(try await server.request("/v1/streams/stream2/frame.jpg", headers: key).status == 404)
+            // Prometheus: each stream's frames by outcome (counters, never going down), restarts, up.
+            func metric(_ name: String, _ labels: String) async throws -> Double? {
+                let text = String(decoding: try await server.request("/metrics").body, as: UTF8.self)
+                let prefix = name + "{" + labels + "} "
+                return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap {
+                    Double($0.dropFirst(prefix.count))
+                }
+            }
+            let inferred = try #require(
+                try await metric("netrunner_stream_frames_total", #"stream="cam",outcome="inferred""#))
+            #expect(inferred >= Double(status["inferred"] as? Int ?? .max))
+            let received = try #require(
+                try await metric("netrunner_stream_frames_total", #"stream="cam",outcome="received""#))
+            #expect(received >= inferred)
+            #expect(try await metric("netrunner_stream_restarts_total", #"stream="cam""#) ?? 0 >= 1)
+            #expect(try await metric("netrunner_stream_up", #"stream="stream2""#) == 0)
+            #expect(try await metric("netrunner_stream_restarts_total", #"stream="stream2""#) != nil)
+            // Read again once the stream has gone on (a counter never goes down).
+            var later: Double?
+            try await Eventually.wait(for: "more frames inferred", upTo: .seconds(30)) {
+                later = try await metric("netrunner_stream_frames_total", #"stream="cam",outcome="inferred""#)
+                return (later ?? 0) > inferred
+            }
+            #expect(try #require(later) >= inferred)
         }
-        let inferred = try #require(
-            try await metric("netrunner_stream_frames_total", #"stream="cam",outcome="inferred""#))
-        #expect(inferred >= Double(status["inferred"] as? Int ?? .max))
-        let received = try #require(
-            try await metric("netrunner_stream_frames_total", #"stream="cam",outcome="received""#))
-        #expect(received >= inferred)
-        #expect(try await metric("netrunner_stream_restarts_total", #"stream="cam""#) ?? 0 >= 1)
-        #expect(try await metric("netrunner_stream_up", #"stream="stream2""#) == 0)
-        #expect(try await metric("netrunner_stream_restarts_total", #"stream="stream2""#) != nil)
-        try await Task.sleep(for: .milliseconds(300))
-        let later = try #require(try await metric("netrunner_stream_frames_total", #"stream="cam",outcome="inferred""#))
-        #expect(later >= inferred)
     }
 
     @Test("Broken and hostile clients: hang-ups, slowloris, 10,000 bad bodies; good requests still answered")
@@ -571,30 +586,34 @@ struct ServeCommandTests {
         let folder = try TemporaryFolder(prefix: "netrunner-openapi")
         defer { folder.remove() }
         let clip = try VideoClips.faces(in: folder.url.path)
-        let server = try await ServerProcess([
+        try await LiveServer.serve([
             "--threads", "2", "--albums", Fixtures.path("Tests/Fixtures/Photos/test"), "--stream", "cam=" + clip,
-        ])
-        defer { server.expectCleanStop() }
-        let document = try await server.request("/openapi.json")
-        #expect(document.status == 200 && document.json["openapi"] as? String == "3.0.3")
-        let wrongMethod = try await server.request("/v1/models", method: "DELETE")
-        #expect(wrongMethod.status == 405 && wrongMethod.headers["allow"] == "GET")
-        // Every check but "a schema-valid request is accepted": a binary body that is not an
-        // image is rejected (400) by design, and a schema cannot say "a JPEG". Every operation
-        // but Triton's unload, which takes models out of service (503 to what follows, by design).
-        let run = try ProcessResult.run(
-            schemathesis,
-            [
-                "run", server.base.absoluteString + "/openapi.json", "--checks", "all", "--exclude-checks",
-                "positive_data_acceptance", "--exclude-operation-id", "unloadModel", "--max-examples", "25", "--seed",
-                "20261123", "--no-color",
-            ], environment: ["SCHEMATHESIS_HOOKS": nil])
-        #expect(run.status == 0, "\(run.stdout.suffix(3000))")
-        // Every generated case passed ("N generated, N passed"); warnings (imports are off on
-        // this server: 403) are not failures.
-        let summary = run.stdout.firstMatch(of: /(\d+) generated, (\d+) passed\n/)
-        #expect(summary != nil && summary?.1 == summary?.2, "\(run.stdout.suffix(1500))")
-        #expect(!run.stdout.contains("FAILURES") && !run.stdout.contains("❌"), "\(run.stdout.suffix(1500))")
+        ]) { server in
+            let document = try await server.request("/openapi.json")
+            #expect(document.status == 200 && document.json["openapi"] as? String == "3.0.3")
+            let wrongMethod = try await server.request("/v1/models", method: "DELETE")
+            #expect(wrongMethod.status == 405 && wrongMethod.headers["allow"] == "GET")
+            // Every check but "a schema-valid request is accepted": a binary body that is not an
+            // image is rejected (400) by design, and a schema cannot say "a JPEG". Every operation
+            // but Triton's unload, which takes models out of service (503 to what follows, by design).
+            // Waited for on a thread of its own: the server it calls is in this process.
+            let schema = server.base.absoluteString + "/openapi.json"
+            let run = try await OffPool.run {
+                try ProcessResult.run(
+                    schemathesis,
+                    [
+                        "run", schema, "--checks", "all", "--exclude-checks", "positive_data_acceptance",
+                        "--exclude-operation-id", "unloadModel", "--max-examples", "25", "--seed", "20261123",
+                        "--no-color",
+                    ], environment: ["SCHEMATHESIS_HOOKS": nil])
+            }
+            #expect(run.status == 0, "\(run.stdout.suffix(3000))")
+            // Every generated case passed ("N generated, N passed"); warnings (imports are off on
+            // this server: 403) are not failures.
+            let summary = run.stdout.firstMatch(of: /(\d+) generated, (\d+) passed\n/)
+            #expect(summary != nil && summary?.1 == summary?.2, "\(run.stdout.suffix(1500))")
+            #expect(!run.stdout.contains("FAILURES") && !run.stdout.contains("❌"), "\(run.stdout.suffix(1500))")
+        }
     }
 
     @Test("A full queue answers 503 with Retry-After at once; SIGTERM lets requests in flight finish")
@@ -620,15 +639,15 @@ struct ServeCommandTests {
         // A request the server has read whole just before SIGTERM still gets its answer.
         let port = server.base.port ?? 0
         let last = try RawConnection(port: port)
-        last.send(
+        await last.send(
             "POST /v1/models/\(Self.classifier)/classify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
                 + "Content-Length: \(photo.count)\r\nConnection: close\r\n\r\n")
-        last.send([UInt8](photo))
+        await last.send([UInt8](photo))
         try await Eventually.wait(for: "the server reading the last request") {
             Loopback.hasRead(server.process.processIdentifier, port: port, from: last.localPort)
         }
         server.process.terminate()
-        let answered = RawConnection.status(last.readUntilClosed(timeout: .seconds(60)).bytes)
+        let answered = RawConnection.status(await last.readUntilClosed(timeout: .seconds(60)).bytes)
         #expect(answered == 200 || answered == 503, "\(String(describing: answered))")
         server.process.waitUntilExit()
         #expect(server.process.terminationStatus == 0)

@@ -100,7 +100,23 @@ extension NetRunnerNetCommand.Hub {
         }
 
         func run() async throws {
-            var logger = Logger(label: "netrunner.hub")
+            let hub = makeHub()
+            let folder = data
+            try await ListenFailure.explaining("netrunner hub serve", host: host, port: port) {
+                try await hub.run { host, port in
+                    Console.print("netrunner hub: listening on http://\(host):\(port) (data in \(folder))")
+                    Console.flush()
+                }
+            }
+        }
+
+        /// The hub ``run()`` serves: the options made into a configuration (the tests build
+        /// it in process, as the command does).
+        ///
+        /// - Parameter logger: The hub's logger (its level is set here).
+        /// - Returns: The hub, not started.
+        func makeHub(logger: Logger = Logger(label: "netrunner.hub")) -> HubServer {
+            var logger = logger
             logger.logLevel = .notice
             let key = adminKey ?? getenv("NETRUNNER_HUB_ADMIN_KEY").map { String(cString: $0) }
             var configuration = HubServer.Configuration(
@@ -112,14 +128,7 @@ extension NetRunnerNetCommand.Hub {
             configuration.maximumConnections = connections.maximumConnections
             configuration.drainTimeout = connections.drain
             configuration.adoptionLimit = adoptionLimit
-            let hub = HubServer(configuration: configuration, logger: logger)
-            let folder = data
-            try await ListenFailure.explaining("netrunner hub serve", host: host, port: port) {
-                try await hub.run { host, port in
-                    Console.print("netrunner hub: listening on http://\(host):\(port) (data in \(folder))")
-                    Console.flush()
-                }
-            }
+            return HubServer(configuration: configuration, logger: logger)
         }
     }
 

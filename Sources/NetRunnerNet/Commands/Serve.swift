@@ -158,7 +158,30 @@ extension NetRunnerNetCommand {
         }
 
         func run() async throws {
-            var logger = Logger(label: "netrunner.serve")
+            let (server, served) = try makeServer()
+            let (host, port) = (server.configuration.host, server.configuration.port)
+            let ids = served.map(\.id).joined(separator: ", ")
+            let threadCount = server.engine.configuration.threads
+            try await ListenFailure.explaining("netrunner serve", host: host, port: port) {
+                try await server.run { host, port in
+                    Console.print(
+                        "netrunner serve: listening on http://\(host):\(port) (\(served.count) models: \(ids))")
+                    Console.print("  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s)")
+                    Console.flush()
+                }
+            }
+        }
+
+        /// The server ``run()`` serves, with the models it serves: the options made into an
+        /// engine and a configuration (the tests build it in process, as the command does).
+        ///
+        /// - Parameter logger: The server's logger (its level is set here: `--verbose`).
+        /// - Returns: The server (not started) and its models.
+        /// - Throws: `ValidationError` for an unusable models folder or keys file.
+        func makeServer(logger: Logger = Logger(label: "netrunner.serve")) throws -> (
+            server: InferenceServer, served: [ServedModel]
+        ) {
+            var logger = logger
             logger.logLevel = verbose ? .debug : .notice
             let served = try servedModels()
             var keys = Set(apiKeys)
@@ -194,16 +217,7 @@ extension NetRunnerNetCommand {
             configuration.idleTimeout = connections.idle
             configuration.maximumConnections = connections.maximumConnections
             configuration.drainTimeout = connections.drain
-            let server = InferenceServer(engine: engine, configuration: configuration, logger: logger)
-            let ids = served.map(\.id).joined(separator: ", ")
-            try await ListenFailure.explaining("netrunner serve", host: host, port: port) {
-                try await server.run { host, port in
-                    Console.print(
-                        "netrunner serve: listening on http://\(host):\(port) (\(served.count) models: \(ids))")
-                    Console.print("  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s)")
-                    Console.flush()
-                }
-            }
+            return (InferenceServer(engine: engine, configuration: configuration, logger: logger), served)
         }
 
         /// Why a `--models` folder that does not exist is refused, with the closest folder beside

@@ -57,7 +57,8 @@ final class LiveServer: Sendable {
         let group = ServiceGroup(configuration: configuration)
         self.group = group
         let ended = Mutex<String?>(nil)
-        running = Task {
+        // On threads of its own, not the cooperative pool that blocking tests can fill.
+        running = Task(executorPreference: ServerThreads.shared) {
             do {
                 try await group.run()
                 ended.withLock { $0 = "stopped" }

@@ -58,6 +58,24 @@ final class RawConnection: @unchecked Sendable {
     @discardableResult
     func send(_ text: String) async -> Bool { await send(Array(text.utf8)) }
 
+    /// Connects `count` times and sends `text` on each, all on one thread.
+    ///
+    /// - Parameters:
+    ///   - count: How many connections.
+    ///   - port: The server's port.
+    ///   - text: What each sends.
+    /// - Returns: The connections.
+    /// - Throws: ``RawHTTPError`` when a connection fails.
+    static func open(_ count: Int, port: Int, sending text: String) async throws -> [RawConnection] {
+        try await OffPool.run {
+            try (0..<count).map { _ in
+                let connection = try RawConnection(port: port)
+                _ = connection.sendBlocking(Array(text.utf8))
+                return connection
+            }
+        }
+    }
+
     private func sendBlocking(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
@@ -79,6 +97,21 @@ final class RawConnection: @unchecked Sendable {
     /// the server closed.
     func readUntilClosed(timeout: Duration) async -> (bytes: [UInt8], closed: Bool) {
         await OffPool.run { self.readBlocking(timeout: timeout) }
+    }
+
+    /// Reads each connection until the server closes it or `deadline` passes, all on one
+    /// thread (one hop back to the test, however many connections).
+    ///
+    /// - Parameters:
+    ///   - connections: The connections, read in order.
+    ///   - deadline: When to stop waiting for any of them.
+    /// - Returns: What came on each, and whether the server closed it.
+    static func readUntilClosed(
+        _ connections: [RawConnection], deadline: ContinuousClock.Instant
+    ) async -> [(bytes: [UInt8], closed: Bool)] {
+        await OffPool.run {
+            connections.map { $0.readBlocking(timeout: max(.milliseconds(1), deadline - ContinuousClock.now)) }
+        }
     }
 
     private func readBlocking(timeout: Duration) -> (bytes: [UInt8], closed: Bool) {

@@ -1,8 +1,9 @@
 package import NetRunnerImage
 import Synchronization
 
-/// The vision tasks the library runs: ``ImageTask/Kind/classification`` and
-/// ``ImageTask/Kind/detection`` from the start, and any task registered beside them.
+/// The vision tasks the library runs: ``ImageTask/Kind/classification``,
+/// ``ImageTask/Kind/detection``, ``ImageTask/Kind/pose`` and ``ImageTask/Kind/segmentation``
+/// from the start, and any task registered beside them.
 ///
 /// Everything that depends on what a model does (making its task, telling the task from a
 /// `model.type`, writing and reading its results line, printing, drawing) asks here, so a
@@ -13,7 +14,7 @@ import Synchronization
 ///     let task = try ImageTask(modelAt: "mean.tiobundle")   // model.type "image.mean_score"
 public enum VisionTaskRegistry {
     private static let registered = Mutex<[any VisionTaskDefinition]>([
-        ClassificationDefinition(), DetectionDefinition(),
+        ClassificationDefinition(), DetectionDefinition(), PoseDefinition(), SegmentationDefinition(),
     ])
 
     /// Registers a task, or replaces the definition registered under its kind.
@@ -29,7 +30,7 @@ public enum VisionTaskRegistry {
         }
     }
 
-    /// Every registered task, the library's two first.
+    /// Every registered task, the library's four first.
     public static var definitions: [any VisionTaskDefinition] {
         registered.withLock { $0 }
     }

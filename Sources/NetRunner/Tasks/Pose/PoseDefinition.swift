@@ -1,0 +1,141 @@
+import NetRunnerImage
+import NetRunnerSupport
+
+/// The pose estimator as a registered task: ``PoseEstimator`` and ``PoseResult``.
+///
+/// Its part of a results line is `inference_results.pose`, the keypoints in COCO's order, each
+/// `{"name", "x", "y", "score"}` with `x` and `y` in the image's pixels, beside `image_width`
+/// and `image_height`. Keypoints scoring under ``shownScore`` are kept in the result but not
+/// drawn, nor counted in the pose's box.
+struct PoseDefinition: VisionTaskDefinition {
+    typealias Task = PoseEstimator
+
+    /// The score under which a keypoint is not drawn (MoveNet's demos use 0.11 to 0.3).
+    static let shownScore: Float = 0.2
+
+    var kind: ImageTask.Kind { .pose }
+    var verb: String { "pose" }
+    var modelName: String { "pose estimator" }
+    var modelNameWithArticle: String { "a pose estimator" }
+    var locatesInImage: Bool { true }
+    var assumedPreprocessing: String {
+        "RGB, the whole image stretched to the input (no crop), raw bytes for uint8 inputs (MoveNet's convention)"
+    }
+
+    func names(modelType: String) -> Bool {
+        modelType.hasPrefix("image.pose")
+    }
+
+    func makeTask(model: LoadedModel, options: ImageTask.Options) throws -> PoseEstimator {
+        try PoseEstimator(model: model, options: options.poseOptions)
+    }
+
+    func encode(_ result: PoseResult, to encoder: any Encoder) throws {
+        var line = encoder.container(keyedBy: ResultsLineKey.self)
+        try line.encode(result.imageWidth, forKey: "image_width")
+        try line.encode(result.imageHeight, forKey: "image_height")
+        var results = line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
+        try results.encode(result.keypoints, forKey: .results(of: kind))
+    }
+
+    func decode(from decoder: any Decoder, timings: ResultTimings) throws -> PoseResult {
+        let line = try decoder.container(keyedBy: ResultsLineKey.self)
+        let results = try line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
+        return PoseResult(
+            keypoints: try results.decode([PoseKeypoint].self, forKey: .results(of: kind)),
+            imageSize: PixelSize(
+                width: try line.decode(Int.self, forKey: "image_width"),
+                height: try line.decode(Int.self, forKey: "image_height")),
+            decodingMilliseconds: timings.decoding, preprocessingMilliseconds: timings.preprocessing,
+            inferenceMilliseconds: timings.inference)
+    }
+
+    func csvFields(_ result: PoseResult) -> (answer: String, score: String, results: String) {
+        let keypoints = result.keypoints.map { "\($0.name):\($0.score)@\($0.x) \($0.y)" }
+        return ("pose", String(result.score), keypoints.joined(separator: ";"))
+    }
+
+    func textLines(_ result: PoseResult, image: String) -> [String] {
+        let timing = stageTimes(
+            decode: result.decodingMilliseconds, preprocess: result.preprocessingMilliseconds,
+            inference: result.inferenceMilliseconds)
+        var lines = [
+            "\(image)  \(result.imageWidth)x\(result.imageHeight)  pose score \(fixedDecimals(Double(result.score), 3))"
+                + "  (\(timing))"
+        ]
+        for keypoint in result.keypoints {
+            lines.append(
+                "  \(fixedDecimals(Double(keypoint.score), 3))  \(keypoint.name)  "
+                    + "(\(fixedDecimals(Double(keypoint.x), 1)), \(fixedDecimals(Double(keypoint.y), 1)))")
+        }
+        return lines
+    }
+
+    func summary(_ result: PoseResult) -> String {
+        let shown = result.keypoints.filter { $0.score >= Self.shownScore }
+        return "pose \(fixedDecimals(Double(result.score), 2)), \(shown.count) of \(result.keypoints.count) keypoints"
+    }
+
+    func shownAnswers(_ result: PoseResult) -> [(label: String, score: Float, box: [Float]?)] {
+        let shown = result.keypoints.filter { $0.score >= Self.shownScore }
+        guard let minX = shown.map(\.x).min(), let maxX = shown.map(\.x).max(), let minY = shown.map(\.y).min(),
+            let maxY = shown.map(\.y).max()
+        else { return [("pose", result.score, nil)] }
+        return [("pose", result.score, [minX, minY, maxX - minX, maxY - minY])]
+    }
+
+    func imageSize(_ result: PoseResult) -> PixelSize? {
+        PixelSize(width: result.imageWidth, height: result.imageHeight)
+    }
+
+    func draw(_ result: PoseResult, on image: PixelBuffer) throws(ImageError) -> PixelBuffer {
+        var canvas = image.format == .rgb24 ? image : image.converted(to: .rgb24)
+        let thickness = max(2, min(canvas.width, canvas.height) / 150)
+        let keypoints = result.keypoints
+        for (index, edge) in PoseEstimator.skeleton.enumerated()
+        where edge.from < keypoints.count && edge.to < keypoints.count {
+            let (a, b) = (keypoints[edge.from], keypoints[edge.to])
+            guard a.score >= Self.shownScore, b.score >= Self.shownScore else { continue }
+            Self.line(from: a, to: b, thickness: thickness, color: Annotator.color(forClass: index), on: &canvas)
+        }
+        for keypoint in keypoints where keypoint.score >= Self.shownScore {
+            guard let x = Self.pixel(keypoint.x), let y = Self.pixel(keypoint.y) else { continue }
+            let radius = thickness + 1
+            canvas.fill(PixelRect(x: x - radius, y: y - radius, width: 2 * radius, height: 2 * radius), color: .white)
+        }
+        return canvas
+    }
+
+    func scaled(_ result: PoseResult, from size: PixelSize, to target: PixelSize) -> PoseResult {
+        var result = result
+        let sx = Float(target.width) / Float(size.width)
+        let sy = Float(target.height) / Float(size.height)
+        result.keypoints = result.keypoints.map {
+            PoseKeypoint(name: $0.name, x: $0.x * sx, y: $0.y * sy, score: $0.score)
+        }
+        result.imageWidth = target.width
+        result.imageHeight = target.height
+        return result
+    }
+
+    /// A bone: squares of `thickness` stepped along the segment.
+    private static func line(
+        from a: PoseKeypoint, to b: PoseKeypoint, thickness: Int, color: PixelColor, on canvas: inout PixelBuffer
+    ) {
+        guard let x0 = pixel(a.x), let y0 = pixel(a.y), let x1 = pixel(b.x), let y1 = pixel(b.y) else { return }
+        let steps = min(max(abs(x1 - x0), abs(y1 - y0), 1), 100_000)
+        for step in 0...steps {
+            let x = x0 + (x1 - x0) * step / steps
+            let y = y0 + (y1 - y0) * step / steps
+            canvas.fill(
+                PixelRect(x: x - thickness / 2, y: y - thickness / 2, width: thickness, height: thickness), color: color
+            )
+        }
+    }
+
+    /// A coordinate as a pixel index; `nil` for one a model made up (not finite, far off).
+    private static func pixel(_ value: Float) -> Int? {
+        guard value.isFinite, abs(value) < 1_000_000 else { return nil }
+        return Int(value.rounded())
+    }
+}

@@ -1,0 +1,225 @@
+import FoundationEssentials
+public import NetRunnerImage
+import NetRunnerSupport
+public import TensorFlowLite
+
+/// Labels every pixel of an image with a class, with a semantic segmentation model such as
+/// DeepLab v3 (Pascal VOC's 21 classes).
+///
+///     let segmenter = try ImageSegmenter(modelPath: "Models/deeplabv3_mnv2_pascal_quant.tflite")
+///     let result = try segmenter.run(.file("bird.png"))
+///     for area in result.areas { print(area.label ?? "class \(area.index)", area.pixels) }
+///
+/// The whole image is resized to the input (no crop, as Python's reference does). The model's
+/// first output is either class indices (`[1, H, W]`, int64 for Coral's DeepLab) or scores
+/// (`[1, H, W, classes]`, float or quantized; the best class of each pixel is taken). The
+/// ``CategoryMask`` is made at the image's size by nearest neighbour (Pillow's `NEAREST`), row
+/// by row: a byte per image pixel and nothing per class, so a 100-megapixel photo needs about
+/// 100 MB for its mask. Labels are the model's (a labels file, its description or metadata),
+/// else Pascal VOC's 21 (``pascalVOCLabels``) for a model of 21 classes or of class indices.
+///
+/// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
+public final class ImageSegmenter: VisionTask {
+    /// Options of a segmenter: the ``BaseOptions`` and nothing of its own yet.
+    public struct Options: VisionTaskOptions {
+        /// Threads, accelerator, error logging and decoding (``BaseOptions``).
+        public var baseOptions = BaseOptions()
+
+        /// Creates the default options.
+        public init() {}
+
+        /// The whole image stretched to the input; the rest from the model's description.
+        public var preprocessingChoices: ImagePreprocessing.Choices { .init() }
+    }
+
+    /// Pascal VOC 2012's 21 classes, `background` first (Coral's `pascal_voc_segmentation_labels.txt`).
+    public static let pascalVOCLabels = [
+        "background", "aeroplane", "bicycle", "bird", "boat", "bottle", "bus", "car", "cat", "chair", "cow",
+        "diningtable", "dog", "horse", "motorbike", "person", "pottedplant", "sheep", "sofa", "train", "tvmonitor",
+    ]
+
+    /// What the model's first output holds.
+    enum Output: Equatable {
+        /// A class index per pixel.
+        case classIndices(height: Int, width: Int)
+        /// A score per class per pixel.
+        case scores(height: Int, width: Int, classes: Int)
+
+        var height: Int {
+            switch self {
+            case .classIndices(let height, _), .scores(let height, _, _): height
+            }
+        }
+        var width: Int {
+            switch self {
+            case .classIndices(_, let width), .scores(_, let width, _): width
+            }
+        }
+    }
+
+    /// ``ImageTask/Kind/segmentation``.
+    public static var kind: ImageTask.Kind { .segmentation }
+
+    /// The options the segmenter was created with.
+    public let options: Options
+    /// The labels of the model's classes.
+    public let labels: LabelMap?
+    /// The preprocessing, derived once from the model's input.
+    public var preprocessing: ImagePreprocessing { core.preprocessing }
+    /// The decoding options for this model.
+    public var decodingOptions: DecodingOptions { core.decodingOptions }
+    /// What the model runs on (``Accelerator/auto`` resolved).
+    public var accelerator: Accelerator { core.interpreter.accelerator }
+    /// Why a task asked for ``Accelerator/auto`` runs on the CPU, or `nil`.
+    public var acceleratorFallbackReason: String? { core.interpreter.acceleratorFallbackReason }
+
+    private let core: VisionTaskCore
+    private let output: Output
+
+    /// Creates a segmenter for a loaded model.
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - options: The options.
+    /// - Throws: ``InterpreterError`` for a bad model, ``NetRunnerError/notAnImageModel(model:reason:)``
+    ///   for an input that is not an image, ``NetRunnerError/unsupportedOutputs(model:reason:)``
+    ///   naming the outputs' shapes for a first output that is not a class map,
+    ///   ``NetRunnerError/labelCountMismatch(file:labels:classes:)`` for labels that do not fit.
+    public init(model: LoadedModel, options: Options = Options()) throws {
+        let interpreter = try VisionTaskCore.interpreter(for: model, options: options)
+        guard interpreter.inputTensorCount >= 1, interpreter.outputTensorCount >= 1 else {
+            throw NetRunnerError.notAnImageModel(model: model.name, reason: "it has no input or no output")
+        }
+        let core = try VisionTaskCore(
+            interpreter: interpreter, model: model, options: options,
+            taskDefaults: .init(cropping: .stretch, normalization: .minusOneToOne))
+        let outputs = try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) }
+        guard let output = Self.output(of: outputs[0]) else {
+            let shapes = outputs.map { "\($0.dataType) \($0.shape.dimensions)" }.joined(separator: ", ")
+            throw NetRunnerError.unsupportedOutputs(
+                model: model.name,
+                reason: "a segmenter needs a first output of class indices [1, height, width] (int64, int32 or "
+                    + "uint8, DeepLab's) or of scores [1, height, width, classes]; this model outputs \(shapes)")
+        }
+        var classCount: Int? = nil
+        if case .scores(_, _, let classes) = output { classCount = classes }
+        var labels = try model.labels(forOutput: 0, classCount: classCount)
+        if labels == nil, classCount == nil || classCount == Self.pascalVOCLabels.count {
+            labels = LabelMap(labels: Self.pascalVOCLabels)
+        }
+        self.core = core
+        self.output = output
+        self.labels = labels
+        self.options = options
+    }
+
+    /// The class map a tensor holds, or `nil`.
+    static func output(of tensor: Tensor) -> Output? {
+        let dimensions = tensor.shape.dimensions
+        guard dimensions.count == 3 || dimensions.count == 4, dimensions[0] == 1, dimensions.allSatisfy({ $0 > 0 })
+        else { return nil }
+        let (height, width) = (dimensions[1], dimensions[2])
+        let channels = dimensions.count == 4 ? dimensions[3] : 1
+        if channels == 1 {
+            return [.int64, .int32, .uInt8].contains(tensor.dataType)
+                ? .classIndices(height: height, width: width) : nil
+        }
+        return [.float32, .uInt8, .int8].contains(tensor.dataType)
+            ? .scores(height: height, width: width, classes: channels) : nil
+    }
+
+    /// Labels every pixel of an image in any form (file, bytes, pixels, decoded or prepared).
+    ///
+    /// - Parameter image: The image.
+    /// - Returns: The category mask at the original image's size, each class's area, and the
+    ///   time each stage took.
+    /// - Throws: ``ImageError`` for an unreadable image, ``InterpreterError`` from the runtime.
+    public func run(_ image: ImageInput) throws -> SegmentationResult {
+        let run = try core.run(image)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let tensor = try core.interpreter.output(at: 0)
+        let small = Self.classIndices(of: tensor.data, type: tensor.dataType, output: output)
+        let mask = Self.mask(small, width: output.width, height: output.height, transform: run.transform)
+        return SegmentationResult(
+            categoryMask: mask, labels: labels, decodingMilliseconds: run.decode.inMilliseconds,
+            preprocessingMilliseconds: run.preprocess.inMilliseconds,
+            inferenceMilliseconds: run.inference.inMilliseconds,
+            postprocessingMilliseconds: (clock.now - start).inMilliseconds)
+    }
+
+    /// The class index of each of the output's pixels: the index itself (255 for one that
+    /// does not fit a byte), or the best-scoring class (the first of equal scores, as numpy's
+    /// `argmax`).
+    static func classIndices(of data: Data, type: Tensor.DataType, output: Output) -> [UInt8] {
+        let count = output.width * output.height
+        var indices = [UInt8](repeating: CategoryMask.unknown, count: count)
+        data.withUnsafeBytes { bytes in
+            switch output {
+            case .classIndices:
+                for i in 0..<count {
+                    let value: Int
+                    switch type {
+                    case .int64: value = Int(bytes.loadUnaligned(fromByteOffset: 8 * i, as: Int64.self))
+                    case .int32: value = Int(bytes.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self))
+                    default: value = Int(bytes[i])
+                    }
+                    if value >= 0 && value < Int(CategoryMask.unknown) { indices[i] = UInt8(value) }
+                }
+            case .scores(_, _, let classes):
+                let best = min(classes, Int(CategoryMask.unknown))
+                for i in 0..<count {
+                    let base = i * classes
+                    var winner = 0
+                    switch type {
+                    case .float32:
+                        var top = -Float.infinity
+                        for c in 0..<best {
+                            let score = bytes.loadUnaligned(fromByteOffset: 4 * (base + c), as: Float.self)
+                            if score > top { (top, winner) = (score, c) }
+                        }
+                    case .int8:
+                        var top = Int.min
+                        for c in 0..<best where Int(Int8(bitPattern: bytes[base + c])) > top {
+                            (top, winner) = (Int(Int8(bitPattern: bytes[base + c])), c)
+                        }
+                    default:
+                        var top = Int.min
+                        for c in 0..<best where Int(bytes[base + c]) > top { (top, winner) = (Int(bytes[base + c]), c) }
+                    }
+                    indices[i] = UInt8(winner)
+                }
+            }
+        }
+        return indices
+    }
+
+    /// The model's class map at the image's size, row by row: each image pixel takes the class
+    /// of the output pixel its centre falls in (Pillow's `NEAREST` over the region the input
+    /// came from; ``CategoryMask/unknown`` outside it).
+    static func mask(_ small: [UInt8], width: Int, height: Int, transform: ImageTransform) -> CategoryMask {
+        let size = transform.imageSize
+        let region = transform.region
+        let scaleX = Double(width) / region.width
+        let scaleY = Double(height) / region.height
+        let columns = CategoryMask.nearest(count: size.width, source: width, offset: -region.x * scaleX, scale: scaleX)
+        let rows = CategoryMask.nearest(count: size.height, source: height, offset: -region.y * scaleY, scale: scaleY)
+        var indices = [UInt8](repeating: CategoryMask.unknown, count: size.width * size.height)
+        indices.withUnsafeMutableBufferPointer { mask in
+            for y in 0..<size.height where rows[y] >= 0 {
+                let source = rows[y] * width
+                let target = y * size.width
+                for x in 0..<size.width where columns[x] >= 0 { mask[target + x] = small[source + columns[x]] }
+            }
+        }
+        return CategoryMask(width: size.width, height: size.height, classIndices: indices)
+    }
+
+    /// The image the model received on the last run (see ``VisionTask/inputImage()``).
+    public func inputImage() throws -> PixelBuffer { try core.inputImage() }
+}
+
+extension ImageTask.Options {
+    /// These options as an ``ImageSegmenter``'s (see ``taskOptions(_:)``).
+    public var segmenterOptions: ImageSegmenter.Options { taskOptions() }
+}

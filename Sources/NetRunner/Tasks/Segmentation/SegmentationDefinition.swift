@@ -1,0 +1,159 @@
+import FoundationEssentials
+import NetRunnerImage
+import NetRunnerSupport
+
+/// The segmenter as a registered task: ``ImageSegmenter`` and ``SegmentationResult``.
+///
+/// Its part of a results line is `inference_results.segmentation`:
+///
+///     {"areas": [{"index": 3, "label": "bird", "pixels": 55767}, ...],
+///      "mask": {"encoding": "png", "width": 513, "height": 513, "data": "<base64>"}}
+///
+/// beside `image_width` and `image_height`. The mask is a grayscale PNG whose pixel values are
+/// the class indices, base64: lossless, a byte per pixel before compression, and masks (large
+/// areas of one class) compress to a few kilobytes, where run lengths would need a format of
+/// our own and grow with every edge. Any image reader opens it.
+struct SegmentationDefinition: VisionTaskDefinition {
+    typealias Task = ImageSegmenter
+
+    var kind: ImageTask.Kind { .segmentation }
+    var verb: String { "segment" }
+    var modelName: String { "segmenter" }
+    var modelNameWithArticle: String { "a segmenter" }
+    var locatesInImage: Bool { true }
+    var assumedPreprocessing: String {
+        "RGB, the whole image stretched to the input (no crop), raw bytes for uint8 inputs and values in [-1, 1] "
+            + "for float (DeepLab's convention)"
+    }
+
+    func names(modelType: String) -> Bool {
+        modelType.hasPrefix("image.segmentation")
+    }
+
+    func makeTask(model: LoadedModel, options: ImageTask.Options) throws -> ImageSegmenter {
+        try ImageSegmenter(model: model, options: options.segmenterOptions)
+    }
+
+    /// `inference_results.segmentation`.
+    private struct Line: Codable {
+        var areas: [SegmentationArea]
+        var mask: Mask
+    }
+
+    /// The mask in a results line.
+    private struct Mask: Codable {
+        var encoding: String
+        var width: Int
+        var height: Int
+        var data: String
+    }
+
+    func encode(_ result: SegmentationResult, to encoder: any Encoder) throws {
+        var line = encoder.container(keyedBy: ResultsLineKey.self)
+        try line.encode(result.categoryMask.width, forKey: "image_width")
+        try line.encode(result.categoryMask.height, forKey: "image_height")
+        let mask = Mask(
+            encoding: "png", width: result.categoryMask.width, height: result.categoryMask.height,
+            data: try result.categoryMask.pngData().base64EncodedString())
+        var results = line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
+        try results.encode(Line(areas: result.areas, mask: mask), forKey: .results(of: kind))
+    }
+
+    func decode(from decoder: any Decoder, timings: ResultTimings) throws -> SegmentationResult {
+        let results = try decoder.container(keyedBy: ResultsLineKey.self)
+            .nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
+        let line = try results.decode(Line.self, forKey: .results(of: kind))
+        guard line.mask.encoding == "png", let data = Data(base64Encoded: line.mask.data),
+            let mask = try? CategoryMask(pngData: data), mask.width == line.mask.width, mask.height == line.mask.height
+        else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .results(of: kind), in: results,
+                debugDescription: "the mask is a base64 grayscale PNG of width x height class indices")
+        }
+        var result = SegmentationResult(
+            categoryMask: mask, labels: nil, decodingMilliseconds: timings.decoding,
+            preprocessingMilliseconds: timings.preprocessing, inferenceMilliseconds: timings.inference)
+        result.areas = relabelled(result.areas, as: line.areas)
+        return result
+    }
+
+    func csvFields(_ result: SegmentationResult) -> (answer: String, score: String, results: String) {
+        let total = Float(max(result.categoryMask.width * result.categoryMask.height, 1))
+        let best = result.areas.first { $0.index != 0 } ?? result.areas.first
+        let areas = result.areas.map { "\(name(of: $0)):\(Float($0.pixels) / total)" }
+        return (
+            best.map(name) ?? "", best.map { String(Float($0.pixels) / total) } ?? "", areas.joined(separator: ";")
+        )
+    }
+
+    func textLines(_ result: SegmentationResult, image: String) -> [String] {
+        let timing = stageTimes(
+            decode: result.decodingMilliseconds, preprocess: result.preprocessingMilliseconds,
+            inference: result.inferenceMilliseconds)
+        var lines = ["\(image)  \(result.categoryMask.width)x\(result.categoryMask.height)  (\(timing))"]
+        for area in result.areas {
+            let percent = fixedDecimals(Double(result.fraction(of: area.index)) * 100, 2)
+            lines.append("  \(percent)%  \(name(of: area))  \(area.pixels) px")
+        }
+        return lines
+    }
+
+    func summary(_ result: SegmentationResult) -> String {
+        let areas = result.areas.prefix(4).map {
+            "\(name(of: $0)) \(fixedDecimals(Double(result.fraction(of: $0.index)) * 100, 1))%"
+        }
+        return areas.isEmpty ? "(nothing)" : areas.joined(separator: ", ")
+    }
+
+    func shownAnswers(_ result: SegmentationResult) -> [(label: String, score: Float, box: [Float]?)] {
+        result.areas.map { (name(of: $0), result.fraction(of: $0.index), nil) }
+    }
+
+    func imageSize(_ result: SegmentationResult) -> PixelSize? { result.imageSize }
+
+    /// The image with every pixel of a class other than the background (class 0) blended half
+    /// with the class's colour, and the classes' names and shares in the top-left corner.
+    func draw(_ result: SegmentationResult, on image: PixelBuffer) throws(ImageError) -> PixelBuffer {
+        var canvas = image.format == .rgb24 ? image : image.converted(to: .rgb24)
+        let mask = result.categoryMask.resized(to: canvas.size)
+        let colors = (0..<256).map { Annotator.color(forClass: $0) }
+        let (width, height, stride) = (canvas.width, canvas.height, canvas.bytesPerRow)
+        canvas.withUnsafeMutableBytes { bytes in
+            for y in 0..<height {
+                for x in 0..<width {
+                    let index = mask.classIndices[y * width + x]
+                    guard index != 0, index != CategoryMask.unknown else { continue }
+                    let color = colors[Int(index)]
+                    let offset = y * stride + 3 * x
+                    bytes[offset] = UInt8((UInt16(bytes[offset]) + UInt16(color.red)) / 2)
+                    bytes[offset + 1] = UInt8((UInt16(bytes[offset + 1]) + UInt16(color.green)) / 2)
+                    bytes[offset + 2] = UInt8((UInt16(bytes[offset + 2]) + UInt16(color.blue)) / 2)
+                }
+            }
+        }
+        let legend = result.areas.filter { $0.index != 0 }.prefix(5)
+            .map { (name(of: $0), result.fraction(of: $0.index), $0.index) }
+        return Annotator.drawLabels(Array(legend), on: canvas)
+    }
+
+    func scaled(_ result: SegmentationResult, from size: PixelSize, to target: PixelSize) -> SegmentationResult {
+        var scaled = result
+        scaled.categoryMask = result.categoryMask.resized(to: target)
+        scaled.areas = relabelled(
+            SegmentationResult(categoryMask: scaled.categoryMask, labels: nil).areas, as: result.areas)
+        return scaled
+    }
+
+    /// Areas counted again, with the labels the same classes had.
+    private func relabelled(_ areas: [SegmentationArea], as labelled: [SegmentationArea]) -> [SegmentationArea] {
+        areas.map { area in
+            var area = area
+            area.label = labelled.first { $0.index == area.index }?.label
+            return area
+        }
+    }
+
+    private func name(of area: SegmentationArea) -> String {
+        area.label ?? "class \(area.index)"
+    }
+}

@@ -1,0 +1,63 @@
+public import NetRunnerImage
+
+extension ImageTask.Kind {
+    /// It labels every pixel with a class (``ImageSegmenter``).
+    public static let segmentation = ImageTask.Kind("segmentation")
+}
+
+/// What an ``ImageSegmenter`` answers for one image: a class for every pixel of the image
+/// (``categoryMask``, at the image's size) and the area each class covers.
+public struct SegmentationResult: RegisteredTaskResult {
+    /// ``ImageTask/Kind/segmentation``.
+    public static let kind = ImageTask.Kind.segmentation
+
+    /// The class of every pixel, at the original image's size.
+    public var categoryMask: CategoryMask
+    /// Each class found and its area in pixels, largest first (``CategoryMask/unknown`` left out).
+    public var areas: [SegmentationArea]
+    /// Milliseconds spent decoding the file.
+    public var decodingMilliseconds: Double
+    /// Milliseconds spent turning the image into the model's input.
+    public var preprocessingMilliseconds: Double
+    /// Milliseconds spent in the runtime.
+    public var inferenceMilliseconds: Double
+    /// Milliseconds spent making the mask.
+    public var postprocessingMilliseconds: Double
+
+    /// Creates a result, its areas counted from the mask.
+    ///
+    /// - Parameters:
+    ///   - categoryMask: The mask.
+    ///   - labels: The classes' labels, by index.
+    ///   - decodingMilliseconds: Decoding time.
+    ///   - preprocessingMilliseconds: Preprocessing time.
+    ///   - inferenceMilliseconds: Inference time.
+    ///   - postprocessingMilliseconds: Post-processing time.
+    public init(
+        categoryMask: CategoryMask, labels: LabelMap?, decodingMilliseconds: Double = 0,
+        preprocessingMilliseconds: Double = 0, inferenceMilliseconds: Double = 0, postprocessingMilliseconds: Double = 0
+    ) {
+        var counts = [Int](repeating: 0, count: 256)
+        for index in categoryMask.classIndices { counts[Int(index)] += 1 }
+        self.categoryMask = categoryMask
+        self.areas = counts.indices.filter { counts[$0] > 0 && $0 != Int(CategoryMask.unknown) }
+            .map { SegmentationArea(index: $0, label: labels?[$0], pixels: counts[$0]) }
+            .sorted { ($0.pixels, -$0.index) > ($1.pixels, -$1.index) }
+        self.decodingMilliseconds = decodingMilliseconds
+        self.preprocessingMilliseconds = preprocessingMilliseconds
+        self.inferenceMilliseconds = inferenceMilliseconds
+        self.postprocessingMilliseconds = postprocessingMilliseconds
+    }
+
+    /// The original image's size.
+    public var imageSize: PixelSize { PixelSize(width: categoryMask.width, height: categoryMask.height) }
+
+    /// The share of the image a class covers, 0 to 1.
+    ///
+    /// - Parameter index: The class index.
+    /// - Returns: Its pixels over the image's.
+    public func fraction(of index: Int) -> Float {
+        let total = categoryMask.width * categoryMask.height
+        return Float(areas.first { $0.index == index }?.pixels ?? 0) / Float(max(total, 1))
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import NetRunnerImage
+import NetRunnerTestSupport
+import TensorFlowLite
+import Testing
+
+@testable import NetRunner
+
+/// DeepLab v3 on Coral's bird photo and on the squat photo, against Python's masks
+/// (`tools/pose/record.sh`: ai_edge_litert, Pillow BILINEAR to the input, NEAREST back) and
+/// Coral's own bird mask.
+@Suite("Image segmentation")
+struct ImageSegmenterTests {
+    static let model = "Models/deeplabv3_mnv2_pascal_quant.tflite"
+
+    static func mask(_ path: String) throws -> CategoryMask {
+        try CategoryMask(pngData: try Fixtures.data(path))
+    }
+
+    static func agreement(_ a: CategoryMask, _ b: CategoryMask) -> Double {
+        guard a.width == b.width, a.height == b.height else { return 0 }
+        let same = zip(a.classIndices, b.classIndices).count { $0 == $1 }
+        return Double(same) / Double(a.classIndices.count)
+    }
+
+    @Test("The bird: Python's mask on >= 99.5% of pixels, Coral's as closely as Python")
+    func bird() throws {
+        let segmenter = try ImageSegmenter(modelPath: Fixtures.path(Self.model))
+        let result = try segmenter.run(.file(Fixtures.path("Tests/Fixtures/Segmentation/bird_segmentation.png")))
+        #expect(result.categoryMask.width == 513 && result.categoryMask.height == 513)
+        let python = try Self.mask("Tests/Fixtures/Segmentation/bird_segmentation.python_mask.png")
+        let coral = try Self.mask("Tests/Fixtures/Segmentation/bird_segmentation_mask.png")
+        let withPython = Self.agreement(result.categoryMask, python)
+        let withCoral = Self.agreement(result.categoryMask, coral)
+        let pythonWithCoral = Self.agreement(python, coral)
+        print("segmentation bird: vs Python \(withPython), vs Coral \(withCoral) (Python vs Coral \(pythonWithCoral))")
+        #expect(withPython >= 0.995)
+        #expect(withCoral >= pythonWithCoral - 0.002)
+        let bird = try #require(result.areas.first { $0.index != 0 })
+        #expect(bird.label == "bird" && bird.index == 3)
+        #expect(result.areas.map(\.pixels).reduce(0, +) == 513 * 513)
+    }
+
+    @Test("The squat photo (500x610): resized to 513x513 and back, Python's mask on >= 99.5% of pixels")
+    func squat() throws {
+        var options = ImageTask.Options()
+        options.kind = .segmentation
+        let task = try ImageTask(modelAt: Fixtures.path(Self.model), options: options)
+        let answer = try task.run(fileAt: Fixtures.path("Tests/Fixtures/Pose/squat.png"))
+        let result = try #require(answer.result as? SegmentationResult)
+        let python = try Self.mask("Tests/Fixtures/Segmentation/squat.python_mask.png")
+        let withPython = Self.agreement(result.categoryMask, python)
+        print("segmentation squat: vs Python \(withPython)")
+        #expect(result.categoryMask.width == 500 && result.categoryMask.height == 610)
+        #expect(withPython >= 0.995)
+        #expect(result.areas.first { $0.index != 0 }?.label == "person")
+
+        let image = try ImageDecoder.decode(contentsOf: Fixtures.path("Tests/Fixtures/Pose/squat.png")).pixels
+        let drawn = try Annotator.draw(answer, on: image)
+        #expect(drawn.size == image.size && drawn != image)
+        let half = PixelSize(width: 250, height: 305)
+        let scaled = try #require(answer.scaled(from: image.size, to: half).result as? SegmentationResult)
+        #expect(scaled.imageSize == half && scaled.areas.map(\.pixels).reduce(0, +) == 250 * 305)
+    }
+
+    @Test("A model type image.segmentation.* picks the task; the dm05 model runs too")
+    func modelType() throws {
+        #expect(ImageTask.kind(type: "image.segmentation.deeplab") == .segmentation)
+        #expect(VisionTaskRegistry.definition(verb: "segment")?.locatesInImage == true)
+        let segmenter = try ImageSegmenter(modelPath: Fixtures.path("Models/deeplabv3_mnv2_dm05_pascal_quant.tflite"))
+        let result = try segmenter.run(.file(Fixtures.path("Tests/Fixtures/Segmentation/bird_segmentation.png")))
+        #expect(result.areas.contains { $0.label == "bird" })
+    }
+
+    @Test("Score outputs: the best class of each pixel, the first of equal scores, as numpy's argmax")
+    func scores() {
+        // 1x2 pixels, 3 classes: pixel 0 best is 2, pixel 1 ties 0 and 1.
+        let floats: [Float] = [0.1, 0.2, 0.7, 0.5, 0.5, 0.0]
+        let data = floats.withUnsafeBytes { Data($0) }
+        let output = ImageSegmenter.Output.scores(height: 1, width: 2, classes: 3)
+        #expect(ImageSegmenter.classIndices(of: data, type: .float32, output: output) == [2, 0])
+        let bytes = Data([10, 200, 3, 7, 7, 1])
+        #expect(ImageSegmenter.classIndices(of: bytes, type: .uInt8, output: output) == [1, 0])
+        let ids = [Int64(3), 300].withUnsafeBytes { Data($0) }
+        let classIndices = ImageSegmenter.Output.classIndices(height: 1, width: 2)
+        #expect(ImageSegmenter.classIndices(of: ids, type: .int64, output: classIndices) == [3, CategoryMask.unknown])
+    }
+
+    @Test("The mask is made at the image's size by nearest neighbour, a byte per pixel")
+    func upscale() {
+        let small: [UInt8] = [1, 2, 3, 4]  // 2x2
+        let transform = ImageTransform(
+            region: PixelRect(x: 0, y: 0, width: 4, height: 6), decodedSize: PixelSize(width: 4, height: 6),
+            imageSize: PixelSize(width: 4, height: 6))
+        let mask = ImageSegmenter.mask(small, width: 2, height: 2, transform: transform)
+        #expect(mask.classIndices == [1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4, 3, 3, 4, 4])
+        // A 4000x3000 image: its mask is 12 MB, whatever the number of classes.
+        let large = ImageTransform(
+            region: PixelRect(x: 0, y: 0, width: 4000, height: 3000), decodedSize: PixelSize(width: 4000, height: 3000),
+            imageSize: PixelSize(width: 4000, height: 3000))
+        #expect(ImageSegmenter.mask(small, width: 2, height: 2, transform: large).classIndices.count == 12_000_000)
+    }
+
+    @Test("A classifier loaded as a segmenter is refused, naming its output's shape")
+    func wrongModel() throws {
+        var options = ImageTask.Options()
+        options.kind = .segmentation
+        let error = #expect(throws: NetRunnerError.self) {
+            _ = try ImageTask(modelAt: Fixtures.path(Fixtures.MobileNet.uint8), options: options)
+        }
+        let message = error?.localizedDescription ?? ""
+        #expect(message.contains("[1, height, width]") && message.contains("uint8 [1, 1000]"), "\(message)")
+    }
+
+    @Test("The results line round-trips: the areas and the mask as a base64 PNG")
+    func resultsLine() throws {
+        let mask = CategoryMask(width: 3, height: 2, classIndices: [0, 3, 3, 0, 15, 255])
+        let result = SegmentationResult(
+            categoryMask: mask, labels: LabelMap(labels: ImageSegmenter.pascalVOCLabels), decodingMilliseconds: 1.5,
+            preprocessingMilliseconds: 2, inferenceMilliseconds: 3)
+        #expect(result.areas.map(\.index) == [0, 3, 15] && result.areas.map(\.pixels) == [2, 2, 1])
+        let record = ResultsLine(image: "bird.png", model: "deeplab", answer: result.imageAnswer)
+        let data = try JSONEncoder().encode(record)
+        let object = try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let line = try #require((object["inference_results"] as? [String: Any])?["segmentation"] as? [String: Any])
+        #expect((line["mask"] as? [String: Any])?["encoding"] as? String == "png")
+        #expect((line["areas"] as? [[String: Any]])?[1]["label"] as? String == "bird")
+        #expect(try JSONDecoder().decode(ResultsLine.self, from: data) == record)
+    }
+}

@@ -20,9 +20,9 @@ struct NetRunnerCommand: AsyncParsableCommand {
         abstract: "Run, inspect and measure TensorFlow Lite models on the LiteRT runtime.",
         version: CommandLineMain.version,
         subcommands: [
-            Classify.self, Detect.self, Run.self, Bulk.self, Report.self, Evaluate.self, NetworkedServe.self,
-            Inspect.self, Bench.self, Check.self, Bundle.self, NetworkedImport.self, NetworkedHub.self, Stream.self,
-            Models.self,
+            Classify.self, Detect.self, Pose.self, Segment.self, Run.self, Bulk.self, Report.self, Evaluate.self,
+            NetworkedServe.self, Inspect.self, Bench.self, Check.self, Bundle.self, NetworkedImport.self,
+            NetworkedHub.self, Stream.self, Models.self,
         ]
     )
 }

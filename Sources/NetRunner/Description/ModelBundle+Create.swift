@@ -85,7 +85,13 @@ extension ModelBundle {
                 "shape": tensor.shape.dimensions,
             ]
             if index == 0, let labels {
-                let classes = tensor.shape.dimensions.last ?? 0
+                // A segmenter's class indices (`[1, H, W]`) say nothing of how many classes it has.
+                let indexMap =
+                    ImageTask.kind(type: type) == .segmentation
+                    && ImageSegmenter.output(of: tensor)
+                        == .classIndices(
+                            height: tensor.shape.dimensions[safe: 1] ?? 0, width: tensor.shape.dimensions[safe: 2] ?? 0)
+                let classes = indexMap ? nil : tensor.shape.dimensions.last ?? 0
                 _ = try LabelMap(
                     text: String(decoding: labels.data, as: UTF8.self), source: labelsPath ?? modelPath,
                     classCount: classes)

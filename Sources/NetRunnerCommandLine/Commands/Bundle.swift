@@ -91,7 +91,10 @@ extension NetRunnerCommand.Bundle {
             help: "The image input's normalisation: [0,1], [-1,1] or SCALE,BIAS (default: the metadata's, else [0,1]).")
         var normalize: String?
 
-        @Option(help: "The model type, such as image.classification.imagenet.")
+        @Option(
+            help:
+                "The model type, such as image.classification.imagenet, image.pose.movenet or image.segmentation.deeplab."
+        )
         var type: String?
 
         func run() throws {

@@ -115,7 +115,8 @@ enum OpenAPIDocument {
                     "index": {"type": "integer"}, "result": {"$ref": "#/components/schemas/ResultLine"}}}}}},
               "Model": {"type": "object", "required": ["id", "name", "type", "task", "origin", "state"], "properties": {
                 "id": {"type": "string"}, "name": {"type": "string"}, "type": {"type": "string"},
-                "task": {"type": "string", "enum": ["classification", "detection"]}, "origin": {"type": "string"},
+                "task": {"type": "string", "description": "A registered task: classification, detection, pose, segmentation, ..."},
+                "origin": {"type": "string"},
                 "state": {"type": "string", "enum": ["loading", "ready", "failed", "unloaded"]}, "reason": {"type": "string"},
                 "inputs": {"type": "array", "items": {"type": "object"}}, "outputs": {"type": "array", "items": {"type": "object"}},
                 "preprocessing": {"type": "object"}, "labels": {"type": "integer"}}}

@@ -102,9 +102,12 @@ extension InferenceServer {
         BasicRequestContext
     > {
         var routes = RouteList<BasicRequestContext>()
+        // The registry looked at once: each task's route and its OpenAPI operation agree.
+        let tasks = VisionTaskRegistry.definitions
         routes.add(
             NativeRoutes(
-                engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, metrics: metrics, access: access
+                engine: engine, maximumUploadBytes: configuration.maximumUploadBytes, metrics: metrics, access: access,
+                tasks: tasks
             ).routes)
         routes.add(LiveRoute.routes)
         routes.add(
@@ -127,7 +130,8 @@ extension InferenceServer {
             ).routes)
         routes.add(StreamRoutes(streams: streams).routes)
         routes.add(WebApp.routes)
-        try routes.addOpenAPIDocument(base: OpenAPIDocument.base, operations: OpenAPIDocument.operations)
+        try routes.addOpenAPIDocument(
+            base: OpenAPIDocument.base, operations: OpenAPIDocument.operations(verbs: tasks.map(\.verb)))
         return routes
     }
 

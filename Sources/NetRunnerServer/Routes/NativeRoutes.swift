@@ -16,6 +16,8 @@ struct NativeRoutes {
     var metrics: ServerMetrics? = nil
     /// Who may see where the models are: their paths go only to requests with a valid key.
     var access: ServerAccess? = nil
+    /// The tasks that get a route of their own (the registry's, looked at once by the caller).
+    var tasks: [any VisionTaskDefinition] = VisionTaskRegistry.definitions
 
     /// The routes.
     var routes: RouteList<BasicRequestContext> {
@@ -30,7 +32,7 @@ struct NativeRoutes {
             return HTTPReply.json(ModelInfo(try engine.model(id), engine: engine, showsPath: showsPaths(request)))
         }
         // A route per registered task, by its verb: /classify, /detect, ...
-        for definition in VisionTaskRegistry.definitions {
+        for definition in tasks {
             let kind = definition.kind
             routes.post("/v1/models/{id}/\(definition.verb)", .keyed, .operation(definition.verb)) { request, context in
                 try await answer(request, model: context.parameters.get("id") ?? "", task: kind)

@@ -128,8 +128,12 @@ enum OpenAPIDocument {
     /// Each operation by its `operationId`: a route names the one it answers.
     ///
     /// A registered task's route (`classify`, `detect`, ...) is ``taskOperation``, by the task's verb.
-    static var operations: String {
-        let tasks = VisionTaskRegistry.definitions.map { "\"\($0.verb)\": \(taskOperation)," }
+    ///
+    /// - Parameter verbs: The verbs of the tasks the routes were made for (one look at the
+    ///   registry for both: a task registered in between would make them disagree).
+    /// - Returns: The operations, as a JSON object.
+    static func operations(verbs: [String]) -> String {
+        let tasks = verbs.map { "\"\($0)\": \(taskOperation)," }
         return "{\n" + tasks.joined(separator: "\n") + otherOperations.drop { $0 != "\n" }
     }
 

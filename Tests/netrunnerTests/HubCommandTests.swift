@@ -10,8 +10,50 @@ struct HubCommandTests {
     static let tflite = "Models/mobilenet_v2_1.0_224_uint8_metadata.tflite"
     static let coffee = Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")
 
-    /// A hub in a fresh folder, a client cache of its own, and what the CLI needs to reach both.
-    final class Setup {
+    /// A hub in process in a fresh folder (``LiveServer/hub(data:arguments:sourceLocation:_:)``),
+    /// a client cache of its own, and what the CLI needs to reach both.
+    struct Setup: Sendable {
+        let folder: TemporaryFolder
+        let hub: LiveServer
+        var environment: [String: String?] {
+            ["NETRUNNER_HUB": hub.address, "NETRUNNER_CACHE_DIR": folder.path("cache"), "NETRUNNER_HUB_TOKEN": nil]
+        }
+
+        /// Runs `body` with a hub started with `arguments`, then stops the hub (expecting a
+        /// clean stop) and removes the folder.
+        static func with<Value>(
+            _ arguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation,
+            _ body: (Setup) async throws -> Value
+        ) async throws -> Value {
+            let folder = try TemporaryFolder(prefix: "netrunner-hub")
+            defer { folder.remove() }
+            return try await LiveServer.hub(
+                data: folder.path("data"), arguments: arguments, sourceLocation: sourceLocation
+            ) { hub in
+                try await body(Setup(folder: folder, hub: hub))
+            }
+        }
+
+        /// `netrunner ARGUMENTS` against the hub, on a thread of its own (the in-process hub
+        /// answers it on the cooperative pool).
+        func netrunner(_ arguments: [String], token: String? = HubProcess.adminKey) async throws -> ProcessResult {
+            var environment = self.environment
+            environment["NETRUNNER_HUB_TOKEN"] = token
+            let given = environment
+            return try await OffPool.run { try ProcessResult.run(Fixtures.netrunner, arguments, environment: given) }
+        }
+
+        /// The float32 MobileNetV2 bundle, zipped (13 MB: long enough to interrupt).
+        func floatBundleZip() throws -> String {
+            let path = folder.path("float.tiobundle.zip")
+            if !FileManager.default.fileExists(atPath: path) { try ZipFixture.writeFloatBundle(to: path) }
+            return path
+        }
+    }
+
+    /// A hub process in a fresh folder, a client cache of its own, and what the CLI needs to
+    /// reach both: for the tests that need the hub as a process (the browser's pages).
+    final class ProcessSetup {
         let folder: TemporaryFolder
         let hub: HubProcess
         var environment: [String: String?] {
@@ -29,13 +71,6 @@ struct HubCommandTests {
             return try ProcessResult.run(Fixtures.netrunner, arguments, environment: environment)
         }
 
-        /// The float32 MobileNetV2 bundle, zipped (13 MB: long enough to interrupt).
-        func floatBundleZip() throws -> String {
-            let path = folder.path("float.tiobundle.zip")
-            if !FileManager.default.fileExists(atPath: path) { try ZipFixture.writeFloatBundle(to: path) }
-            return path
-        }
-
         deinit {
             hub.stop()
             folder.remove()
@@ -43,341 +78,421 @@ struct HubCommandTests {
     }
 
     @Test("Publish, list, alias with history, roll back, pull, and run a hub: model, as the README shows")
-    func workflow() throws {
-        let setup = try Setup()
-        let first = try setup.netrunner([
-            "hub", "push", Fixtures.path(Self.tflite), "--name", "mobilenet", "--alias", "production",
-        ])
-        #expect(first.status == 0, "\(first.stderr)")
-        #expect(first.stdout.hasPrefix("published mobilenet@1 (sha256 f3594f132b91, 4059384 bytes, classification)"))
-        #expect(first.stdout.contains("; production -> 1"))
-        let second = try setup.netrunner(["hub", "push", try setup.floatBundleZip(), "--name", "mobilenet"])
-        #expect(second.stdout.hasPrefix("published mobilenet@2"), "\(second.stderr)")
+    func workflow() async throws {
+        try await Setup.with { setup in
+            let first = try await setup.netrunner([
+                "hub", "push", Fixtures.path(Self.tflite), "--name", "mobilenet", "--alias", "production",
+            ])
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(
+                first.stdout.hasPrefix("published mobilenet@1 (sha256 f3594f132b91, 4059384 bytes, classification)"))
+            #expect(first.stdout.contains("; production -> 1"))
+            let second = try await setup.netrunner(["hub", "push", try setup.floatBundleZip(), "--name", "mobilenet"])
+            #expect(second.stdout.hasPrefix("published mobilenet@2"), "\(second.stderr)")
 
-        let list = try setup.netrunner(["hub", "list"], token: nil)
-        #expect(
-            list.stdout.hasPrefix("mobilenet  latest 2  MobileNet V2 1.0 224 (float32)  [production -> 1]"), "\(list)")
-        #expect(try setup.netrunner(["hub", "list", "nothing-like-this"], token: nil).stdout.hasPrefix("no models"))
+            let list = try await setup.netrunner(["hub", "list"], token: nil)
+            #expect(
+                list.stdout.hasPrefix("mobilenet  latest 2  MobileNet V2 1.0 224 (float32)  [production -> 1]"),
+                "\(list)")
+            #expect(
+                try await setup.netrunner(["hub", "list", "nothing-like-this"], token: nil).stdout.hasPrefix(
+                    "no models"))
 
-        #expect(
-            try setup.netrunner(["hub", "alias", "mobilenet", "production", "2"]).stdout
-                == "mobilenet: production -> 2\n")
-        let rolled = try setup.netrunner(["hub", "rollback", "mobilenet", "production"])
-        #expect(rolled.stdout == "mobilenet: production -> 1 (rolled back)\n", "\(rolled)")
-        let history = try setup.netrunner(["hub", "history", "mobilenet", "production"], token: nil).stdout
-            .split(separator: "\n")
-        #expect(history.count == 3)
-        #expect(history.first?.hasSuffix("admin  set  (new) -> 1") == true, "\(history)")
-        #expect(history.last?.hasSuffix("admin  rollback  2 -> 1") == true, "\(history)")
+            #expect(
+                try await setup.netrunner(["hub", "alias", "mobilenet", "production", "2"]).stdout
+                    == "mobilenet: production -> 2\n")
+            let rolled = try await setup.netrunner(["hub", "rollback", "mobilenet", "production"])
+            #expect(rolled.stdout == "mobilenet: production -> 1 (rolled back)\n", "\(rolled)")
+            let history = try await setup.netrunner(["hub", "history", "mobilenet", "production"], token: nil).stdout
+                .split(separator: "\n")
+            #expect(history.count == 3)
+            #expect(history.first?.hasSuffix("admin  set  (new) -> 1") == true, "\(history)")
+            #expect(history.last?.hasSuffix("admin  rollback  2 -> 1") == true, "\(history)")
 
-        // hub: wherever --model goes; the answer is the same as the file's own.
-        let viaHub = try setup.netrunner(["classify", "--model", "hub:mobilenet@production", Self.coffee], token: nil)
-        let direct = try ProcessResult.run(
-            Fixtures.netrunner, ["classify", "--model", Fixtures.path(Self.tflite), Self.coffee])
-        #expect(viaHub.status == 0, "\(viaHub.stderr)")
-        let answers = { (text: String) in text.split(separator: "\n").dropFirst().map(String.init) }
-        #expect(answers(viaHub.stdout) == answers(direct.stdout) && !answers(direct.stdout).isEmpty)
-        #expect(viaHub.stderr.contains("note: hub:mobilenet@production is version 1 (sha256 f3594f132b91)"))
-        let pulled = try setup.netrunner(["hub", "pull", "mobilenet@2"], token: nil)
-        #expect(pulled.status == 0 && pulled.stdout.contains("mobilenet@2 sha256 "), "\(pulled)")
+            // hub: wherever --model goes; the answer is the same as the file's own.
+            let viaHub = try await setup.netrunner(
+                ["classify", "--model", "hub:mobilenet@production", Self.coffee], token: nil)
+            let direct = try await OffPool.run {
+                try ProcessResult.run(
+                    Fixtures.netrunner, ["classify", "--model", Fixtures.path(Self.tflite), Self.coffee])
+            }
+            #expect(viaHub.status == 0, "\(viaHub.stderr)")
+            let answers = { (text: String) in text.split(separator: "\n").dropFirst().map(String.init) }
+            #expect(answers(viaHub.stdout) == answers(direct.stdout) && !answers(direct.stdout).isEmpty)
+            #expect(viaHub.stderr.contains("note: hub:mobilenet@production is version 1 (sha256 f3594f132b91)"))
+            let pulled = try await setup.netrunner(["hub", "pull", "mobilenet@2"], token: nil)
+            #expect(pulled.status == 0 && pulled.stdout.contains("mobilenet@2 sha256 "), "\(pulled)")
 
-        // The hub stopped: the verified copy still runs (prefer offline).
-        setup.hub.stop()
-        let offline = try setup.netrunner(["classify", "--model", "hub:mobilenet@production", Self.coffee], token: nil)
-        #expect(offline.status == 0 && answers(offline.stdout) == answers(direct.stdout), "\(offline.stderr)")
-        // Said once, as ML Kit's fallback is explicit: the hub is down, and which cached version runs.
-        #expect(
-            offline.stderr.components(separatedBy: "cannot be reached").count == 2
-                && offline.stderr.contains("using the cached hub:mobilenet@production, version 1 (sha256 f3594f132b91)"),
-            "\(offline.stderr)")
-        let never = try setup.netrunner(["classify", "--model", "hub:other", Self.coffee], token: nil)
-        #expect(never.status == 1)
-        #expect(
-            never.stderr.contains("other@latest is not downloaded, and the hub cannot be reached"), "\(never.stderr)")
+            // The hub stopped: the verified copy still runs (prefer offline).
+            await setup.hub.stop()
+            let offline = try await setup.netrunner(
+                ["classify", "--model", "hub:mobilenet@production", Self.coffee], token: nil)
+            #expect(offline.status == 0 && answers(offline.stdout) == answers(direct.stdout), "\(offline.stderr)")
+            // Said once, as ML Kit's fallback is explicit: the hub is down, and which cached version runs.
+            #expect(
+                offline.stderr.components(separatedBy: "cannot be reached").count == 2
+                    && offline.stderr.contains(
+                        "using the cached hub:mobilenet@production, version 1 (sha256 f3594f132b91)"),
+                "\(offline.stderr)")
+            let never = try await setup.netrunner(["classify", "--model", "hub:other", Self.coffee], token: nil)
+            #expect(never.status == 1)
+            #expect(
+                never.stderr.contains("other@latest is not downloaded, and the hub cannot be reached"),
+                "\(never.stderr)")
+        }
     }
 
     @Test("Resolve is the update check (strong ETag, 304); blobs resume with Range and If-Range (206, 416)")
     func resolveAndRanges() async throws {
-        let setup = try Setup()
-        let data = try Fixtures.data(Self.tflite)
-        let pushed = try await setup.hub.request(
-            "/v1/models/m/versions?alias=production", method: "POST", body: data)
-        #expect(pushed.status == 201)
-        let resolved = try await setup.hub.request("/v1/models/m/resolve?ref=production", key: nil)
-        let digest = "f3594f132b91cffd0b45c85f33056564e98c4125c107ea964de7d5accf1dacae"
-        #expect(resolved.status == 200 && resolved.headers["etag"] == "\"sha256:\(digest)\"")
-        let json = try JSONSerialization.jsonObject(with: resolved.body) as? [String: Any]
-        #expect(json?["download"] as? String == "/v1/blobs/sha256:\(digest)" && json?["version"] as? Int == 1)
-        let unchanged = try await setup.hub.request(
-            "/v1/models/m/resolve?ref=production", headers: ["If-None-Match": "\"sha256:\(digest)\""], key: nil)
-        #expect(unchanged.status == 304)
-        let whole = try await setup.hub.request("/v1/blobs/sha256:\(digest)", key: nil)
-        #expect(whole.status == 200 && whole.body == data && whole.headers["content-length"] == "\(data.count)")
-        let tail = try await setup.hub.request(
-            "/v1/blobs/sha256:\(digest)", headers: ["Range": "bytes=4000000-", "If-Range": "\"sha256:\(digest)\""],
-            key: nil)
-        #expect(tail.status == 206 && tail.body == data.suffix(from: 4_000_000))
-        #expect(tail.headers["content-range"] == "bytes 4000000-\(data.count - 1)/\(data.count)")
-        let stale = try await setup.hub.request(
-            "/v1/blobs/sha256:\(digest)", headers: ["Range": "bytes=4000000-", "If-Range": "\"sha256:0\""], key: nil)
-        #expect(stale.status == 200 && stale.body.count == data.count, "a changed file is sent whole")
-        let beyond = try await setup.hub.request(
-            "/v1/blobs/sha256:\(digest)", headers: ["Range": "bytes=99999999-"], key: nil)
-        #expect(beyond.status == 416)
-        #expect(
-            try await setup.hub.request("/v1/blobs/sha256:\(String(repeating: "0", count: 64))", key: nil).status == 404
-        )
-        #expect(try await setup.hub.request("/v1/models/m/resolve?ref=9", key: nil).status == 404)
+        try await Setup.with { setup in
+            let hub = setup.hub
+            let data = try Fixtures.data(Self.tflite)
+            let pushed = try await hub.hubRequest("/v1/models/m/versions?alias=production", method: "POST", body: data)
+            #expect(pushed.status == 201)
+            let resolved = try await hub.hubRequest("/v1/models/m/resolve?ref=production", key: nil)
+            let digest = "f3594f132b91cffd0b45c85f33056564e98c4125c107ea964de7d5accf1dacae"
+            #expect(resolved.status == 200 && resolved.headers["etag"] == "\"sha256:\(digest)\"")
+            let json = try JSONSerialization.jsonObject(with: resolved.body) as? [String: Any]
+            #expect(json?["download"] as? String == "/v1/blobs/sha256:\(digest)" && json?["version"] as? Int == 1)
+            let unchanged = try await hub.hubRequest(
+                "/v1/models/m/resolve?ref=production", headers: ["If-None-Match": "\"sha256:\(digest)\""], key: nil)
+            #expect(unchanged.status == 304)
+            let whole = try await hub.hubRequest("/v1/blobs/sha256:\(digest)", key: nil)
+            #expect(whole.status == 200 && whole.body == data && whole.headers["content-length"] == "\(data.count)")
+            let tail = try await hub.hubRequest(
+                "/v1/blobs/sha256:\(digest)",
+                headers: ["Range": "bytes=4000000-", "If-Range": "\"sha256:\(digest)\""], key: nil)
+            #expect(tail.status == 206 && tail.body == data.suffix(from: 4_000_000))
+            #expect(tail.headers["content-range"] == "bytes 4000000-\(data.count - 1)/\(data.count)")
+            let stale = try await hub.hubRequest(
+                "/v1/blobs/sha256:\(digest)", headers: ["Range": "bytes=4000000-", "If-Range": "\"sha256:0\""],
+                key: nil)
+            #expect(stale.status == 200 && stale.body.count == data.count, "a changed file is sent whole")
+            let beyond = try await hub.hubRequest(
+                "/v1/blobs/sha256:\(digest)", headers: ["Range": "bytes=99999999-"], key: nil)
+            #expect(beyond.status == 416)
+            #expect(
+                try await hub.hubRequest("/v1/blobs/sha256:\(String(repeating: "0", count: 64))", key: nil).status
+                    == 404)
+            #expect(try await hub.hubRequest("/v1/models/m/resolve?ref=9", key: nil).status == 404)
+        }
     }
 
     @Test("Keys: 401 without one, 403 with too small a scope, private reads; only digests are stored")
     func keys() async throws {
-        let setup = try Setup(["--private"])
-        let data = try Fixtures.data(Self.tflite)
-        #expect(
-            try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data, key: nil).status == 401)
-        #expect(try await setup.hub.request("/v1/models", key: nil).status == 401)
-        #expect(try await setup.hub.request("/v1/models", key: "made-up").status == 401)
-        let made = try setup.netrunner(["hub", "key", "ci-reader", "--scope", "read"])
-        let reader = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(made.status == 0 && reader.hasPrefix("nrh_") && reader.count == 68, "\(made)")
-        #expect(try await setup.hub.request("/v1/models", key: reader).status == 200)
-        let refused = try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data, key: reader)
-        #expect(refused.status == 403)
-        #expect(String(decoding: refused.body, as: UTF8.self).contains("has the read scope; this needs publish"))
-        #expect(try await setup.hub.request("/v1/keys", key: reader).status == 403)
-        setup.hub.stop()
-        let database = try Data(contentsOf: URL(fileURLWithPath: setup.folder.path("data/hub.sqlite")))
-        let wal = (try? Data(contentsOf: URL(fileURLWithPath: setup.folder.path("data/hub.sqlite-wal")))) ?? Data()
-        for key in [reader, HubProcess.adminKey] {
-            #expect(database.range(of: Data(key.utf8)) == nil && wal.range(of: Data(key.utf8)) == nil)
+        try await Setup.with(["--private"]) { setup in
+            let hub = setup.hub
+            let data = try Fixtures.data(Self.tflite)
+            #expect(
+                try await hub.hubRequest("/v1/models/m/versions", method: "POST", body: data, key: nil).status == 401)
+            #expect(try await hub.hubRequest("/v1/models", key: nil).status == 401)
+            #expect(try await hub.hubRequest("/v1/models", key: "made-up").status == 401)
+            let made = try await setup.netrunner(["hub", "key", "ci-reader", "--scope", "read"])
+            let reader = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(made.status == 0 && reader.hasPrefix("nrh_") && reader.count == 68, "\(made)")
+            #expect(try await hub.hubRequest("/v1/models", key: reader).status == 200)
+            let refused = try await hub.hubRequest("/v1/models/m/versions", method: "POST", body: data, key: reader)
+            #expect(refused.status == 403)
+            #expect(String(decoding: refused.body, as: UTF8.self).contains("has the read scope; this needs publish"))
+            #expect(try await hub.hubRequest("/v1/keys", key: reader).status == 403)
+            // Stopped as SIGTERM stops it: the store closed before its files are read.
+            await hub.stop()
+            let database = try Data(contentsOf: URL(fileURLWithPath: setup.folder.path("data/hub.sqlite")))
+            let wal =
+                (try? Data(contentsOf: URL(fileURLWithPath: setup.folder.path("data/hub.sqlite-wal")))) ?? Data()
+            for key in [reader, HubProcess.adminKey] {
+                #expect(database.range(of: Data(key.utf8)) == nil && wal.range(of: Data(key.utf8)) == nil)
+            }
         }
     }
 
     @Test("Hostile uploads and names are refused with reasons, without a trace on disk or in the list")
     func hostile() async throws {
-        let setup = try Setup(["--max-upload-bytes", "20000000"])
-        let json = Data(#"{"name": "x"}"#.utf8)
-        let model = try Fixtures.data(Self.tflite)
-        var bomb = [UInt8](ZipFixture.zip([("x.tiobundle/model.json", Data("{}".utf8))]))
-        if let central = bomb.indices.first(where: {
-            bomb[$0] == 0x50 && bomb[$0 + 1] == 0x4B && bomb[$0 + 2] == 1 && bomb[$0 + 3] == 2
-        }) {
-            for offset in [20, 24] {
-                bomb.replaceSubrange((central + offset)..<(central + offset + 4), with: [0, 0, 0, 0x80])
+        try await Setup.with(["--max-upload-bytes", "20000000"]) { setup in
+            let hub = setup.hub
+            let json = Data(#"{"name": "x"}"#.utf8)
+            let model = try Fixtures.data(Self.tflite)
+            var bomb = [UInt8](ZipFixture.zip([("x.tiobundle/model.json", Data("{}".utf8))]))
+            if let central = bomb.indices.first(where: {
+                bomb[$0] == 0x50 && bomb[$0 + 1] == 0x4B && bomb[$0 + 2] == 1 && bomb[$0 + 3] == 2
+            }) {
+                for offset in [20, 24] {
+                    bomb.replaceSubrange((central + offset)..<(central + offset + 4), with: [0, 0, 0, 0x80])
+                }
             }
+            let uploads: [(String, Data, Int, String)] = [
+                (
+                    "zip-slip", ZipFixture.zip([("x.tiobundle/model.json", json), ("../evil.txt", json)]), 422,
+                    "evil.txt"
+                ),
+                (
+                    "symlink", ZipFixture.zip([("x.tiobundle/model.json", json)], attributes: 0o120777 << 16), 422,
+                    "link"
+                ),
+                ("bomb", Data(bomb), 422, "beyond the size limit"),
+                ("corrupt", model.prefix(model.count / 3), 422, "not a valid TensorFlow Lite flatbuffer"),
+                ("html", Data("<html><body>hi</body></html>".utf8), 422, "HTML page"),
+                ("empty", Data(), 400, "The upload is empty"),
+                ("too-large", Data(count: 20_000_001), 413, "this hub takes at most 20000000"),
+            ]
+            for (label, body, status, reason) in uploads {
+                let reply = try await hub.hubRequest("/v1/models/x/versions", method: "POST", body: body)
+                let text = String(decoding: reply.body, as: UTF8.self)
+                #expect(reply.status == status && text.contains(reason), "\(label): \(reply.status) \(text)")
+            }
+            // A 10 GB Content-Length is refused before a byte is kept.
+            let port = String(hub.address.split(separator: ":").last ?? "")
+            let huge = try await OffPool.run {
+                try ProcessResult.run(
+                    "/usr/bin/env",
+                    [
+                        "python3", "-c",
+                        """
+                        import socket, sys
+                        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+                        s.sendall(b"POST /v1/models/x/versions HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer \(HubProcess.adminKey)\\r\\nContent-Length: 10000000000\\r\\n\\r\\n" + b"PK" * 1000)
+                        print(s.recv(4096).split(b"\\r\\n")[0].decode())
+                        """,
+                        port,
+                    ])
+            }
+            #expect(huge.stdout.hasPrefix("HTTP/1.1 413"), "\(huge)")
+            for name in ["..%2F..%2Fetc", "a%00b", String(repeating: "n", count: 10_000), "-x", ".hidden"] {
+                let reply = try await hub.hubRequest("/v1/models/\(name)/versions", method: "POST", body: model)
+                #expect(reply.status == 400 || reply.status == 404, "\(name.prefix(20)): \(reply.status)")
+            }
+            let list = try await hub.hubRequest("/v1/models", key: nil)
+            #expect(String(decoding: list.body, as: UTF8.self) == #"{"models":[]}"# + "\n")
+            let blobs =
+                (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("data/blobs/sha256"))) ?? []
+            #expect(blobs.isEmpty, "\(blobs)")
+            #expect(!FileManager.default.fileExists(atPath: setup.folder.path("data/evil.txt")))
+            let staging =
+                (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("data/staging"))) ?? []
+            #expect(staging.isEmpty, "\(staging)")
         }
-        let uploads: [(String, Data, Int, String)] = [
-            ("zip-slip", ZipFixture.zip([("x.tiobundle/model.json", json), ("../evil.txt", json)]), 422, "evil.txt"),
-            ("symlink", ZipFixture.zip([("x.tiobundle/model.json", json)], attributes: 0o120777 << 16), 422, "link"),
-            ("bomb", Data(bomb), 422, "beyond the size limit"),
-            ("corrupt", model.prefix(model.count / 3), 422, "not a valid TensorFlow Lite flatbuffer"),
-            ("html", Data("<html><body>hi</body></html>".utf8), 422, "HTML page"),
-            ("empty", Data(), 400, "The upload is empty"),
-            ("too-large", Data(count: 20_000_001), 413, "this hub takes at most 20000000"),
-        ]
-        for (label, body, status, reason) in uploads {
-            let reply = try await setup.hub.request("/v1/models/x/versions", method: "POST", body: body)
-            let text = String(decoding: reply.body, as: UTF8.self)
-            #expect(reply.status == status && text.contains(reason), "\(label): \(reply.status) \(text)")
-        }
-        // A 10 GB Content-Length is refused before a byte is kept.
-        let huge = try ProcessResult.run(
-            "/usr/bin/env",
-            [
-                "python3", "-c",
-                """
-                import socket, sys
-                s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-                s.sendall(b"POST /v1/models/x/versions HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer \(HubProcess.adminKey)\\r\\nContent-Length: 10000000000\\r\\n\\r\\n" + b"PK" * 1000)
-                print(s.recv(4096).split(b"\\r\\n")[0].decode())
-                """,
-                String(setup.hub.address.split(separator: ":").last ?? ""),
-            ])
-        #expect(huge.stdout.hasPrefix("HTTP/1.1 413"), "\(huge)")
-        for name in ["..%2F..%2Fetc", "a%00b", String(repeating: "n", count: 10_000), "-x", ".hidden"] {
-            let reply = try await setup.hub.request("/v1/models/\(name)/versions", method: "POST", body: model)
-            #expect(reply.status == 400 || reply.status == 404, "\(name.prefix(20)): \(reply.status)")
-        }
-        let list = try await setup.hub.request("/v1/models", key: nil)
-        #expect(String(decoding: list.body, as: UTF8.self) == #"{"models":[]}"# + "\n")
-        let blobs = (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("data/blobs/sha256"))) ?? []
-        #expect(blobs.isEmpty, "\(blobs)")
-        #expect(!FileManager.default.fileExists(atPath: setup.folder.path("data/evil.txt")))
-        let staging = (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("data/staging"))) ?? []
-        #expect(staging.isEmpty, "\(staging)")
     }
 
     @Test("The hub's OpenAPI document holds: schemathesis (with the admin key) finds no 5xx and no response off it")
     func openAPI() async throws {
         let schemathesis = Fixtures.path(".venv-test/bin/schemathesis")
         try #require(FileManager.default.isExecutableFile(atPath: schemathesis), "run scripts/setup-test-python.sh")
-        let setup = try Setup()
-        let pushed = try await setup.hub.request(
-            "/v1/models/m/versions?alias=production", method: "POST", body: try Fixtures.data(Self.tflite))
-        #expect(pushed.status == 201)
-        let wrongMethod = try await setup.hub.request("/v1/models", method: "PATCH")
-        #expect(wrongMethod.status == 405 && wrongMethod.headers["allow"] == "GET")
-        let run = try ProcessResult.run(
-            schemathesis,
-            [
-                "run", setup.hub.address + "/openapi.json", "--checks", "all", "--exclude-checks",
-                "positive_data_acceptance", "--max-examples", "25", "--seed", "20261123", "--no-color", "-H",
-                "Authorization: Bearer \(HubProcess.adminKey)",
-            ], environment: ["SCHEMATHESIS_HOOKS": nil], workingDirectory: setup.folder.url.path)
-        #expect(run.status == 0, "\(run.stdout.suffix(3000))")
-        let summary = run.stdout.firstMatch(of: /(\d+) generated, (\d+) passed\n/)
-        #expect(summary != nil && summary?.1 == summary?.2, "\(run.stdout.suffix(1500))")
+        try await Setup.with { setup in
+            let hub = setup.hub
+            let pushed = try await hub.hubRequest(
+                "/v1/models/m/versions?alias=production", method: "POST", body: try Fixtures.data(Self.tflite))
+            #expect(pushed.status == 201)
+            let wrongMethod = try await hub.hubRequest("/v1/models", method: "PATCH")
+            #expect(wrongMethod.status == 405 && wrongMethod.headers["allow"] == "GET")
+            let (address, folder) = (hub.address, setup.folder.url.path)
+            let run = try await OffPool.run {
+                try ProcessResult.run(
+                    schemathesis,
+                    [
+                        "run", address + "/openapi.json", "--checks", "all", "--exclude-checks",
+                        "positive_data_acceptance", "--max-examples", "25", "--seed", "20261123", "--no-color", "-H",
+                        "Authorization: Bearer \(HubProcess.adminKey)",
+                    ], environment: ["SCHEMATHESIS_HOOKS": nil], workingDirectory: folder)
+            }
+            #expect(run.status == 0, "\(run.stdout.suffix(3000))")
+            let summary = run.stdout.firstMatch(of: /(\d+) generated, (\d+) passed\n/)
+            #expect(summary != nil && summary?.1 == summary?.2, "\(run.stdout.suffix(1500))")
+        }
     }
 
     @Test("A weighted alias splits clients deterministically (90/10) and the hub counts adoption per version")
     func stagedRollout() async throws {
-        let setup = try Setup()
-        let data = try Fixtures.data(Self.tflite)
-        _ = try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data)
-        _ = try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data)
-        let set = try await setup.hub.request(
-            "/v1/models/m/aliases/production", method: "PUT",
-            body: Data(#"{"targets": [{"version": 1, "weight": 90}, {"version": 2, "weight": 10}]}"#.utf8),
-            headers: ["Content-Type": "application/json"])
-        #expect(set.status == 200, "\(String(decoding: set.body, as: UTF8.self))")
-        var counts: [Int: Int] = [:]
-        // Adoption counts clients that resolve with a key (anonymous ids could be forged).
-        for client in 0..<200 {
-            let reply = try await setup.hub.request("/v1/models/m/resolve?ref=production&client=c\(client)")
-            let version =
-                (try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])?["version"] as? Int ?? 0
-            counts[version, default: 0] += 1
-            if client < 5 {
-                let again = try await setup.hub.request(
-                    "/v1/models/m/resolve?ref=production&client=c\(client)", key: nil)
-                #expect(
-                    (try JSONSerialization.jsonObject(with: again.body) as? [String: Any])?["version"] as? Int
-                        == version)
+        try await Setup.with { setup in
+            let hub = setup.hub
+            let data = try Fixtures.data(Self.tflite)
+            _ = try await hub.hubRequest("/v1/models/m/versions", method: "POST", body: data)
+            _ = try await hub.hubRequest("/v1/models/m/versions", method: "POST", body: data)
+            let set = try await hub.hubRequest(
+                "/v1/models/m/aliases/production", method: "PUT",
+                body: Data(#"{"targets": [{"version": 1, "weight": 90}, {"version": 2, "weight": 10}]}"#.utf8),
+                headers: ["Content-Type": "application/json"])
+            #expect(set.status == 200, "\(String(decoding: set.body, as: UTF8.self))")
+            var counts: [Int: Int] = [:]
+            // Adoption counts clients that resolve with a key (anonymous ids could be forged).
+            for client in 0..<200 {
+                let reply = try await hub.hubRequest("/v1/models/m/resolve?ref=production&client=c\(client)")
+                let version =
+                    (try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])?["version"] as? Int ?? 0
+                counts[version, default: 0] += 1
+                if client < 5 {
+                    let again = try await hub.hubRequest(
+                        "/v1/models/m/resolve?ref=production&client=c\(client)", key: nil)
+                    #expect(
+                        (try JSONSerialization.jsonObject(with: again.body) as? [String: Any])?["version"] as? Int
+                            == version)
+                }
             }
+            #expect((160...195).contains(counts[1] ?? 0) && (counts[1] ?? 0) + (counts[2] ?? 0) == 200, "\(counts)")
+            let adoption = try await hub.hubRequest("/v1/models/m/adoption", key: nil)
+            let versions =
+                (try JSONSerialization.jsonObject(with: adoption.body) as? [String: Any])?["versions"]
+                as? [[String: Int]]
+            #expect(versions?.map { $0["clients"] ?? 0 } == [counts[1] ?? 0, counts[2] ?? 0], "\(versions ?? [])")
+            let bad = try await hub.hubRequest(
+                "/v1/models/m/aliases/production", method: "PUT",
+                body: Data(#"{"targets": [{"version": 1, "weight": 90}, {"version": 2, "weight": 20}]}"#.utf8))
+            #expect(bad.status == 400)
         }
-        #expect((160...195).contains(counts[1] ?? 0) && (counts[1] ?? 0) + (counts[2] ?? 0) == 200, "\(counts)")
-        let adoption = try await setup.hub.request("/v1/models/m/adoption", key: nil)
-        let versions =
-            (try JSONSerialization.jsonObject(with: adoption.body) as? [String: Any])?["versions"] as? [[String: Int]]
-        #expect(versions?.map { $0["clients"] ?? 0 } == [counts[1] ?? 0, counts[2] ?? 0], "\(versions ?? [])")
-        let bad = try await setup.hub.request(
-            "/v1/models/m/aliases/production", method: "PUT",
-            body: Data(#"{"targets": [{"version": 1, "weight": 90}, {"version": 2, "weight": 20}]}"#.utf8))
-        #expect(bad.status == 400)
     }
 
     @Test("kill -9 of a pull mid-download, then again: resumed, verified; a flipped bit is caught, nothing installed")
-    func resumeAndIntegrity() throws {
-        let setup = try Setup()
-        let zip = try setup.floatBundleZip()
-        #expect(try setup.netrunner(["hub", "push", zip, "--name", "float"]).status == 0)
-        // 2 MB/s for 13 MB: killed mid-way, a partial file is left.
-        let pull = Process()
-        pull.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
-        pull.arguments = ["hub", "pull", "float", "--max-bytes-per-second", "2000000"]
-        var environment = ProcessInfo.processInfo.environment
-        for (key, value) in setup.environment { environment[key] = value }
-        pull.environment = environment
-        pull.standardOutput = FileHandle.nullDevice
-        pull.standardError = FileHandle.nullDevice
-        try pull.run()
-        // Killed once 2 MB have arrived (however slowly the machine starts the pull), which at
-        // 2 MB/s leaves most of the file to come.
-        let deadline = Date() + 60
-        while pull.isRunning, Date() < deadline,
-            TemporaryFolder.bytes(under: setup.folder.path("cache/hub/partial")) < 2_000_000
-        {
-            usleep(20_000)
-        }
-        kill(pull.processIdentifier, SIGKILL)
-        pull.waitUntilExit()
-        let partials =
-            (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("cache/hub/partial"))) ?? []
-        let part = try #require(partials.first { $0.hasSuffix(".part") }, "\(partials)")
-        let kept =
-            (try FileManager.default.attributesOfItem(atPath: setup.folder.path("cache/hub/partial/" + part))[.size]
-                as? Int) ?? 0
-        #expect(kept > 1_000_000 && kept < 13_000_000, "\(kept) bytes kept")
-        // The lock of the killed process is stale (its pid is gone): the rerun takes over and resumes.
-        let again = try setup.netrunner(["hub", "pull", "float"], token: nil)
-        #expect(again.status == 0, "\(again.stderr)")
-        let path = try #require(again.stdout.split(separator: "\n").last.map(String.init))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: zip)))
+    func resumeAndIntegrity() async throws {
+        try await Setup.with { setup in
+            let zip = try setup.floatBundleZip()
+            #expect(try await setup.netrunner(["hub", "push", zip, "--name", "float"]).status == 0)
+            // 2 MB/s for 13 MB: killed mid-way, a partial file is left. The pull and its watch run
+            // on a thread of their own (the hub in process answers on the cooperative pool).
+            var environment = ProcessInfo.processInfo.environment
+            for (key, value) in setup.environment { environment[key] = value }
+            let (pullEnvironment, partialFolder) = (environment, setup.folder.path("cache/hub/partial"))
+            try await OffPool.run {
+                let pull = Process()
+                pull.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+                pull.arguments = ["hub", "pull", "float", "--max-bytes-per-second", "2000000"]
+                pull.environment = pullEnvironment
+                pull.standardOutput = FileHandle.nullDevice
+                pull.standardError = FileHandle.nullDevice
+                try pull.run()
+                // Killed once 2 MB have arrived (however slowly the machine starts the pull), which
+                // at 2 MB/s leaves most of the file to come; after a minute, killed all the same
+                // (what it kept is checked below).
+                try? Eventually.waitBlocking(for: "2 MB of the pull") {
+                    !pull.isRunning || TemporaryFolder.bytes(under: partialFolder) >= 2_000_000
+                }
+                kill(pull.processIdentifier, SIGKILL)
+                pull.waitUntilExit()
+            }
+            let partials = (try? FileManager.default.contentsOfDirectory(atPath: partialFolder)) ?? []
+            let part = try #require(partials.first { $0.hasSuffix(".part") }, "\(partials)")
+            let kept =
+                (try FileManager.default.attributesOfItem(atPath: partialFolder + "/" + part)[.size] as? Int) ?? 0
+            #expect(kept > 1_000_000 && kept < 13_000_000, "\(kept) bytes kept")
+            // The lock of the killed process is stale (its pid is gone): the rerun takes over and resumes.
+            let again = try await setup.netrunner(["hub", "pull", "float"], token: nil)
+            #expect(again.status == 0, "\(again.stderr)")
+            let path = try #require(again.stdout.split(separator: "\n").last.map(String.init))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: zip)))
 
-        // Through a proxy that flips one bit: detected, not installed, the good copy untouched.
-        let proxy = Process()
-        let proxyOut = Pipe()
-        let proxyIn = Pipe()
-        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        proxy.arguments = ["python3", Fixtures.path("tools/hub/flip_proxy.py"), setup.hub.address]
-        proxy.standardOutput = proxyOut
-        proxy.standardInput = proxyIn
-        try proxy.run()
-        defer {
-            try? proxyIn.fileHandleForWriting.close()
-            proxy.waitUntilExit()
+            // Through a proxy that flips one bit: detected, not installed, the good copy untouched.
+            let proxy = try await FlipProxy.start(hub: setup.hub.address)
+            let damaged: ProcessResult
+            do {
+                #expect(
+                    try await setup.netrunner(["hub", "push", Fixtures.path(Self.tflite), "--name", "float"]).status
+                        == 0)
+                damaged = try await setup.netrunner(
+                    ["hub", "pull", "float@2", "--hub", "http://127.0.0.1:\(proxy.port)"], token: nil)
+            } catch {
+                await proxy.stop()
+                throw error
+            }
+            await proxy.stop()
+            #expect(damaged.status == 1)
+            #expect(damaged.stderr.contains("The download of float@2 is damaged: its SHA-256 is"), "\(damaged.stderr)")
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: setup.folder.path(
+                        "cache/hub/blobs/sha256/f3594f132b91cffd0b45c85f33056564e98c4125c107ea964de7d5accf1dacae.tflite"
+                    )))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: zip)))
         }
-        let port = String(decoding: proxyOut.fileHandleForReading.availableData, as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try setup.netrunner(["hub", "push", Fixtures.path(Self.tflite), "--name", "float"]).status == 0)
-        let damaged = try setup.netrunner(["hub", "pull", "float@2", "--hub", "http://127.0.0.1:\(port)"], token: nil)
-        #expect(damaged.status == 1)
-        #expect(damaged.stderr.contains("The download of float@2 is damaged: its SHA-256 is"), "\(damaged.stderr)")
-        #expect(
-            !FileManager.default.fileExists(
-                atPath: setup.folder.path(
-                    "cache/hub/blobs/sha256/f3594f132b91cffd0b45c85f33056564e98c4125c107ea964de7d5accf1dacae.tflite")))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: zip)))
+    }
+
+    /// tools/hub/flip_proxy.py in front of a hub: it flips one bit of what it forwards, and
+    /// stops when its standard input closes. Started and stopped on a thread of its own.
+    final class FlipProxy: @unchecked Sendable {
+        private let process = Process()
+        private let input = Pipe()
+        /// The port it listens on.
+        private(set) var port = ""
+
+        static func start(hub address: String) async throws -> FlipProxy {
+            try await OffPool.run {
+                let proxy = FlipProxy()
+                let output = Pipe()
+                proxy.process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                proxy.process.arguments = ["python3", Fixtures.path("tools/hub/flip_proxy.py"), address]
+                proxy.process.standardOutput = output
+                proxy.process.standardInput = proxy.input
+                try proxy.process.run()
+                proxy.port = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                return proxy
+            }
+        }
+
+        func stop() async {
+            await OffPool.run {
+                try? self.input.fileHandleForWriting.close()
+                self.process.waitUntilExit()
+            }
+        }
     }
 
     @Test("Four processes pulling the same model at once share one download: one verified file, no leftovers")
-    func concurrentPulls() throws {
-        let setup = try Setup()
-        let zip = try setup.floatBundleZip()
-        #expect(try setup.netrunner(["hub", "push", zip, "--name", "float"]).status == 0)
-        var environment = ProcessInfo.processInfo.environment
-        for (key, value) in setup.environment { environment[key] = value }
-        let pulls = (0..<4).map { _ in
-            let pull = Process()
-            pull.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
-            pull.arguments = ["hub", "pull", "float", "--max-bytes-per-second", "8000000"]
-            pull.environment = environment
-            let output = Pipe()
-            pull.standardOutput = output
-            pull.standardError = FileHandle.nullDevice
-            return (pull, output)
+    func concurrentPulls() async throws {
+        try await Setup.with { setup in
+            let zip = try setup.floatBundleZip()
+            #expect(try await setup.netrunner(["hub", "push", zip, "--name", "float"]).status == 0)
+            var environment = ProcessInfo.processInfo.environment
+            for (key, value) in setup.environment { environment[key] = value }
+            let given = environment
+            // The four pulls, on a thread of their own: their statuses and their last lines.
+            let results = try await OffPool.run {
+                let pulls = (0..<4).map { _ in
+                    let pull = Process()
+                    pull.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+                    pull.arguments = ["hub", "pull", "float", "--max-bytes-per-second", "8000000"]
+                    pull.environment = given
+                    let output = Pipe()
+                    pull.standardOutput = output
+                    pull.standardError = FileHandle.nullDevice
+                    return (pull, output)
+                }
+                for (pull, _) in pulls { try pull.run() }
+                return pulls.map { pull, output in
+                    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    pull.waitUntilExit()
+                    return (pull.terminationStatus, text.split(separator: "\n").last.map(String.init))
+                }
+            }
+            var paths = Set<String>()
+            for (status, last) in results {
+                #expect(status == 0)
+                if let last { paths.insert(last) }
+            }
+            #expect(paths.count == 1, "\(paths)")
+            let path = try #require(paths.first)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: zip)))
+            let partial =
+                (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("cache/hub/partial"))) ?? []
+            #expect(partial.isEmpty, "\(partial)")
         }
-        for (pull, _) in pulls { try pull.run() }
-        var paths = Set<String>()
-        for (pull, output) in pulls {
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            pull.waitUntilExit()
-            #expect(pull.terminationStatus == 0)
-            if let last = text.split(separator: "\n").last { paths.insert(String(last)) }
-        }
-        #expect(paths.count == 1, "\(paths)")
-        let path = try #require(paths.first)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: zip)))
-        let partial =
-            (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("cache/hub/partial"))) ?? []
-        #expect(partial.isEmpty, "\(partial)")
     }
 
     @Test("The hub killed (-9) mid-upload: no half version; after a restart every published version is there")
     func crashMidUpload() async throws {
-        let setup = try Setup()
+        // A hub process: SIGKILL is what this test is about.
+        let folder = try TemporaryFolder(prefix: "netrunner-hub")
+        defer { folder.remove() }
+        let hub = try HubProcess(data: folder.path("data"))
+        defer { hub.stop() }
         let data = try Fixtures.data(Self.tflite)
-        #expect(try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
-        try await setup.hub.killMidUploadAndRestart(file: Fixtures.path(Self.tflite), name: "m")
-        let model = try await setup.hub.request("/v1/models/m", key: nil)
+        #expect(try await hub.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
+        try await hub.killMidUploadAndRestart(file: Fixtures.path(Self.tflite), name: "m")
+        let model = try await hub.request("/v1/models/m", key: nil)
         let versions =
             (try JSONSerialization.jsonObject(with: model.body) as? [String: Any])?["versions"] as? [[String: Any]]
         #expect(versions?.count == 1, "\(versions ?? [])")
-        let uploads = (try? FileManager.default.contentsOfDirectory(atPath: setup.folder.path("data/uploads"))) ?? []
+        let uploads = (try? FileManager.default.contentsOfDirectory(atPath: folder.path("data/uploads"))) ?? []
         #expect(uploads.isEmpty)
-        #expect(try await setup.hub.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
-        let after = try await setup.hub.request("/v1/models/m", key: nil)
+        #expect(try await hub.request("/v1/models/m/versions", method: "POST", body: data).status == 201)
+        let after = try await hub.request("/v1/models/m", key: nil)
         let numbers =
             ((try JSONSerialization.jsonObject(with: after.body) as? [String: Any])?["versions"] as? [[String: Any]])?
             .compactMap { $0["version"] as? Int }

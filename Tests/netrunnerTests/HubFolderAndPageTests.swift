@@ -17,7 +17,7 @@ struct HubFolderAndPageTests {
     @Test(
         "A bundle folder is pushed zipped on the fly (nothing left in TMPDIR), pulled, and answers as the folder does")
     func pushFolder() throws {
-        let setup = try HubCommandTests.Setup()
+        let setup = try HubCommandTests.ProcessSetup()
         let temporary = setup.folder.path("tmp")
         try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
         let folder = Fixtures.path(Self.bundleFolder)
@@ -64,7 +64,7 @@ struct HubFolderAndPageTests {
 
     @Test("GET / is the hub's page: one HTML file fetching the JSON routes, the key sent as a header")
     func page() async throws {
-        let setup = try HubCommandTests.Setup()
+        let setup = try HubCommandTests.ProcessSetup()
         let (status, headers, body) = try await setup.hub.request("/", key: nil)
         #expect(status == 200)
         #expect(headers["content-type"]?.hasPrefix("text/html") == true, "\(headers)")
@@ -95,7 +95,7 @@ struct HubFolderAndPageTests {
             FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
                 && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
             "run scripts/install-test-packages.sh (make test does)")
-        let setup = try HubCommandTests.Setup(["--private"])
+        let setup = try HubCommandTests.ProcessSetup(["--private"])
         // A bundle whose description is markup: the page shows it as text.
         let odd = setup.folder.path("odd.tiobundle")
         try FileManager.default.copyItem(atPath: Fixtures.path(Self.bundleFolder), toPath: odd)

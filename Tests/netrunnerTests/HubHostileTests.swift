@@ -247,24 +247,23 @@ struct HubHostileTests {
 
     // MARK: Hostile clients of hub serve
 
-    /// A hub in a fresh folder with two versions of the test model.
-    final class Served {
-        let folder: TemporaryFolder
-        let hub: HubProcess
-
-        init(_ arguments: [String] = [], versions: Int = 2) async throws {
-            folder = try TemporaryFolder(prefix: "netrunner-hub")
-            hub = try HubProcess(data: folder.path("data"), arguments: arguments)
+    /// Runs `body` with a hub in process in a fresh folder holding `versions` versions of the
+    /// test model, then stops it (expecting a clean stop) and removes the folder.
+    static func served<Value>(
+        _ arguments: [String] = [], versions: Int = 2, sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: (LiveServer, TemporaryFolder) async throws -> Value
+    ) async throws -> Value {
+        let folder = try TemporaryFolder(prefix: "netrunner-hub")
+        defer { folder.remove() }
+        return try await LiveServer.hub(data: folder.path("data"), arguments: arguments, sourceLocation: sourceLocation)
+        {
+            hub in
             let data = try Fixtures.data(HubHostileTests.tflite)
             for _ in 0..<versions {
-                let pushed = try await hub.request("/v1/models/m/versions", method: "POST", body: data)
+                let pushed = try await hub.hubRequest("/v1/models/m/versions", method: "POST", body: data)
                 #expect(pushed.status == 201)
             }
-        }
-
-        deinit {
-            hub.stop()
-            folder.remove()
+            return try await body(hub, folder)
         }
     }
 
@@ -272,130 +271,140 @@ struct HubHostileTests {
         "Numbers sent to hub serve (weights, versions, refs, ranges; JSON, path, query, header, CLI) are checked: 4xx, the hub lives"
     )
     func hostileNumbersToTheHub() async throws {
-        let served = try await Served()
-        let hub = served.hub
-        let bodies = [
-            #"{"targets":[{"version":1,"weight":9223372036854775807},{"version":2,"weight":1}]}"#,
-            #"{"targets":[{"version":1,"weight":-9223372036854775808},{"version":2,"weight":1}]}"#,
-            #"{"targets":[{"version":1,"weight":101},{"version":2,"weight":-1}]}"#,
-            #"{"targets":[{"version":1,"weight":1e30},{"version":2,"weight":1}]}"#,
-            #"{"targets":[{"version":1,"weight":NaN},{"version":2,"weight":1}]}"#,
-            #"{"targets":[{"version":9223372036854775807,"weight":100}]}"#,
-            #"{"targets":[{"version":2147483648,"weight":100}]}"#,
-            #"{"version":9223372036854775807}"#, #"{"version":-1}"#, #"{"version":0}"#, #"{"version":1e30}"#,
-            #"{"version":1.5}"#, #"{"version":"1"}"#, "not json", "",
-            "{\"targets\":[" + Array(repeating: #"{"version":1,"weight":1}"#, count: 2000).joined(separator: ",")
-                + "]}",
-        ]
-        for body in bodies {
-            let reply = try await hub.request(
-                "/v1/models/m/aliases/canary", method: "PUT", body: Data(body.utf8),
-                headers: ["Content-Type": "text/plain"])
-            #expect(reply.status == 400, "\(body.prefix(80)): \(reply.status)")
+        try await Self.served { hub, folder in
+            let bodies = [
+                #"{"targets":[{"version":1,"weight":9223372036854775807},{"version":2,"weight":1}]}"#,
+                #"{"targets":[{"version":1,"weight":-9223372036854775808},{"version":2,"weight":1}]}"#,
+                #"{"targets":[{"version":1,"weight":101},{"version":2,"weight":-1}]}"#,
+                #"{"targets":[{"version":1,"weight":1e30},{"version":2,"weight":1}]}"#,
+                #"{"targets":[{"version":1,"weight":NaN},{"version":2,"weight":1}]}"#,
+                #"{"targets":[{"version":9223372036854775807,"weight":100}]}"#,
+                #"{"targets":[{"version":2147483648,"weight":100}]}"#,
+                #"{"version":9223372036854775807}"#, #"{"version":-1}"#, #"{"version":0}"#, #"{"version":1e30}"#,
+                #"{"version":1.5}"#, #"{"version":"1"}"#, "not json", "",
+                "{\"targets\":[" + Array(repeating: #"{"version":1,"weight":1}"#, count: 2000).joined(separator: ",")
+                    + "]}",
+            ]
+            for body in bodies {
+                let reply = try await hub.hubRequest(
+                    "/v1/models/m/aliases/canary", method: "PUT", body: Data(body.utf8),
+                    headers: ["Content-Type": "text/plain"])
+                #expect(reply.status == 400, "\(body.prefix(80)): \(reply.status)")
+            }
+            for path in [
+                "/v1/models/m/versions/9223372036854775807", "/v1/models/m/versions/99999999999999999999",
+                "/v1/models/m/versions/-1", "/v1/models/m/versions/0", "/v1/models/m/versions/1e3",
+                "/v1/models/m/resolve?ref=99999999999999999999", "/v1/models/m/resolve?ref=9223372036854775807",
+                "/v1/models/m/resolve?ref=-1",
+            ] {
+                let reply = try await hub.hubRequest(path, key: nil)
+                #expect(reply.status == 400, "\(path): \(reply.status)")
+            }
+            let deleted = try await hub.hubRequest("/v1/models/m/versions/9223372036854775807", method: "DELETE")
+            #expect(deleted.status == 400)
+            let blob = "/v1/blobs/sha256:\(Self.digest)"
+            for range in [
+                "bytes=-9223372036854775807", "bytes=9223372036854775807-", "bytes=0-99999999999999999999999",
+                "bytes=-99999999999999999999999", "bytes=--1", "bytes=-0", "bytes=5-4", "bytes=+1-2", "bytes= 1-2",
+            ] {
+                let reply = try await hub.hubRequest(blob, headers: ["Range": range], key: nil)
+                #expect([206, 416].contains(reply.status), "\(range): \(reply.status)")
+            }
+            let whole = try await hub.hubRequest(blob, headers: ["Range": "bytes=-9223372036854775807"], key: nil)
+            #expect(whole.status == 206 && whole.body.count == 4_059_384)
+            // The CLI checks before it sends.
+            let cache = folder.path("cache")
+            for targets in [
+                ["1:9223372036854775807", "2:1"], [""], [":"], ["1:50", "99999999999999999999:50"], ["1:-5"],
+            ] {
+                // On a thread of its own: the hub in process answers on the cooperative pool.
+                let address = hub.address
+                let run = try await OffPool.run {
+                    try Self.netrunner(
+                        ["hub", "alias", "m", "canary"] + targets + ["--hub", address], cache: cache,
+                        token: HubProcess.adminKey)
+                }
+                #expect(run.status != 0 && !run.signalled && run.stderr.contains("Error:"), "\(targets): \(run)")
+            }
+            let good = try await hub.hubRequest(
+                "/v1/models/m/aliases/canary", method: "PUT",
+                body: Data(#"{"targets":[{"version":1,"weight":60},{"version":2,"weight":40}]}"#.utf8))
+            #expect(good.status == 200)
+            #expect(try await hub.hubRequest("/v1/health", key: nil).status == 200)
         }
-        for path in [
-            "/v1/models/m/versions/9223372036854775807", "/v1/models/m/versions/99999999999999999999",
-            "/v1/models/m/versions/-1", "/v1/models/m/versions/0", "/v1/models/m/versions/1e3",
-            "/v1/models/m/resolve?ref=99999999999999999999", "/v1/models/m/resolve?ref=9223372036854775807",
-            "/v1/models/m/resolve?ref=-1",
-        ] {
-            let reply = try await hub.request(path, key: nil)
-            #expect(reply.status == 400, "\(path): \(reply.status)")
-        }
-        let deleted = try await hub.request("/v1/models/m/versions/9223372036854775807", method: "DELETE")
-        #expect(deleted.status == 400)
-        let blob = "/v1/blobs/sha256:\(Self.digest)"
-        for range in [
-            "bytes=-9223372036854775807", "bytes=9223372036854775807-", "bytes=0-99999999999999999999999",
-            "bytes=-99999999999999999999999", "bytes=--1", "bytes=-0", "bytes=5-4", "bytes=+1-2", "bytes= 1-2",
-        ] {
-            let reply = try await hub.request(blob, headers: ["Range": range], key: nil)
-            #expect([206, 416].contains(reply.status), "\(range): \(reply.status)")
-        }
-        let whole = try await hub.request(blob, headers: ["Range": "bytes=-9223372036854775807"], key: nil)
-        #expect(whole.status == 206 && whole.body.count == 4_059_384)
-        // The CLI checks before it sends.
-        let cache = served.folder.path("cache")
-        for targets in [["1:9223372036854775807", "2:1"], [""], [":"], ["1:50", "99999999999999999999:50"], ["1:-5"]] {
-            let run = try Self.netrunner(
-                ["hub", "alias", "m", "canary"] + targets + ["--hub", hub.address], cache: cache,
-                token: HubProcess.adminKey)
-            #expect(run.status != 0 && !run.signalled && run.stderr.contains("Error:"), "\(targets): \(run)")
-        }
-        let good = try await hub.request(
-            "/v1/models/m/aliases/canary", method: "PUT",
-            body: Data(#"{"targets":[{"version":1,"weight":60},{"version":2,"weight":40}]}"#.utf8))
-        #expect(good.status == 200)
-        #expect(try await hub.request("/v1/health", key: nil).status == 200)
     }
 
     @Test(
         "Adoption counts only clients with a key, at most --adoption-limit per model: 2,000 anonymous ids leave the store as it was"
     )
     func boundedAdoption() async throws {
-        let served = try await Served(["--adoption-limit", "50"], versions: 1)
-        let hub = served.hub
-        let files = ["hub.sqlite", "hub.sqlite-wal"].map { served.folder.path("data/" + $0) }
-        let size = {
-            files.map { (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0 }.reduce(0, +)
-        }
-        let before = size()
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            for worker in 0..<8 {
-                group.addTask {
-                    var ok = 0
-                    for client in stride(from: worker, to: 2000, by: 8) {
-                        let reply = try await hub.request("/v1/models/m/resolve?client=anon-\(client)", key: nil)
-                        if reply.status == 200 { ok += 1 }
-                    }
-                    return ok
-                }
+        try await Self.served(["--adoption-limit", "50"], versions: 1) { hub, folder in
+            let files = ["hub.sqlite", "hub.sqlite-wal"].map { folder.path("data/" + $0) }
+            let size = {
+                files.map { (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0 }.reduce(0, +)
             }
-            var ok = 0
-            for try await count in group { ok += count }
-            #expect(ok == 2000)
+            let before = size()
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        var ok = 0
+                        for client in stride(from: worker, to: 2000, by: 8) {
+                            let reply = try await hub.hubRequest("/v1/models/m/resolve?client=anon-\(client)", key: nil)
+                            if reply.status == 200 { ok += 1 }
+                        }
+                        return ok
+                    }
+                }
+                var ok = 0
+                for try await count in group { ok += count }
+                #expect(ok == 2000)
+            }
+            let counted = { () async throws -> Int in
+                let reply = try await hub.hubRequest("/v1/models/m/adoption", key: nil)
+                let versions =
+                    (try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])?["versions"]
+                    as? [[String: Int]]
+                return (versions ?? []).reduce(0) { $0 + ($1["clients"] ?? 0) }
+            }
+            #expect(try await counted() == 0)
+            #expect(size() - before < 64 << 10, "the store grew by \(size() - before) bytes")
+            // With a key: counted, up to the limit.
+            for client in 0..<80 {
+                #expect(try await hub.hubRequest("/v1/models/m/resolve?client=keyed-\(client)").status == 200)
+            }
+            #expect(try await counted() == 50)
         }
-        let counted = { () async throws -> Int in
-            let reply = try await hub.request("/v1/models/m/adoption", key: nil)
-            let versions =
-                (try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])?["versions"] as? [[String: Int]]
-            return (versions ?? []).reduce(0) { $0 + ($1["clients"] ?? 0) }
-        }
-        #expect(try await counted() == 0)
-        #expect(size() - before < 64 << 10, "the store grew by \(size() - before) bytes")
-        // With a key: counted, up to the limit.
-        for client in 0..<80 {
-            #expect(try await hub.request("/v1/models/m/resolve?client=keyed-\(client)").status == 200)
-        }
-        #expect(try await counted() == 50)
     }
 
     @Test("Bodies cut short, malformed or of the wrong type are the client's fault: 400, never 500")
-    func truncatedBodies() throws {
+    func truncatedBodies() async throws {
         let folder = try TemporaryFolder(prefix: "netrunner-hub")
         defer { folder.remove() }
-        let hub = try HubProcess(data: folder.path("data"))
-        defer { hub.stop() }
-        let port = String(hub.address.split(separator: ":").last ?? "")
-        for (method, path) in [
-            ("POST", "/v1/models/x/versions"), ("PUT", "/v1/models/x/aliases/a"), ("POST", "/v1/keys"),
-        ] {
-            let run = try ProcessResult.run(
-                "/usr/bin/env",
-                [
-                    "python3", "-c",
-                    """
-                    import socket, sys
-                    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-                    s.sendall(b"\(method) \(path) HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer \(HubProcess.adminKey)\\r\\nContent-Type: application/json\\r\\nContent-Length: 10000\\r\\n\\r\\n" + b"PK" * 500)
-                    s.shutdown(socket.SHUT_WR)
-                    s.settimeout(30)
-                    print(s.recv(65536).decode(errors="replace"))
-                    """,
-                    port,
-                ])
-            #expect(run.stdout.hasPrefix("HTTP/1.1 400"), "\(method) \(path): \(run.stdout.prefix(600))")
-            #expect(run.stdout.contains("ended before"), "\(method) \(path): \(run.stdout.prefix(600))")
+        try await LiveServer.hub(data: folder.path("data")) { hub in
+            let port = String(hub.address.split(separator: ":").last ?? "")
+            for (method, path) in [
+                ("POST", "/v1/models/x/versions"), ("PUT", "/v1/models/x/aliases/a"), ("POST", "/v1/keys"),
+            ] {
+                // On a thread of its own: the hub in process answers on the cooperative pool.
+                let run = try await OffPool.run {
+                    try ProcessResult.run(
+                        "/usr/bin/env",
+                        [
+                            "python3", "-c",
+                            """
+                            import socket, sys
+                            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+                            s.sendall(b"\(method) \(path) HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer \(HubProcess.adminKey)\\r\\nContent-Type: application/json\\r\\nContent-Length: 10000\\r\\n\\r\\n" + b"PK" * 500)
+                            s.shutdown(socket.SHUT_WR)
+                            s.settimeout(30)
+                            print(s.recv(65536).decode(errors="replace"))
+                            """,
+                            port,
+                        ])
+                }
+                #expect(run.stdout.hasPrefix("HTTP/1.1 400"), "\(method) \(path): \(run.stdout.prefix(600))")
+                #expect(run.stdout.contains("ended before"), "\(method) \(path): \(run.stdout.prefix(600))")
+            }
         }
     }
 }

@@ -16,7 +16,7 @@ struct HubPageManageTests {
             FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
                 && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
             "run scripts/install-test-packages.sh (make test does)")
-        let setup = try HubCommandTests.Setup()
+        let setup = try HubCommandTests.ProcessSetup()
         let tflite = Fixtures.path(HubCommandTests.tflite)
         let pushed = try setup.netrunner(["hub", "push", tflite, "--name", "mine", "--alias", "production"])
         #expect(pushed.status == 0, "\(pushed.stderr)")

@@ -270,3 +270,13 @@ final class CapturedLog: Sendable {
         }
     }
 }
+
+extension LiveServer {
+    /// A request to the hub as ``HubProcess`` makes it: with the admin key unless told otherwise.
+    func hubRequest(
+        _ path: String, method: String = "GET", body: Data? = nil, headers: [String: String] = [:],
+        key: String? = HubProcess.adminKey, timeout: TimeInterval = 60
+    ) async throws -> ServerProcess.Reply {
+        try await request(path, method: method, body: body, headers: headers, key: key, timeout: timeout)
+    }
+}

@@ -374,9 +374,13 @@ let package = Package(
             dependencies: ["NetRunnerEvaluation", "NetRunner", "NetRunnerTestSupport"],
             swiftSettings: swiftSettings
         ),
+        // The hub's client; its ML Kit tests against the hub server in process.
         .testTarget(
             name: "NetRunnerHubTests",
-            dependencies: ["NetRunnerHub", "NetRunner", "NetRunnerTestSupport"],
+            dependencies: [
+                "NetRunnerHub", "NetRunner", "NetRunnerTestSupport", "NetRunnerHubServer",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -27,8 +27,12 @@ struct HubChoiceTests {
     func chosenHub() async throws {
         let folder = try TemporaryFolder(prefix: "netrunner-hub-choice")
         defer { folder.remove() }
-        let hub = try HubProcess(data: folder.path("data"), arguments: ["--private"])
-        defer { hub.stop() }
+        try await InProcessHub.run(data: folder.path("data"), anonymousRead: false) { hub in
+            try await chosenHub(hub: hub, folder: folder)
+        }
+    }
+
+    private func chosenHub(hub: InProcessHub, folder: TemporaryFolder) async throws {
         let publisher = HubClient(address: hub.address, token: HubProcess.adminKey)
         let bundle = Fixtures.path("Tests/Fixtures/Bundles/mobilenet_v2_1.0_224_float32.tiobundle")
         let published = try await publisher.push(file: bundle, name: "flowers", alias: "production")

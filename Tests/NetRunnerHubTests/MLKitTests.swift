@@ -18,12 +18,12 @@ struct MLKitTests {
     func modelManager() async throws {
         let folder = try TemporaryFolder(prefix: "netrunner-mlkit")
         defer { folder.remove() }
-        let hub = try HubProcess(data: folder.path("data"))
-        defer { hub.stop() }
-        try await hub.withLog { try await modelManager(hub: hub, folder: folder) }
+        try await InProcessHub.run(data: folder.path("data")) { hub in
+            try await modelManager(hub: hub, folder: folder)
+        }
     }
 
-    private func modelManager(hub: HubProcess, folder: TemporaryFolder) async throws {
+    private func modelManager(hub: InProcessHub, folder: TemporaryFolder) async throws {
         let client = HubClient(address: hub.address, token: HubProcess.adminKey)
         let published = try await client.push(file: Fixtures.path(Self.tflite), name: "flowers", alias: "production")
         #expect(published.version == 1 && published.task == "classification")
@@ -67,7 +67,12 @@ struct MLKitTests {
     func modelDownloader() async throws {
         let folder = try TemporaryFolder(prefix: "netrunner-mlkit")
         defer { folder.remove() }
-        let hub = try HubProcess(data: folder.path("data"))
+        try await InProcessHub.run(data: folder.path("data")) { hub in
+            try await modelDownloader(hub: hub, folder: folder)
+        }
+    }
+
+    private func modelDownloader(hub: InProcessHub, folder: TemporaryFolder) async throws {
         let client = HubClient(address: hub.address, token: HubProcess.adminKey)
         _ = try await client.push(file: Fixtures.path(Self.tflite), name: "flowers")
         let downloader = ModelDownloader.modelDownloader(
@@ -97,7 +102,7 @@ struct MLKitTests {
         #expect(latest.version == 2 && FileManager.default.fileExists(atPath: first.path))
 
         // The hub gone: local and latest both answer with the verified copy; nothing cached fails clearly.
-        hub.stop()
+        await hub.stop()
         #expect(try await downloader.getModel(name: "flowers", downloadType: .localModel) == latest)
         let offline = try await downloader.getModel(name: "flowers", downloadType: .latestModel)
         #expect(offline == latest && latest.fallbackReason == nil)

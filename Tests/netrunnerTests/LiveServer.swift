@@ -45,6 +45,8 @@ final class LiveServer: Sendable {
 
     /// What the server logged so far (the last 64 kB).
     var log: String { captured.text }
+    /// Whether ``log`` is all the server logged (nothing dropped off its start).
+    var logIsWhole: Bool { captured.isWhole }
 
     private init(
         kind: Kind, service: any Service, drain: Duration, logger: Logger, captured: CapturedLog,
@@ -234,14 +236,16 @@ private struct HubService: Service {
 
 /// A server's log lines, kept as they come (the last 64 kB).
 final class CapturedLog: Sendable {
-    private let lines = Mutex("")
+    private let lines = Mutex((text: "", dropped: false))
 
-    var text: String { lines.withLock { $0 } }
+    var text: String { lines.withLock { $0.text } }
+    /// Whether ``text`` is every line appended (none dropped to keep it under 64 kB).
+    var isWhole: Bool { lines.withLock { !$0.dropped } }
 
     func append(_ line: String) {
         lines.withLock {
-            $0 += line + "\n"
-            if $0.utf8.count > 65536 { $0 = String($0.suffix(60000)) }
+            $0.text += line + "\n"
+            if $0.text.utf8.count > 65536 { ($0.text, $0.dropped) = (String($0.text.suffix(60000)), true) }
         }
     }
 

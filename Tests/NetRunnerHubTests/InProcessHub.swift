@@ -63,7 +63,8 @@ final class InProcessHub: Sendable {
         settings.maximumGracefulShutdownDuration = configuration.drainTimeout
         let group = ServiceGroup(configuration: settings)
         let ended = Mutex<String?>(nil)
-        let running = Task { () -> (any Error)? in
+        // On threads of its own, not the cooperative pool that blocking tests can fill.
+        let running = Task(executorPreference: ServerThreads.shared) { () -> (any Error)? in
             do {
                 try await group.run()
                 ended.withLock { $0 = "stopped" }

@@ -1,15 +1,15 @@
 import Foundation
 
-/// Threads of the tests' own for the servers they run in process (``LiveServer``).
+/// Threads of the tests' own for the servers they run in process (`LiveServer`, `InProcessHub`).
 ///
 /// Swift's cooperative pool has as many threads as cores, two here; a test that blocks one
 /// (a child process waited for, a blocking socket) takes half of it. A server started on that
 /// pool could then wait a minute to bind its port while the rest of the suite runs. A
 /// server's tasks prefer this executor instead (`Task(executorPreference:)`), and its
 /// structured children (each connection's handler) inherit the preference.
-final class ServerThreads: TaskExecutor, @unchecked Sendable {
+public final class ServerThreads: TaskExecutor, @unchecked Sendable {
     /// The executor every in-process server uses: four threads, mostly waiting.
-    static let shared = ServerThreads(count: 4)
+    public static let shared = ServerThreads(count: 4)
 
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
@@ -22,7 +22,10 @@ final class ServerThreads: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    /// Runs a job on one of the threads.
+    ///
+    /// - Parameter job: The job.
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)

@@ -76,6 +76,20 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// A drip: what has come is read first, and only if the server has not closed is one more
+    /// byte sent, both on one thread. A byte sent after the server's lingering close has ended
+    /// is answered with a reset, which loses an answer (a 408) the client has not read yet.
+    ///
+    /// - Parameter bytes: What to send when the connection is still open.
+    /// - Returns: What came, and whether the server closed.
+    func readThenSend(_ bytes: [UInt8]) async -> (bytes: [UInt8], closed: Bool) {
+        await OffPool.run {
+            let read = self.readBlocking(timeout: .milliseconds(1))
+            if !read.closed { _ = self.sendBlocking(bytes) }
+            return read
+        }
+    }
+
     private func sendBlocking(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { buffer in
             var offset = 0

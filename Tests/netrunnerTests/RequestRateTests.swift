@@ -87,8 +87,7 @@ struct RequestRateTests {
             // floor no drip is ever cut; with it each is cut after about 2 s.
             while closedAfter.contains(where: { $0 == nil }), ContinuousClock.now - started < .seconds(25) {
                 for (index, connection) in connections.enumerated() where closedAfter[index] == nil {
-                    await connection.send("x")
-                    let (bytes, closed) = await connection.readUntilClosed(timeout: .milliseconds(1))
+                    let (bytes, closed) = await connection.readThenSend(Array("x".utf8))
                     received[index] += bytes
                     if closed { closedAfter[index] = ContinuousClock.now - started }
                 }

@@ -53,7 +53,7 @@ struct ServeAccessTests {
             #expect(run.status == 202)
             let runID = try #require(run.json["id"] as? String)
             // The stream has a frame before its frame is asked for.
-            try await Eventually.wait(for: "the stream's first frame", upTo: .seconds(30)) {
+            try await Eventually.wait(for: "the stream's first frame", upTo: .seconds(120)) {
                 try await server.request("/v1/streams/cam/frame.jpg", headers: key).status == 200
             }
             let protected = [

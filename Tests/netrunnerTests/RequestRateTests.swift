@@ -66,9 +66,9 @@ struct RequestRateTests {
             var connections: [RawConnection] = []
             for index in 0..<drips {
                 let connection = try RawConnection(port: server.port)
-                // Every other one a keep-alive request after a good one.
-                if index % 2 == 1 { await connection.send(probe) }
-                await connection.send(Self.uploadHead(setup))
+                // Every other one a keep-alive request after a good one, in one write: two writes
+                // a starved test sends seconds apart would meet the idle timeout between them.
+                await connection.send((index % 2 == 1 ? probe : "") + Self.uploadHead(setup))
                 connections.append(connection)
             }
             if let baseline { try await server.waitForSockets(atLeast: baseline + drips, limit: .seconds(5)) }

@@ -108,6 +108,8 @@ bench: bench-setup build
 # there is no GPU: the code path, not a GPU's speed).
 bench-gpu: bench-setup build gpu-packages
 	.venv-bench/bin/python Benchmarks/gpu_benchmark.py --netrunner .build/release/netrunner
+	@# serve --accelerator gpu against --accelerator cpu under wrk, at 1, 8 and 64 connections.
+	.venv-bench/bin/python Benchmarks/serve_gpu_benchmark.py --netrunner .build/release/netrunner
 
 bench-decode: bench-setup build
 	.venv-bench/bin/python Benchmarks/decode_benchmark.py --netrunner .build/release/netrunner

@@ -8,8 +8,11 @@ import NetRunnerVideo
 struct AnnotatedVideo {
     let path: String
     var writer: VideoWriter? = nil
-    var first: VideoFrame? = nil
-    var latest: (answer: ImageAnswer, sourceSize: PixelSize)? = nil
+    /// The first frame, held until the second gives the frame rate, with the answer it had then
+    /// (not the second frame's).
+    var first: (frame: VideoFrame, answer: Answer?)? = nil
+    var latest: Answer? = nil
+    typealias Answer = (answer: ImageAnswer, sourceSize: PixelSize)
     var lastIndex = -1
 
     init(path: String) {
@@ -23,30 +26,30 @@ struct AnnotatedVideo {
         lastIndex = frame.index
         guard let writer else {
             guard let first else {
-                first = frame
+                first = (frame, latest)
                 return
             }
-            let step = frame.timestampMilliseconds - first.timestampMilliseconds
+            let step = frame.timestampMilliseconds - first.frame.timestampMilliseconds
             let fps = step > 0 ? 1000 / step : 25
-            let writer = try VideoWriter(path: path, size: first.pixels.size, framesPerSecond: fps)
+            let writer = try VideoWriter(path: path, size: first.frame.pixels.size, framesPerSecond: fps)
             self.writer = writer
-            try await writer.write(draw(on: first))
-            try await writer.write(draw(on: frame))
+            try await writer.write(draw(first.answer, on: first.frame))
+            try await writer.write(draw(latest, on: frame))
             return
         }
-        try await writer.write(draw(on: frame))
+        try await writer.write(draw(latest, on: frame))
     }
 
     mutating func finish() async throws {
         if writer == nil, let first {
-            let writer = try VideoWriter(path: path, size: first.pixels.size, framesPerSecond: 25)
+            let writer = try VideoWriter(path: path, size: first.frame.pixels.size, framesPerSecond: 25)
             self.writer = writer
-            try await writer.write(draw(on: first))
+            try await writer.write(draw(first.answer ?? latest, on: first.frame))
         }
         try await writer?.finish()
     }
 
-    private func draw(on frame: VideoFrame) throws -> PixelBuffer {
+    private func draw(_ latest: Answer?, on frame: VideoFrame) throws -> PixelBuffer {
         guard let latest else { return frame.pixels }
         return try Annotator.draw(
             latest.answer.scaled(from: latest.sourceSize, to: frame.pixels.size), on: frame.pixels)

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import NetRunner
 import NetRunnerEngine
 import NetRunnerHTTP
@@ -86,11 +87,29 @@ struct NativeRoutes {
             "decode;dur=\(fixedDecimals(answer.decodingMilliseconds, 3)), "
             + "preprocess;dur=\(fixedDecimals(answer.preprocessingMilliseconds, 3)), "
             + "inference;dur=\(fixedDecimals(answer.inferenceMilliseconds, 3))"
+        let headers: HTTPFields = [HTTPField.Name.custom("Server-Timing"): timing]
+        // A segmenter's mask as the picture itself, for a client that asks for one.
+        if Self.wantsPNG(request.headers), case .other(let result) = answer,
+            let mask = (result as? SegmentationResult)?.categoryMask
+        {
+            var headers = headers
+            headers[.contentType] = "image/png"
+            return Response(
+                status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try mask.pngData())))
+        }
         return HTTPReply.json(
             PreviewedLine(
                 line: ResultsLine(image: upload.name, model: id, answer: answer),
                 input: found.input.map { "data:image/png;base64," + $0.base64EncodedString() }),
-            headers: [HTTPField.Name.custom("Server-Timing"): timing])
+            headers: headers)
+    }
+
+    /// Whether a request's `Accept` names `image/png` first (`Accept: image/png`): a segmenter
+    /// then answers with its category mask as a PNG; every other answer is JSON whatever it asks.
+    static func wantsPNG(_ headers: HTTPFields) -> Bool {
+        guard let accept = headers[.accept], accept.utf8.count <= 1024 else { return false }
+        let first = accept.split(separator: ",").first?.split(separator: ";").first ?? ""
+        return first.filter { $0 != " " && $0 != "\t" }.lowercased() == "image/png"
     }
 }
 

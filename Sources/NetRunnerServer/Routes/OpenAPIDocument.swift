@@ -58,7 +58,9 @@ enum OpenAPIDocument {
                       "inference_count": {"type": "integer"}, "execution_count": {"type": "integer"},
                       "inference_stats": {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/StageStatistics"}},
                       "batch_stats": {"type": "array", "items": {"type": "object"}}}}}}}}}},
-              "Answer": {"description": "A results line.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResultLine"}}}},
+              "Answer": {"description": "A results line; a segmenter asked with Accept: image/png answers its category mask as a grayscale PNG (each pixel's value its class index).",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResultLine"}},
+                  "image/png": {"schema": {"type": "string", "format": "binary"}}}},
               "Error": {"description": "What went wrong, for a person.", "content": {"application/json": {"schema": {
                 "type": "object", "required": ["error", "error_description"],
                 "properties": {"error": {"type": "boolean"}, "error_description": {"type": "string"}}}}}}
@@ -92,6 +94,16 @@ enum OpenAPIDocument {
                 "box": {"type": "array", "items": {"type": "number"}}, "index": {"type": "integer"},
                 "label": {"type": "string"}, "display_name": {"type": "string"}, "score": {"type": "number"},
                 "keypoints": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}}},
+              "Keypoint": {"type": "object", "required": ["name", "x", "y", "score"], "properties": {
+                "name": {"type": "string"}, "x": {"type": "number", "description": "In the image's pixels."},
+                "y": {"type": "number"}, "score": {"type": "number"}}},
+              "Segmentation": {"type": "object", "required": ["areas", "mask"], "properties": {
+                "areas": {"type": "array", "description": "Each class found, largest first.", "items": {"type": "object",
+                  "required": ["index", "pixels"], "properties": {"index": {"type": "integer"}, "label": {"type": "string"},
+                  "pixels": {"type": "integer"}}}},
+                "mask": {"type": "object", "required": ["encoding", "width", "height", "data"], "properties": {
+                  "encoding": {"type": "string", "enum": ["png"]}, "width": {"type": "integer"}, "height": {"type": "integer"},
+                  "data": {"type": "string", "description": "Base64 of a grayscale PNG at the image's size, each pixel's value its class index (255: unknown)."}}}}},
               "ResultLine": {"type": "object", "required": ["image", "error"], "properties": {
                 "image": {"type": "string"}, "model": {"type": "string"}, "error": {"type": "boolean"},
                 "error_description": {"type": "string"}, "image_width": {"type": "integer"},
@@ -99,9 +111,13 @@ enum OpenAPIDocument {
                 "preprocessor_latency": {"type": "number"}, "inference_latency": {"type": "number"},
                 "total_latency": {"type": "number"},
                 "input": {"type": "string", "description": "With preview=1: what the model saw, a PNG data URL."},
+                "skeleton": {"type": "array", "description": "Pose: the bones, pairs of indices into inference_results.pose.",
+                  "items": {"type": "array", "items": {"type": "integer"}}},
                 "inference_results": {"type": "object", "properties": {
                   "classification": {"type": "array", "items": {"$ref": "#/components/schemas/Category"}},
-                  "detection": {"type": "array", "items": {"$ref": "#/components/schemas/Detection"}}}}}},
+                  "detection": {"type": "array", "items": {"$ref": "#/components/schemas/Detection"}},
+                  "pose": {"type": "array", "items": {"$ref": "#/components/schemas/Keypoint"}},
+                  "segmentation": {"$ref": "#/components/schemas/Segmentation"}}}}},
               "Import": {"type": "object", "required": ["id", "source", "state", "received_bytes"], "properties": {
                 "id": {"type": "string"}, "source": {"type": "string"},
                 "state": {"type": "string", "enum": ["downloading", "unpacking", "validating", "installing", "installed", "failed"]},

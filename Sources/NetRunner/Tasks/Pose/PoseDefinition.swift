@@ -4,9 +4,10 @@ import NetRunnerSupport
 /// The pose estimator as a registered task: ``PoseEstimator`` and ``PoseResult``.
 ///
 /// Its part of a results line is `inference_results.pose`, the keypoints in COCO's order, each
-/// `{"name", "x", "y", "score"}` with `x` and `y` in the image's pixels, beside `image_width`
-/// and `image_height`. Keypoints scoring under ``shownScore`` are kept in the result but not
-/// drawn, nor counted in the pose's box.
+/// `{"name", "x", "y", "score"}` with `x` and `y` in the image's pixels, beside `image_width`,
+/// `image_height` and `skeleton`, the bones as pairs of indices into the keypoints. Keypoints
+/// scoring under ``shownScore`` are kept in the result but not drawn, nor counted in the pose's
+/// box.
 struct PoseDefinition: VisionTaskDefinition {
     typealias Task = PoseEstimator
 
@@ -34,6 +35,9 @@ struct PoseDefinition: VisionTaskDefinition {
         var line = encoder.container(keyedBy: ResultsLineKey.self)
         try line.encode(result.imageWidth, forKey: "image_width")
         try line.encode(result.imageHeight, forKey: "image_height")
+        // The bones to draw, as pairs of indices into the keypoints: a client needs no table of
+        // its own (COCO's `skeleton`, 0-based).
+        try line.encode(PoseEstimator.skeleton.map { [$0.from, $0.to] }, forKey: "skeleton")
         var results = line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
         try results.encode(result.keypoints, forKey: .results(of: kind))
     }

@@ -128,6 +128,7 @@ lint:
 	@# The scripts of serve's page, the hub's page and the results gallery, parsed (a syntax error fails here, not in a user's browser).
 	@command -v node >/dev/null || { echo "make lint needs node: scripts/install-test-packages.sh installs Debian's nodejs"; exit 1; }
 	node --check Sources/NetRunnerServer/Resources/app.js
+	node --check Sources/NetRunnerServer/Resources/tasks.js
 	node --check Sources/NetRunnerHubServer/Resources/hub.js
 	node --check Sources/NetRunnerEvaluation/Resources/results-gallery.js
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift

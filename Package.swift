@@ -243,6 +243,7 @@ let package = Package(
             resources: [
                 .embedInCode("Resources/index.html"),
                 .embedInCode("Resources/app.js"),
+                .embedInCode("Resources/tasks.js"),
                 .embedInCode("Resources/app.css"),
                 .embedInCode("Resources/favicon.svg"),
             ],

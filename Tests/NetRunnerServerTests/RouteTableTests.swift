@@ -47,7 +47,7 @@ struct RouteTableTests {
                 "GET /v2", "GET /v2/models/{name}", "GET /v2/models/{name}/ready", "POST /v2/models/{name}/infer",
                 "GET /v2/models/{name}/versions/{version}", "GET /v2/models/{name}/versions/{version}/ready",
                 "POST /v2/models/{name}/versions/{version}/infer", "GET /v1/live", "GET /metrics",
-                "GET /openapi.json", "GET /", "GET /app.js", "GET /app.css", "GET /favicon.ico",
+                "GET /openapi.json", "GET /", "GET /app.js", "GET /tasks.js", "GET /app.css", "GET /favicon.ico",
             ])
     }
 

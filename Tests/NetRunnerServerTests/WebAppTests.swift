@@ -17,7 +17,7 @@ import Testing
 /// compiled into the binary). The page itself runs in Chromium in `ServeCommandTests.browser`.
 @Suite("Web app: its files, and a picked photo's preview")
 struct WebAppTests {
-    @Test("/, /app.js, /app.css and /favicon.ico are the files of Resources/, byte for byte")
+    @Test("/, /app.js, /tasks.js, /app.css and /favicon.ico are the files of Resources/, byte for byte")
     func files() async throws {
         let router = Router()
         router.add(middleware: FailureMiddleware<BasicRequestContext>())
@@ -25,6 +25,7 @@ struct WebAppTests {
         try await Application(router: router).test(.router) { client in
             for (route, file, type) in [
                 ("/", "index.html", "text/html"), ("/app.js", "app.js", "text/javascript"),
+                ("/tasks.js", "tasks.js", "text/javascript"),
                 ("/app.css", "app.css", "text/css"), ("/favicon.ico", "favicon.svg", "image/svg+xml"),
             ] {
                 let expected = try Data(

@@ -120,6 +120,8 @@ function showAnswer(line, width, height, answersId = "answers", canvasId = "over
     return;
   }
   const threshold = parseFloat($("threshold").value) || 0;
+  // A pose or a mask: tasks.js draws it.
+  if (showTaskAnswer(line, canvas, answers, threshold)) return;
   const results = line.inference_results || {};
   const items = (results.classification || results.detection || []).filter((c) => c.score >= threshold);
   if (!items.length) answers.textContent = "Nothing over " + threshold + ".";
@@ -258,7 +260,7 @@ async function runPhoto(file) {
   await photo.decode().catch(() => {});
   const form = new FormData();
   form.append("image", file, file.name);
-  const task = model.task === "detection" ? "detect" : "classify";
+  const task = taskVerbs[model.task] || model.task;
   const started = performance.now();
   showSeen(null);
   const reply = await fetch(`/v1/models/${encodeURIComponent(model.id)}/${task}?preview=1`,
@@ -440,6 +442,8 @@ async function runAlbum() {
 function topAnswer(result) {
   if (result.error) return "failed";
   const found = result.inference_results || {};
+  const caption = taskCaption(found);
+  if (caption) return caption;
   if (found.classification) {
     const best = found.classification[0];
     return best ? `${best.display_name || best.label} ${best.score.toFixed(2)}` : "nothing";

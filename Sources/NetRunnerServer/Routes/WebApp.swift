@@ -4,13 +4,15 @@ import NIOCore
 import NetRunnerHTTP
 
 /// Net Runner's screen as a web page at `/`: plain HTML, CSS and JavaScript compiled into the
-/// binary from `Resources/` (no CDN, no npm: it works offline; `make lint` parses `app.js`).
+/// binary from `Resources/` (no CDN, no npm: it works offline; `make lint` parses the scripts).
 ///
 /// A model picker; the live camera (`getUserMedia`) sending frames over the `/v1/live`
 /// WebSocket at a settable interval (the seeds' `delayBetweenInferencesMs`), the newest frame
 /// winning; pause and resume; drop or pick a photo; the top 5 over 0.1 with bars for
-/// classifiers, boxes and labels over the picture for detectors; the running average latency
-/// split into decode, preprocess and inference; "what the model sees"; the model's details.
+/// classifiers, boxes and labels over the picture for detectors, keypoints and the skeleton for
+/// pose estimators, the mask and its legend for segmenters (`tasks.js`); the running average
+/// latency split into decode, preprocess and inference; "what the model sees"; the model's
+/// details.
 /// Settings imports a model by URL (`/v1/imports`, progress shown) and picks it; Album runs a
 /// model over a folder the server was started with (`--albums`), with a progress bar, and shows
 /// the results as a grid of thumbnails, any one opened with its answer (boxes drawn).
@@ -18,6 +20,7 @@ enum WebApp {
     /// The page's files by route: content type and bytes.
     static let files: [(route: String, type: String, bytes: [UInt8])] = [
         ("/", "text/html; charset=utf-8", PackageResources.index_html),
+        ("/tasks.js", "text/javascript; charset=utf-8", PackageResources.tasks_js),
         ("/app.js", "text/javascript; charset=utf-8", PackageResources.app_js),
         ("/app.css", "text/css; charset=utf-8", PackageResources.app_css),
         // Browsers ask for one; a small SVG spares the page a 404 in its console.

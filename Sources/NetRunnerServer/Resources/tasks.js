@@ -1,0 +1,144 @@
+"use strict";
+// What the page shows of the tasks that draw more than labels and boxes (app.js draws those):
+// a pose estimator's keypoints joined by the skeleton's bones, and a segmenter's category mask
+// as a coloured overlay with a legend of its classes. Loaded before app.js, which calls
+// showTaskAnswer, taskCaption and taskVerbs.
+
+// The route of each task, POST /v1/models/{id}/<verb> (the registry's verbs).
+const taskVerbs = { classification: "classify", detection: "detect", pose: "pose", segmentation: "segment" };
+
+// The annotator's palette (Annotator.palette): class i is palette[i % 12], on the page as in
+// `--annotate`'s pictures and the frames the server draws for its streams.
+const palette = [[230, 25, 75], [60, 180, 75], [0, 130, 200], [245, 130, 48], [145, 30, 180], [70, 240, 240],
+  [240, 50, 230], [210, 245, 60], [250, 190, 212], [0, 128, 128], [220, 190, 255], [170, 110, 40]];
+const colorOf = (index) => palette[((index % palette.length) + palette.length) % palette.length];
+const css = (rgb) => `rgb(${rgb[0]}, ${rgb[1]}, ${rgb[2]})`;
+
+// MoveNet's bones, for an answer that does not list its own (the server's has `skeleton`).
+const movenetSkeleton = [[0, 1], [0, 2], [1, 3], [2, 4], [0, 5], [0, 6], [5, 7], [7, 9], [6, 8], [8, 10], [5, 6],
+  [5, 11], [6, 12], [11, 12], [11, 13], [13, 15], [12, 14], [14, 16]];
+
+// One row of the answers panel: a name (with a colour swatch, for a mask's class), a bar and a
+// number, as app.js writes a classifier's.
+function answerRow(label, fraction, number, color) {
+  const row = document.createElement("div");
+  row.className = "row";
+  const name = document.createElement("div");
+  name.textContent = label;
+  if (color) name.style.borderLeft = `12px solid ${css(color)}`;
+  if (color) name.style.paddingLeft = "6px";
+  const bar = document.createElement("div");
+  bar.className = "bar";
+  const fill = document.createElement("div");
+  fill.style.width = (Math.max(0, Math.min(1, fraction)) * 100).toFixed(1) + "%";
+  if (color) fill.style.background = css(color);
+  bar.appendChild(fill);
+  name.appendChild(bar);
+  const score = document.createElement("div");
+  score.className = "score";
+  score.textContent = number;
+  row.append(name, score);
+  return row;
+}
+
+// The keypoints over the threshold, each a dot, joined by the bones whose two ends are shown.
+function drawPose(line, canvas, answers, threshold) {
+  const keypoints = line.inference_results.pose;
+  const shown = (point) => point && point.score >= threshold && isFinite(point.x) && isFinite(point.y);
+  const context = canvas.getContext("2d");
+  const size = Math.min(canvas.width, canvas.height);
+  context.lineCap = "round";
+  context.lineWidth = Math.max(3, size / 120);
+  (line.skeleton || movenetSkeleton).forEach(([from, to], index) => {
+    const a = keypoints[from], b = keypoints[to];
+    if (!shown(a) || !shown(b)) return;
+    context.strokeStyle = css(colorOf(index));
+    context.beginPath();
+    context.moveTo(a.x, a.y);
+    context.lineTo(b.x, b.y);
+    context.stroke();
+  });
+  const radius = Math.max(4, size / 90);
+  context.lineWidth = Math.max(1.5, radius / 3);
+  context.fillStyle = "#fff";
+  context.strokeStyle = "#111827";
+  for (const point of keypoints.filter(shown)) {
+    context.beginPath();
+    context.arc(point.x, point.y, radius, 0, 2 * Math.PI);
+    context.fill();
+    context.stroke();
+  }
+  const listed = keypoints.filter((point) => point.score >= threshold);
+  if (!listed.length) answers.textContent = "No keypoint over " + threshold + ".";
+  for (const point of listed) answers.appendChild(answerRow(point.name, point.score, point.score.toFixed(3)));
+}
+
+// Each canvas's latest mask: one decoded after a newer answer was drawn is not drawn.
+const masksDrawn = new WeakMap();
+
+// The mask (a grayscale PNG, each pixel's value its class) as a half-transparent overlay in the
+// classes' colours, the background (class 0) and unknown pixels (255) left clear; the legend
+// lists the classes found with the share of the image each covers.
+function drawSegmentation(line, canvas, answers) {
+  const segmentation = line.inference_results.segmentation;
+  const mask = segmentation.mask || {};
+  const total = Math.max(1, (mask.width || 0) * (mask.height || 0));
+  const classes = (segmentation.areas || []).filter((area) => area.index !== 0 && area.pixels / total >= 0.001);
+  if (!classes.length) answers.textContent = "Nothing but background.";
+  for (const area of classes) {
+    const share = area.pixels / total;
+    answers.appendChild(answerRow(area.label || "class " + area.index, share, (share * 100).toFixed(1) + "%",
+      colorOf(area.index)));
+  }
+  if (mask.encoding !== "png" || !mask.width || !mask.height) return;
+  const token = {};
+  masksDrawn.set(canvas, token);
+  const image = new Image();
+  image.onload = () => {
+    if (masksDrawn.get(canvas) !== token) return;
+    const scratch = document.createElement("canvas");
+    scratch.width = mask.width;
+    scratch.height = mask.height;
+    const context = scratch.getContext("2d");
+    context.drawImage(image, 0, 0);
+    const pixels = context.getImageData(0, 0, mask.width, mask.height);
+    const data = pixels.data;
+    for (let i = 0; i < data.length; i += 4) {
+      const index = data[i];
+      if (index === 0 || index === 255) { data[i + 3] = 0; continue; }
+      const [red, green, blue] = colorOf(index);
+      data[i] = red; data[i + 1] = green; data[i + 2] = blue; data[i + 3] = 140;
+    }
+    context.putImageData(pixels, 0, 0);
+    const target = canvas.getContext("2d");
+    target.imageSmoothingEnabled = false;
+    target.drawImage(scratch, 0, 0, canvas.width, canvas.height);
+  };
+  image.src = "data:image/png;base64," + mask.data;
+}
+
+// Shows a pose's or a mask's answer on a canvas (already cleared, at the image's size) and in
+// the answers panel; false for another task's answer, which app.js shows.
+function showTaskAnswer(line, canvas, answers, threshold) {
+  const results = line.inference_results || {};
+  masksDrawn.delete(canvas);
+  if (results.pose) { drawPose(line, canvas, answers, threshold); return true; }
+  if (results.segmentation) { drawSegmentation(line, canvas, answers); return true; }
+  return false;
+}
+
+// An album tile's caption for a pose or a mask, or null for another task's answer.
+function taskCaption(results) {
+  if (results.pose) {
+    const scores = results.pose.map((point) => point.score);
+    const mean = scores.reduce((sum, score) => sum + score, 0) / Math.max(1, scores.length);
+    return `pose ${mean.toFixed(2)}, ${scores.filter((score) => score >= 0.2).length} keypoints`;
+  }
+  if (results.segmentation) {
+    const mask = results.segmentation.mask || {};
+    const total = Math.max(1, (mask.width || 0) * (mask.height || 0));
+    const best = (results.segmentation.areas || []).find((area) => area.index !== 0);
+    return best ? `${best.label || "class " + best.index} ${(best.pixels / total * 100).toFixed(0)}%` : "background";
+  }
+  return null;
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Drives serve's web page with a pose estimator and a segmenter in a real browser: Debian's
+headless Chromium through chromedriver (selenium), its fake camera fed a Y4M clip that ffmpeg
+makes from Coral's squat photo (a person, squatting).
+
+1. The live camera with MoveNet: the keypoints the page lists, and where it drew on its overlay
+   (the box of the drawn pixels, in the video's pixels); a screenshot (camera-pose.png).
+2. A photo picked with DeepLab: the legend and the share of the overlay the mask covers
+   (photo-segment.png).
+3. The album (the server's --albums folder) with DeepLab, then MoveNet: the captions, one photo
+   opened with its mask, then with its skeleton (album-segment.png, album-pose.png).
+The figures are printed as one JSON object for the Swift test to assert on.
+
+Usage: .venv-test/bin/python tools/pose/browser_check.py URL OUT
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SQUAT = os.path.join(ROOT, "Tests/Fixtures/Pose/squat.png")
+MOVENET = "movenet-single-pose-lightning-ptq"
+DEEPLAB = "deeplabv3-mnv2-pascal-quant"
+
+# The overlay's drawn pixels: how many (alpha > 0) and their box, in the canvas's pixels.
+DRAWN = """
+const canvas = document.getElementById(arguments[0]);
+const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+let count = 0, left = canvas.width, top = canvas.height, right = -1, bottom = -1;
+for (let y = 0; y < canvas.height; y++) for (let x = 0; x < canvas.width; x++) {
+  if (data[(y * canvas.width + x) * 4 + 3] === 0) continue;
+  count++; left = Math.min(left, x); right = Math.max(right, x); top = Math.min(top, y); bottom = Math.max(bottom, y);
+}
+return {width: canvas.width, height: canvas.height, count, box: count ? [left, top, right, bottom] : null};
+"""
+
+
+def make_clip(out):
+    """Three seconds of the squat photo at its own size (500 x 610), 10 frames/s, as Y4M."""
+    clip = os.path.join(out, "squat.y4m")
+    subprocess.run(["ffmpeg", "-y", "-loglevel", "error", "-loop", "1", "-t", "3", "-i", SQUAT,
+                    "-vf", "fps=10,format=yuv420p", clip], check=True)
+    return clip
+
+
+def browser(clip):
+    options = Options()
+    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
+                 f"--use-file-for-fake-video-capture={clip}", "--window-size=1280,1100"]:
+        options.add_argument(flag)
+    options.binary_location = "/usr/bin/chromium"
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def answers(driver, panel="answers"):
+    """The names the answers panel shows now, read in one step."""
+    return driver.execute_script(
+        f"return [...document.querySelectorAll('#{panel} .row')].map((row) => row.firstChild.firstChild.textContent)")
+
+
+def wait(condition, seconds):
+    """Polls until the condition holds or the time is up; returns its last value."""
+    deadline, value = time.time() + seconds, None
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    return value
+
+
+def main():
+    url, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    clip = make_clip(out)
+    report = {}
+    driver = browser(clip)
+    try:
+        driver.get(url)
+        wait(lambda: driver.find_elements(By.CSS_SELECTOR, f"#model option[value='{MOVENET}']"), 10)
+        select = Select(driver.find_element(By.ID, "model"))
+        select.select_by_value(MOVENET)
+        driver.find_element(By.ID, "camera").click()
+        report["camera_keypoints"] = wait(lambda: (lambda shown: shown if len(shown) >= 10 else None)(
+            answers(driver)), 30) or answers(driver)
+        # Two answers more, so the one drawn is a whole frame's, then pause and measure it.
+        count = int(driver.find_element(By.ID, "t-count").text)
+        wait(lambda: int(driver.find_element(By.ID, "t-count").text) >= count + 2, 15)
+        driver.find_element(By.ID, "pause").click()
+        time.sleep(0.5)
+        report["camera_drawn"] = driver.execute_script(DRAWN, "overlay")
+        report["camera_video"] = driver.execute_script(
+            "const v = document.getElementById('video'); return [v.videoWidth, v.videoHeight]")
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(os.path.join(out, "camera-pose.png"))
+        driver.find_element(By.ID, "camera").click()  # stop
+
+        select.select_by_value(DEEPLAB)
+        driver.find_element(By.ID, "file").send_keys(SQUAT)
+        report["photo_legend"] = wait(lambda: answers(driver), 30)
+        report["photo_shares"] = driver.execute_script(
+            "return [...document.querySelectorAll('#answers .row .score')].map((s) => s.textContent)")
+        # The mask is drawn once its PNG is decoded.
+        report["photo_drawn"] = wait(lambda: (lambda d: d if d["count"] else None)(
+            driver.execute_script(DRAWN, "overlay")), 10) or driver.execute_script(DRAWN, "overlay")
+        driver.save_screenshot(os.path.join(out, "photo-segment.png"))
+
+        driver.find_element(By.ID, "tab-album").click()
+        wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#album option"), 5)
+        for model, name in [(DEEPLAB, "segment"), (MOVENET, "pose")]:
+            select.select_by_value(model)
+            driver.find_element(By.ID, "album-run").click()
+            wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#album-grid .tile")
+                 and "of" in driver.find_element(By.ID, "album-status").text
+                 and not driver.find_element(By.ID, "album-run").get_property("disabled"), 60)
+            report[f"album_{name}_captions"] = driver.execute_script(
+                "return [...document.querySelectorAll('#album-grid .tile')].map((t) => "
+                "[t.querySelector('.name').textContent, t.lastChild.textContent])")
+            tiles = driver.find_elements(By.CSS_SELECTOR, "#album-grid .tile")
+            squat = [tile for tile in tiles if tile.find_element(By.CLASS_NAME, "name").text == "squat.png"]
+            if squat:
+                squat[0].click()
+                report[f"album_{name}_answers"] = wait(lambda: answers(driver, "album-answers"), 10)
+                report[f"album_{name}_drawn"] = wait(lambda: (lambda d: d if d["count"] else None)(
+                    driver.execute_script(DRAWN, "album-overlay")), 10)
+                driver.save_screenshot(os.path.join(out, f"album-{name}.png"))
+                driver.find_element(By.ID, "album-close").click()
+        report["console_errors"] = [entry["message"] for entry in driver.get_log("browser")
+                                    if entry.get("level") == "SEVERE"]
+    finally:
+        driver.quit()
+        with open(os.path.join(out, "report.json"), "w") as file:
+            json.dump(report, file, indent=1)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -99,8 +99,32 @@ func readmeExample7() throws {
     }
 }
 
+/// Example 1 of docs/pose.md.
+func readmeExample8() throws {
+    let estimator = try PoseEstimator(modelPath: "Models/movenet_single_pose_lightning_ptq.tflite")
+    let pose = try estimator.run(.file("Tests/Fixtures/Pose/squat.png"))
+    for keypoint in pose.keypoints where keypoint.score >= 0.2 {
+        print(keypoint.name, keypoint.x, keypoint.y, keypoint.score)  // "left_eye 295.0 189.9 0.80"...
+    }
+    for bone in PoseEstimator.skeleton {
+        print(pose.keypoints[bone.from].name, "-", pose.keypoints[bone.to].name)
+    }
+    print(pose.keypoint(named: "left_wrist")?.score ?? 0, pose.score)
+}
+
+/// Example 1 of docs/segmentation.md.
+func readmeExample9() throws {
+    let segmenter = try ImageSegmenter(modelPath: "Models/deeplabv3_mnv2_pascal_quant.tflite")
+    let result = try segmenter.run(.file("Tests/Fixtures/Segmentation/bird_segmentation.png"))
+    for area in result.areas {
+        print(area.label ?? "class \(area.index)", area.pixels, result.fraction(of: area.index))  // "bird 55767 0.2119"
+    }
+    let mask = result.categoryMask  // width x height class indices, a byte each
+    print(mask[256, 256], try mask.pngData().count)  // 3 (bird), a 2.3 kB grayscale PNG
+}
+
 /// Example 1 of docs/streams.md.
-func readmeExample8() async throws {
+func readmeExample10() async throws {
     let pool = try VisionTaskPool(count: 1) { try ImageTask(modelAt: "Models/face_detection_short_range.tflite") }
     let frames = FrameSource(
         VideoSource("rtsp://camera/stream"), options: .init(frameSize: .covering(pool.preprocessing.size)))

@@ -80,6 +80,12 @@ struct PoseSegmentRouteTests {
                 .problems(ofLine: String(decoding: reply.body, as: UTF8.self))
             #expect(problems.isEmpty, "\(problems)")
 
+            // The model list names each model's route, which the web page posts a photo to.
+            for (model, task, verb) in [(Self.poseModel, "pose", "pose"), (Self.segmenter, "segmentation", "segment")] {
+                let info = try await server.request("/v1/models/\(model)").json
+                #expect(info["task"] as? String == task && info["verb"] as? String == verb, "\(info)")
+            }
+
             // A picture is a segmenter's answer only: the pose stays JSON; the wrong route says the right one.
             let png = try await Self.post(
                 server, "/v1/models/\(Self.poseModel)/pose", photo: Self.squat, accept: "image/png")

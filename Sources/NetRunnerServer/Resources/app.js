@@ -260,7 +260,8 @@ async function runPhoto(file) {
   await photo.decode().catch(() => {});
   const form = new FormData();
   form.append("image", file, file.name);
-  const task = taskVerbs[model.task] || model.task;
+  // The task's own route (the model list says which): /classify, /detect, /pose, /segment...
+  const task = model.verb || (model.task === "detection" ? "detect" : "classify");
   const started = performance.now();
   showSeen(null);
   const reply = await fetch(`/v1/models/${encodeURIComponent(model.id)}/${task}?preview=1`,

@@ -2,10 +2,7 @@
 // What the page shows of the tasks that draw more than labels and boxes (app.js draws those):
 // a pose estimator's keypoints joined by the skeleton's bones, and a segmenter's category mask
 // as a coloured overlay with a legend of its classes. Loaded before app.js, which calls
-// showTaskAnswer, taskCaption and taskVerbs.
-
-// The route of each task, POST /v1/models/{id}/<verb> (the registry's verbs).
-const taskVerbs = { classification: "classify", detection: "detect", pose: "pose", segmentation: "segment" };
+// showTaskAnswer and taskCaption.
 
 // The annotator's palette (Annotator.palette): class i is palette[i % 12], on the page as in
 // `--annotate`'s pictures and the frames the server draws for its streams.

@@ -232,6 +232,8 @@ struct ModelInfo: Encodable {
     var name: String
     var type: String
     var task: String
+    /// The task's route: `POST /v1/models/{id}/<verb>` (`classify`, `detect`, `pose`, `segment`...).
+    var verb: String?
     var origin: String
     var state: String
     var reason: String?
@@ -245,7 +247,7 @@ struct ModelInfo: Encodable {
     var fullyAccelerated: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case id, name, type, task, origin, state, reason, inputs, outputs, preprocessing, labels, accelerator
+        case id, name, type, task, verb, origin, state, reason, inputs, outputs, preprocessing, labels, accelerator
         case fullyAccelerated = "fully_accelerated"
     }
 
@@ -259,6 +261,7 @@ struct ModelInfo: Encodable {
         name = served.model.description?.name ?? served.model.metadata?.name ?? served.id
         type = served.model.description?.model.type ?? "image.\(served.kind.rawValue)"
         task = served.kind.rawValue
+        verb = VisionTaskRegistry.definition(for: served.kind)?.verb
         let fileName = served.origin.split(separator: "/").last.map(String.init) ?? served.origin
         origin = showsPath ? served.origin : fileName
         switch engine.state(of: served.id) {

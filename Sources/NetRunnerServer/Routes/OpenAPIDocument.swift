@@ -132,6 +132,7 @@ enum OpenAPIDocument {
               "Model": {"type": "object", "required": ["id", "name", "type", "task", "origin", "state"], "properties": {
                 "id": {"type": "string"}, "name": {"type": "string"}, "type": {"type": "string"},
                 "task": {"type": "string", "description": "A registered task: classification, detection, pose, segmentation, ..."},
+                "verb": {"type": "string", "description": "Its route, POST /v1/models/{id}/<verb>: classify, detect, pose, segment, ..."},
                 "origin": {"type": "string"},
                 "state": {"type": "string", "enum": ["loading", "ready", "failed", "unloaded"]}, "reason": {"type": "string"},
                 "inputs": {"type": "array", "items": {"type": "object"}}, "outputs": {"type": "array", "items": {"type": "object"}},

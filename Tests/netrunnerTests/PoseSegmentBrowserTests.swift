@@ -79,6 +79,10 @@ struct PoseSegmentBrowserTests {
         #expect(report["photo_legend"] as? [String] == ["person"], "\(text)")
         let shown = Double((report["photo_shares"] as? [String])?.first?.dropLast() ?? "") ?? -1
         #expect(abs(shown - share) <= 0.5, "\(shown)% vs Python's \(share)%")
+        #expect(report["camera_legend"] as? [String] == ["person"], "\(text)")
+        // The camera's frames are JPEGs of a YUV 4:2:0 clip: within 2% of the image.
+        let camera = (report["camera_mask_drawn"] as? [String: Any])?["count"] as? Int ?? -1
+        #expect(abs(camera - person.pixels) * 50 <= person.total, "camera: \(camera) vs \(person.pixels)")
         for key in ["photo_drawn", "album_segment_drawn"] {
             let covered = (report[key] as? [String: Any])?["count"] as? Int ?? -1
             #expect(abs(covered - person.pixels) * 200 <= person.total, "\(key): \(covered) vs \(person.pixels)")
@@ -103,7 +107,9 @@ struct PoseSegmentBrowserTests {
         #expect(report["album_pose_answers"] as? [String] == names, "\(text)")
         #expect(try Self.isPythonPose(report["album_pose_drawn"]), "\(report["album_pose_drawn"] ?? "")")
         #expect((report["console_errors"] as? [String]) == [], "\(report["console_errors"] ?? "")")
-        for name in ["camera-pose.png", "photo-segment.png", "album-segment.png", "album-pose.png"] {
+        for name in [
+            "camera-pose.png", "camera-segment.png", "photo-segment.png", "album-segment.png", "album-pose.png",
+        ] {
             #expect(FileManager.default.fileExists(atPath: shots + "/" + name), "\(name)")
         }
     }

@@ -4,7 +4,8 @@ headless Chromium through chromedriver (selenium), its fake camera fed a Y4M cli
 makes from Coral's squat photo (a person, squatting).
 
 1. The live camera with MoveNet: the keypoints the page lists, and where it drew on its overlay
-   (the box of the drawn pixels, in the video's pixels); a screenshot (camera-pose.png).
+   (the box of the drawn pixels, in the video's pixels); a screenshot (camera-pose.png). Then
+   with DeepLab: the legend and the pixels the mask covers (camera-segment.png).
 2. A photo picked with DeepLab: the legend and the share of the overlay the mask covers
    (photo-segment.png).
 3. The album (the server's --albums folder) with DeepLab, then MoveNet: the captions, one photo
@@ -78,6 +79,17 @@ def wait(condition, seconds):
     return value
 
 
+def settled(read, quiet, seconds):
+    """Polls a value until it has not changed for `quiet` seconds (or `seconds` are up)."""
+    deadline, value, since = time.time() + seconds, read(), time.time()
+    while time.time() < deadline and time.time() - since < quiet:
+        time.sleep(0.1)
+        now = read()
+        if now != value:
+            value, since = now, time.time()
+    return value
+
+
 def main():
     url, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
@@ -102,6 +114,17 @@ def main():
             "const v = document.getElementById('video'); return [v.videoWidth, v.videoHeight]")
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(os.path.join(out, "camera-pose.png"))
+
+        # The same camera with DeepLab: the legend, then the mask over the frame.
+        driver.find_element(By.ID, "pause").click()  # resume
+        select.select_by_value(DEEPLAB)
+        report["camera_legend"] = wait(lambda: answers(driver), 60)
+        driver.find_element(By.ID, "pause").click()
+        settled(lambda: driver.find_element(By.ID, "t-count").text, 1.0, 15)
+        report["camera_mask_drawn"] = wait(lambda: (lambda d: d if d["count"] else None)(
+            driver.execute_script(DRAWN, "overlay")), 10)
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(os.path.join(out, "camera-segment.png"))
         driver.find_element(By.ID, "camera").click()  # stop
 
         select.select_by_value(DEEPLAB)

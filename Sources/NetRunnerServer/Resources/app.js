@@ -107,10 +107,9 @@ function showAnswer(line, width, height, answersId = "answers", canvasId = "over
   const answers = $(answersId);
   answers.innerHTML = "";
   const canvas = $(canvasId);
-  const context = canvas.getContext("2d");
   canvas.width = width || canvas.clientWidth;
   canvas.height = height || canvas.clientHeight;
-  context.clearRect(0, 0, canvas.width, canvas.height);
+  canvas.getContext("2d").clearRect(0, 0, canvas.width, canvas.height);
   if (line.error) {
     answers.innerHTML = "";
     const p = document.createElement("p");
@@ -120,45 +119,8 @@ function showAnswer(line, width, height, answersId = "answers", canvasId = "over
     return;
   }
   const threshold = parseFloat($("threshold").value) || 0;
-  // A pose or a mask: tasks.js draws it.
-  if (showTaskAnswer(line, canvas, answers, threshold)) return;
-  const results = line.inference_results || {};
-  const items = (results.classification || results.detection || []).filter((c) => c.score >= threshold);
-  if (!items.length) answers.textContent = "Nothing over " + threshold + ".";
-  for (const item of items.slice(0, results.classification ? 5 : 100)) {
-    const row = document.createElement("div");
-    row.className = "row";
-    const name = document.createElement("div");
-    name.textContent = item.display_name || item.label || "class " + item.index;
-    const bar = document.createElement("div");
-    bar.className = "bar";
-    const fill = document.createElement("div");
-    fill.style.width = (item.score * 100).toFixed(1) + "%";
-    bar.appendChild(fill);
-    name.appendChild(bar);
-    const score = document.createElement("div");
-    score.className = "score";
-    score.textContent = item.score.toFixed(3);
-    row.append(name, score);
-    answers.appendChild(row);
-    if (item.box) {
-      const [x, y, w, h] = item.box;
-      context.lineWidth = Math.max(2, canvas.width / 200);
-      context.strokeStyle = "#22c55e";
-      context.strokeRect(x, y, w, h);
-      // The label on a filled tag above the box (inside it at the top edge), readable on any picture.
-      const size = Math.max(12, canvas.width / 40);
-      const text = `${item.display_name || item.label || item.index} ${item.score.toFixed(2)}`;
-      context.font = `${size}px system-ui`;
-      const tag = { w: context.measureText(text).width + 8, h: size + 6 };
-      const top = y - tag.h >= 0 ? y - tag.h : y;
-      context.fillStyle = "#15803d";
-      context.fillRect(x, top, tag.w, tag.h);
-      context.fillStyle = "#fff";
-      context.textBaseline = "middle";
-      context.fillText(text, x + 4, top + tag.h / 2);
-    }
-  }
+  // Each task's drawing and answers panel: tasks.js.
+  showTaskAnswer(line, canvas, answers, threshold);
 }
 
 function liveURL() {
@@ -441,16 +403,7 @@ async function runAlbum() {
 }
 
 function topAnswer(result) {
-  if (result.error) return "failed";
-  const found = result.inference_results || {};
-  const caption = taskCaption(found);
-  if (caption) return caption;
-  if (found.classification) {
-    const best = found.classification[0];
-    return best ? `${best.display_name || best.label} ${best.score.toFixed(2)}` : "nothing";
-  }
-  const count = (found.detection || []).filter((d) => d.score >= 0.5).length;
-  return `${count} found`;
+  return result.error ? "failed" : taskCaption(result.inference_results || {});
 }
 
 function showGrid(album) {

@@ -1,8 +1,9 @@
 "use strict";
-// What the page shows of the tasks that draw more than labels and boxes (app.js draws those):
-// a pose estimator's keypoints joined by the skeleton's bones, and a segmenter's category mask
-// as a coloured overlay with a legend of its classes. Loaded before app.js, which calls
-// showTaskAnswer and taskCaption.
+// How the page shows each task's answer, from its results line: a classifier's top 5 with bars,
+// a detector's boxes and labels, a pose estimator's keypoints joined by the skeleton's bones, a
+// segmenter's category mask as a coloured overlay with a legend of its classes. Loaded before
+// app.js, which calls showTaskAnswer (the camera, a photo, the album, the streams) and
+// taskCaption (the album's tiles).
 
 // The annotator's palette (Annotator.palette): class i is palette[i % 12], on the page as in
 // `--annotate`'s pictures and the frames the server draws for its streams.
@@ -114,17 +115,44 @@ function drawSegmentation(line, canvas, answers) {
   image.src = "data:image/png;base64," + mask.data;
 }
 
-// Shows a pose's or a mask's answer on a canvas (already cleared, at the image's size) and in
-// the answers panel; false for another task's answer, which app.js shows.
+// A classifier's labels with bars (its top 5) or a detector's boxes, each with a tag.
+function drawLabelsAndBoxes(line, canvas, answers, threshold) {
+  const results = line.inference_results || {};
+  const context = canvas.getContext("2d");
+  const items = (results.classification || results.detection || []).filter((c) => c.score >= threshold);
+  if (!items.length) answers.textContent = "Nothing over " + threshold + ".";
+  for (const item of items.slice(0, results.classification ? 5 : 100)) {
+    answers.appendChild(answerRow(item.display_name || item.label || "class " + item.index, item.score,
+      item.score.toFixed(3)));
+    if (!item.box) continue;
+    const [x, y, w, h] = item.box;
+    context.lineWidth = Math.max(2, canvas.width / 200);
+    context.strokeStyle = "#22c55e";
+    context.strokeRect(x, y, w, h);
+    // The label on a filled tag above the box (inside it at the top edge), readable on any picture.
+    const size = Math.max(12, canvas.width / 40);
+    const text = `${item.display_name || item.label || item.index} ${item.score.toFixed(2)}`;
+    context.font = `${size}px system-ui`;
+    const tag = { w: context.measureText(text).width + 8, h: size + 6 };
+    const top = y - tag.h >= 0 ? y - tag.h : y;
+    context.fillStyle = "#15803d";
+    context.fillRect(x, top, tag.w, tag.h);
+    context.fillStyle = "#fff";
+    context.textBaseline = "middle";
+    context.fillText(text, x + 4, top + tag.h / 2);
+  }
+}
+
+// Shows an answer on a canvas (already cleared, at the image's size) and in the answers panel.
 function showTaskAnswer(line, canvas, answers, threshold) {
   const results = line.inference_results || {};
   masksDrawn.delete(canvas);
-  if (results.pose) { drawPose(line, canvas, answers, threshold); return true; }
-  if (results.segmentation) { drawSegmentation(line, canvas, answers); return true; }
-  return false;
+  if (results.pose) drawPose(line, canvas, answers, threshold);
+  else if (results.segmentation) drawSegmentation(line, canvas, answers);
+  else drawLabelsAndBoxes(line, canvas, answers, threshold);
 }
 
-// An album tile's caption for a pose or a mask, or null for another task's answer.
+// An album tile's caption: the best label, the boxes found, the pose's mean score, the largest class.
 function taskCaption(results) {
   if (results.pose) {
     const scores = results.pose.map((point) => point.score);
@@ -137,5 +165,9 @@ function taskCaption(results) {
     const best = (results.segmentation.areas || []).find((area) => area.index !== 0);
     return best ? `${best.label || "class " + best.index} ${(best.pixels / total * 100).toFixed(0)}%` : "background";
   }
-  return null;
+  if (results.classification) {
+    const best = results.classification[0];
+    return best ? `${best.display_name || best.label} ${best.score.toFixed(2)}` : "nothing";
+  }
+  return `${(results.detection || []).filter((d) => d.score >= 0.5).length} found`;
 }

@@ -48,6 +48,9 @@ public struct TestBundleDescription: Equatable, Sendable {
     /// or URL and task: the JSON of `inference_results.<task>`, for the task's
     /// ``TaskEvaluation`` to read (``labels(of:)``).
     public var otherLabels: [String: [String: Data]] = [:]
+    /// The test bundle's folder, when it was read from one (``TestBundle``): labels that name
+    /// files (a segmentation mask) are read from it.
+    public var folder: String? = nil
 
     /// The labels of a registered task other than classification and detection.
     ///

@@ -39,7 +39,9 @@ public struct TestBundle: Sendable {
             throw EvaluationError.invalidTest(
                 file: file, reason: "cannot read the test bundle's description (\(error))")
         }
-        description = try TestBundleDescription.parse(data, source: file)
+        var description = try TestBundleDescription.parse(data, source: file)
+        description.folder = base
+        self.description = description
         var missing: [String] = []
         for (index, image) in description.images.enumerated() {
             guard case .file(let relative) = image else { continue }

@@ -18,6 +18,9 @@ extension HTMLReport {
         if let map = model.detection {
             detectionSection(map, into: &page)
         }
+        if let breakdown = model.breakdown {
+            breakdownSection(breakdown, kind: model.kind, into: &page)
+        }
         if !model.failures.isEmpty {
             page.element("h4", "Images that failed (\(model.failures.count))")
             page.raw("<ul class=\"failures\">")
@@ -141,6 +144,29 @@ extension HTMLReport {
                 "<tr><td>\(page.escaped(label))</td><td>\(map.groundTruthCount[label] ?? 0)</td>"
                     + "<td>\(meter(ap50)) \(fixed(ap50, 3))</td><td>\(fixed(map.perClassAP50to95[label] ?? 0, 3))</td></tr>"
             )
+        }
+        page.raw("</tbody></table>")
+    }
+
+    /// A task's scores per part: a row per keypoint or class.
+    private static func breakdownSection(
+        _ breakdown: ModelReport.Breakdown, kind: ImageTask.Kind, into page: inout HTMLWriter
+    ) {
+        page.element("h4", breakdown.title)
+        page.raw(
+            "<table class=\"perclass\"><thead><tr><th>\(page.escaped(breakdown.labelHeading))</th>"
+                + "<th>\(page.escaped(breakdown.countHeading))</th>")
+        for heading in breakdown.valueHeadings { page.raw("<th>\(page.escaped(heading))</th>") }
+        page.raw("</tr></thead><tbody>")
+        let evaluation = TaskEvaluationRegistry.evaluation(for: kind)
+        for row in breakdown.rows {
+            page.raw("<tr><td>\(page.escaped(row.label))</td><td>\(row.count)</td>")
+            for (column, value) in row.values.enumerated() {
+                page.raw(
+                    "<td>\(column == 0 ? meter(value) + " " : "")\(evaluation?.metricText(value) ?? fixed(value, 3))</td>"
+                )
+            }
+            page.raw("</tr>")
         }
         page.raw("</tbody></table>")
     }

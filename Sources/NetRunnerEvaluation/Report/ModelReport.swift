@@ -153,6 +153,63 @@ public struct ModelReport: Codable, Equatable, Sendable {
     /// same model on another accelerator, or another model): `nil` for the first.
     public var agreement: Agreement? = nil
 
+    /// The scores of a task's parts (a pose's keypoints, a segmenter's classes) for a task with
+    /// no part of its own above (``classification``, ``detection``); `nil` for the others.
+    public var breakdown: Breakdown? = nil
+
+    /// A task's scores per part: a row per keypoint or class, its label, how many labelled
+    /// instances (keypoints, pixels) it has, and its values.
+    public struct Breakdown: Codable, Equatable, Sendable {
+        /// One part.
+        public struct Row: Codable, Equatable, Sendable {
+            /// The part's name (`left_knee`, `bird`).
+            public var label: String
+            /// How many labelled instances it has.
+            public var count: Int
+            /// Its values, in the order of ``Breakdown/valueHeadings``, 0 to 1.
+            public var values: [Double]
+
+            /// A row.
+            ///
+            /// - Parameters:
+            ///   - label: The part's name.
+            ///   - count: Its labelled instances.
+            ///   - values: Its values.
+            public init(label: String, count: Int, values: [Double]) {
+                self.label = label
+                self.count = count
+                self.values = values
+            }
+        }
+
+        /// The table's heading (`PCK@0.2 per keypoint`).
+        public var title: String
+        /// The heading of the labels' column (`Keypoint`).
+        public var labelHeading: String
+        /// The heading of the counts' column (`Labelled`).
+        public var countHeading: String
+        /// The headings of the values' columns (`PCK@0.2`).
+        public var valueHeadings: [String]
+        /// The rows, in order.
+        public var rows: [Row]
+
+        /// A breakdown.
+        ///
+        /// - Parameters:
+        ///   - title: The table's heading.
+        ///   - labelHeading: The labels' column heading.
+        ///   - countHeading: The counts' column heading.
+        ///   - valueHeadings: The values' column headings.
+        ///   - rows: The rows.
+        public init(title: String, labelHeading: String, countHeading: String, valueHeadings: [String], rows: [Row]) {
+            self.title = title
+            self.labelHeading = labelHeading
+            self.countHeading = countHeading
+            self.valueHeadings = valueHeadings
+            self.rows = rows
+        }
+    }
+
     /// How far two models' answers agree, image by image, on the images both answered.
     public struct Agreement: Codable, Equatable, Sendable {
         /// The model compared with (the report's first).

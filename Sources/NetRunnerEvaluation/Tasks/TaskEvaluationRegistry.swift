@@ -1,11 +1,11 @@
 public import NetRunner
 import Synchronization
 
-/// The tasks evaluation knows: classification and detection from the start, and any
-/// ``TaskEvaluation`` registered since.
+/// The tasks evaluation knows: classification, detection, pose and segmentation from the
+/// start, and any ``TaskEvaluation`` registered since.
 public enum TaskEvaluationRegistry {
     private static let registered = Mutex<[any TaskEvaluation]>([
-        ClassificationEvaluation(), DetectionEvaluation(),
+        ClassificationEvaluation(), DetectionEvaluation(), PoseEvaluation(), SegmentationEvaluation(),
     ])
 
     /// Registers a task's evaluation; registering a kind again replaces it.
@@ -21,7 +21,7 @@ public enum TaskEvaluationRegistry {
         }
     }
 
-    /// Every registered evaluation, the library's two first.
+    /// Every registered evaluation, the library's four first.
     public static var all: [any TaskEvaluation] { registered.withLock { $0 } }
 
     /// The evaluation of a task.

@@ -27,9 +27,14 @@ struct PoseAndSegmentCommandTests {
     func segment() throws {
         let model = Fixtures.path("Models/deeplabv3_mnv2_pascal_quant.tflite")
         let bird = Fixtures.path("Tests/Fixtures/Segmentation/bird_segmentation.png")
-        let result = try netrunner("segment", "--model", model, bird)
+        let labels = Fixtures.path("Models/pascal_voc_segmentation_labels.txt")
+        let result = try netrunner("segment", "--model", model, "--labels", labels, bird)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("21.19%  bird  55767 px"), "\(result.stdout)")
+        // Without labels: class indices, and one notice saying so.
+        let bare = try netrunner("segment", "--model", model, bird)
+        #expect(bare.status == 0 && bare.stdout.contains("21.19%  class 3  55767 px"), "\(bare.stdout)")
+        #expect(bare.stderr.components(separatedBy: "classes are shown by index").count == 2, "\(bare.stderr)")
 
         let folder = try TemporaryFolder()
         let bundle = folder.path("deeplab.tiobundle")
@@ -43,5 +48,34 @@ struct PoseAndSegmentCommandTests {
         #expect(bulk.status == 0, "\(bulk.stderr)")
         let lines = try String(contentsOfFile: csv, encoding: .utf8).split(separator: "\n")
         #expect(lines.contains { $0.contains("bird_segmentation.png,bird,") }, "\(lines)")
+    }
+
+    @Test("bulk and run on a bare MoveNet or DeepLab .tflite pick the task from the outputs' shapes")
+    func bareModels() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let movenet = Fixtures.path("Models/movenet_single_pose_lightning_ptq.tflite")
+        let deeplab = Fixtures.path("Models/deeplabv3_mnv2_dm05_pascal_quant.tflite")
+        let poses = folder.path("poses.jsonl")
+        let bulk = try netrunner("bulk", Fixtures.path("Tests/Fixtures/Pose"), "--model", movenet, "-o", poses)
+        #expect(bulk.status == 0, "\(bulk.stderr)")
+        #expect(bulk.stderr.components(separatedBy: "has no metadata and no model.json").count == 2, "\(bulk.stderr)")
+        let line = try #require(String(contentsOfFile: poses, encoding: .utf8).split(separator: "\n").first)
+        let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let keypoints = try #require((object["inference_results"] as? [String: Any])?["pose"] as? [[String: Any]])
+        #expect(keypoints.count == 17 && object["image_width"] as? Int == 500)
+
+        let masks = folder.path("masks.csv")
+        let segmented = try netrunner(
+            "bulk", Fixtures.path("Tests/Fixtures/Segmentation"), "--model", deeplab, "-o", masks)
+        #expect(segmented.status == 0, "\(segmented.stderr)")
+        #expect(segmented.stderr.contains("classes are shown by index"), "\(segmented.stderr)")
+        let rows = try String(contentsOfFile: masks, encoding: .utf8).split(separator: "\n")
+        #expect(rows.contains { $0.contains("bird_segmentation.png,class 3,") }, "\(rows)")
+
+        let run = try netrunner("run", movenet, Fixtures.path("Tests/Fixtures/Pose/squat.png"), "--json")
+        #expect(run.status == 0, "\(run.stderr)")
+        let printed = try #require(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(((printed["inference_results"] as? [String: Any])?["pose"] as? [Any])?.count == 17, "\(run.stdout)")
     }
 }

@@ -23,7 +23,7 @@ struct VocabularyTests {
         try ProcessResult.run(Fixtures.netrunner, arguments)
     }
 
-    @Test("classify --json, detect --json, bulk and evaluate lines all match the one schema")
+    @Test("classify, detect, pose and segment --json, bulk and evaluate lines all match the one schema")
     func oneShape() throws {
         let schema = try JSONSchemaCheck("docs/results-line.schema.json")
         let folder = try TemporaryFolder()
@@ -35,6 +35,21 @@ struct VocabularyTests {
         let detect = try netrunner(["detect", "--json", Self.portraits, Fixtures.path("Tests/Fixtures/Photos/faces")])
         #expect(detect.status == 0, "\(detect.stderr)")
         lines += detect.stdout.split(separator: "\n").map { ("detect", $0) }
+        // Keypoints and a mask with its areas: a bare MoveNet and DeepLab (classes by index).
+        let squat = Fixtures.path("Tests/Fixtures/Pose/squat.png")
+        let pose = try netrunner([
+            "pose", "--json", "--model", Fixtures.path("Models/movenet_single_pose_lightning_ptq.tflite"), squat,
+        ])
+        #expect(pose.status == 0, "\(pose.stderr)")
+        lines += pose.stdout.split(separator: "\n").map { ("pose", $0) }
+        for model in [
+            "Models/deeplabv3_mnv2_dm05_pascal_quant.tflite",
+            "Models/bundles/deeplabv3_mnv2_dm05_pascal_quant.tiobundle",
+        ] {
+            let segment = try netrunner(["segment", "--json", "--model", Fixtures.path(model), squat])
+            #expect(segment.status == 0, "\(segment.stderr)")
+            lines += segment.stdout.split(separator: "\n").map { ("segment", $0) }
+        }
         let output = folder.path("bulk.jsonl")
         let bulk = try netrunner(["bulk", Self.photos, "--output", output, "--no-progress"])
         #expect(bulk.status == 0, "\(bulk.stderr)")
@@ -54,7 +69,7 @@ struct VocabularyTests {
             lines += text.split(separator: "\n").map { ("evaluate", $0) }
         }
         #expect(lines.count > 20)
-        for command in ["classify", "detect", "bulk", "evaluate"] {
+        for command in ["classify", "detect", "pose", "segment", "bulk", "evaluate"] {
             #expect(lines.contains { $0.0 == command }, "\(command) wrote lines")
         }
         for (command, line) in lines {

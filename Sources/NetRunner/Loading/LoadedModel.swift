@@ -227,6 +227,34 @@ public struct LoadedModel: Sendable {
         }
     }
 
+    /// The shape and element type of each output of the model's main subgraph.
+    ///
+    /// Read from the flatbuffer without compiling the model (for a bare `.tflite`, the task is
+    /// told from them: ``VisionTaskDefinition/claims(outputs:)``); `nil` when the file is too
+    /// damaged to tell. A type the schema names that ``Tensor/DataType`` does not is `nil`.
+    public var outputShapes: [(dimensions: [Int], dataType: Tensor.DataType?)]? {
+        modelData.withUnsafeBytes { bytes -> [(dimensions: [Int], dataType: Tensor.DataType?)]? in
+            guard let base = bytes.baseAddress, let root = FlatBuffer(base: base, count: bytes.count).root,
+                case .value(let subgraphs) = root.tables(2, limit: 1 << 16),  // Model.subgraphs
+                let main = subgraphs.first, case .value(let tensors) = main.tables(0),  // SubGraph.tensors
+                case .value(let outputs) = main.vectorCount(2, elementSize: 4), outputs <= 1 << 10
+            else { return nil }
+            var shapes: [(dimensions: [Int], dataType: Tensor.DataType?)] = []
+            for output in 0..<outputs {
+                guard let index = main.int32Element(2, output).map(Int.init), tensors.indices.contains(index),
+                    case .value(let rank) = tensors[index].vectorCount(0, elementSize: 4), rank <= 16,  // Tensor.shape
+                    let type = tensors[index].u8(1)  // Tensor.type
+                else { return nil }
+                let dimensions = (0..<rank).compactMap { tensors[index].int32Element(0, $0).map(Int.init) }
+                guard dimensions.count == rank else { return nil }
+                // The schema's TensorType: FLOAT32 0, INT32 2, UINT8 3, INT64 4, INT8 9.
+                let types: [UInt8: Tensor.DataType] = [0: .float32, 2: .int32, 3: .uInt8, 4: .int64, 9: .int8]
+                shapes.append((dimensions, types[type]))
+            }
+            return shapes
+        }
+    }
+
     /// The labels of an output: the user's, else the description's, else those packed in the
     /// model by its TFLite metadata.
     ///

@@ -140,13 +140,21 @@ public struct ImageTask {
         self.kind = type(of: task).kind
     }
 
-    /// The task a model does, from its description's type, else its number of outputs.
+    /// The task a model does, from its description's type, else its outputs: the first
+    /// registered task that claims their shapes (``VisionTaskDefinition/claims(outputs:)``:
+    /// MoveNet's `[1, 1, 17, 3]` is a pose, DeepLab's `[1, 513, 513]` a segmentation), else their
+    /// number.
     ///
     /// - Parameter model: The model.
     /// - Returns: The task.
     public static func kind(of model: LoadedModel) -> Kind {
-        kind(type: model.description?.model.type)
-            ?? kind(outputCount: model.description?.outputs.count ?? model.outputCount ?? 1)
+        if let kind = kind(type: model.description?.model.type) { return kind }
+        if model.description?.model.type == nil, let outputs = model.outputShapes,
+            let claimed = VisionTaskRegistry.definitions.first(where: { $0.claims(outputs: outputs) })
+        {
+            return claimed.kind
+        }
+        return kind(outputCount: model.description?.outputs.count ?? model.outputCount ?? 1)
     }
 
     /// The task a TensorIO `model.type` names, if a registered task claims it

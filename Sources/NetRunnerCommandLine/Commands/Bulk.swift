@@ -119,6 +119,9 @@ extension NetRunnerCommand.Bulk {
             // is one clear error and no results file.
             let loaded = try await model.load(defaultFor: .classification)
             options.kind = ImageTask.kind(of: loaded)
+            if let kind = options.kind, let notice = model.assumptionNotice(for: loaded, task: kind) {
+                Console.diagnostic(notice)
+            }
             let runOptions = options
             _ = try ImageTask(model: loaded, options: options)
 

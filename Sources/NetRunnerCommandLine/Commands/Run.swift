@@ -69,10 +69,15 @@ extension NetRunnerCommand {
 
         /// The task a model runs as instead of printing its outputs: its description's type
         /// names one that `run` runs as its task (a detector; see
-        /// ``VisionTaskDefinition/runsAsDescribedModel``).
+        /// ``VisionTaskDefinition/runsAsDescribedModel``), or, for a model without a type (a
+        /// bare `.tflite`), a task claims its outputs (MoveNet's keypoints, DeepLab's class map:
+        /// ``VisionTaskDefinition/claims(outputs:)``).
         static func task(of model: LoadedModel) -> (any VisionTaskDefinition)? {
-            guard let type = model.description?.model.type,
-                let definition = VisionTaskRegistry.definition(modelType: type), !definition.runsAsDescribedModel
+            guard let type = model.description?.model.type else {
+                guard let outputs = model.outputShapes else { return nil }
+                return VisionTaskRegistry.definitions.first { $0.claims(outputs: outputs) }
+            }
+            guard let definition = VisionTaskRegistry.definition(modelType: type), !definition.runsAsDescribedModel
             else { return nil }
             return definition
         }

@@ -135,6 +135,7 @@ package struct ModelOptions: ParsableArguments {
         guard self.model != nil, labels == nil, model.description == nil, model.metadata == nil else { return nil }
         let assumed = VisionTaskRegistry.definition(for: task)?.assumedPreprocessing ?? "RGB"
         return "note: \(model.name) has no metadata and no model.json beside it: assuming \(assumed), "
-            + "and no labels (give --labels to name the classes, or make a bundle: netrunner bundle create)."
+            + "and no labels: classes are shown by index (give --labels to name them, or make a bundle: "
+            + "netrunner bundle create)."
     }
 }

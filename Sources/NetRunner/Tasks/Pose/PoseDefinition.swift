@@ -1,5 +1,6 @@
 import NetRunnerImage
 import NetRunnerSupport
+import TensorFlowLite
 
 /// The pose estimator as a registered task: ``PoseEstimator`` and ``PoseResult``.
 ///
@@ -25,6 +26,13 @@ struct PoseDefinition: VisionTaskDefinition {
 
     func names(modelType: String) -> Bool {
         modelType.hasPrefix("image.pose")
+    }
+
+    /// One output of COCO's 17 keypoints, 3 values each (MoveNet's `[1, 1, 17, 3]`).
+    func claims(outputs: [(dimensions: [Int], dataType: Tensor.DataType?)]) -> Bool {
+        guard outputs.count == 1, let dimensions = outputs.first?.dimensions, dimensions.last == 3 else { return false }
+        return dimensions.allSatisfy { $0 > 0 && $0 <= PoseEstimator.keypointNames.count }
+            && dimensions.reduce(1, *) == PoseEstimator.keypointNames.count * 3
     }
 
     func makeTask(model: LoadedModel, options: ImageTask.Options) throws -> PoseEstimator {

@@ -1,4 +1,5 @@
 public import NetRunnerImage
+public import TensorFlowLite
 
 /// Everything the library, the commands, the server and the reports need to know about one
 /// vision task, in one place: a task is a unit.
@@ -37,6 +38,15 @@ public protocol VisionTaskDefinition: Sendable {
     /// of them shows more than a label: the server's `--stream` runs the first served model of
     /// such a task unless `--stream-model` names one.
     var locatesInImage: Bool { get }
+
+    /// Whether a model that says nothing of its task (no `model.json` type: a bare `.tflite`)
+    /// does this one, told from its outputs (``LoadedModel/outputShapes``). The library's two
+    /// first tasks claim none: a model no registered task claims is a classifier with one
+    /// output, else a detector.
+    ///
+    /// - Parameter outputs: Each output's dimensions and element type.
+    /// - Returns: Whether the outputs are this task's.
+    func claims(outputs: [(dimensions: [Int], dataType: Tensor.DataType?)]) -> Bool
 
     /// Whether a TensorIO `model.type` names this task.
     ///
@@ -133,6 +143,9 @@ extension VisionTaskDefinition {
 
     /// `false`: its answers are labels.
     public var locatesInImage: Bool { false }
+
+    /// `false`: the task is never taken from the outputs alone.
+    public func claims(outputs: [(dimensions: [Int], dataType: Tensor.DataType?)]) -> Bool { false }
 
     /// RGB and the input's default scaling.
     public var assumedPreprocessing: String {

@@ -15,8 +15,10 @@ public import TensorFlowLite
 /// (`[1, H, W, classes]`, float or quantized; the best class of each pixel is taken). The
 /// ``CategoryMask`` is made at the image's size by nearest neighbour (Pillow's `NEAREST`), row
 /// by row: a byte per image pixel and nothing per class, so a 100-megapixel photo needs about
-/// 100 MB for its mask. Labels are the model's (a labels file, its description or metadata),
-/// else Pascal VOC's 21 (``pascalVOCLabels``) for a model of 21 classes or of class indices.
+/// 100 MB for its mask. Labels are the model's (a labels file, its description or metadata);
+/// a model without any is answered by class index (a class-index output such as DeepLab's
+/// says nothing of its classes: Pascal VOC's and Cityscapes' models look alike), and
+/// `--labels Models/pascal_voc_segmentation_labels.txt` (``pascalVOCLabels``) names DeepLab's.
 ///
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
 public final class ImageSegmenter: VisionTask {
@@ -103,13 +105,9 @@ public final class ImageSegmenter: VisionTask {
         }
         var classCount: Int? = nil
         if case .scores(_, _, let classes) = output { classCount = classes }
-        var labels = try model.labels(forOutput: 0, classCount: classCount)
-        if labels == nil, classCount == nil || classCount == Self.pascalVOCLabels.count {
-            labels = LabelMap(labels: Self.pascalVOCLabels)
-        }
         self.core = core
         self.output = output
-        self.labels = labels
+        self.labels = try model.labels(forOutput: 0, classCount: classCount)
         self.options = options
     }
 

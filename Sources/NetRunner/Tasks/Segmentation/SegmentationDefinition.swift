@@ -1,6 +1,7 @@
 import FoundationEssentials
 import NetRunnerImage
 import NetRunnerSupport
+import TensorFlowLite
 
 /// The segmenter as a registered task: ``ImageSegmenter`` and ``SegmentationResult``.
 ///
@@ -28,6 +29,20 @@ struct SegmentationDefinition: VisionTaskDefinition {
 
     func names(modelType: String) -> Bool {
         modelType.hasPrefix("image.segmentation")
+    }
+
+    /// One output that is a class map of at least 2x2 pixels: integer class indices
+    /// `[1, H, W]` (DeepLab's), or scores `[1, H, W, classes]` of at least 2 classes (a
+    /// classifier's `[1, 1, 1, classes]` is not one).
+    func claims(outputs: [(dimensions: [Int], dataType: Tensor.DataType?)]) -> Bool {
+        guard outputs.count == 1, let output = outputs.first, output.dimensions.first == 1,
+            output.dimensions.count == 3 || output.dimensions.count == 4,
+            output.dimensions[1] >= 2, output.dimensions[2] >= 2
+        else { return false }
+        if output.dimensions.count == 3 {
+            return [.int64, .int32, .uInt8].contains(output.dataType)
+        }
+        return output.dimensions[3] >= 2 && [.float32, .uInt8, .int8].contains(output.dataType)
     }
 
     func makeTask(model: LoadedModel, options: ImageTask.Options) throws -> ImageSegmenter {

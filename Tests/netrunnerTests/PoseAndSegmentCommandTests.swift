@@ -60,6 +60,7 @@ struct PoseAndSegmentCommandTests {
         let bulk = try netrunner("bulk", Fixtures.path("Tests/Fixtures/Pose"), "--model", movenet, "-o", poses)
         #expect(bulk.status == 0, "\(bulk.stderr)")
         #expect(bulk.stderr.components(separatedBy: "has no metadata and no model.json").count == 2, "\(bulk.stderr)")
+        #expect(!bulk.stderr.contains("classes are shown by index"), "keypoints have names: \(bulk.stderr)")
         let line = try #require(String(contentsOfFile: poses, encoding: .utf8).split(separator: "\n").first)
         let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         let keypoints = try #require((object["inference_results"] as? [String: Any])?["pose"] as? [[String: Any]])

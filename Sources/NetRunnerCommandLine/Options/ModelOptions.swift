@@ -133,7 +133,12 @@ package struct ModelOptions: ParsableArguments {
     /// - Returns: The notice.
     func assumptionNotice(for model: LoadedModel, task: ImageTask.Kind) -> String? {
         guard self.model != nil, labels == nil, model.description == nil, model.metadata == nil else { return nil }
-        let assumed = VisionTaskRegistry.definition(for: task)?.assumedPreprocessing ?? "RGB"
+        let definition = VisionTaskRegistry.definition(for: task)
+        let assumed = definition?.assumedPreprocessing ?? "RGB"
+        guard definition?.namesClasses ?? true else {
+            return "note: \(model.name) has no metadata and no model.json beside it: assuming \(assumed) "
+                + "(make a bundle to say otherwise: netrunner bundle create)."
+        }
         return "note: \(model.name) has no metadata and no model.json beside it: assuming \(assumed), "
             + "and no labels: classes are shown by index (give --labels to name them, or make a bundle: "
             + "netrunner bundle create)."

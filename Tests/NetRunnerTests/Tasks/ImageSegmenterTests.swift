@@ -112,6 +112,13 @@ struct ImageSegmenterTests {
         }
         let message = error?.localizedDescription ?? ""
         #expect(message.contains("[1, height, width]") && message.contains("uint8 [1, 1000]"), "\(message)")
+        // MoveNet's keypoints are no 1x17 map of 3 classes.
+        let keypoints = #expect(throws: NetRunnerError.self) {
+            _ = try ImageTask(
+                modelAt: Fixtures.path("Models/movenet_single_pose_lightning_ptq.tflite"), options: options)
+        }
+        let refusal = keypoints?.localizedDescription ?? ""
+        #expect(refusal.contains("float32 [1, 1, 17, 3]") && refusal.contains("at least 2x2"), "\(refusal)")
     }
 
     @Test("The results line round-trips: the areas and the mask as a base64 PNG")

@@ -20,6 +20,7 @@ struct PoseDefinition: VisionTaskDefinition {
     var modelName: String { "pose estimator" }
     var modelNameWithArticle: String { "a pose estimator" }
     var locatesInImage: Bool { true }
+    var namesClasses: Bool { false }
     var assumedPreprocessing: String {
         "RGB, the whole image stretched to the input (no crop), raw bytes for uint8 inputs (MoveNet's convention)"
     }

@@ -39,6 +39,9 @@ public protocol VisionTaskDefinition: Sendable {
     /// such a task unless `--stream-model` names one.
     var locatesInImage: Bool { get }
 
+    /// Whether its answers name classes by label (a pose's keypoints have names of their own):
+    /// the notice for a bare `.tflite` says then that classes are shown by index.
+    var namesClasses: Bool { get }
     /// Whether a model that says nothing of its task (no `model.json` type: a bare `.tflite`)
     /// does this one, told from its outputs (``LoadedModel/outputShapes``). The library's two
     /// first tasks claim none: a model no registered task claims is a classifier with one
@@ -143,6 +146,9 @@ extension VisionTaskDefinition {
 
     /// `false`: its answers are labels.
     public var locatesInImage: Bool { false }
+
+    /// `true`: its answers are classes.
+    public var namesClasses: Bool { true }
 
     /// `false`: the task is never taken from the outputs alone.
     public func claims(outputs: [(dimensions: [Int], dataType: Tensor.DataType?)]) -> Bool { false }

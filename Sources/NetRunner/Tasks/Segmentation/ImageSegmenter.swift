@@ -101,7 +101,8 @@ public final class ImageSegmenter: VisionTask {
             throw NetRunnerError.unsupportedOutputs(
                 model: model.name,
                 reason: "a segmenter needs a first output of class indices [1, height, width] (int64, int32 or "
-                    + "uint8, DeepLab's) or of scores [1, height, width, classes]; this model outputs \(shapes)")
+                    + "uint8, DeepLab's) or of scores [1, height, width, classes], at least 2x2; this model outputs "
+                    + "\(shapes)")
         }
         var classCount: Int? = nil
         if case .scores(_, _, let classes) = output { classCount = classes }
@@ -111,10 +112,12 @@ public final class ImageSegmenter: VisionTask {
         self.options = options
     }
 
-    /// The class map a tensor holds, or `nil`.
+    /// The class map a tensor holds, or `nil`: at least 2x2 pixels (MoveNet's `[1, 1, 17, 3]`
+    /// keypoints are no map of 1x17 pixels and 3 classes).
     static func output(of tensor: Tensor) -> Output? {
         let dimensions = tensor.shape.dimensions
-        guard dimensions.count == 3 || dimensions.count == 4, dimensions[0] == 1, dimensions.allSatisfy({ $0 > 0 })
+        guard dimensions.count == 3 || dimensions.count == 4, dimensions[0] == 1, dimensions.allSatisfy({ $0 > 0 }),
+            dimensions[1] >= 2, dimensions[2] >= 2
         else { return nil }
         let (height, width) = (dimensions[1], dimensions[2])
         let channels = dimensions.count == 4 ? dimensions[3] : 1

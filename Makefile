@@ -7,7 +7,7 @@
 SWIFT ?= swift
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-asan test-python gpu-packages setup runtime system build-core build install bench bench-setup bench-decode bench-gpu trial format lint clean
+.PHONY: run test test-asan test-python gpu-packages setup runtime system build-core build install bench bench-setup bench-decode bench-gpu bench-tasks trial format lint clean
 
 PREFIX ?= $(HOME)/.local
 
@@ -102,6 +102,7 @@ bench: bench-setup build
 	@# Equal cores: bulk (exact and --fast-decoding) against a multiprocessing.Pool of Pillow +
 	@# ai_edge_litert (plain and draft), the invoke-only limit, 0.2-2 and 1-12 MP photos.
 	$(MAKE) bench-decode
+	$(MAKE) bench-tasks
 	$(MAKE) bench-gpu
 
 # NetRunner on the CPU and the GPU against Python's CompiledModel on the GPU (lavapipe where
@@ -113,6 +114,11 @@ bench-gpu: bench-setup build gpu-packages
 
 bench-decode: bench-setup build
 	.venv-bench/bin/python Benchmarks/decode_benchmark.py --netrunner .build/release/netrunner
+
+# Pose (MoveNet) and segmentation (DeepLab) through bulk against a multiprocessing.Pool of
+# Pillow + ai_edge_litert doing the same pre- and post-processing, equal workers.
+bench-tasks: bench-setup build
+	.venv-bench/bin/python Benchmarks/task_benchmark.py --netrunner .build/release/netrunner
 
 # Issue 22's hostile trial replayed against serve and hub serve (74 cases, about 40 s); the
 # fixes' own tests are in make test.

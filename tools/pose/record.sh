@@ -15,3 +15,13 @@ for photo in Tests/Fixtures/Segmentation/bird_segmentation.png Tests/Fixtures/Po
         /tmp/mask.$$.npy "Tests/Fixtures/Segmentation/$name.python_mask.png"
     rm -f /tmp/mask.$$.npy
 done
+# The evaluation's references: the sample bundles' metrics from Python's own answers
+# (tools/pose/metrics.py), and those answers as results lines for NetRunner to score.
+$PY tools/pose/metrics.py TestBundles/pose-sample.testbundle \
+    movenet-single-pose-lightning-ptq=Models/movenet_single_pose_lightning_ptq.tflite \
+    --lines Tests/Fixtures/Evaluation/pose_sample.python.jsonl > Tests/Fixtures/Evaluation/pose_sample.python.json
+$PY tools/pose/metrics.py TestBundles/segmentation-sample.testbundle \
+    deeplabv3-mnv2-pascal-quant=Models/deeplabv3_mnv2_pascal_quant.tflite \
+    deeplabv3-mnv2-dm05-pascal-quant=Models/deeplabv3_mnv2_dm05_pascal_quant.tflite \
+    --lines Tests/Fixtures/Evaluation/segmentation_sample.python.jsonl \
+    > Tests/Fixtures/Evaluation/segmentation_sample.python.json

@@ -6,6 +6,10 @@ import Testing
 
 @testable import NetRunner
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// DeepLab v3 on Coral's bird photo and on the squat photo, against Python's masks
 /// (`tools/pose/record.sh`: ai_edge_litert, Pillow BILINEAR to the input, NEAREST back) and
 /// Coral's own bird mask.
@@ -101,6 +105,28 @@ struct ImageSegmenterTests {
             region: PixelRect(x: 0, y: 0, width: 4000, height: 3000), decodedSize: PixelSize(width: 4000, height: 3000),
             imageSize: PixelSize(width: 4000, height: 3000))
         #expect(ImageSegmenter.mask(small, width: 2, height: 2, transform: large).classIndices.count == 12_000_000)
+    }
+
+    @Test("A 24-megapixel photo: the mask is a byte per pixel, no full-size score map per class")
+    func hugePhoto() throws {
+        let segmenter = try ImageSegmenter(
+            modelPath: Fixtures.path("Models/bundles/deeplabv3_mnv2_dm05_pascal_quant.tiobundle"))
+        let photo = try PixelBuffer(width: 6000, height: 4000, format: .rgb24)
+        func peakMegabytes() -> Int {
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            return usage.ru_maxrss / 1024
+        }
+        let before = peakMegabytes()
+        let result = try segmenter.run(.pixels(photo))
+        let grown = peakMegabytes() - before
+        #expect(result.categoryMask.width == 6000 && result.categoryMask.height == 4000)
+        #expect(result.categoryMask.classIndices.count == 24_000_000)
+        #expect(result.areas.map(\.pixels).reduce(0, +) == 24_000_000)
+        // 21 float scores per pixel at full size would be 2 GB; the label map and the mask are
+        // 24 MB (other tests running beside this one may raise the peak a little too).
+        print("segmentation 24 MP: peak RSS grew \(grown) MB")
+        #expect(grown < 1024, "peak RSS grew \(grown) MB")
     }
 
     @Test("A classifier loaded as a segmenter is refused, naming its output's shape")

@@ -34,7 +34,11 @@ extension NetRunnerCommand.Evaluate {
 
                 Metrics: EvaluationMetricAccuracyTop5 / EvaluationMetricAccuracyTop1 / top1..top10 for \
                 classifiers (labels: inference_results.classification), EvaluationMetricMeanAveragePrecision / mAP \
-                for detectors (labels: inference_results.detection, [{"label", "box": [x, y, width, height]}]).
+                for detectors (labels: inference_results.detection, [{"label", "box": [x, y, width, height]}]), \
+                PCK@0.2 / pck / oks for pose estimators (labels: inference_results.pose, {"keypoints": [{"name", "x", \
+                "y"}], "box"?}), mean_iou / mIoU / pixel_accuracy for segmenters (labels: \
+                inference_results.segmentation, {"mask": a PNG of class indices in the bundle, 255 not scored}); \
+                docs/bulk-and-evaluation.md defines them.
 
                 Results go to OUTPUT/<test id>/: results.jsonl (one line per run; an interrupted evaluation \
                 resumes from it, --restart starts afresh), report.json and report.html (self-contained: open it \

@@ -78,5 +78,8 @@ struct PoseAndSegmentCommandTests {
         #expect(run.status == 0, "\(run.stderr)")
         let printed = try #require(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         #expect(((printed["inference_results"] as? [String: Any])?["pose"] as? [Any])?.count == 17, "\(run.stdout)")
+        let areas = try netrunner("run", deeplab, Fixtures.path("Tests/Fixtures/Segmentation/bird_segmentation.png"))
+        #expect(areas.status == 0 && areas.stdout.contains("class 3"), "\(areas.stdout)")
+        #expect(areas.stderr.components(separatedBy: "classes are shown by index").count == 2, "\(areas.stderr)")
     }
 }

@@ -110,7 +110,11 @@ extension NetRunnerCommand {
             let inputs = images
             if let task = Self.task(of: loaded) {
                 // A detector's description (type image.detection…) runs as the detector: its
-                // outputs are boxes, not TensorIO arrays.
+                // outputs are boxes, not TensorIO arrays; a bare MoveNet or DeepLab as its task,
+                // with the notice of what is assumed.
+                if let notice = ModelOptions.assumptionNotice(for: loaded, task: task.kind) {
+                    Console.diagnostic(notice)
+                }
                 try run(task, model: loaded, inputs: inputs)
                 return
             }

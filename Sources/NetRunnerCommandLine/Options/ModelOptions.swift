@@ -132,7 +132,19 @@ package struct ModelOptions: ParsableArguments {
     ///   - task: The task the command runs.
     /// - Returns: The notice.
     func assumptionNotice(for model: LoadedModel, task: ImageTask.Kind) -> String? {
-        guard self.model != nil, labels == nil, model.description == nil, model.metadata == nil else { return nil }
+        guard self.model != nil, labels == nil else { return nil }
+        return Self.assumptionNotice(for: model, task: task)
+    }
+
+    /// The notice of ``assumptionNotice(for:task:)`` for a model given without `--labels`
+    /// (`run`, which takes none), or `nil` when the model has metadata or a `model.json`.
+    ///
+    /// - Parameters:
+    ///   - model: The loaded model.
+    ///   - task: The task it runs.
+    /// - Returns: The notice.
+    static func assumptionNotice(for model: LoadedModel, task: ImageTask.Kind) -> String? {
+        guard model.description == nil, model.metadata == nil else { return nil }
         let definition = VisionTaskRegistry.definition(for: task)
         let assumed = definition?.assumedPreprocessing ?? "RGB"
         guard definition?.namesClasses ?? true else {

@@ -114,7 +114,7 @@ func readmeExample8() throws {
 
 /// Example 1 of docs/segmentation.md.
 func readmeExample9() throws {
-    let segmenter = try ImageSegmenter(modelPath: "Models/deeplabv3_mnv2_pascal_quant.tflite")
+    let segmenter = try ImageSegmenter(modelPath: "Models/bundles/deeplabv3_mnv2_pascal_quant.tiobundle")
     let result = try segmenter.run(.file("Tests/Fixtures/Segmentation/bird_segmentation.png"))
     for area in result.areas {
         print(area.label ?? "class \(area.index)", area.pixels, result.fraction(of: area.index))  // "bird 55767 0.2119"

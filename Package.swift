@@ -78,7 +78,10 @@ let package = Package(
         // C shims over libjpeg-turbo and libpng (setjmp/longjmp error handling stays in C).
         .target(
             name: "CImageCodecs",
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16")]
+            linkerSettings: [
+                .linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("webp"), .linkedLibrary("webpdemux"),
+                .linkedLibrary("gif"), .linkedLibrary("tiff"), .linkedLibrary("heif"),
+            ]
         ),
         // Raw DEFLATE (zlib) for zipped bundles.
         .target(

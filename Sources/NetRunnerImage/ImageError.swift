@@ -46,9 +46,9 @@ extension ImageError: LocalizedError {
         case .unreadableFile(let path, let reason):
             "Cannot read \(path): \(reason)."
         case .emptyFile(let source):
-            "\(source) is empty (0 bytes); expected a JPEG, PNG, BMP or PNM image."
+            "\(source) is empty (0 bytes); expected an image (\(ImageError.decodedFormats))."
         case .unsupportedFormat(let source, let looksLike):
-            "\(source) is not a JPEG, PNG, BMP or PNM image"
+            "\(source) is not an image NetRunner decodes (\(ImageError.decodedFormats))"
                 + (looksLike.map { ": it looks like \($0); convert it to PNG or JPEG." }
                     ?? ": its first bytes match no image format.")
         case .unsupportedVariant(let source, let format, let detail):
@@ -82,6 +82,9 @@ extension ImageError: LocalizedError {
 
 extension ImageError: CustomStringConvertible {
     /// The same text as ``errorDescription``.
+    /// The formats decoded, as messages list them.
+    static let decodedFormats = "JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC, AVIF"
+
     public var description: String { errorDescription ?? "Image error." }
 }
 

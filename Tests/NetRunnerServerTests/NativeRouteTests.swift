@@ -44,8 +44,8 @@ struct NativeRouteTests {
                     "larger than the limit of 100000 bytes"
                 ),
                 (
-                    "/v1/models/\(Self.classifier)/classify", Data("GIF89a....".utf8), "image/jpeg", 400,
-                    "it looks like a GIF image"
+                    "/v1/models/\(Self.classifier)/classify", Data("%PDF-1.7..".utf8), "image/jpeg", 400,
+                    "it looks like a PDF document"
                 ),
                 ("/v1/models/\(Self.classifier)/classify", Data(), "image/jpeg", 400, "The body is empty"),
                 ("/v1/models/\(Self.classifier)/classify", photo.prefix(5000), "image/jpeg", 400, "truncated"),

@@ -301,7 +301,7 @@ struct ServeCommandTests {
             #expect((lines[0]["input_length"] as? Int ?? 0) > 10_000)
             let failed = try #require(lines[2]["result"] as? [String: Any])
             #expect(failed["error"] as? Bool == true)
-            #expect((failed["error_description"] as? String)?.contains("not a JPEG, PNG, BMP or PNM image") == true)
+            #expect((failed["error_description"] as? String)?.contains("not an image NetRunner decodes") == true)
             #expect((lines[3]["unknown_model"] as? String)?.hasPrefix("No model \"nope\" here") == true, "\(lines[3])")
             #expect(lines[3]["closed"] as? Bool == true)
 

@@ -168,3 +168,5 @@ int nr_resample_vertical(const uint8_t *source, size_t source_stride, long row_b
     uint8_t *destination, size_t destination_stride, int32_t *accumulator);
 
 #endif  // NETRUNNER_CIMAGECODECS_H
+
+#include "nr_formats.h"

@@ -8,18 +8,20 @@ import NetRunnerSupport
 #endif
 
 /// The image files under folders, found as `netrunner bulk` and the server's albums find them:
-/// by extension (JPEG, PNG, BMP, PNM), recursively, sorted, hidden files skipped, links to
+/// by extension (JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC/HEIF, AVIF), recursively, sorted, hidden files skipped, links to
 /// folders not followed (no loops), and what could not be searched reported, not lost.
 ///
 ///     let listing = ImageFiles.listing(of: ["Photos"])
 ///     for file in listing.files { ... }
 public enum ImageFiles {
     /// File extensions picked up in folders (a named file is taken whatever its name).
-    public static let extensions: Set<String> = ["jpg", "jpeg", "png", "bmp", "ppm", "pgm", "pnm", "pbm"]
+    public static let extensions: Set<String> = [
+        "jpg", "jpeg", "png", "bmp", "ppm", "pgm", "pnm", "pbm", "webp", "gif", "tif", "tiff", "heic", "heif", "avif",
+    ]
 
     /// Image formats found in folders that NetRunner does not decode: counted, not silently lost.
     public static let undecodedExtensions: Set<String> = [
-        "gif", "webp", "tif", "tiff", "heic", "heif", "avif", "jxl", "jp2", "ico", "psd", "dng", "cr2", "nef",
+        "jxl", "jp2", "ico", "psd", "dng", "cr2", "nef",
     ]
 
     /// The image files found, and the folders (or entries) that could not be listed.
@@ -28,7 +30,7 @@ public enum ImageFiles {
         public var files: [String] = []
         /// Each entry that could not be read while searching, with the reason.
         public var unreadable: [(path: String, reason: String)] = []
-        /// Image files of formats not decoded here (GIF, WebP, TIFF, HEIF...), by extension.
+        /// Image files of formats not decoded here (JPEG XL, JPEG 2000, camera raw...), by extension.
         public var skipped: [String: Int] = [:]
 
         /// An empty listing.

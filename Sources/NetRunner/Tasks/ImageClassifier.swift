@@ -179,7 +179,7 @@ public final class ImageClassifier: VisionTask {
             inferenceMilliseconds: run.inference.inMilliseconds)
     }
 
-    /// Classifies the image file at `path` (JPEG, PNG, BMP or PNM); see ``run(_:)``.
+    /// Classifies the image file at `path` (JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC or AVIF); see ``run(_:)``.
     public func classify(fileAt path: String) throws -> ClassificationResult { try run(.file(path)) }
 
     /// Classifies an encoded image held in memory; see ``run(_:)``.

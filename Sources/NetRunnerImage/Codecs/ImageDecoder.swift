@@ -8,14 +8,17 @@ internal import CImageCodecs
 public import FoundationEssentials
 import NetRunnerSupport
 
-/// Decodes JPEG, PNG, BMP and PNM files into ``PixelBuffer``s.
+/// Decodes JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIF (HEIC) and AVIF files into ``PixelBuffer``s.
 ///
 /// The format is recognised from the first bytes, never from the file name. Every problem in
 /// the input is thrown as an ``ImageError`` naming the file; hostile input cannot crash the
 /// process or make it allocate more than ``DecodingOptions/maximumPixelCount`` pixels or read
 /// a file larger than ``DecodingOptions/maximumFileSize``. Size computations on header values
 /// are checked arithmetic; libpng skips ancillary chunks unread, and libjpeg stops after 100
-/// scans (a progressive "scan bomb" is otherwise hundreds of passes over the image).
+/// scans (a progressive "scan bomb" is otherwise hundreds of passes over the image). WebP,
+/// GIF, TIFF and HEIF/AVIF go through Debian's libwebp, giflib, libtiff and libheif; each
+/// header's size is checked before the library decodes a pixel, libheif refuses sides past the
+/// limit itself, and libtiff's single allocations are capped.
 ///
 ///     let image = try ImageDecoder.decode(contentsOf: "photo.jpg", options: .init(pixelFormat: .rgb24))
 ///     let upright = image.orientation == .up  // the EXIF tag, already applied to image.pixels
@@ -58,7 +61,7 @@ public enum ImageDecoder {
         guard data.count <= options.maximumFileSize else {
             throw .fileTooLarge(source: source, byteCount: data.count, limit: options.maximumFileSize)
         }
-        guard let format = ImageFormat.sniff(data.prefix(8)) else {
+        guard let format = ImageFormat.sniff(data.prefix(12)) else {
             throw .unsupportedFormat(source: source, looksLike: formatGuess(data.prefix(12)))
         }
         let context = DecodeContext(source: source, format: format, options: options)
@@ -68,6 +71,10 @@ public enum ImageDecoder {
             case .png: try PNGDecoder.decode(bytes, context)
             case .bmp: try BMPDecoder.decode(bytes, context)
             case .pnm: try PNMDecoder.decode(bytes, context)
+            case .webp: try WebPDecoder.decode(bytes, context)
+            case .gif: try GIFDecoder.decode(bytes, context)
+            case .tiff: try TIFFDecoder.decode(bytes, context)
+            case .heif, .avif: try HEIFDecoder.decode(bytes, context)
             }
         }
         if let wanted = options.pixelFormat, image.pixels.format != wanted {

@@ -22,6 +22,8 @@ struct ImageUpload {
     static let decodedTypes: Set<String> = [
         "image/jpeg", "image/jpg", "image/pjpeg", "image/png", "image/bmp", "image/x-bmp", "image/x-ms-bmp",
         "image/x-portable-pixmap", "image/x-portable-graymap", "image/x-portable-bitmap", "image/x-portable-anymap",
+        "image/webp", "image/gif", "image/tiff", "image/heic", "image/heif", "image/heic-sequence",
+        "image/heif-sequence", "image/avif",
     ]
 
     /// Reads the upload, or says what is wrong with it.
@@ -40,8 +42,8 @@ struct ImageUpload {
         let rawTypes: Set<String> = ["application/octet-stream", "application/x-www-form-urlencoded"]
         guard isMultipart || rawTypes.contains(mediaType ?? "") || decodedTypes.contains(mediaType ?? "") else {
             throw .unsupportedType(
-                "Content-Type \(contentType) is not an image decoded here: send JPEG, PNG, BMP or PNM as "
-                    + "image/jpeg, image/png... (or application/octet-stream), or a multipart/form-data form.")
+                "Content-Type \(contentType) is not an image decoded here: send JPEG, PNG, BMP, PNM, WebP, "
+                    + "GIF, TIFF, HEIC or AVIF as image/jpeg, image/heic... (or application/octet-stream), or a multipart/form-data form.")
         }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw .tooLarge(limit: limit)

@@ -65,16 +65,15 @@ struct ImageDecoderTests {
 
     @Test("Unknown formats are named, MP4 as a video, and no byte of the file is quoted")
     func unsupportedFormat() throws {
-        let gif = Data("GIF89a".utf8) + Data([1, 0])
-        let expected = ImageError.unsupportedFormat(source: "image data", looksLike: "a GIF image")
-        #expect(throws: expected) { try ImageDecoder.decode(data: gif) }
-        #expect(expected.description.contains("not a JPEG, PNG, BMP or PNM image"))
+        let pdf = Data("%PDF-1.7\n".utf8)
+        let expected = ImageError.unsupportedFormat(source: "image data", looksLike: "a PDF document")
+        #expect(throws: expected) { try ImageDecoder.decode(data: pdf) }
+        #expect(expected.description.contains("not an image NetRunner decodes (JPEG, PNG, BMP, PNM, WebP"))
         let cases: [(bytes: [UInt8], guess: String?)] = [
             (Array("\0\0\0\u{18}ftypmp42\0\0\0\0".utf8), "an MP4 video"),
             (Array("\0\0\0\u{18}ftypisom\0\0\0\0".utf8), "an MP4 video"),
-            (Array("\0\0\0\u{18}ftypheic\0\0\0\0".utf8), "a HEIF image"),
-            (Array("\0\0\0\u{1C}ftypavif\0\0\0\0".utf8), "an AVIF image"),
-            (Array("RIFF\0\0\0\0WEBPVP8 ".utf8), "a WebP image"),
+            (Array("\0\0\0\u{18}ftypqt  \0\0\0\0".utf8), "a QuickTime video"),
+            (Array("RIFF\0\0\0\0AVI LIST".utf8), "a RIFF file (AVI or WAV)"),
             (Array("root:$6$secret:19000".utf8), nil),
         ]
         for (bytes, guess) in cases {
@@ -83,7 +82,10 @@ struct ImageDecoderTests {
         }
         // A link to a secret is reported without any of its bytes.
         let message = ImageError.unsupportedFormat(source: "x.jpg", looksLike: nil).description
-        #expect(message == "x.jpg is not a JPEG, PNG, BMP or PNM image: its first bytes match no image format.")
+        #expect(
+            message
+                == "x.jpg is not an image NetRunner decodes (JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC, AVIF): "
+                + "its first bytes match no image format.")
         #expect(throws: ImageError.self) { try ImageDecoder.decode(data: Data([0x00])) }
     }
 

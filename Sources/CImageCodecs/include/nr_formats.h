@@ -1,0 +1,88 @@
+// The photo formats beyond JPEG and PNG, each over Debian's own library: WebP (libwebp and
+// libwebpdemux), GIF (giflib), TIFF (libtiff) and HEIF/AVIF (libheif, with its HEVC and AV1
+// decoders). Same conventions as CImageCodecs.h: reads only from the memory block given, never
+// past `size`; statuses are NR_CODEC_*; messages are copied into a buffer of
+// NR_CODEC_MESSAGE_SIZE bytes; nothing is printed. Each decoder reports the image's size
+// before any pixel memory exists, so that the caller can refuse a decompression bomb first;
+// the pixel memory is the caller's.
+#ifndef NETRUNNER_NR_FORMATS_H
+#define NETRUNNER_NR_FORMATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The versions of the four libraries the process runs with, as text ("libwebp 1.2.4, ...").
+void nr_formats_versions(char *out, size_t size);
+
+// MARK: WebP
+
+/// Reads a WebP file's header: the canvas size, whether it has alpha, and whether it is an
+/// animation (then the first frame is what `nr_webp_decode` gives, composed on the canvas).
+int nr_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *has_alpha, int *animated,
+    char *message);
+
+/// Decodes the still image, or the first frame of an animation, as 8-bit RGB or (`with_alpha`)
+/// straight RGBA into `pixels` (the size `nr_webp_info` gave; rows of `bytes_per_row`).
+int nr_webp_decode(const uint8_t *data, size_t size, int with_alpha, uint8_t *pixels, size_t bytes_per_row,
+    size_t capacity, char *message);
+
+// MARK: GIF
+
+/// Reads a GIF's logical screen size.
+int nr_gif_info(const uint8_t *data, size_t size, int *width, int *height, char *message);
+
+/// Decodes the first frame onto the logical screen as 8-bit RGB, as Pillow does: pixels the
+/// frame does not cover take the colour of the frame's transparent index if it has one, else of
+/// index 0; colours come from the frame's local colour table, else the global one, else grey.
+int nr_gif_decode(const uint8_t *data, size_t size, uint8_t *pixels, size_t bytes_per_row, size_t capacity,
+    char *message);
+
+// MARK: TIFF
+
+/// Reads the first directory of a TIFF: its size, samples per pixel of the decoded layout (1
+/// grey, 3 RGB, 4 RGBA) and the Orientation tag (1...8, 1 when absent). Refuses with
+/// NR_CODEC_UNSUPPORTED, naming what it found, everything but 8-bit contiguous grey, RGB and
+/// RGB with one extra (alpha) sample, and JPEG-compressed YCbCr.
+int nr_tiff_info(const uint8_t *data, size_t size, int *width, int *height, int *samples, int *orientation,
+    char *message);
+
+/// Decodes the first directory's pixels, in the layout `nr_tiff_info` gave (1, 3 or 4 bytes
+/// per pixel), into `pixels`.
+int nr_tiff_decode(const uint8_t *data, size_t size, uint8_t *pixels, size_t bytes_per_row, size_t capacity,
+    char *message);
+
+// MARK: HEIF and AVIF
+
+/// An open HEIF/AVIF file (opaque): the primary image of a libheif context.
+typedef struct nr_heif_decoder nr_heif_decoder;
+
+/// Opens the file and its primary image; sides larger than `max_side` are refused by libheif
+/// before decoding. NULL only without memory; otherwise check `*status`.
+nr_heif_decoder *nr_heif_open(const uint8_t *data, size_t size, int max_side, int *status);
+
+/// The message of the last failure, or "".
+const char *nr_heif_message(const nr_heif_decoder *decoder);
+
+/// Frees the decoder and the decoded image; NULL is allowed.
+void nr_heif_close(nr_heif_decoder *decoder);
+
+/// The primary image's size as it will be displayed (rotation, mirroring and crop applied),
+/// and whether it has an alpha channel.
+void nr_heif_header(const nr_heif_decoder *decoder, int *width, int *height, int *has_alpha);
+
+/// Decodes the primary image with its transformations applied, as 8-bit RGB or RGBA, and
+/// reports the decoded size (the caller allocates for it, then calls `nr_heif_copy`).
+int nr_heif_decode(nr_heif_decoder *decoder, int with_alpha, int *width, int *height);
+
+/// Copies the decoded image's rows into `pixels`.
+int nr_heif_copy(nr_heif_decoder *decoder, uint8_t *pixels, size_t bytes_per_row, size_t capacity);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,143 @@
+// WebP decoding over libwebp (stills) and libwebpdemux (the first frame of an animation).
+//
+// libwebp decodes from the memory block it is given and reports errors as status codes (no
+// longjmp, nothing printed). A still is decoded straight into the caller's rows; an animation
+// goes through WebPAnimDecoder, which composes the first frame on the canvas as Pillow does.
+#include "CImageCodecs.h"
+#include "nr_formats.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <webp/decode.h>
+#include <webp/demux.h>
+
+static int nr_webp_fail(char *message, int status, const char *text) {
+    if (message) {
+        snprintf(message, NR_CODEC_MESSAGE_SIZE, "%s", text);
+    }
+    return status;
+}
+
+static int nr_webp_status(VP8StatusCode code) {
+    switch (code) {
+    case VP8_STATUS_OK: return NR_CODEC_OK;
+    case VP8_STATUS_NOT_ENOUGH_DATA: return NR_CODEC_TRUNCATED;
+    case VP8_STATUS_OUT_OF_MEMORY: return NR_CODEC_NO_MEMORY;
+    case VP8_STATUS_UNSUPPORTED_FEATURE: return NR_CODEC_UNSUPPORTED;
+    default: return NR_CODEC_CORRUPT;
+    }
+}
+
+static const char *nr_webp_reason(VP8StatusCode code) {
+    switch (code) {
+    case VP8_STATUS_NOT_ENOUGH_DATA: return "the data ends before the image does";
+    case VP8_STATUS_OUT_OF_MEMORY: return "libwebp ran out of memory";
+    case VP8_STATUS_UNSUPPORTED_FEATURE: return "a WebP feature libwebp does not decode";
+    case VP8_STATUS_INVALID_PARAM: return "libwebp refused the parameters";
+    case VP8_STATUS_BITSTREAM_ERROR: return "the WebP bitstream is corrupt";
+    default: return "libwebp could not decode the data";
+    }
+}
+
+
+int nr_webp_info(const uint8_t *data, size_t size, int *width, int *height, int *has_alpha, int *animated,
+    char *message) {
+    if (!data || !width || !height || !has_alpha || !animated) {
+        return NR_CODEC_BAD_ARGUMENT;
+    }
+    WebPBitstreamFeatures features;
+    VP8StatusCode code = WebPGetFeatures(data, size, &features);
+    if (code != VP8_STATUS_OK) {
+        return nr_webp_fail(message, nr_webp_status(code), nr_webp_reason(code));
+    }
+    *animated = features.has_animation ? 1 : 0;
+    *has_alpha = features.has_alpha ? 1 : 0;
+    *width = features.width;
+    *height = features.height;
+    if (features.has_animation) {
+        // The canvas, not the first frame's rectangle, is the image's size.
+        WebPData whole = {data, size};
+        WebPDemuxer *demux = WebPDemux(&whole);
+        if (!demux) {
+            return nr_webp_fail(message, NR_CODEC_CORRUPT, "the WebP animation's chunks are corrupt or cut short");
+        }
+        *width = (int)WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH);
+        *height = (int)WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT);
+        WebPDemuxDelete(demux);
+    }
+    return NR_CODEC_OK;
+}
+
+static int nr_webp_decode_animation(const uint8_t *data, size_t size, int with_alpha, uint8_t *pixels,
+    size_t bytes_per_row, size_t capacity, char *message) {
+    WebPAnimDecoderOptions options;
+    if (!WebPAnimDecoderOptionsInit(&options)) {
+        return nr_webp_fail(message, NR_CODEC_BAD_ARGUMENT, "libwebp's animation decoder is not the one built for");
+    }
+    options.color_mode = MODE_RGBA;
+    options.use_threads = 0;
+    WebPData whole = {data, size};
+    WebPAnimDecoder *decoder = WebPAnimDecoderNew(&whole, &options);
+    if (!decoder) {
+        return nr_webp_fail(message, NR_CODEC_CORRUPT, "the WebP animation is corrupt or cut short");
+    }
+    WebPAnimInfo info;
+    uint8_t *canvas = NULL;
+    int timestamp = 0;
+    int status = NR_CODEC_OK;
+    if (!WebPAnimDecoderGetInfo(decoder, &info) || !WebPAnimDecoderGetNext(decoder, &canvas, &timestamp) || !canvas) {
+        status = nr_webp_fail(message, NR_CODEC_CORRUPT, "the first frame of the WebP animation is undecodable");
+    } else {
+        size_t width = info.canvas_width, height = info.canvas_height;
+        size_t channels = with_alpha ? 4 : 3;
+        if (height == 0 || bytes_per_row < width * channels || capacity / bytes_per_row < height) {
+            status = nr_webp_fail(message, NR_CODEC_BAD_ARGUMENT, "the destination is too small");
+        } else {
+            for (size_t y = 0; y < height; y++) {
+                const uint8_t *from = canvas + y * width * 4;
+                uint8_t *to = pixels + y * bytes_per_row;
+                if (with_alpha) {
+                    memcpy(to, from, width * 4);
+                } else {
+                    for (size_t x = 0; x < width; x++) {
+                        to[3 * x] = from[4 * x];
+                        to[3 * x + 1] = from[4 * x + 1];
+                        to[3 * x + 2] = from[4 * x + 2];
+                    }
+                }
+            }
+        }
+    }
+    WebPAnimDecoderDelete(decoder);
+    return status;
+}
+
+int nr_webp_decode(const uint8_t *data, size_t size, int with_alpha, uint8_t *pixels, size_t bytes_per_row,
+    size_t capacity, char *message) {
+    if (!data || !pixels) {
+        return NR_CODEC_BAD_ARGUMENT;
+    }
+    WebPDecoderConfig config;
+    if (!WebPInitDecoderConfig(&config)) {
+        return nr_webp_fail(message, NR_CODEC_BAD_ARGUMENT, "libwebp is not the version built for");
+    }
+    VP8StatusCode code = WebPGetFeatures(data, size, &config.input);
+    if (code != VP8_STATUS_OK) {
+        return nr_webp_fail(message, nr_webp_status(code), nr_webp_reason(code));
+    }
+    if (config.input.has_animation) {
+        return nr_webp_decode_animation(data, size, with_alpha, pixels, bytes_per_row, capacity, message);
+    }
+    config.output.colorspace = with_alpha ? MODE_RGBA : MODE_RGB;
+    config.output.is_external_memory = 1;
+    config.output.u.RGBA.rgba = pixels;
+    config.output.u.RGBA.stride = (int)bytes_per_row;
+    config.output.u.RGBA.size = capacity;
+    code = WebPDecode(data, size, &config);
+    WebPFreeDecBuffer(&config.output);
+    if (code != VP8_STATUS_OK) {
+        return nr_webp_fail(message, nr_webp_status(code), nr_webp_reason(code));
+    }
+    return NR_CODEC_OK;
+}

@@ -1,0 +1,146 @@
+// WebP, GIF, TIFF and HEIF/AVIF decoding through the CImageCodecs shims over Debian's
+// libwebp, giflib, libtiff and libheif.
+//
+// Invariants: each decoder learns the image's size from the header first and checks it against
+// the pixel limit before any pixel memory exists (a decompression bomb is refused there); the
+// destination is a fresh PixelBuffer of exactly that size in the shim's layout, whose capacity
+// the shim checks; C handles are closed on every path (defer) and never outlive the bytes.
+// Colour images decode to RGB (RGBA when the file has alpha and the caller did not ask for a
+// format); ImageDecoder converts to the format asked for, as for PNG.
+
+internal import CImageCodecs
+
+/// Copies a shim's message buffer into a String.
+private func message(_ buffer: [CChar]) -> String {
+    buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+}
+
+/// The layout to decode a colour image in: RGBA only when it has alpha and no format was asked
+/// for (or RGBA/BGRA was), else RGB.
+private func colourLayout(hasAlpha: Bool, _ context: DecodeContext) -> PixelFormat {
+    switch context.options.pixelFormat {
+    case .rgba32?, .bgra32?: hasAlpha ? .rgba32 : .rgb24
+    case nil: hasAlpha ? .rgba32 : .rgb24
+    default: .rgb24
+    }
+}
+
+enum WebPDecoder {
+    static func decode(_ bytes: UnsafeRawBufferPointer, _ context: DecodeContext) throws(ImageError) -> DecodedImage {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw .emptyFile(source: context.source)
+        }
+        var text = [CChar](repeating: 0, count: Int(NR_CODEC_MESSAGE_SIZE))
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var hasAlpha: Int32 = 0
+        var animated: Int32 = 0
+        let status = nr_webp_info(base, bytes.count, &width, &height, &hasAlpha, &animated, &text)
+        guard status == NR_CODEC_OK else { throw context.error(status: status, message: message(text)) }
+        try context.checkSize(width: Int(width), height: Int(height))
+        let format = colourLayout(hasAlpha: hasAlpha != 0, context)
+        let pixels = try context.decodePixels(
+            width: Int(width), height: Int(height), format: format, writesEveryByte: true
+        ) {
+            nr_webp_decode(base, bytes.count, format == .rgba32 ? 1 : 0, $0, $1, $2, &text)
+        } failure: {
+            context.error(status: $0, message: message(text), byteCount: $1)
+        }
+        return DecodedImage(
+            pixels: pixels, format: .webp, orientation: .up,
+            storedSize: PixelSize(width: Int(width), height: Int(height)))
+    }
+}
+
+enum GIFDecoder {
+    static func decode(_ bytes: UnsafeRawBufferPointer, _ context: DecodeContext) throws(ImageError) -> DecodedImage {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw .emptyFile(source: context.source)
+        }
+        var text = [CChar](repeating: 0, count: Int(NR_CODEC_MESSAGE_SIZE))
+        var width: Int32 = 0
+        var height: Int32 = 0
+        let status = nr_gif_info(base, bytes.count, &width, &height, &text)
+        guard status == NR_CODEC_OK else { throw context.error(status: status, message: message(text)) }
+        try context.checkSize(width: Int(width), height: Int(height))
+        let pixels = try context.decodePixels(
+            width: Int(width), height: Int(height), format: .rgb24, writesEveryByte: true
+        ) {
+            nr_gif_decode(base, bytes.count, $0, $1, $2, &text)
+        } failure: {
+            context.error(status: $0, message: message(text), byteCount: $1)
+        }
+        return DecodedImage(
+            pixels: pixels, format: .gif, orientation: .up,
+            storedSize: PixelSize(width: Int(width), height: Int(height)))
+    }
+}
+
+enum TIFFDecoder {
+    static func decode(_ bytes: UnsafeRawBufferPointer, _ context: DecodeContext) throws(ImageError) -> DecodedImage {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw .emptyFile(source: context.source)
+        }
+        var text = [CChar](repeating: 0, count: Int(NR_CODEC_MESSAGE_SIZE))
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var samples: Int32 = 0
+        var orientation: Int32 = 1
+        let status = nr_tiff_info(base, bytes.count, &width, &height, &samples, &orientation, &text)
+        guard status == NR_CODEC_OK else { throw context.error(status: status, message: message(text)) }
+        try context.checkSize(width: Int(width), height: Int(height))
+        let format: PixelFormat = samples == 1 ? .gray8 : samples == 4 ? .rgba32 : .rgb24
+        let pixels = try context.decodePixels(
+            width: Int(width), height: Int(height), format: format, writesEveryByte: true
+        ) {
+            nr_tiff_decode(base, bytes.count, $0, $1, $2, &text)
+        } failure: {
+            context.error(status: $0, message: message(text), byteCount: $1)
+        }
+        return DecodedImage(
+            pixels: pixels, format: .tiff, orientation: ImageOrientation(rawValue: Int(orientation)) ?? .up,
+            storedSize: PixelSize(width: Int(width), height: Int(height)))
+    }
+}
+
+enum HEIFDecoder {
+    static func decode(_ bytes: UnsafeRawBufferPointer, _ context: DecodeContext) throws(ImageError) -> DecodedImage {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+            throw .emptyFile(source: context.source)
+        }
+        // libheif refuses a side longer than its own limit (32768) before it decodes anything, or
+        // than the pixel limit where that is smaller; the product of the sides is checked below,
+        // from the primary image's header.
+        let maximumSide = Int32(clamping: min(max(context.options.maximumPixelCount, 1), 32768))
+        var status: Int32 = 0
+        guard let decoder = nr_heif_open(base, bytes.count, maximumSide, &status) else {
+            throw .outOfMemory(byteCount: 0)
+        }
+        defer { nr_heif_close(decoder) }
+        func failure(_ status: Int32, byteCount: Int = 0) -> ImageError {
+            context.error(status: status, message: String(cString: nr_heif_message(decoder)), byteCount: byteCount)
+        }
+        guard status == NR_CODEC_OK else { throw failure(status) }
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var hasAlpha: Int32 = 0
+        nr_heif_header(decoder, &width, &height, &hasAlpha)
+        try context.checkSize(width: Int(width), height: Int(height))
+        let format = colourLayout(hasAlpha: hasAlpha != 0, context)
+        var decodedWidth: Int32 = 0
+        var decodedHeight: Int32 = 0
+        status = nr_heif_decode(decoder, format == .rgba32 ? 1 : 0, &decodedWidth, &decodedHeight)
+        guard status == NR_CODEC_OK else { throw failure(status) }
+        try context.checkSize(width: Int(decodedWidth), height: Int(decodedHeight))
+        let pixels = try context.decodePixels(
+            width: Int(decodedWidth), height: Int(decodedHeight), format: format, writesEveryByte: true
+        ) {
+            nr_heif_copy(decoder, $0, $1, $2)
+        } failure: {
+            failure($0, byteCount: $1)
+        }
+        return DecodedImage(
+            pixels: pixels, format: context.format, orientation: .up,
+            storedSize: PixelSize(width: Int(width), height: Int(height)))
+    }
+}

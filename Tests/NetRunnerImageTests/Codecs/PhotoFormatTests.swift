@@ -1,0 +1,213 @@
+import Foundation
+import NetRunnerImage
+import NetRunnerTestSupport
+import Testing
+
+/// WebP, GIF, TIFF, HEIC and AVIF against Pillow (pillow-heif for HEIC) on the fixtures of
+/// tools/images/make_format_fixtures.py: the decoded, upright RGB pixels, as a user's
+/// `Image.open(f)` + `ImageOps.exif_transpose` + `convert("RGB")` gives them.
+@Suite("Photo formats against Pillow")
+struct PhotoFormatTests {
+    static let folder = "Tests/Fixtures/Formats/"
+
+    struct Index: Decodable {
+        struct Entry: Decodable {
+            let width: Int
+            let height: Int
+            let mode: String
+            let exercises: String
+        }
+        let decoded: [String: Entry]
+        let refused: [String: String]
+        let libheif: String
+    }
+
+    static func index() throws -> Index {
+        try JSONDecoder().decode(Index.self, from: Fixtures.data(folder + "formats.json"))
+    }
+
+    /// The fixtures decoded by the same library versions' arithmetic as Pillow's, or by
+    /// lossless formats: equal byte for byte.
+    static let exact = [
+        "webp_lossy.webp", "webp_lossless.webp", "webp_alpha.webp", "webp_animated.webp", "gif_palette.gif",
+        "gif_transparent.gif", "gif_interlaced.gif", "gif_animated.gif", "tiff_rgb_lzw.tif", "tiff_rgb_raw.tif",
+        "tiff_rgba_deflate.tif", "tiff_gray_packbits.tif", "tiff_jpeg.tif", "tiff_orientation6.tif",
+    ]
+
+    /// HEIC and AVIF: Debian's libheif 1.15 (libde265, dav1d) against pillow-heif's libheif 1.23
+    /// and Pillow's libavif: the same bitstreams, colour conversions of other versions.
+    static let close = ["heic_plain.heic", "heic_irot.heic", "heic_alpha.heic", "avif_plain.avif"]
+
+    static func difference(_ ours: [UInt8], _ theirs: [UInt8]) -> (max: Int, mean: Double, equal: Double) {
+        var largest = 0
+        var total = 0
+        var same = 0
+        for (a, b) in zip(ours, theirs) {
+            let d = abs(Int(a) - Int(b))
+            largest = max(largest, d)
+            total += d
+            if d == 0 { same += 1 }
+        }
+        return (largest, Double(total) / Double(max(ours.count, 1)), Double(same) / Double(max(ours.count, 1)))
+    }
+
+    @Test("WebP, GIF and TIFF decode to Pillow's pixels byte for byte", arguments: exact)
+    func exactFormats(name: String) throws {
+        let entry = try #require(try Self.index().decoded[name])
+        let image = try ImageDecoder.decode(
+            data: Fixtures.data(Self.folder + name), options: DecodingOptions(pixelFormat: .rgb24))
+        #expect(image.pixels.width == entry.width && image.pixels.height == entry.height, "\(name)")
+        let expected = try [UInt8](Fixtures.data(Self.folder + name.split(separator: ".")[0] + ".rgb"))
+        let ours = image.pixels.packedBytes
+        let (largest, mean, _) = Self.difference(ours, expected)
+        #expect(ours.count == expected.count && largest == 0, "\(name): max |difference| \(largest), mean \(mean)")
+    }
+
+    @Test("HEIC and AVIF decode upright, as close to Pillow's as another libheif allows", arguments: close)
+    func heifFormats(name: String) throws {
+        let entry = try #require(try Self.index().decoded[name])
+        let data = try Fixtures.data(Self.folder + name)
+        let image = try ImageDecoder.decode(data: data, options: DecodingOptions(pixelFormat: .rgb24))
+        #expect(image.format == (name.hasSuffix(".avif") ? .avif : .heif))
+        #expect(image.pixels.width == entry.width && image.pixels.height == entry.height, "\(name)")
+        let expected = try [UInt8](Fixtures.data(Self.folder + name.split(separator: ".")[0] + ".rgb"))
+        let ours = image.pixels.packedBytes
+        try #require(ours.count == expected.count)
+        let (largest, mean, equal) = Self.difference(ours, expected)
+        print("\(name): against Pillow (libheif \(try Self.index().libheif)): max |difference| \(largest), mean \(mean), equal \(equal)")
+        if name == "heic_irot.heic" {
+            // libheif 1.23 rotates the YCbCr planes before converting them to RGB, 1.15 after:
+            // the chroma is upsampled on other neighbours. Ours is Pillow's own upright decode
+            // of the same pixels, rotated (what 1.15 computes), to within a level.
+            let plain = try [UInt8](Fixtures.data(Self.folder + "heic_plain.rgb"))
+            let rotated = try PixelBuffer(width: 131, height: 97, format: .rgb24, bytes: plain).applyingOrientation(.right)
+            let (rotatedLargest, rotatedMean, _) = Self.difference(ours, rotated.packedBytes)
+            print("heic_irot.heic: against Pillow's upright decode rotated: max \(rotatedLargest), mean \(rotatedMean)")
+            #expect(rotatedLargest <= 1, "\(name): max |difference| \(rotatedLargest) from the rotated upright decode")
+            #expect(mean < 2 && largest <= 40, "\(name): max |difference| \(largest), mean \(mean)")
+        } else if name.hasSuffix(".avif") {
+            // Pillow decodes AVIF with libavif, which upsamples the chroma bilinearly; libheif
+            // 1.15 takes the nearest chroma sample. Same AV1 decode (dav1d), other RGB.
+            #expect(mean < 2 && largest <= 40, "\(name): max |difference| \(largest), mean \(mean)")
+        } else {
+            #expect(mean < 0.05 && largest <= 1, "\(name): max |difference| \(largest), mean \(mean)")
+        }
+    }
+
+    @Test("TIFFs other than 8-bit grey, RGB and RGBA are refused, naming what they are")
+    func refusedTIFFs() throws {
+        for (name, what) in try Self.index().refused {
+            let data = try Fixtures.data(Self.folder + name)
+            do {
+                _ = try ImageDecoder.decode(data: data, source: name)
+                Issue.record("\(name) (\(what)) decoded")
+            } catch {
+                guard case .unsupportedVariant(_, let format, let detail) = error else {
+                    Issue.record("\(name): \(error)")
+                    continue
+                }
+                #expect(format == .tiff)
+                #expect(detail.contains("8-bit grey, RGB and RGBA TIFFs are decoded"), "\(detail)")
+            }
+        }
+    }
+
+    @Test("Each format cut short is a clear error, never a crash", arguments: exact + close)
+    func truncated(name: String) throws {
+        let data = try Fixtures.data(Self.folder + name)
+        for fraction in [0.05, 0.3, 0.6, 0.95] {
+            let cut = data.prefix(Int(Double(data.count) * fraction))
+            do {
+                _ = try ImageDecoder.decode(data: cut, source: name)
+                // A file cut after what is decoded (metadata, an animation's later frames) decodes.
+                #expect(fraction > 0.9 || name.contains("animated"), "\(name) cut to \(cut.count) bytes decoded")
+            } catch {
+                #expect(error.description.contains(name), "\(error)")
+            }
+        }
+    }
+
+    /// A fixture with its header's size set to `width` x `height`.
+    static func inflated(_ name: String, width: Int, height: Int) throws -> Data {
+        var bytes = try [UInt8](Fixtures.data(folder + name))
+        func le(_ value: Int, at offset: Int, width size: Int) {
+            for index in 0..<size { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * index)) }
+        }
+        func be(_ value: Int, at offset: Int) {
+            for index in 0..<4 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * (3 - index))) }
+        }
+        switch name.split(separator: ".").last {
+        case "gif":
+            le(width, at: 6, width: 2)
+            le(height, at: 8, width: 2)
+        case "webp":
+            // VP8L (lossless): 14 bits each of width - 1 and height - 1 after the signature byte.
+            let chunk = 12
+            precondition(bytes[(chunk)..<(chunk + 4)].elementsEqual("VP8L".utf8))
+            let packed = (width - 1) | (height - 1) << 14
+            le(packed | Int(bytes[chunk + 12] >> 4 & 0x0F) << 28, at: chunk + 9, width: 4)
+        case "tif":
+            let ifd = bytes[4..<8].reversed().reduce(0) { $0 << 8 | Int($1) }
+            let entries = Int(bytes[ifd]) | Int(bytes[ifd + 1]) << 8
+            for entry in 0..<entries {
+                let at = ifd + 2 + 12 * entry
+                let tag = Int(bytes[at]) | Int(bytes[at + 1]) << 8
+                let type = Int(bytes[at + 2]) | Int(bytes[at + 3]) << 8
+                let value = tag == 256 ? width : tag == 257 ? height : nil
+                if let value { le(value, at: at + 8, width: type == 3 ? 2 : 4) }
+            }
+        default:
+            // HEIF/AVIF: every ispe box.
+            var position = 0
+            while let found = (position..<(bytes.count - 4)).first(where: {
+                bytes[$0..<($0 + 4)].elementsEqual("ispe".utf8)
+            }) {
+                be(width, at: found + 8)
+                be(height, at: found + 12)
+                position = found + 4
+            }
+        }
+        return Data(bytes)
+    }
+
+    @Test(
+        "A decompression bomb in each format is refused from its header, before its pixels exist",
+        arguments: ["gif_palette.gif", "webp_lossless.webp", "tiff_rgb_lzw.tif", "heic_plain.heic", "avif_plain.avif"])
+    func bombs(name: String) throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let (width, height) = name.hasSuffix(".gif") ? (65_535, 65_535) : name.hasSuffix(".webp") ? (16_384, 16_384) : (60_000, 60_000)
+        let data = try Self.inflated(name, width: width, height: height)
+        do {
+            _ = try ImageDecoder.decode(data: data, source: name)
+            Issue.record("\(name) claiming \(width)x\(height) decoded")
+        } catch {
+            switch error {
+            case .tooManyPixels(_, let w, let h, _):
+                #expect(w == width && h == height, "\(name): \(error)")
+            case .corrupt(_, _, let reason), .unsupportedVariant(_, _, let reason):
+                // libheif refuses sides past the limit itself, with its own words.
+                #expect(name.hasSuffix(".heic") || name.hasSuffix(".avif"), "\(name): \(error)")
+                #expect(reason.lowercased().contains("limit") || reason.lowercased().contains("size"), "\(reason)")
+            default:
+                Issue.record("\(name): \(error)")
+            }
+        }
+        // A small limit applies to these formats as to JPEG.
+        #expect(throws: ImageError.self) {
+            try ImageDecoder.decode(data: Fixtures.data(Self.folder + name), options: DecodingOptions(maximumPixelCount: 1000))
+        }
+        #expect(clock.now - start < .seconds(5))
+    }
+
+    @Test("The formats are recognised from their bytes, whatever the file's name")
+    func sniffing() throws {
+        let expected: [String: ImageFormat] = [
+            "webp_lossy.webp": .webp, "gif_palette.gif": .gif, "tiff_rgb_lzw.tif": .tiff, "heic_plain.heic": .heif,
+            "avif_plain.avif": .avif,
+        ]
+        for (name, format) in expected {
+            #expect(ImageFormat.sniff(try Fixtures.data(Self.folder + name).prefix(12)) == format, "\(name)")
+        }
+    }
+}

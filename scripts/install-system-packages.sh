@@ -5,12 +5,17 @@
 #   libpng-dev           1.6.x   PNG decode/encode
 #   zlib1g-dev           1.2.x   DEFLATE for zipped model bundles
 #   libssl-dev           3.0.x   SHA-256 (libcrypto's EVP digest) for model verdicts and digests
+#   libwebp-dev          1.2.x   WebP decode (libwebp, libwebpdemux for animations)
+#   libgif-dev           5.2.x   GIF decode (giflib)
+#   libtiff-dev          4.5.x   TIFF decode (libtiff)
+#   libheif-dev          1.15.x  HEIC and AVIF decode (libheif with libde265, dav1d and aom)
 #
 # Pinned by upstream version: the Debian revision may move with security updates (Debian
 # serves only the current one), the upstream version may not. Idempotent.
 set -euo pipefail
 
-packages=("libjpeg62-turbo-dev:2.1." "libpng-dev:1.6." "zlib1g-dev:1.2." "libssl-dev:3.0.")
+packages=("libjpeg62-turbo-dev:2.1." "libpng-dev:1.6." "zlib1g-dev:1.2." "libssl-dev:3.0." "libwebp-dev:1.2."
+  "libgif-dev:5.2." "libtiff-dev:4.5." "libheif-dev:1.15.")
 
 installed_version() { dpkg-query -W -f='${Status} ${Version}\n' "$1" 2>/dev/null | awk '$3 == "installed" {print $4}'; }
 
@@ -39,4 +44,6 @@ for entry in "${packages[@]}"; do
     exit 1
   fi
 done
-echo "Debian packages present: libjpeg62-turbo-dev $(installed_version libjpeg62-turbo-dev), libpng-dev $(installed_version libpng-dev), zlib1g-dev $(installed_version zlib1g-dev), libssl-dev $(installed_version libssl-dev)"
+present=()
+for entry in "${packages[@]}"; do present+=("${entry%%:*} $(installed_version "${entry%%:*}")"); done
+(IFS=,; echo "Debian packages present: ${present[*]}" | sed 's/,/, /g')

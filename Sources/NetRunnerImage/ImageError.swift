@@ -81,10 +81,10 @@ extension ImageError: LocalizedError {
 }
 
 extension ImageError: CustomStringConvertible {
-    /// The same text as ``errorDescription``.
     /// The formats decoded, as messages list them.
     static let decodedFormats = "JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC, AVIF"
 
+    /// The same text as ``errorDescription``.
     public var description: String { errorDescription ?? "Image error." }
 }
 

@@ -34,7 +34,9 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         if bytes.starts(with: [0x42, 0x4D]) { return .bmp }
         if bytes.count >= 2, bytes[0] == 0x50, (0x31...0x37).contains(bytes[1]) { return .pnm }
         if bytes.starts(with: Array("GIF87a".utf8)) || bytes.starts(with: Array("GIF89a".utf8)) { return .gif }
-        if bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        if bytes.starts(with: [0x49, 0x49, 0x2A, 0x00]) || bytes.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) {
+            return .tiff
+        }
         if bytes.count >= 12, bytes.starts(with: Array("RIFF".utf8)), Array(bytes[8..<12]) == Array("WEBP".utf8) {
             return .webp
         }

@@ -57,6 +57,36 @@ struct BulkCommandTests {
         return root
     }
 
+    @Test("WebP, GIF, TIFF, HEIC and AVIF in a folder are listed and answered; odd TIFFs fail by name")
+    func photoFormats() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let output = folder.path("out.jsonl")
+        let formats = Fixtures.path("Tests/Fixtures/Formats")
+        let result = try ProcessResult.run(Fixtures.netrunner, ["bulk", formats, "--output", output, "--no-progress"])
+        #expect(result.status == 1, "the two refused TIFFs fail: \(result.stderr)")
+        #expect(!result.stderr.contains("skipped"), "no format is skipped any more: \(result.stderr)")
+        let lines = try lines(output)
+        #expect(lines.count == 20, "18 decoded fixtures and 2 refused TIFFs")
+        for line in lines {
+            let refused = line.image.hasSuffix("tiff_gray16.tif") || line.image.hasSuffix("tiff_cmyk.tif")
+            #expect(line.error == refused, "\(line.image): \(line.errorDescription ?? "")")
+            if refused {
+                #expect(line.errorDescription?.contains("8-bit grey, RGB and RGBA TIFFs are decoded") == true)
+            }
+        }
+        // Files holding the same pixels get the same answer, whatever their format.
+        func top(_ name: String) throws -> BulkCommandTests.Line.Category {
+            let line = try #require(lines.first { $0.image.hasSuffix("/" + name) })
+            return try #require(line.inferenceResults?.classification?.first)
+        }
+        let lossless = try ["webp_lossless.webp", "tiff_rgb_lzw.tif", "tiff_rgb_raw.tif"].map(top)
+        #expect(Set(lossless.map(\.label)).count == 1 && Set(lossless.map(\.score)).count == 1)
+        #expect(try top("heic_plain.heic").score == top("heic_alpha.heic").score)
+        let single = try ProcessResult.run(Fixtures.netrunner, ["classify", formats + "/heic_irot.heic"])
+        #expect(single.status == 0, "\(single.stderr)")
+    }
+
     @Test("A folder gives one line per image: answers, latencies, and the error of a corrupt file")
     func folder() throws {
         let folder = try TemporaryFolder()

@@ -163,7 +163,10 @@ struct VocabularyTests {
         let mp4 = try folder.write(Data([0, 0, 0, 0x18]) + Data("ftypmp42".utf8) + Data(count: 64), named: "clip.jpg")
         let result = try netrunner(["classify", mp4])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("clip.jpg is not an image NetRunner decodes (JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC, AVIF): it looks like an MP4 video"))
+        #expect(
+            result.stderr.contains(
+                "clip.jpg is not an image NetRunner decodes (JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC, AVIF): it looks like an MP4 video"
+            ))
         #expect(!result.stderr.contains("HEIF") && !result.stderr.contains("66 74 79 70"), "\(result.stderr)")
     }
 

@@ -12,7 +12,7 @@ internal import CImageCodecs
 
 /// Copies a shim's message buffer into a String.
 private func message(_ buffer: [CChar]) -> String {
-    buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// The layout to decode a colour image in: RGBA only when it has alpha and no format was asked

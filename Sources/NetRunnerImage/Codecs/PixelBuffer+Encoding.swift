@@ -52,7 +52,8 @@ extension PixelBuffer {
         switch format {
         case .png: data = try pngData()
         case .jpeg: data = try jpegData(quality: quality)
-        case .bmp, .pnm, .webp, .gif, .tiff, .heif, .avif: throw .encodingFailed(format: format, reason: "only PNG and JPEG can be written")
+        case .bmp, .pnm, .webp, .gif, .tiff, .heif, .avif:
+            throw .encodingFailed(format: format, reason: "only PNG and JPEG can be written")
         }
         try ImageError.mapping { () throws(FileError) in try FileIO.writeAtomically(data, to: path) }
     }

@@ -189,7 +189,8 @@ struct AlbumRoutes {
                 let data = try album.read(index, maximumSize: limit)
                 let types: [ImageFormat: String] = [
                     .jpeg: "image/jpeg", .png: "image/png", .bmp: "image/bmp", .pnm: "image/x-portable-anymap",
-                    .webp: "image/webp", .gif: "image/gif", .tiff: "image/tiff", .heif: "image/heic", .avif: "image/avif",
+                    .webp: "image/webp", .gif: "image/gif", .tiff: "image/tiff", .heif: "image/heic",
+                    .avif: "image/avif",
                 ]
                 let type = ImageFormat.sniff(data.prefix(16)).flatMap { types[$0] } ?? "application/octet-stream"
                 return Response(

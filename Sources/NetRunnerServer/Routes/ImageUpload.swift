@@ -43,7 +43,8 @@ struct ImageUpload {
         guard isMultipart || rawTypes.contains(mediaType ?? "") || decodedTypes.contains(mediaType ?? "") else {
             throw .unsupportedType(
                 "Content-Type \(contentType) is not an image decoded here: send JPEG, PNG, BMP, PNM, WebP, "
-                    + "GIF, TIFF, HEIC or AVIF as image/jpeg, image/heic... (or application/octet-stream), or a multipart/form-data form.")
+                    + "GIF, TIFF, HEIC or AVIF as image/jpeg, image/heic... (or application/octet-stream), or a multipart/form-data form."
+            )
         }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw .tooLarge(limit: limit)

@@ -283,13 +283,15 @@ struct DecoderFuzzTests {
             let fields: ([UInt8]) -> [Field]
             switch format {
             case .webp: (names, fields) = (["webp_lossy", "webp_lossless", "webp_alpha", "webp_animated"], webpFields)
-            case .gif: (names, fields) = (["gif_palette", "gif_transparent", "gif_interlaced", "gif_animated"], gifFields)
+            case .gif:
+                (names, fields) = (["gif_palette", "gif_transparent", "gif_interlaced", "gif_animated"], gifFields)
             case .tiff:
                 (names, fields) = (["tiff_rgb_lzw", "tiff_rgb_raw", "tiff_rgba_deflate", "tiff_jpeg"], tiffFields)
             case .heif: (names, fields) = (["heic_plain", "heic_irot", "heic_alpha", "heic_plain"], heifFields)
             default: (names, fields) = (["avif_plain", "avif_plain", "avif_plain", "avif_plain"], heifFields)
             }
-            let ext = ["webp": "webp", "gif": "gif", "tiff": "tif", "heif": "heic", "avif": "avif"][format.rawValue]!
+            let ext =
+                ["webp": "webp", "gif": "gif", "tiff": "tif", "heif": "heic", "avif": "avif"][format.rawValue] ?? ""
             return names.compactMap { fixture("Tests/Fixtures/Formats/\($0).\(ext)", fields) }
         }
     }

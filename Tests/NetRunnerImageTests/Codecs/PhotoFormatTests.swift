@@ -74,13 +74,16 @@ struct PhotoFormatTests {
         let ours = image.pixels.packedBytes
         try #require(ours.count == expected.count)
         let (largest, mean, equal) = Self.difference(ours, expected)
-        print("\(name): against Pillow (libheif \(try Self.index().libheif)): max |difference| \(largest), mean \(mean), equal \(equal)")
+        print(
+            "\(name): against Pillow (libheif \(try Self.index().libheif)): max |difference| \(largest), mean \(mean), equal \(equal)"
+        )
         if name == "heic_irot.heic" {
             // libheif 1.23 rotates the YCbCr planes before converting them to RGB, 1.15 after:
             // the chroma is upsampled on other neighbours. Ours is Pillow's own upright decode
             // of the same pixels, rotated (what 1.15 computes), to within a level.
             let plain = try [UInt8](Fixtures.data(Self.folder + "heic_plain.rgb"))
-            let rotated = try PixelBuffer(width: 131, height: 97, format: .rgb24, bytes: plain).applyingOrientation(.right)
+            let rotated = try PixelBuffer(width: 131, height: 97, format: .rgb24, bytes: plain).applyingOrientation(
+                .right)
             let (rotatedLargest, rotatedMean, _) = Self.difference(ours, rotated.packedBytes)
             print("heic_irot.heic: against Pillow's upright decode rotated: max \(rotatedLargest), mean \(rotatedMean)")
             #expect(rotatedLargest <= 1, "\(name): max |difference| \(rotatedLargest) from the rotated upright decode")
@@ -176,7 +179,8 @@ struct PhotoFormatTests {
     func bombs(name: String) throws {
         let clock = ContinuousClock()
         let start = clock.now
-        let (width, height) = name.hasSuffix(".gif") ? (65_535, 65_535) : name.hasSuffix(".webp") ? (16_384, 16_384) : (60_000, 60_000)
+        let (width, height) =
+            name.hasSuffix(".gif") ? (65_535, 65_535) : name.hasSuffix(".webp") ? (16_384, 16_384) : (60_000, 60_000)
         let data = try Self.inflated(name, width: width, height: height)
         do {
             _ = try ImageDecoder.decode(data: data, source: name)
@@ -195,7 +199,8 @@ struct PhotoFormatTests {
         }
         // A small limit applies to these formats as to JPEG.
         #expect(throws: ImageError.self) {
-            try ImageDecoder.decode(data: Fixtures.data(Self.folder + name), options: DecodingOptions(maximumPixelCount: 1000))
+            try ImageDecoder.decode(
+                data: Fixtures.data(Self.folder + name), options: DecodingOptions(maximumPixelCount: 1000))
         }
         #expect(clock.now - start < .seconds(5))
     }

@@ -16,6 +16,11 @@ order, best of --rounds, each a whole process timed by its wall clock:
   draft     python pool_folder.py --mode draft --workers N   (Pillow draft(): DCT scaling)
   limit     python pool_folder.py --mode invoke --workers N  (invoke only: the runtime's limit)
 
+Then, for each of --formats (WebP, HEIC, AVIF, GIF, TIFF), --format-count of the 0.2-2 MP photos
+re-encoded in that format: exact against plain (Pillow; pillow-heif for HEIC) at each N, with the
+top-1 agreement (equal for WebP, GIF and TIFF, whose pixels are Pillow's; HEIC and AVIF are
+decoded by another libheif/libavif: see docs/library.md).
+
 and prints images/s and the ratios exact/plain, fast/plain, fast/draft, exact/limit, with the peak
 RSS of our process. Fidelity on each set: top-1 of exact against plain (the same input bytes, so
 the same answers), and of fast against exact (top-1 agreement, mean |difference| of the exact
@@ -120,6 +125,69 @@ def agreement(a: str, b: str) -> dict:
             "max_abs_top1_score_difference": max(diffs, default=0.0), "where_sure": sure}
 
 
+FORMAT_OPTIONS = {  # Pillow's save arguments: what a phone or a web page would give
+    "webp": ("webp", {"format": "WEBP", "quality": 85}),
+    "heic": ("heic", {"format": "HEIF", "quality": 85}),
+    "avif": ("avif", {"format": "AVIF", "quality": 70}),
+    "gif": ("gif", {"format": "GIF"}),
+    "tiff": ("tif", {"format": "TIFF", "compression": "tiff_lzw"}),
+}
+
+
+def make_format_set(fmt: str, count: int) -> str:
+    """`count` photos of 0.2-2 MP (the JPEG set's recipe) re-encoded as `fmt` (made once, kept)."""
+    source = os.path.join(OUT, f"decode-format-source-{count}")
+    make_set(source, count, *SETS[0][1:])
+    folder = os.path.join(OUT, f"decode-format-{fmt}-{count}")
+    if os.path.isdir(folder) and len(os.listdir(folder)) == count:
+        return folder
+    print(f"making {folder} ({count} photos as {fmt}) ...", file=sys.stderr, flush=True)
+    from PIL import Image
+    try:
+        import pillow_heif
+        pillow_heif.register_heif_opener()
+    except ImportError:
+        pass
+    os.makedirs(folder, exist_ok=True)
+    ext, options = FORMAT_OPTIONS[fmt]
+    for name in sorted(os.listdir(source))[:count]:
+        image = Image.open(os.path.join(source, name)).convert("RGB")
+        if fmt == "gif":
+            image = image.quantize(256)
+        image.save(os.path.join(folder, os.path.splitext(name)[0] + "." + ext), **options)
+    return folder
+
+
+def format_sets(netrunner: str, formats: list[str], count: int, workers: list[int], rounds: int) -> list[dict]:
+    """Our exact path against Pillow (pillow-heif for HEIC) on each format, at each worker count."""
+    rows = []
+    for fmt in formats:
+        folder = make_format_set(fmt, count)
+        for n in workers:
+            def out(side: str) -> str:
+                return os.path.join(OUT, "decode", f"{fmt}-{side}-w{n}.jsonl")
+            sides = {
+                "exact": [netrunner, "bulk", folder, "--threads", str(n), "--output", out("exact"), "--restart"],
+                "plain": [sys.executable, POOL, folder, "--workers", str(n), "--mode", "plain",
+                          "--output", out("plain")],
+            }
+            best: dict[str, float] = {}
+            for r in range(rounds):
+                for side in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
+                    wall = timed(sides[side])["wall_s"]
+                    best[side] = min(best.get(side, wall), wall)
+            ips = {k: count / v for k, v in best.items()}
+            agree = agreement(out("plain"), out("exact"))
+            row = {"format": fmt, "workers": n, "images_per_s": {k: round(v, 2) for k, v in ips.items()},
+                   "ratio": round(ips["exact"] / ips["plain"], 3), "top1_equal": agree["top1_equal"],
+                   "photos": agree["photos"]}
+            rows.append(row)
+            print(f"{fmt}, {count} photos of 0.2-2 MP, {n} worker(s): exact {ips['exact']:.1f}/s, Pillow "
+                  f"{ips['plain']:.1f}/s, {row['ratio']:.2f}x; top-1 equal on {agree['top1_equal']}/"
+                  f"{agree['photos']}", flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -130,6 +198,10 @@ def main() -> None:
     ap.add_argument("--fidelity-count", type=int, default=1000,
                     help="varied photos for the fast path's fidelity (0 leaves it out)")
     ap.add_argument("--sets", default="0,1", help="which timed sets: 0 small, 1 large (default 0,1)")
+    ap.add_argument("--formats", default="webp,heic,avif,gif,tiff",
+                    help="photo formats timed besides JPEG, each a set re-encoded from the 0.2-2 MP "
+                         "photos (default webp,heic,avif,gif,tiff; 'none' leaves them out)")
+    ap.add_argument("--format-count", type=int, default=24, help="photos per format set (default 24)")
     ap.add_argument("--json", metavar="FILE", help="also write every figure as JSON to FILE")
     args = ap.parse_args()
     workers = [int(w) for w in args.workers.split(",")]
@@ -198,6 +270,10 @@ def main() -> None:
               f"{floor['top1_equal']}/{floor['photos']}, mean |score diff| "
               f"{floor['mean_abs_top1_score_difference']:.4f}", flush=True)
         results["sets"].append(entry)
+
+    formats = [] if args.formats == "none" else args.formats.split(",")
+    if formats:
+        results["formats"] = format_sets(netrunner, formats, args.format_count, workers, args.rounds)
 
     if args.fidelity_count > 0:
         folder = os.path.join(OUT, f"decode-fidelity-{args.fidelity_count}")

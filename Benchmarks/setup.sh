@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates .venv-bench and .venv-mediapipe (git-ignored) with the reference side of the benchmarks: Python
-# ai-edge-litert 2.3.0 + numpy + pillow, hash-pinned in tools/models/requirements-reference.txt,
+# ai-edge-litert 2.3.0 + numpy + pillow (+ pillow-heif), hash-pinned in tools/images/requirements-formats.txt,
 # and FastAPI + uvicorn for the serve benchmark (Benchmarks/python/requirements-serve.txt).
 set -euo pipefail
 # wrk (Debian) drives the serve and hub benchmarks; nginx (Debian) is the hub's yardstick.
@@ -14,10 +14,12 @@ for tool in wrk nginx; do
 done
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/.venv-bench"
-req="$root/tools/models/requirements-reference.txt"
+# tools/images/requirements-formats.txt is the reference's pins plus pillow-heif (HEIC as
+# Python users read it, for the decode benchmark's format sets).
+req="$root/tools/images/requirements-formats.txt"
 serve="$root/Benchmarks/python/requirements-serve.txt"
 stamp="$venv/.requirements.sha256"
-want=$(cat "$req" "$serve" | sha256sum | cut -d' ' -f1)
+want=$(cat "$req" "$root/tools/models/requirements-reference.txt" "$serve" | sha256sum | cut -d' ' -f1)
 if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes -r "$req"

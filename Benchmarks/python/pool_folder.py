@@ -38,7 +38,14 @@ from ai_edge_litert.interpreter import Interpreter
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIZE = 224
-EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pnm")
+EXTS = (".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".pnm", ".webp", ".gif", ".tif", ".tiff", ".heic", ".heif",
+        ".avif")
+
+try:  # HEIC as a Python user reads it (Pillow reads WebP, GIF, TIFF and AVIF itself)
+    import pillow_heif
+    pillow_heif.register_heif_opener()
+except ImportError:
+    pass
 
 _state: dict = {}
 

@@ -14,19 +14,29 @@ The figures are printed as one JSON object for the Swift test to assert on.
 
 Usage: .venv-test/bin/python tools/pose/browser_check.py URL OUT
 """
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The browser and the polling helpers are serve's browser check's (loaded by path: both files
+# are called browser_check.py).
+_spec = importlib.util.spec_from_file_location(
+    "serve_browser_check", os.path.join(ROOT, "tools", "serve", "browser_check.py"))
+_serve = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_serve)
+answers, wait, settled = _serve.answers, _serve.wait, _serve.settled
+
+
+def browser(clip):
+    return _serve.browser(clip, height=1100)
 SQUAT = os.path.join(ROOT, "Tests/Fixtures/Pose/squat.png")
 MOVENET = "movenet-single-pose-lightning-ptq"
 DEEPLAB = "deeplabv3-mnv2-pascal-quant"
@@ -50,44 +60,6 @@ def make_clip(out):
     subprocess.run(["ffmpeg", "-y", "-loglevel", "error", "-loop", "1", "-t", "3", "-i", SQUAT,
                     "-vf", "fps=10,format=yuv420p", clip], check=True)
     return clip
-
-
-def browser(clip):
-    options = Options()
-    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
-                 f"--use-file-for-fake-video-capture={clip}", "--window-size=1280,1100"]:
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-
-
-def answers(driver, panel="answers"):
-    """The names the answers panel shows now, read in one step."""
-    return driver.execute_script(
-        f"return [...document.querySelectorAll('#{panel} .row')].map((row) => row.firstChild.firstChild.textContent)")
-
-
-def wait(condition, seconds):
-    """Polls until the condition holds or the time is up; returns its last value."""
-    deadline, value = time.time() + seconds, None
-    while time.time() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    return value
-
-
-def settled(read, quiet, seconds):
-    """Polls a value until it has not changed for `quiet` seconds (or `seconds` are up)."""
-    deadline, value, since = time.time() + seconds, read(), time.time()
-    while time.time() < deadline and time.time() - since < quiet:
-        time.sleep(0.1)
-        now = read()
-        if now != value:
-            value, since = now, time.time()
-    return value
 
 
 def main():

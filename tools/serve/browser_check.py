@@ -51,11 +51,12 @@ def make_clip(out):
     return clip
 
 
-def browser(clip):
+def browser(clip, height=900):
+    """Headless Chromium whose fake camera plays `clip`, in a window 1280 wide."""
     options = Options()
     for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
-                 f"--use-file-for-fake-video-capture={clip}", "--window-size=1280,900"]:
+                 f"--use-file-for-fake-video-capture={clip}", f"--window-size=1280,{height}"]:
         options.add_argument(flag)
     options.binary_location = "/usr/bin/chromium"
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)

@@ -25,81 +25,81 @@ private func colourLayout(hasAlpha: Bool, _ context: DecodeContext) -> PixelForm
     }
 }
 
+/// What a shim's header call found: the size, the layout to decode in, the orientation.
+private struct ShimHeader {
+    var width: Int32 = 0
+    var height: Int32 = 0
+    var format: PixelFormat = .rgb24
+    var orientation: ImageOrientation = .up
+}
+
+/// The decoders whose shim is a pair of calls over the whole file: a header call, then a
+/// decode into the caller's rows. Reads the header, checks the size against the pixel limit,
+/// allocates, decodes; a failing status becomes the ``ImageError`` for the shim's message.
+private func decodeWithShim(
+    _ bytes: UnsafeRawBufferPointer, _ context: DecodeContext,
+    header: (_ data: UnsafePointer<UInt8>, _ size: Int, _ found: inout ShimHeader, _ message: inout [CChar]) -> Int32,
+    decode: (
+        _ data: UnsafePointer<UInt8>, _ size: Int, _ format: PixelFormat, _ destination: UnsafeMutablePointer<UInt8>,
+        _ bytesPerRow: Int, _ capacity: Int, _ message: inout [CChar]
+    ) -> Int32
+) throws(ImageError) -> DecodedImage {
+    guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+        throw .emptyFile(source: context.source)
+    }
+    var text = [CChar](repeating: 0, count: Int(NR_CODEC_MESSAGE_SIZE))
+    var found = ShimHeader()
+    let status = header(base, bytes.count, &found, &text)
+    guard status == NR_CODEC_OK else { throw context.error(status: status, message: message(text)) }
+    try context.checkSize(width: Int(found.width), height: Int(found.height))
+    let pixels = try context.decodePixels(
+        width: Int(found.width), height: Int(found.height), format: found.format, writesEveryByte: true
+    ) {
+        decode(base, bytes.count, found.format, $0, $1, $2, &text)
+    } failure: {
+        context.error(status: $0, message: message(text), byteCount: $1)
+    }
+    return DecodedImage(
+        pixels: pixels, format: context.format, orientation: found.orientation,
+        storedSize: PixelSize(width: Int(found.width), height: Int(found.height)))
+}
+
 enum WebPDecoder {
     static func decode(_ bytes: UnsafeRawBufferPointer, _ context: DecodeContext) throws(ImageError) -> DecodedImage {
-        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-            throw .emptyFile(source: context.source)
+        try decodeWithShim(bytes, context) { data, size, found, text in
+            var hasAlpha: Int32 = 0
+            var animated: Int32 = 0
+            let status = nr_webp_info(data, size, &found.width, &found.height, &hasAlpha, &animated, &text)
+            found.format = colourLayout(hasAlpha: hasAlpha != 0, context)
+            return status
+        } decode: { data, size, format, destination, bytesPerRow, capacity, text in
+            nr_webp_decode(data, size, format == .rgba32 ? 1 : 0, destination, bytesPerRow, capacity, &text)
         }
-        var text = [CChar](repeating: 0, count: Int(NR_CODEC_MESSAGE_SIZE))
-        var width: Int32 = 0
-        var height: Int32 = 0
-        var hasAlpha: Int32 = 0
-        var animated: Int32 = 0
-        let status = nr_webp_info(base, bytes.count, &width, &height, &hasAlpha, &animated, &text)
-        guard status == NR_CODEC_OK else { throw context.error(status: status, message: message(text)) }
-        try context.checkSize(width: Int(width), height: Int(height))
-        let format = colourLayout(hasAlpha: hasAlpha != 0, context)
-        let pixels = try context.decodePixels(
-            width: Int(width), height: Int(height), format: format, writesEveryByte: true
-        ) {
-            nr_webp_decode(base, bytes.count, format == .rgba32 ? 1 : 0, $0, $1, $2, &text)
-        } failure: {
-            context.error(status: $0, message: message(text), byteCount: $1)
-        }
-        return DecodedImage(
-            pixels: pixels, format: .webp, orientation: .up,
-            storedSize: PixelSize(width: Int(width), height: Int(height)))
     }
 }
 
 enum GIFDecoder {
     static func decode(_ bytes: UnsafeRawBufferPointer, _ context: DecodeContext) throws(ImageError) -> DecodedImage {
-        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-            throw .emptyFile(source: context.source)
+        try decodeWithShim(bytes, context) { data, size, found, text in
+            nr_gif_info(data, size, &found.width, &found.height, &text)
+        } decode: { data, size, _, destination, bytesPerRow, capacity, text in
+            nr_gif_decode(data, size, destination, bytesPerRow, capacity, &text)
         }
-        var text = [CChar](repeating: 0, count: Int(NR_CODEC_MESSAGE_SIZE))
-        var width: Int32 = 0
-        var height: Int32 = 0
-        let status = nr_gif_info(base, bytes.count, &width, &height, &text)
-        guard status == NR_CODEC_OK else { throw context.error(status: status, message: message(text)) }
-        try context.checkSize(width: Int(width), height: Int(height))
-        let pixels = try context.decodePixels(
-            width: Int(width), height: Int(height), format: .rgb24, writesEveryByte: true
-        ) {
-            nr_gif_decode(base, bytes.count, $0, $1, $2, &text)
-        } failure: {
-            context.error(status: $0, message: message(text), byteCount: $1)
-        }
-        return DecodedImage(
-            pixels: pixels, format: .gif, orientation: .up,
-            storedSize: PixelSize(width: Int(width), height: Int(height)))
     }
 }
 
 enum TIFFDecoder {
     static func decode(_ bytes: UnsafeRawBufferPointer, _ context: DecodeContext) throws(ImageError) -> DecodedImage {
-        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-            throw .emptyFile(source: context.source)
+        try decodeWithShim(bytes, context) { data, size, found, text in
+            var samples: Int32 = 0
+            var orientation: Int32 = 1
+            let status = nr_tiff_info(data, size, &found.width, &found.height, &samples, &orientation, &text)
+            found.format = samples == 1 ? .gray8 : samples == 4 ? .rgba32 : .rgb24
+            found.orientation = ImageOrientation(rawValue: Int(orientation)) ?? .up
+            return status
+        } decode: { data, size, _, destination, bytesPerRow, capacity, text in
+            nr_tiff_decode(data, size, destination, bytesPerRow, capacity, &text)
         }
-        var text = [CChar](repeating: 0, count: Int(NR_CODEC_MESSAGE_SIZE))
-        var width: Int32 = 0
-        var height: Int32 = 0
-        var samples: Int32 = 0
-        var orientation: Int32 = 1
-        let status = nr_tiff_info(base, bytes.count, &width, &height, &samples, &orientation, &text)
-        guard status == NR_CODEC_OK else { throw context.error(status: status, message: message(text)) }
-        try context.checkSize(width: Int(width), height: Int(height))
-        let format: PixelFormat = samples == 1 ? .gray8 : samples == 4 ? .rgba32 : .rgb24
-        let pixels = try context.decodePixels(
-            width: Int(width), height: Int(height), format: format, writesEveryByte: true
-        ) {
-            nr_tiff_decode(base, bytes.count, $0, $1, $2, &text)
-        } failure: {
-            context.error(status: $0, message: message(text), byteCount: $1)
-        }
-        return DecodedImage(
-            pixels: pixels, format: .tiff, orientation: ImageOrientation(rawValue: Int(orientation)) ?? .up,
-            storedSize: PixelSize(width: Int(width), height: Int(height)))
     }
 }
 

@@ -12,10 +12,13 @@
 ///
 /// 1. the file named by the environment variable `NETRUNNER_LITERT_LIBRARY`;
 /// 2. `libLiteRt.so` in the folder of the running executable;
-/// 3. `$XDG_DATA_HOME/netrunner/litert-2.3.0/libLiteRt.so` (by default
+/// 3. `../lib/netrunner/libLiteRt.so` from the folder of the running executable, where the
+///    Debian package puts it (`/usr/bin/netrunner` finds `/usr/lib/netrunner/libLiteRt.so`,
+///    see ``packagedPath(executableFolder:)``);
+/// 4. `$XDG_DATA_HOME/netrunner/litert-2.3.0/libLiteRt.so` (by default
 ///    `~/.local/share/netrunner/litert-2.3.0/libLiteRt.so`), where
 ///    `scripts/install-runtime.sh` puts it;
-/// 4. the system's library search path (`LD_LIBRARY_PATH`, `ldconfig`).
+/// 5. the system's library search path (`LD_LIBRARY_PATH`, `ldconfig`).
 ///
 /// - Note: Loading is thread-safe and happens once per process; the library stays loaded.
 public enum Runtime {
@@ -64,10 +67,27 @@ public enum Runtime {
         }
         if let folder = executableFolder() {
             paths.append(folder + "/" + libraryFileName)
+            paths.append(packagedPath(executableFolder: folder))
         }
         paths.append(installedPath)
         paths.append(libraryFileName)
         return paths
+    }
+
+    /// Where the Debian package installs the runtime, given the folder of the running executable:
+    /// `lib/netrunner/` beside that folder (`/usr/bin` → `/usr/lib/netrunner/libLiteRt.so`).
+    ///
+    /// - Parameter executableFolder: The folder the running executable is in, without a
+    ///   trailing slash.
+    /// - Returns: The path of the runtime library the package ships.
+    public static func packagedPath(executableFolder: String) -> String {
+        var parent = executableFolder
+        if let slash = parent.lastIndex(of: "/") {
+            parent = String(parent[..<slash])
+        } else {
+            parent = "."
+        }
+        return parent + "/lib/netrunner/" + libraryFileName
     }
 
     /// Where `scripts/install-runtime.sh` installs the runtime for the current user.

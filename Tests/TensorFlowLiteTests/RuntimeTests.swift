@@ -50,7 +50,7 @@ struct RuntimeTests {
         #expect(Runtime.installedPath == expected)
     }
 
-    @Test("searchPaths: the variable (if set), beside the executable, the install folder, then the system")
+    @Test("searchPaths: the variable, beside the executable, the package's lib folder, the install folder, the system")
     func searchPathsOrder() throws {
         var expected: [String] = []
         if let explicit = Self.environment[Runtime.environmentVariable], !explicit.isEmpty {
@@ -58,9 +58,19 @@ struct RuntimeTests {
         }
         // The test runner lives in the products folder, beside netrunner.
         expected.append(Fixtures.productsFolder.appendingPathComponent("libLiteRt.so").path)
+        expected.append(
+            Fixtures.productsFolder.deletingLastPathComponent().appendingPathComponent("lib/netrunner/libLiteRt.so")
+                .path)
         expected.append(Runtime.installedPath)
         expected.append("libLiteRt.so")
         #expect(Runtime.searchPaths == expected)
+    }
+
+    @Test("packagedPath: the Debian package's /usr/lib/netrunner beside /usr/bin")
+    func packagedPath() {
+        #expect(Runtime.packagedPath(executableFolder: "/usr/bin") == "/usr/lib/netrunner/libLiteRt.so")
+        #expect(Runtime.packagedPath(executableFolder: "/opt/x/bin") == "/opt/x/lib/netrunner/libLiteRt.so")
+        #expect(Runtime.packagedPath(executableFolder: "/bin") == "/lib/netrunner/libLiteRt.so")
     }
 
     @Test("After load(), isLoaded is true and loadedPath is one of the search paths")

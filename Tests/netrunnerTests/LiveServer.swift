@@ -167,7 +167,7 @@ final class LiveServer: Sendable {
         let argv = ["--data", data, "--port", "0", "--admin-key", HubProcess.adminKey] + idle + arguments
         let command = try NetRunnerNetCommand.Hub.Serve.parse(argv)
         let captured = CapturedLog()
-        let hub = command.makeHub(logger: captured.logger(label: "netrunner.hub"))
+        let hub = try command.makeHub(logger: captured.logger(label: "netrunner.hub"))
         let listening = BoundPort()
         let service = HubService(hub: hub) { _, port in listening.port.withLock { $0 = port } }
         return try await LiveServer(

@@ -75,6 +75,13 @@ extension NetRunnerNetCommand.Hub {
             help: "The first admin key, stored hashed (default: NETRUNNER_HUB_ADMIN_KEY).")
         var adminKey: String?
 
+        @Option(
+            name: .customLong("admin-key-file"),
+            help:
+                "Read the first admin key from this file's first line instead (not shown by ps; the package's service uses it)."
+        )
+        var adminKeyFile: String?
+
         @Flag(help: "Require a key with the read scope to list and download (default: anonymous reading).")
         var `private` = false
 
@@ -97,10 +104,13 @@ extension NetRunnerNetCommand.Hub {
             try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 34))
             try OptionLimits.check(adoptionLimit, "--adoption-limit", in: 0...10_000_000)
             try OptionLimits.check(databaseTimeout, "--database-timeout", in: 0.1...3600)
+            if adminKey != nil && adminKeyFile != nil {
+                throw ValidationError("Give --admin-key or --admin-key-file, not both.")
+            }
         }
 
         func run() async throws {
-            let hub = makeHub()
+            let hub = try makeHub()
             let folder = data
             try await ListenFailure.explaining("netrunner hub serve", host: host, port: port) {
                 try await hub.run { host, port in
@@ -115,10 +125,12 @@ extension NetRunnerNetCommand.Hub {
         ///
         /// - Parameter logger: The hub's logger (its level is set here).
         /// - Returns: The hub, not started.
-        func makeHub(logger: Logger = Logger(label: "netrunner.hub")) -> HubServer {
+        /// - Throws: `ValidationError` for an unreadable or empty `--admin-key-file`.
+        func makeHub(logger: Logger = Logger(label: "netrunner.hub")) throws -> HubServer {
             var logger = logger
             logger.logLevel = .notice
-            let key = adminKey ?? getenv("NETRUNNER_HUB_ADMIN_KEY").map { String(cString: $0) }
+            let key =
+                try adminKeyFromFile() ?? adminKey ?? getenv("NETRUNNER_HUB_ADMIN_KEY").map { String(cString: $0) }
             var configuration = HubServer.Configuration(
                 host: host, port: port, dataFolder: data, adminKey: key, anonymousRead: !`private`,
                 maximumUploadBytes: maximumUploadBytes, databaseURL: database,
@@ -129,6 +141,24 @@ extension NetRunnerNetCommand.Hub {
             configuration.drainTimeout = connections.drain
             configuration.adoptionLimit = adoptionLimit
             return HubServer(configuration: configuration, logger: logger)
+        }
+
+        /// The key on the first line of `--admin-key-file` (a trailing `\r` dropped), or `nil`
+        /// without the option.
+        func adminKeyFromFile() throws -> String? {
+            guard let adminKeyFile else { return nil }
+            // Bytes, not Characters: "\r\n" is one Character, which a split on "\n" never finds.
+            var line = Array(try FileIO.contents(of: adminKeyFile, maximumSize: 1 << 16).prefix { $0 != 10 })
+            if line.last == 13 { line.removeLast() }
+            guard !line.isEmpty else {
+                throw ValidationError("--admin-key-file \(adminKeyFile): its first line holds no key.")
+            }
+            guard line.allSatisfy({ $0 > 32 && $0 != 127 }) else {
+                throw ValidationError(
+                    "--admin-key-file \(adminKeyFile): the first line is not a key (keys hold no spaces or control characters)."
+                )
+            }
+            return String(decoding: line, as: UTF8.self)
         }
     }
 

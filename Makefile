@@ -3,11 +3,12 @@
 #   make run     set up, build, classify real photos with the embedded model, find faces, run the sample test bundles
 #   make test    set up, build, and run every test (CI also runs make test-asan and make lint)
 #   make bench   the side-by-side benchmarks (ours vs Python ai_edge_litert, one run)
+#   make package the Debian package netrunner_<version>_amd64.deb (docs/install.md)
 
 SWIFT ?= swift
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-asan test-python gpu-packages setup runtime system build-core build install bench bench-setup bench-decode bench-gpu bench-tasks trial format lint clean
+.PHONY: run test test-asan test-python gpu-packages setup runtime system build-core build install package bench bench-setup bench-decode bench-gpu bench-tasks trial format lint clean
 
 PREFIX ?= $(HOME)/.local
 
@@ -40,6 +41,16 @@ install: build
 	install -m 755 .build/$(CONFIG)/netrunner-net "$(PREFIX)/bin/netrunner-net"
 	@echo "installed $(PREFIX)/bin/netrunner and $(PREFIX)/bin/netrunner-net"
 
+# The Debian package (docs/install.md): both executables linked again from the build's objects
+# with the Swift runtime static, stripped, the LiteRT runtime in /usr/lib/netrunner, the systemd
+# units, man pages and completions (scripts/build-package.sh). netrunner_<version>_amd64.deb in
+# the repository root, xz; CONFIG=debug (make test's package test) in .build/package, gzip -1.
+PACKAGE_OUTPUT ?= $(if $(filter debug,$(CONFIG)),.build/package,.)
+PACKAGE_COMPRESSION ?= $(if $(filter debug,$(CONFIG)),fast,xz)
+package: build
+	$(SWIFT) build -c $(CONFIG) --product generate-manual
+	scripts/build-package.sh --config $(CONFIG) --output $(PACKAGE_OUTPUT) --compression $(PACKAGE_COMPRESSION)
+
 run: build-core
 	.build/release/netrunner classify $(PHOTOS)
 	.build/release/netrunner detect Tests/Fixtures/Photos/faces Tests/Fixtures/Photos/test/grace_hopper.jpg --annotate out/annotated
@@ -69,6 +80,9 @@ test: setup test-python gpu-packages
 	$(TEST_ENV) python3 scripts/run-readme.py .build/debug/netrunner
 	@# deploy/slurm/ as shipped on a real one-node Slurm (Debian's slurm-wlm, installed if missing) on loopback: skipped without root.
 	NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache scripts/test-slurm.sh .build/debug/netrunner
+	@# The Debian package of the debug build (make package CONFIG=debug) installed by apt in a clean
+	@# Debian bookworm root (mmdebstrap, cached a week in ~/.cache/netrunner), run there: skipped without root.
+	scripts/test-package.sh
 
 # The unit tests of the modules below the servers (TensorFlowLite, NetRunnerImage, NetRunner,
 # NetRunnerEvaluation, NetRunnerVideo, NetRunnerSupport: where the C shims and the unsafe

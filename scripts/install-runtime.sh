@@ -5,6 +5,9 @@
 #
 #   scripts/install-runtime.sh            install for the current user (idempotent)
 #   scripts/install-runtime.sh --print    print where it is (or would be) installed
+#   scripts/install-runtime.sh --dest DIR the two libraries and LiteRT's licence (LICENSE, also
+#                                         checked by SHA-256) into DIR instead: what
+#                                         scripts/build-package.sh puts in /usr/lib/netrunner
 #
 # Destination: ${XDG_DATA_HOME:-$HOME/.local/share}/netrunner/litert-2.3.0/libLiteRt.so,
 # the third place NetRunner looks (see Sources/TensorFlowLite/Runtime.swift), with the GPU
@@ -19,10 +22,18 @@ LIB_SHA256=eec47eb35e2924b3166015887e652a58edc9af823ae38e02bf83bef2548300bb
 MEMBER=ai_edge_litert/libLiteRt.so
 GPU_SHA256=b67f193ae6eb8ad3a15349f54aba696c97d6f981c92bc2eb1096cbe9e2835b25
 GPU_MEMBER=ai_edge_litert/libLiteRtWebGpuAccelerator.so
+LICENSE_SHA256=c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4
+LICENSE_MEMBER=ai_edge_litert-2.3.0.dist-info/licenses/LICENSE
 
 data_home=${XDG_DATA_HOME:-$HOME/.local/share}
 case "$data_home" in /*) ;; *) data_home=$HOME/.local/share ;; esac
 dest_dir="$data_home/netrunner/litert-$VERSION"
+with_license=false
+if [[ "${1:-}" == "--dest" ]]; then
+  [[ -n "${2:-}" ]] || { echo "usage: scripts/install-runtime.sh --dest DIR" >&2; exit 2; }
+  dest_dir=$2
+  with_license=true
+fi
 dest="$dest_dir/libLiteRt.so"
 gpu_dest="$dest_dir/libLiteRtWebGpuAccelerator.so"
 
@@ -38,7 +49,7 @@ fi
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 
-if [[ -f "$dest" && "$(sha "$dest")" == "$LIB_SHA256" && -f "$gpu_dest" && "$(sha "$gpu_dest")" == "$GPU_SHA256" ]]; then
+if [[ $with_license == false && -f "$dest" && "$(sha "$dest")" == "$LIB_SHA256" && -f "$gpu_dest" && "$(sha "$gpu_dest")" == "$GPU_SHA256" ]]; then
   echo "LiteRT $VERSION runtime present: $dest (and its GPU accelerator)"
   exit 0
 fi
@@ -78,9 +89,12 @@ PY
     echo "install-runtime: $(basename "$member") has SHA-256 $got, expected $digest; refusing it." >&2
     exit 1
   fi
-  chmod 0755 "$partial"
+  chmod "${4:-0755}" "$partial"
   mv -f "$partial" "$target"
 }
 install_member "$MEMBER" "$LIB_SHA256" "$dest"
 install_member "$GPU_MEMBER" "$GPU_SHA256" "$gpu_dest"
+if [[ $with_license == true ]]; then
+  install_member "$LICENSE_MEMBER" "$LICENSE_SHA256" "$dest_dir/LICENSE" 0644
+fi
 echo "Installed LiteRT $VERSION runtime: $dest (and its GPU accelerator $(basename "$gpu_dest"))"

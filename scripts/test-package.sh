@@ -20,7 +20,8 @@
 # 1-2 minutes to make; remade when older than 7 days or when its recipe below changes), so CI
 # pays for it once a week. Prints the package's size, the install time and the root's size.
 #
-#   scripts/test-package.sh
+#   scripts/test-package.sh              build the debug build's package, test it
+#   scripts/test-package.sh --deb FILE   test a package already built (make package's release one)
 #
 # Needs root (chroot, mounts, mmdebstrap; apt-get installs mmdebstrap when missing); prints SKIP
 # and exits 0 without it. Fails loudly on any error. Everything it mounts and starts is undone
@@ -37,6 +38,15 @@ fail() {
   exit 1
 }
 
+given_deb=""
+if [[ "${1:-}" == "--deb" ]]; then
+  [[ -f "${2:-}" ]] || { echo "usage: scripts/test-package.sh [--deb FILE]" >&2; exit 2; }
+  given_deb=$(realpath "$2")
+elif [[ $# -gt 0 ]]; then
+  echo "usage: scripts/test-package.sh [--deb FILE]" >&2
+  exit 2
+fi
+
 if [[ $(id -u) -ne 0 ]]; then
   echo "SKIP test-package: needs root, to make a clean Debian root with mmdebstrap, chroot into it and install the package (run make test as root)."
   exit 0
@@ -46,14 +56,18 @@ for tool in swift dpkg-deb python3 chroot mount umount; do
   command -v "$tool" >/dev/null || fail "$tool is missing"
 done
 
-# 1. The package, from the debug build make test has just made.
-swift build --product generate-manual >/dev/null || fail "building ArgumentParser's generate-manual failed"
-output="$root/.build/package-test"
-rm -rf "$output"
-scripts/build-package.sh --config debug --output "$output" --compression fast
-debs=("$output"/netrunner_*_amd64.deb)
-[[ ${#debs[@]} -eq 1 && -f "${debs[0]}" ]] || fail "build-package made no single package in $output"
-deb=${debs[0]}
+# 1. The package, from the debug build make test has just made (or the one given).
+if [[ -n "$given_deb" ]]; then
+  deb=$given_deb
+else
+  swift build --product generate-manual >/dev/null || fail "building ArgumentParser's generate-manual failed"
+  output="$root/.build/package-test"
+  rm -rf "$output"
+  scripts/build-package.sh --config debug --output "$output" --compression fast
+  debs=("$output"/netrunner_*_amd64.deb)
+  [[ ${#debs[@]} -eq 1 && -f "${debs[0]}" ]] || fail "build-package made no single package in $output"
+  deb=${debs[0]}
+fi
 version=$(dpkg-deb --field "$deb" Version)
 say "package $(basename "$deb"): $(du -h "$deb" | cut -f1)"
 

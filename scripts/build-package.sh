@@ -17,7 +17,7 @@
 #   /usr/lib/netrunner/, where Runtime.swift looks beside the executable's folder; its licence
 #   in /usr/share/doc/netrunner/LICENSE.LiteRT, with a DEP-5 copyright file.
 # - Depends: computed from the binaries and libraries by dpkg-shlibdeps, then checked: every
-#   library `ldd` resolves must belong to a declared package. Recommends: ffmpeg (streams).
+#   library a binary names (NEEDED, resolved by ldd) must belong to a declared package. Recommends: ffmpeg (streams).
 #   Suggests: the Vulkan loader and Mesa's drivers (the GPU path).
 # - deploy/debian/: the systemd units (checked with systemd-analyze verify when it is there),
 #   /etc/netrunner/serve.conf and hub.conf (conffiles), postinst/prerm/postrm.
@@ -55,7 +55,7 @@ fail() {
   echo "FAIL build-package: $*" >&2
   exit 1
 }
-for tool in dpkg-deb dpkg-shlibdeps objcopy strip ldd python3; do
+for tool in dpkg-deb dpkg-shlibdeps objcopy objdump strip ldd python3; do
   command -v "$tool" >/dev/null || fail "$tool is missing (apt-get install dpkg-dev binutils)"
 done
 
@@ -182,7 +182,8 @@ else
   say "systemd-analyze not found: the units were not verified (apt-get install systemd)"
 fi
 
-# 6. Depends, from the binaries, then checked against what ldd resolves.
+# 6. Depends, from the binaries, then checked: the package of every library a binary names
+# (NEEDED, as ldd resolves it) must be declared.
 mkdir -p "$work/shlibs/debian"
 printf 'Source: netrunner\n\nPackage: netrunner\nArchitecture: amd64\n' >"$work/shlibs/debian/control"
 elves=("$stage/usr/bin/netrunner" "$stage/usr/bin/netrunner-net" "$stage/usr/lib/netrunner/libLiteRt.so" "$stage/usr/lib/netrunner/libLiteRtWebGpuAccelerator.so")
@@ -192,12 +193,17 @@ shlibs=${shlibs#shlibs:Depends=}
 depends="adduser, $shlibs"
 declared=$(tr ',' '\n' <<<"$depends" | sed -E 's/^ *//; s/ .*//')
 for elf in "${elves[@]}"; do
-  while read -r path; do
+  # The libraries each file names itself (NEEDED): what they link in turn is their packages' own
+  # Depends.
+  resolved=$(ldd "$elf")
+  for soname in $(objdump -p "$elf" | awk '$1 == "NEEDED" {print $2}'); do
+    path=$(awk -v name="$soname" '$1 == name && $2 == "=>" {print $3} $1 ~ "/" name "$" {print $1}' <<<"$resolved" | head -1)
+    [[ -n "$path" && -e "$path" ]] || fail "$(basename "$elf") needs $soname, which this machine does not resolve"
     owner=$(dpkg -S "$(realpath "$path")" 2>/dev/null | head -1 | cut -d: -f1) || true
     [[ -n "$owner" ]] || owner=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1) || true
     [[ -n "$owner" ]] || fail "$(basename "$elf") links $path, which no Debian package owns"
     grep -qx "$owner" <<<"$declared" || fail "$(basename "$elf") links $path of $owner, not in Depends: $depends"
-  done < <(ldd "$elf" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}')
+  done
 done
 say "Depends: $depends"
 

@@ -34,8 +34,10 @@ private struct ShimHeader {
 }
 
 /// The decoders whose shim is a pair of calls over the whole file: a header call, then a
-/// decode into the caller's rows. Reads the header, checks the size against the pixel limit,
-/// allocates, decodes; a failing status becomes the ``ImageError`` for the shim's message.
+/// decode into the caller's rows.
+///
+/// Reads the header, checks the size against the pixel limit, allocates, decodes; a failing
+/// status becomes the ``ImageError`` for the shim's message.
 private func decodeWithShim(
     _ bytes: UnsafeRawBufferPointer, _ context: DecodeContext,
     header: (_ data: UnsafePointer<UInt8>, _ size: Int, _ found: inout ShimHeader, _ message: inout [CChar]) -> Int32,

@@ -72,11 +72,12 @@ struct ServerConnectionTests {
                 // NIO accepts a few connections per read before it looks at the limit again.
                 #expect(held - baseline <= 40 + 4, "\(held - baseline) connections open at once")
             }
-            // A good request waits at most for the slow ones' timeout.
+            // A good request waits for the slow ones' timeout (2 s), not for them to end: 20 s is
+            // the bound on a loaded CI machine (14.3 s was seen with the whole suite in parallel).
             let good = try await RawHTTP.get(port: server.port, kind.probe)
             #expect(good.status == 200, "\(good.text.prefix(200))")
             #expect(
-                ContinuousClock.now - started < .seconds(12), "the good request waited \(ContinuousClock.now - started)"
+                ContinuousClock.now - started < .seconds(20), "the good request waited \(ContinuousClock.now - started)"
             )
             // Read on one thread: 50 hops back to a test starved of the cooperative pool would
             // cost more than the timeouts measured.

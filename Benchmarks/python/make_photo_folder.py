@@ -18,8 +18,17 @@ quality 60-98, chroma subsampling 4:4:4, 4:2:2 or 4:2:0, one in three progressiv
 grain of 0-6 levels (upscaled sources are otherwise smoother than camera photos), and sizes
 drawn log-uniformly between --min-mp and --max-mp.
 
+With --phone, JPEGs are saved as phones and web pages save them: quality 80-95, a grain of 1-4
+levels, sizes log-uniform between --min-mp and --max-mp, chroma 4:2:0 (half), 4:2:2 or 4:4:4 (a
+quarter each), a quarter progressive, and a quarter stored turned with the EXIF orientation that
+turns them upright (6 mostly, some 8 and 3), as a phone held upright writes them.
+With --as STYLE every JPEG is saved one way instead (the same photos for each style, so sets made
+with the same seed differ only in how they are saved): baseline (4:2:0, upright), rotated
+(baseline 4:2:0 stored turned, EXIF orientation 6), progressive (4:2:0), 444, 422 (baseline).
+
 Usage: .venv-ref/bin/python Benchmarks/python/make_photo_folder.py [--out DIR] [--count 200]
-           [--seed 0] [--min-mp 0.2] [--max-mp 2.0] [--bmp-fraction 0.25] [--varied]
+           [--seed 0] [--min-mp 0.2] [--max-mp 2.0] [--bmp-fraction 0.25] [--varied | --phone |
+           --as baseline|rotated|progressive|444|422]
 Prints one JSON summary line (files, bytes, formats, megapixel range).
 """
 from __future__ import annotations
@@ -48,6 +57,25 @@ def sources() -> list[str]:
     return files
 
 
+# EXIF orientation -> the transpose that stores an upright photo so that this tag turns it back
+# upright (the inverse of what PIL.ImageOps.exif_transpose applies).
+STORED_TURN = {3: Image.Transpose.ROTATE_180, 6: Image.Transpose.ROTATE_90, 8: Image.Transpose.ROTATE_270}
+# --as STYLE: (subsampling, progressive, EXIF orientation)
+STYLES = {"baseline": ("4:2:0", False, 1), "rotated": ("4:2:0", False, 6), "progressive": ("4:2:0", True, 1),
+          "444": ("4:4:4", False, 1), "422": ("4:2:2", False, 1)}
+
+
+def save_jpeg(img: Image.Image, path: str, quality: int, subsampling: str, progressive: bool,
+              orientation: int) -> None:
+    """Saves `img` (upright) as a JPEG that shows it upright: stored turned under an EXIF tag."""
+    exif = Image.Exif()
+    if orientation != 1:
+        img = img.transpose(STORED_TURN[orientation])
+        exif[0x0112] = orientation
+    img.save(path, "JPEG", quality=quality, subsampling=subsampling, optimize=False,
+             progressive=progressive, exif=exif.tobytes() if orientation != 1 else b"")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -59,7 +87,13 @@ def main():
     ap.add_argument("--bmp-fraction", type=float, default=0.25)
     ap.add_argument("--varied", action="store_true",
                     help="JPEG quality, subsampling, progressive and grain vary; log-uniform sizes")
+    ap.add_argument("--phone", action="store_true",
+                    help="phone-like JPEGs: progressive, chroma and EXIF orientation vary")
+    ap.add_argument("--as", dest="style", choices=sorted(STYLES),
+                    help="every JPEG saved one way (the same photos whatever the style)")
     args = ap.parse_args()
+    if sum([args.varied, args.phone, args.style is not None]) > 1:
+        ap.error("--varied, --phone and --as are exclusive")
     if args.count < 1 or not 0 < args.min_mp <= args.max_mp:
         ap.error("need --count >= 1 and 0 < --min-mp <= --max-mp")
 
@@ -93,15 +127,15 @@ def main():
         ch = max(16, int(h * rng.uniform(0.55, 1.0)))
         x0, y0 = rng.randint(0, w - cw), rng.randint(0, h - ch)
         crop = src.crop((x0, y0, x0 + cw, y0 + ch))
-        if args.varied:
+        if args.varied or args.phone or args.style:
             target_mp = math.exp(rng.uniform(math.log(args.min_mp), math.log(args.max_mp)))
         else:
             target_mp = rng.uniform(args.min_mp, args.max_mp)
         f = (target_mp * 1e6 / (cw * ch)) ** 0.5
         size = (max(1, round(cw * f)), max(1, round(ch * f)))
         img = crop.resize(size, Image.LANCZOS)
-        if args.varied:
-            sigma = rng.uniform(0.0, 6.0)
+        if args.varied or args.phone or args.style:
+            sigma = rng.uniform(0.0, 6.0) if args.varied else rng.uniform(1.0, 4.0)
             if sigma > 0.5:
                 noise = np.random.default_rng(rng.randrange(1 << 30)).normal(0.0, sigma, (size[1], size[0], 1))
                 img = Image.fromarray(np.clip(np.asarray(img, dtype=np.float32) + noise, 0, 255).astype(np.uint8))
@@ -111,7 +145,22 @@ def main():
             stats["bmp"] += 1
         else:
             name = f"photo_{i:04d}.jpg"
-            if args.varied:
+            path = os.path.join(args.out, name)
+            if args.phone or args.style:
+                # Every draw is made whatever the style, so each style saves the same photos.
+                quality = rng.randint(80, 95)
+                subsampling = rng.choice(["4:2:0", "4:2:0", "4:2:2", "4:4:4"])
+                progressive = rng.random() < 0.25
+                orientation = rng.choice([6, 6, 8, 3]) if rng.random() < 0.25 else 1
+                if args.style:
+                    subsampling, progressive, orientation = STYLES[args.style]
+                save_jpeg(img, path, quality, subsampling, progressive, orientation)
+                stats["progressive" if progressive else "baseline"] = stats.get(
+                    "progressive" if progressive else "baseline", 0) + 1
+                stats[subsampling] = stats.get(subsampling, 0) + 1
+                if orientation != 1:
+                    stats["rotated"] = stats.get("rotated", 0) + 1
+            elif args.varied:
                 img.save(os.path.join(args.out, name), "JPEG", quality=rng.randint(60, 98),
                          subsampling=rng.choice(["4:4:4", "4:2:2", "4:2:0"]), optimize=False,
                          progressive=rng.random() < 1 / 3)

@@ -1,6 +1,7 @@
 /// The result of ``ImageDecoder``: the pixels plus what the file said about them.
 public struct DecodedImage: Sendable, Equatable {
-    /// The decoded pixels, upright when ``DecodingOptions/appliesOrientation`` was on.
+    /// The decoded pixels, upright when ``DecodingOptions/appliesOrientation`` was on (and
+    /// ``DecodingOptions/defersOrientation`` off).
     public var pixels: PixelBuffer
     /// The file's format.
     public var format: ImageFormat
@@ -17,6 +18,10 @@ public struct DecodedImage: Sendable, Equatable {
     /// ``DecodingOptions/region`` kept only part (then at least that part, a little more where
     /// the JPEG's blocks are wider).
     public var region: PixelRect
+    /// Whether ``pixels``, ``fullSize`` and ``region`` are upright: `false` when
+    /// ``DecodingOptions/defersOrientation`` left a turned photo as stored, for the consumer
+    /// to turn with ``orientation``.
+    public var isUpright = true
 
     /// Creates a decoded image (the decoders do this; public for tests and custom decoders).
     ///

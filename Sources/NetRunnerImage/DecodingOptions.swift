@@ -28,6 +28,15 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Read from the JPEG APP1 segment or the PNG eXIf chunk. On by default; the orientation is reported in ``DecodedImage/orientation`` either way.
     public var appliesOrientation: Bool
 
+    /// Whether to leave the turning to the consumer: with ``appliesOrientation`` on, the
+    /// pixels come back as stored (``DecodedImage/isUpright`` is then `false` for a turned
+    /// photo), while ``region`` is still read in upright pixels.
+    ///
+    /// Off by default. `ImageTensorizer` turns such images while it resizes them
+    /// (``ImageResizer/resize(_:from:orientation:into:)``), which saves copying a large photo
+    /// column by column.
+    public var defersOrientation = false
+
     /// The most pixels (width x height, as stored in the header) a file may have.
     ///
     /// Larger images are refused from the header, before any pixel memory is allocated.

@@ -212,7 +212,9 @@ extension ImagePreprocessing {
     ///
     /// That part (the centre square for ``Cropping/centerSquare``) has a full decode's pixels,
     /// so the input equals a full decode followed by the crop and the resize, as Pillow
-    /// without `draft` gives. With `scalesWhileDecoding`, JPEGs are also downscaled
+    /// without `draft` gives. A turned photo's pixels stay as stored
+    /// (``DecodingOptions/defersOrientation``) except for letterboxing: ``ImageTensorizer``
+    /// turns them upright as it resizes, with the same bytes. With `scalesWhileDecoding`, JPEGs are also downscaled
     /// in the DCT domain, no further than twice the input's size in the part kept (the
     /// antialiased resize then makes the input; scaling straight to the input's size would
     /// change answers).
@@ -226,6 +228,8 @@ extension ImagePreprocessing {
         var decoding = DecodingOptions()
         decoding.maximumPixelCount = maximumPixelCount
         if cropping == .centerSquare { decoding.region = .centerSquare }
+        // A turned photo is turned while resizing (ImageTensorizer), not copied turned at full size.
+        decoding.defersOrientation = cropping != .letterbox
         guard scalesWhileDecoding else { return decoding }
         decoding.minimumSize = PixelSize(width: 2 * size.width, height: 2 * size.height)
         if cropping == .centerSquare {

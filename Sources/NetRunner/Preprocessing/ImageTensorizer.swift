@@ -57,6 +57,7 @@ public final class ImageTensorizer {
     ///   preprocessing needs.
     @discardableResult
     public func prepare(_ image: DecodedImage) throws(ImageError) -> ImageTransform {
+        guard image.isUpright || image.orientation == .up else { return try prepareTurned(image) }
         let whole = PixelRect(x: 0, y: 0, width: image.fullSize.width, height: image.fullSize.height)
         guard image.region != whole else { return try prepare(image.pixels, originalSize: image.orientedSize) }
         let needed = preprocessing.region(in: image.fullSize)
@@ -70,6 +71,35 @@ public final class ImageTensorizer {
         try resizer.resize(image.pixels, from: local, into: &scratch)
         fill()
         return ImageTransform(region: needed, decodedSize: image.fullSize, imageSize: image.orientedSize)
+    }
+
+    /// A photo the decoder left as stored (``DecodingOptions/defersOrientation``): cropped in
+    /// upright terms, then resized and turned in one go, with the bytes of turning first.
+    private func prepareTurned(_ image: DecodedImage) throws(ImageError) -> ImageTransform {
+        let orientation = image.orientation
+        let stored = image.fullSize
+        let upright = orientation.swapsDimensions ? PixelSize(width: stored.height, height: stored.width) : stored
+        guard preprocessing.cropping != .letterbox else {
+            // Letterboxing places the whole upright image: turn it first.
+            var turned = image
+            turned.pixels = image.pixels.applyingOrientation(orientation)
+            turned.region = orientation.uprightRect(forStored: image.region, storedSize: stored)
+            turned.fullSize = upright
+            turned.isUpright = true
+            return try prepare(turned)
+        }
+        let needed = preprocessing.region(in: upright)
+        let wanted = orientation.storedRect(forUpright: needed, storedSize: stored)
+        let held = image.region
+        guard wanted.x >= held.x, wanted.y >= held.y, wanted.x + wanted.width <= held.x + held.width,
+            wanted.y + wanted.height <= held.y + held.height
+        else {
+            throw .emptyRegion(region: wanted, width: held.width, height: held.height)
+        }
+        let local = PixelRect(x: wanted.x - held.x, y: wanted.y - held.y, width: wanted.width, height: wanted.height)
+        try resizer.resize(image.pixels, from: local, orientation: orientation, into: &scratch)
+        fill()
+        return ImageTransform(region: needed, decodedSize: upright, imageSize: image.orientedSize)
     }
 
     /// Prepares the input tensor from pixels.

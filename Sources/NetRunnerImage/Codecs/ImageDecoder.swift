@@ -80,7 +80,9 @@ public enum ImageDecoder {
         if let wanted = options.pixelFormat, image.pixels.format != wanted {
             image.pixels = image.pixels.converted(to: wanted)
         }
-        if options.appliesOrientation && image.orientation != .up {
+        if options.appliesOrientation && options.defersOrientation && image.orientation != .up {
+            image.isUpright = false
+        } else if options.appliesOrientation && image.orientation != .up {
             let stored = image.fullSize
             image.pixels = image.pixels.applyingOrientation(image.orientation)
             image.region = image.orientation.uprightRect(forStored: image.region, storedSize: stored)

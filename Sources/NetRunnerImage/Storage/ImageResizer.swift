@@ -29,6 +29,9 @@ public final class ImageResizer {
     private var intermediate: PixelStorage?
     private var accumulator: PixelStorage?
     private var converted: PixelBuffer?
+    private var turned: PixelBuffer?
+    private var columnPass: ResampleCoefficients?
+    private var rowPass: ResampleCoefficients?
 
     /// Creates a resizer.
     ///
@@ -66,6 +69,58 @@ public final class ImageResizer {
         resample(source, rect, into: &scratch)
         scratch.convert(into: &destination)
         converted = scratch
+    }
+
+    /// Resizes `region` of stored pixels to fill `destination` as if they had first been
+    /// turned upright by `orientation`: the same bytes as `applyingOrientation` followed by
+    /// ``resize(_:from:into:)``, without turning the full-size pixels.
+    ///
+    /// Each pass runs along the stored axis its upright axis lies on (the upright rows' pass
+    /// first, as Pillow does), with the upright weights read backwards where that axis is
+    /// flipped, so every output sample is the same integer sum. Only the model-sized result is
+    /// turned, which saves copying a large photo through the cache column by column.
+    ///
+    /// - Parameters:
+    ///   - source: The pixels as stored.
+    ///   - region: The part of `source` to resize, in stored pixels, clamped to it; `nil` for
+    ///     all of it.
+    ///   - orientation: The orientation the pixels were stored with.
+    ///   - destination: The buffer to overwrite, upright; its size and format are the target.
+    /// - Throws: ``ImageError/emptyRegion(region:width:height:)`` when `region` lies outside
+    ///   `source`.
+    /// - Complexity: O(source region area + destination area) per call.
+    public func resize(
+        _ source: PixelBuffer, from region: PixelRect? = nil, orientation: ImageOrientation,
+        into destination: inout PixelBuffer
+    ) throws(ImageError) {
+        guard orientation != .up else { return try resize(source, from: region, into: &destination) }
+        let rect = try source.clampedRegion(region ?? PixelRect(x: 0, y: 0, width: source.width, height: source.height))
+        let swaps = orientation.swapsDimensions
+        if !swaps && destination.format == source.format {
+            resample(source, rect, orientation: orientation, upright: destination.size, into: &destination)
+            return
+        }
+        // The passes' result (transposed when the orientation swaps the axes), then upright.
+        var result =
+            turned
+            ?? PixelBuffer.allocating(width: destination.height, height: destination.width, format: source.format)
+        turned = nil
+        result.reshapeOrTrap(
+            width: swaps ? destination.height : destination.width,
+            height: swaps ? destination.width : destination.height, format: source.format)
+        resample(source, rect, orientation: orientation, upright: destination.size, into: &result)
+        if swaps {
+            var upright =
+                converted
+                ?? PixelBuffer.allocating(width: destination.width, height: destination.height, format: source.format)
+            converted = nil
+            result.orient(.leftMirrored, into: &upright)
+            upright.convert(into: &destination)
+            converted = upright
+        } else {
+            result.convert(into: &destination)
+        }
+        turned = result
     }
 
     /// Resizes `region` of `source` to a new buffer.
@@ -159,6 +214,76 @@ public final class ImageResizer {
                 (output + row * destination.bytesPerRow).copyMemory(
                     from: input + (rect.y + row) * source.bytesPerRow + rect.x * channels, byteCount: rowBytes)
             }
+        }
+        withExtendedLifetime(source.storage) {}
+    }
+
+    /// The passes of ``resize(_:from:orientation:into:)``: `rect` (stored, clamped, non-empty)
+    /// resampled to `upright` size into `result` (of `source`'s format; `upright` transposed
+    /// when the orientation swaps the axes).
+    private func resample(
+        _ source: PixelBuffer, _ rect: PixelRect, orientation: ImageOrientation, upright: PixelSize,
+        into result: inout PixelBuffer
+    ) {
+        let stored = source.size
+        let swaps = orientation.swapsDimensions
+        let uprightRect = orientation.uprightRect(forStored: rect, storedSize: stored)
+        // Along which stored axis each upright axis runs, and whether backwards.
+        let origin = orientation.stored(x: 0, y: 0, storedSize: stored)
+        let alongX = orientation.stored(x: 1, y: 0, storedSize: stored)
+        let alongY = orientation.stored(x: 0, y: 1, storedSize: stored)
+        let xBackwards = swaps ? alongX.y < origin.y : alongX.x < origin.x
+        let yBackwards = swaps ? alongY.x < origin.x : alongY.y < origin.y
+        let xLength = swaps ? stored.height : stored.width
+        let yLength = swaps ? stored.width : stored.height
+        func table(_ cached: ResampleCoefficients?, _ origin: Int, _ length: Int, _ output: Int, _ mirror: Int)
+            -> ResampleCoefficients
+        {
+            let key = ResampleCoefficients.Key(
+                method: method, origin: origin, length: length, outputSize: output, mirrorLength: mirror)
+            if let cached, cached.key == key { return cached }
+            return ResampleCoefficients(key)
+        }
+        // Upright x's weights (the first pass) and upright y's (the second), in stored indices.
+        let first = table(
+            columnPass, uprightRect.x, uprightRect.width, upright.width, xBackwards ? xLength : 0)
+        let second = table(rowPass, uprightRect.y, uprightRect.height, upright.height, yBackwards ? yLength : 0)
+        columnPass = first
+        rowPass = second
+        result.makeUnique()
+        let channels = source.format.bytesPerPixel
+        let input = UnsafeRawPointer(source.storage.base)
+        let output = result.storage.base
+        if !swaps {
+            // Rows first along stored x, then columns along stored y: the upright order.
+            let firstRow = second.firstSource
+            let rowCount = second.endSource - firstRow
+            let rowBytes = upright.width * channels
+            let intermediate = scratch(self.intermediate, byteCount: rowCount * rowBytes)
+            self.intermediate = intermediate
+            first.horizontalPass(
+                source: input, sourceStride: source.bytesPerRow, firstRow: firstRow, rowCount: rowCount,
+                channels: channels, destination: intermediate.base, destinationStride: rowBytes,
+                readableEnd: input + source.storage.capacity)
+            verticalPass(
+                second, source: intermediate.base, sourceStride: rowBytes, rowBase: firstRow, rowBytes: rowBytes,
+                into: output, destinationStride: result.bytesPerRow)
+        } else {
+            // Upright x runs along stored y: a pass over stored rows, restricted to the stored
+            // columns upright y's weights read; then upright y along the intermediate's rows.
+            let firstColumn = second.firstSource
+            let columnCount = second.endSource - firstColumn
+            let columnBytes = columnCount * channels
+            let intermediate = scratch(self.intermediate, byteCount: upright.width * columnBytes)
+            self.intermediate = intermediate
+            verticalPass(
+                first, source: input + firstColumn * channels, sourceStride: source.bytesPerRow, rowBase: 0,
+                rowBytes: columnBytes, into: intermediate.base, destinationStride: columnBytes)
+            let base = UnsafeRawPointer(intermediate.base)
+            second.horizontalPass(
+                source: base - firstColumn * channels, sourceStride: columnBytes, firstRow: 0,
+                rowCount: upright.width, channels: channels, destination: output,
+                destinationStride: result.bytesPerRow, readableEnd: base + upright.width * columnBytes)
         }
         withExtendedLifetime(source.storage) {}
     }

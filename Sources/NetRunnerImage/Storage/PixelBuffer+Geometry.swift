@@ -42,9 +42,20 @@ extension PixelBuffer {
     /// - Complexity: O(`width * height`).
     public func applyingOrientation(_ orientation: ImageOrientation) -> PixelBuffer {
         if orientation == .up { return self }
-        let outWidth = orientation.swapsDimensions ? height : width
-        let outHeight = orientation.swapsDimensions ? width : height
-        let result = PixelBuffer.allocating(width: outWidth, height: outHeight, format: format)
+        var result = PixelBuffer.allocating(
+            width: orientation.swapsDimensions ? height : width, height: orientation.swapsDimensions ? width : height,
+            format: format)
+        orient(orientation, into: &result)
+        return result
+    }
+
+    /// Writes the upright image for `orientation` into `result`, reshaped to it (memory reused
+    /// when `result` is uniquely referenced and large enough).
+    func orient(_ orientation: ImageOrientation, into result: inout PixelBuffer) {
+        result.reshapeOrTrap(
+            width: orientation.swapsDimensions ? height : width, height: orientation.swapsDimensions ? width : height,
+            format: format)
+        result.makeUnique()
         let bytes = format.bytesPerPixel
         let row = result.bytesPerRow
         let (origin, stepX, stepY): (Int, Int, Int)
@@ -78,6 +89,5 @@ extension PixelBuffer {
             }
         }
         withExtendedLifetime(storage) {}
-        return result
     }
 }

@@ -3,7 +3,8 @@
 // same bytes (integer sums); the loops here are the portable ones.
 //
 // Invariants: for every output index i, `0 <= starts[i]`, `counts[i] >= 1`,
-// `starts[i] + counts[i] <= origin + length` (inside the source region) and
+// `starts[i] + counts[i] <= origin + length` (inside the source region; for a mirrored table,
+// inside the region's mirror image `mirrorLength - origin - length ..< mirrorLength - origin`) and
 // `counts[i] <= taps`; `weights` holds `outputSize * taps` values, row i at `i * taps`. The
 // passes read source rows/columns only at `starts[i] ..< starts[i] + counts[i]`, so they stay
 // inside the region the caller clamped to the image.
@@ -23,6 +24,10 @@ struct ResampleCoefficients {
         var origin: Int
         var length: Int
         var outputSize: Int
+        /// The length of an axis read backwards (an EXIF orientation's flip), or 0.
+        ///
+        /// Source index `i` is then read at `mirrorLength - 1 - i`.
+        var mirrorLength = 0
     }
 
     static let precisionBits: Int32 = 22
@@ -112,9 +117,18 @@ struct ResampleCoefficients {
             }
         }
         let unit = Double(1 << Self.precisionBits)
-        self.weights = real.map { $0 < 0 ? Int32(-0.5 + $0 * unit) : Int32(0.5 + $0 * unit) }
+        var weights = real.map { $0 < 0 ? Int32(-0.5 + $0 * unit) : Int32(0.5 + $0 * unit) }
+        starts = starts.map { $0 + key.origin }
+        if key.mirrorLength > 0 {
+            // The same window read backwards: the same products, so the same integer sum.
+            for index in 0..<outputSize {
+                starts[index] = key.mirrorLength - starts[index] - counts[index]
+                weights[(index * taps)..<(index * taps + counts[index])].reverse()
+            }
+        }
+        self.weights = weights
         self.taps = taps
-        self.starts = starts.map { $0 + key.origin }
+        self.starts = starts
         self.counts = counts
         let pairs = (taps + 1) / 2
         self.pairs = pairs
@@ -134,14 +148,14 @@ struct ResampleCoefficients {
 
     /// Whether the table maps the source one to one (same length, every weight exactly 1).
     var isIdentity: Bool {
-        key.length == key.outputSize
+        key.mirrorLength == 0 && key.length == key.outputSize
             && (0..<key.outputSize).allSatisfy {
                 counts[$0] >= 1 && starts[$0] == key.origin + $0 && weights[$0 * taps] == 1 << Self.precisionBits
             }
     }
 
     /// The first source index used.
-    var firstSource: Int { starts.first ?? key.origin }
+    var firstSource: Int { starts.min() ?? key.origin }
 
     /// One past the last source index used.
     var endSource: Int { (0..<key.outputSize).map { starts[$0] + counts[$0] }.max() ?? key.origin }

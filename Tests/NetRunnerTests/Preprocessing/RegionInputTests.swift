@@ -7,7 +7,8 @@ import Testing
 
 /// The model input made from the centre square a region decode keeps is byte for byte the one
 /// a full decode gives, and maps boxes back to the same place: the default decoding options
-/// of a centre-crop model decode only that square.
+/// of a centre-crop model decode only that square, and leave a turned photo as stored for the
+/// tensorizer to turn while it resizes (the full decode here is turned first, at full size).
 @Suite("Model inputs from region decoding")
 struct RegionInputTests {
     static let files: [String] =
@@ -29,6 +30,9 @@ struct RegionInputTests {
         ImagePreprocessing(
             inputIndex: 0, size: .square(17), channels: 1, tensorType: .uInt8, quantization: nil, normalization: nil,
             channelOrder: .rgb, cropping: .centerSquare, resizeMethod: .bilinear),
+        ImagePreprocessing(
+            inputIndex: 0, size: PixelSize(width: 20, height: 36), channels: 3, tensorType: .uInt8, quantization: nil,
+            normalization: nil, channelOrder: .rgb, cropping: .stretch, resizeMethod: .area),
     ]
 
     @Test("Same input bytes and same transform as from the full decode", arguments: files)
@@ -36,9 +40,12 @@ struct RegionInputTests {
         let data = try Fixtures.data(file)
         for preprocessing in Self.preprocessings {
             var options = preprocessing.decodingOptions(maximumPixelCount: 1 << 30)
-            #expect(options.region == .centerSquare)
+            #expect(options.region == (preprocessing.cropping == .centerSquare ? .centerSquare : .whole))
+            #expect(options.defersOrientation)
             let part = try ImageDecoder.decode(data: data, options: options, source: file)
+            #expect(part.isUpright == (part.orientation == .up), "\(file)")
             options.region = .whole
+            options.defersOrientation = false
             let whole = try ImageDecoder.decode(data: data, options: options, source: file)
             let fromPart = try ImageTensorizer(preprocessing: preprocessing)
             let fromWhole = try ImageTensorizer(preprocessing: preprocessing)

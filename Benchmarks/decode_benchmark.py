@@ -6,8 +6,9 @@ Run with the benchmark venv (Benchmarks/setup.sh makes it; `make bench-decode` d
   .venv-bench/bin/python Benchmarks/decode_benchmark.py [--netrunner .build/release/netrunner]
       [--workers 1,2] [--rounds 2] [--count 96] [--fidelity-count 1000] [--json FILE]
 
-On two sets of JPEG photos made from the committed photos (python/make_photo_folder.py; nothing
-is committed): 0.2-2 MP and 1-12 MP, --count each. For each number of workers N, in alternating
+On three sets of JPEG photos made from the committed photos (python/make_photo_folder.py; nothing
+is committed): 0.2-2 MP, 1-12 MP and phone-like 1-12 MP (--phone: a quarter progressive, chroma
+4:2:0/4:2:2/4:4:4, a quarter stored turned under an EXIF orientation), --count each. For each number of workers N, in alternating
 order, best of --rounds, each a whole process timed by its wall clock:
 
   exact     netrunner bulk DIR --threads N      (the default: the input equals a full decode's)
@@ -21,7 +22,12 @@ re-encoded in that format: exact against plain (Pillow; pillow-heif for HEIC) at
 top-1 agreement (equal for WebP, GIF and TIFF, whose pixels are Pillow's; HEIC and AVIF are
 decoded by another libheif/libavif: see docs/library.md).
 
-and prints images/s and the ratios exact/plain, fast/plain, fast/draft, exact/limit, with the peak
+With --ways-count N (24 by default), the same N photos of 3-12 MP saved five ways (baseline,
+EXIF-rotated, progressive, 4:4:4, 4:2:2): exact against plain at each N, with both sides' decode
+time per photo beside libjpeg-turbo's own full decode (tjbench warm, djpeg cold; Debian's
+libjpeg-turbo-progs).
+
+Prints images/s and the ratios exact/plain, fast/plain, fast/draft, exact/limit, with the peak
 RSS of our process. Fidelity on each set: top-1 of exact against plain (the same input bytes, so
 the same answers), and of fast against exact (top-1 agreement, mean |difference| of the exact
 top-1's score), beside the model's noise floor on the same photos (python/noise_floor.py: +-1
@@ -38,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -49,19 +56,85 @@ NOISE = os.path.join(HERE, "python", "noise_floor.py")
 MAKE_PHOTOS = os.path.join(HERE, "python", "make_photo_folder.py")
 OUT = os.path.join(ROOT, "out", "bench")
 
-SETS = [  # name, min MP, max MP, seed
-    ("0.2-2 MP", 0.2, 2.0, 11),
-    ("1-12 MP", 1.0, 12.0, 12),
+SETS = [  # name, min MP, max MP, seed, make_photo_folder.py's options
+    ("0.2-2 MP", 0.2, 2.0, 11, []),
+    ("1-12 MP", 1.0, 12.0, 12, []),
+    ("phone-like 1-12 MP", 1.0, 12.0, 14, ["--phone"]),
 ]
+# The same photos saved each way (make_photo_folder.py --as STYLE), 3-12 MP.
+WAYS = ["baseline", "rotated", "progressive", "444", "422"]
 
 
-def make_set(folder: str, count: int, lo: float, hi: float, seed: int, varied: bool = False) -> None:
+def make_set(folder: str, count: int, lo: float, hi: float, seed: int, options: list[str] | None = None) -> None:
     if os.path.isdir(folder) and len(os.listdir(folder)) == count:
         return
     print(f"making {folder} ({count} photos, {lo}-{hi} MP) ...", file=sys.stderr, flush=True)
     cmd = [sys.executable, MAKE_PHOTOS, "--out", folder, "--count", str(count), "--seed", str(seed),
            "--min-mp", str(lo), "--max-mp", str(hi), "--bmp-fraction", "0"]
-    subprocess.run(cmd + (["--varied"] if varied else []), check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd + (options or []), check=True, stdout=subprocess.DEVNULL)
+
+
+def mean_of(jsonl: str, key: str) -> float:
+    """The mean of one per-photo timing in a JSON-lines output (decode_latency, decode_ms)."""
+    values = [json.loads(line).get(key) for line in open(jsonl, encoding="utf-8")]
+    values = [v for v in values if isinstance(v, (int, float))]
+    return sum(values) / max(1, len(values))
+
+
+def libjpeg_own(folder: str) -> dict:
+    """libjpeg-turbo's own full decode of each photo (Debian's libjpeg-turbo-progs): tjbench warm
+    (the same file decoded again and again, accurate DCT, no output written) and djpeg cold (one
+    process per file, output to /dev/null), in ms per photo; {} without the tools."""
+    files = sorted(os.path.join(folder, f) for f in os.listdir(folder))
+    found: dict = {}
+    if shutil.which("tjbench"):
+        total = 0.0
+        for path in files:
+            out = subprocess.run(["tjbench", path, "-accuratedct", "-nowrite", "-benchtime", "0.3", "-warmup",
+                                  "0.1"], capture_output=True, text=True, check=True).stdout
+            rates = [float(line.split()[-2]) for line in out.splitlines() if "Frame rate" in line]
+            total += 1000.0 / rates[-1]
+        found["tjbench_warm_ms"] = round(total / len(files), 2)
+    if shutil.which("djpeg"):
+        start = time.perf_counter()
+        for path in files:
+            subprocess.run(["djpeg", "-dct", "int", "-outfile", os.devnull, path], check=True)
+        found["djpeg_cold_ms"] = round(1000 * (time.perf_counter() - start) / len(files), 2)
+    return found
+
+
+def ways(netrunner: str, count: int, workers: list[int], rounds: int) -> list[dict]:
+    """The same `count` photos of 3-12 MP saved each way of WAYS: our exact path against the Pillow
+    Pool at each N, the per-photo decode times of both sides and libjpeg-turbo's own."""
+    rows = []
+    for style in WAYS:
+        folder = os.path.join(OUT, f"decode-ways-{style}-{count}")
+        make_set(folder, count, 3.0, 12.0, 36, ["--as", style])
+        own = libjpeg_own(folder)
+        for n in workers:
+            def out(side: str) -> str:
+                return os.path.join(OUT, "decode", f"ways-{style}-{side}-w{n}.jsonl")
+            sides = {
+                "exact": [netrunner, "bulk", folder, "--threads", str(n), "--output", out("exact"), "--restart"],
+                "plain": [sys.executable, POOL, folder, "--workers", str(n), "--mode", "plain",
+                          "--output", out("plain")],
+            }
+            best: dict[str, float] = {}
+            for r in range(rounds):
+                for side in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
+                    wall = timed(sides[side])["wall_s"]
+                    best[side] = min(best.get(side, wall), wall)
+            row = {"style": style, "workers": n, "ms": {k: round(1000 * v, 1) for k, v in best.items()},
+                   "ratio": round(best["plain"] / best["exact"], 3),
+                   "decode_ms_per_photo": {"ours (region)": round(mean_of(out("exact"), "decode_latency"), 2),
+                                           "pillow (full)": round(mean_of(out("plain"), "decode_ms"), 2), **own},
+                   "top1_equal": agreement(out("plain"), out("exact"))["top1_equal"]}
+            rows.append(row)
+            d = row["decode_ms_per_photo"]
+            print(f"{count} photos of 3-12 MP saved {style}, {n} worker(s): exact {row['ms']['exact']:.0f} ms, "
+                  f"Pool {row['ms']['plain']:.0f} ms, {row['ratio']:.2f}x; top-1 equal on {row['top1_equal']}/"
+                  f"{count}; decode ms/photo: " + ", ".join(f"{k} {v}" for k, v in d.items()), flush=True)
+    return rows
 
 
 def timed(cmd: list[str]) -> dict:
@@ -197,7 +270,11 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=96, help="photos per timed set (default 96)")
     ap.add_argument("--fidelity-count", type=int, default=1000,
                     help="varied photos for the fast path's fidelity (0 leaves it out)")
-    ap.add_argument("--sets", default="0,1", help="which timed sets: 0 small, 1 large (default 0,1)")
+    ap.add_argument("--sets", default="0,1,2",
+                    help="which timed sets: 0 small, 1 large, 2 phone-like (default 0,1,2; 'none')")
+    ap.add_argument("--ways-count", type=int, default=24,
+                    help="photos of 3-12 MP saved five ways (baseline, EXIF-rotated, progressive, 4:4:4, "
+                         "4:2:2), timed against the Pool and libjpeg-turbo's tools (0 leaves them out)")
     ap.add_argument("--formats", default="webp,heic,avif,gif,tiff",
                     help="photo formats timed besides JPEG, each a set re-encoded from the 0.2-2 MP "
                          "photos (default webp,heic,avif,gif,tiff; 'none' leaves them out)")
@@ -211,10 +288,10 @@ def main() -> None:
     os.makedirs(os.path.join(OUT, "decode"), exist_ok=True)
     results: dict = {"netrunner": netrunner, "cpus": os.cpu_count(), "sets": []}
 
-    for index in (int(s) for s in args.sets.split(",")):
-        name, lo, hi, seed = SETS[index]
+    for index in ([] if args.sets == "none" else (int(s) for s in args.sets.split(","))):
+        name, lo, hi, seed, options = SETS[index]
         folder = os.path.join(OUT, f"decode-photos-{index}")
-        make_set(folder, args.count, lo, hi, seed)
+        make_set(folder, args.count, lo, hi, seed, options)
         entry = {"set": name, "photos": args.count, "by_workers": []}
         for n in workers:
             def out(side: str) -> str:
@@ -250,19 +327,25 @@ def main() -> None:
                     "fast/plain": round(ips["fast"] / ips["plain"], 3),
                     "fast/draft": round(ips["fast"] / ips["draft"], 3),
                     "exact/limit": round(ips["exact"] / ips["limit"], 3),
+                    "fast/limit": round(ips["fast"] / ips["limit"], 3),
                 },
                 "exact_vs_plain": agreement(out("plain"), out("exact")),
                 "fast_vs_exact": agreement(out("exact"), out("fast")),
+                # The fast path's fidelity anchor: how often Pillow's draft() keeps plain Pillow's top-1.
+                "draft_vs_plain": agreement(out("plain"), out("draft")),
             }
             entry["by_workers"].append(row)
             print(f"{name}, {n} worker(s): " + ", ".join(f"{k} {v:.1f}/s" for k, v in ips.items()))
             print("   ratios: " + ", ".join(f"{k} {v:.2f}x" for k, v in row["ratios"].items())
                   + f"; our peak RSS exact {row['our_peak_rss_mb']['exact']:.0f} MB, "
                   + f"fast {row['our_peak_rss_mb']['fast']:.0f} MB")
-            e, f = row["exact_vs_plain"], row["fast_vs_exact"]
+            e, f, d = row["exact_vs_plain"], row["fast_vs_exact"], row["draft_vs_plain"]
+            fs, ds = f["where_sure"]["margin_0.5"], d["where_sure"]["margin_0.5"]
             print(f"   top-1 exact = plain on {e['top1_equal']}/{e['photos']}; "
-                  f"fast = exact on {f['top1_equal']}/{f['photos']}, mean |score diff| "
-                  f"{f['mean_abs_top1_score_difference']:.4f}", flush=True)
+                  f"fast = exact on {f['top1_equal']}/{f['photos']} ({fs['top1_equal']}/{fs['photos']} where exact "
+                  f"is sure), mean |score diff| {f['mean_abs_top1_score_difference']:.4f}; draft = plain on "
+                  f"{d['top1_equal']}/{d['photos']} ({ds['top1_equal']}/{ds['photos']} where plain is sure)",
+                  flush=True)
         # The model's noise floor on the same photos: +-1 level of noise on the exact input.
         floor = json.loads(timed([sys.executable, NOISE, folder, "--count", str(args.count)])["stdout"])
         entry["noise_floor"] = floor
@@ -271,13 +354,16 @@ def main() -> None:
               f"{floor['mean_abs_top1_score_difference']:.4f}", flush=True)
         results["sets"].append(entry)
 
+    if args.ways_count > 0:
+        results["ways"] = ways(netrunner, args.ways_count, workers, args.rounds)
+
     formats = [] if args.formats == "none" else args.formats.split(",")
     if formats:
         results["formats"] = format_sets(netrunner, formats, args.format_count, workers, args.rounds)
 
     if args.fidelity_count > 0:
         folder = os.path.join(OUT, f"decode-fidelity-{args.fidelity_count}")
-        make_set(folder, args.fidelity_count, 0.1, 24.0, 13, varied=True)
+        make_set(folder, args.fidelity_count, 0.1, 24.0, 13, ["--varied"])
         n = max(workers)
         exact = os.path.join(OUT, "decode", "fidelity-exact.jsonl")
         fast = os.path.join(OUT, "decode", "fidelity-fast.jsonl")

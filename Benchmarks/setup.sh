@@ -3,13 +3,16 @@
 # ai-edge-litert 2.3.0 + numpy + pillow (+ pillow-heif), hash-pinned in tools/images/requirements-formats.txt,
 # and FastAPI + uvicorn for the serve benchmark (Benchmarks/python/requirements-serve.txt).
 set -euo pipefail
-# wrk (Debian) drives the serve and hub benchmarks; nginx (Debian) is the hub's yardstick.
+# wrk (Debian) drives the serve and hub benchmarks; nginx (Debian) is the hub's yardstick;
+# tjbench and djpeg (Debian's libjpeg-turbo-progs) are libjpeg-turbo's own decode speed.
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-for tool in wrk nginx; do
-  if ! command -v "$tool" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$tool" ]; then
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "$tool" || {
-      $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "$tool"; }
+for tool in wrk:wrk nginx:nginx tjbench:libjpeg-turbo-progs; do
+  command_name=${tool%%:*}
+  package=${tool##*:}
+  if ! command -v "$command_name" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$command_name" ]; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "$package" || {
+      $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "$package"; }
   fi
 done
 root=$(cd "$(dirname "$0")/.." && pwd)

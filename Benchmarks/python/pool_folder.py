@@ -9,7 +9,8 @@ order (Pool.imap) and are written as JSON lines, as bulk_folder.py writes them:
   {"file": PATH, "labels": [{"label", "index", "score"}, ...], "decode_ms", "preprocess_ms",
    "inference_ms"}       or       {"file": PATH, "error": MESSAGE}
 
---mode plain  Image.open, convert("RGB"), crop, resize: every pixel decoded (what NetRunner's
+--mode plain  Image.open, convert("RGB"), exif_transpose (in place), crop, resize: every pixel
+              decoded (what NetRunner's
               exact path must equal byte for byte).
 --mode draft  the tuned script: JPEG draft("RGB", (224, 224)) first (libjpeg scales by 1/2, 1/4
               or 1/8 in the DCT domain while decoding), then one resize with box= and
@@ -33,7 +34,7 @@ import sys
 import time
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageOps
 from ai_edge_litert.interpreter import Interpreter
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -75,6 +76,8 @@ def preprocess(path: str, mode: str):
         if mode == "draft" and im.format == "JPEG":
             im.draft("RGB", (SIZE, SIZE))
         img = im.convert("RGB")
+    # Upright as the EXIF orientation says (a phone's portrait photos are stored turned).
+    ImageOps.exif_transpose(img, in_place=True)
     t1 = time.perf_counter()
     w, h = img.size
     side = min(w, h)

@@ -6,10 +6,12 @@
 // the additions, so these loops give the portable loops' bytes exactly.
 //
 // Invariants: every window `starts[i] ..< starts[i] + counts[i]` lies inside the source row; the
-// horizontal loop reads 8 bytes at a time, two taps per load, and reads up to 5 bytes past a
+// horizontal loop reads 16 bytes at a time, four taps per load, and reads up to 13 bytes past a
 // window's last sample only where that stays below `readable_end` (the source allocation's end);
-// other windows take the scalar loop.
+// other windows take the scalar loop. Its weights are non-negative (Pillow's filters).
 #include "CImageCodecs.h"
+
+#include <string.h>
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
 #include <immintrin.h>
@@ -40,28 +42,50 @@ int nr_resample_has_avx2(void) {
 
 #ifdef NR_HAVE_AVX2_PATH
 
+/// One row of the horizontal pass, four taps per step. A 16-byte load of four pixels is spread by
+/// one shuffle into each channel's pairs of samples as int16 (taps 0-1 in the low half, 2-3 in
+/// the high), and `madd` multiplies each pair by the two taps' weights and adds them. The
+/// 22-bit weights do not fit int16, so each is split as `high * 2048 + low` and the two sums
+/// are recombined at the end: `sum(p * w) = 2048 * sum(p * high) + sum(p * low)`, exactly, with
+/// no overflow since the weights are non-negative and sum to 2^22 (each partial sum is at most
+/// 255 * 2^22).
 __attribute__((target("avx2"))) static void nr_horizontal_row(const uint8_t *row, int channels,
-    const long *starts, const long *counts, const int32_t *weights, long taps, const int32_t *pair_weights,
-    long pairs, long output_size, uint8_t *out, const uint8_t *readable_end) {
+    const long *starts, const long *counts, const int32_t *weights, long taps, const int16_t *quad_weights,
+    long quads, long output_size, uint8_t *out, const uint8_t *readable_end) {
+    const __m256i spread = channels == 3
+        ? _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1,
+              6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1)
+        : _mm256_setr_epi8(0, -1, 4, -1, 1, -1, 5, -1, 2, -1, 6, -1, 3, -1, 7, -1,
+              8, -1, 12, -1, 9, -1, 13, -1, 10, -1, 14, -1, 11, -1, 15, -1);
     for (long index = 0; index < output_size; index++) {
         long start = starts[index];
         long count = counts[index];
-        long used = (count + 1) / 2;
+        long used = (count + 3) / 4;
         const uint8_t *pixel = row + start * channels;
-        const uint8_t *last_load = pixel + (used - 1) * 2 * channels;
-        if (used > 0 && last_load + 8 <= readable_end) {
-            const __m256i *w = (const __m256i *)(pair_weights + index * pairs * 8);
-            __m256i sum = _mm256_setzero_si256();
-            for (long pair = 0; pair < used; pair++) {
-                __m256i samples = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)pixel));
-                sum = _mm256_add_epi32(sum, _mm256_mullo_epi32(samples, _mm256_loadu_si256(w + pair)));
-                pixel += 2 * channels;
+        const uint8_t *last_load = pixel + (used - 1) * 4 * channels;
+        if (used > 0 && last_load + 16 <= readable_end) {
+            const __m256i *w = (const __m256i *)(quad_weights + index * quads * 32);
+            __m256i high = _mm256_setzero_si256();
+            __m256i low = _mm256_setzero_si256();
+            for (long quad = 0; quad < used; quad++) {
+                __m256i four = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)pixel));
+                __m256i samples = _mm256_shuffle_epi8(four, spread);
+                high = _mm256_add_epi32(high, _mm256_madd_epi16(samples, _mm256_loadu_si256(w + 2 * quad)));
+                low = _mm256_add_epi32(low, _mm256_madd_epi16(samples, _mm256_loadu_si256(w + 2 * quad + 1)));
+                pixel += 4 * channels;
             }
-            int32_t lanes[8];
-            _mm256_storeu_si256((__m256i *)lanes, sum);
+            __m256i sum = _mm256_add_epi32(_mm256_slli_epi32(high, 11), low);
+            __m128i total = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+            // nr_clip on each lane: shift, then saturate to 0...255 through int16.
+            total = _mm_srai_epi32(_mm_add_epi32(total, _mm_set1_epi32(NR_HALF)), NR_PRECISION_BITS);
+            __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(total, total), total);
             uint8_t *target = out + index * channels;
-            for (int c = 0; c < channels; c++) {
-                target[c] = nr_clip(NR_HALF + lanes[c] + lanes[channels + c]);
+            int32_t packed = _mm_cvtsi128_si32(bytes);
+            if (channels == 4 || index + 1 < output_size) {
+                // 3 channels: the fourth byte is the next sample's first, written over next.
+                memcpy(target, &packed, 4);
+            } else {
+                memcpy(target, &packed, 3);
             }
         } else {
             const int32_t *w = weights + index * taps;
@@ -110,7 +134,7 @@ __attribute__((target("avx2"))) static void nr_vertical_rows(const uint8_t *sour
 
 int nr_resample_horizontal(const uint8_t *source, size_t source_stride, long first_row, long row_count,
     int channels, const long *starts, const long *counts, const int32_t *weights, long taps,
-    const int32_t *pair_weights, long pairs, long output_size, uint8_t *destination, size_t destination_stride,
+    const int16_t *quad_weights, long quads, long output_size, uint8_t *destination, size_t destination_stride,
     const uint8_t *readable_end) {
 #ifdef NR_HAVE_AVX2_PATH
     if ((channels != 3 && channels != 4) || !nr_resample_has_avx2()) {
@@ -118,12 +142,12 @@ int nr_resample_horizontal(const uint8_t *source, size_t source_stride, long fir
     }
     for (long row = 0; row < row_count; row++) {
         nr_horizontal_row(source + (size_t)(first_row + row) * source_stride, channels, starts, counts, weights,
-            taps, pair_weights, pairs, output_size, destination + (size_t)row * destination_stride, readable_end);
+            taps, quad_weights, quads, output_size, destination + (size_t)row * destination_stride, readable_end);
     }
     return 1;
 #else
     (void)source; (void)source_stride; (void)first_row; (void)row_count; (void)channels; (void)starts;
-    (void)counts; (void)weights; (void)taps; (void)pair_weights; (void)pairs; (void)output_size;
+    (void)counts; (void)weights; (void)taps; (void)quad_weights; (void)quads; (void)output_size;
     (void)destination; (void)destination_stride; (void)readable_end;
     return 0;
 #endif

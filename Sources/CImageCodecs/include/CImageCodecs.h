@@ -151,13 +151,16 @@ void nr_codec_free(void *block);
 int nr_resample_has_avx2(void);
 
 /// The horizontal pass of the Pillow-exact resize over `row_count` rows from `first_row`, for 3
-/// or 4 bytes per pixel, with AVX2. `weights` holds `taps` per output pixel; `pair_weights` holds
-/// `pairs` vectors of 8 int32 per output pixel (two taps, each weight once per channel, zero past
-/// the count). Reads stay below `readable_end`. Returns 0, having done nothing, when the CPU
-/// lacks AVX2 or the channel count is another: the caller then runs its own loop.
+/// or 4 bytes per pixel, with AVX2. `weights` holds `taps` per output pixel; `quad_weights` holds,
+/// per output pixel, `quads` pairs of 16 int16 vectors: four taps' weights split as
+/// `w = high * 2048 + low` (the high parts' vector, then the low parts'), taps 0-1 in the low
+/// 128 bits and 2-3 in the high, each tap's part once per channel, zero past the count (see
+/// ResampleCoefficients.swift). Weights must lie in 0...2^22, as Pillow's filters' do. Reads
+/// stay below `readable_end`. Returns 0, having done nothing, when the CPU lacks AVX2 or the
+/// channel count is another: the caller then runs its own loop.
 int nr_resample_horizontal(const uint8_t *source, size_t source_stride, long first_row, long row_count,
     int channels, const long *starts, const long *counts, const int32_t *weights, long taps,
-    const int32_t *pair_weights, long pairs, long output_size, uint8_t *destination, size_t destination_stride,
+    const int16_t *quad_weights, long quads, long output_size, uint8_t *destination, size_t destination_stride,
     const uint8_t *readable_end);
 
 /// The vertical pass: output row `i` is the weighted sum of source rows `starts[i] - row_base`

@@ -8,10 +8,10 @@
 internal import CImageCodecs
 
 enum JPEGDecoder {
-    /// The smallest `n` in 1...8 for which libjpeg's `ceil(size * n / 8)` keeps both sides at
-    /// least `minimum` (8 when none does).
-    static func scaleNumerator(width: Int, height: Int, minimum: PixelSize) -> Int {
-        for numerator in 1...8 {
+    /// The smallest `n` in 1...8 (or in 1, 2, 4, 8 with `powersOfTwo`) for which libjpeg's
+    /// `ceil(size * n / 8)` keeps both sides at least `minimum` (8 when none does).
+    static func scaleNumerator(width: Int, height: Int, minimum: PixelSize, powersOfTwo: Bool = false) -> Int {
+        for numerator in 1...8 where !powersOfTwo || numerator & (numerator - 1) == 0 {
             let scaledWidth = (width * numerator + 7) / 8
             let scaledHeight = (height * numerator + 7) / 8
             if scaledWidth >= minimum.width && scaledHeight >= minimum.height { return numerator }
@@ -42,7 +42,9 @@ enum JPEGDecoder {
             if context.options.appliesOrientation && orientation.swapsDimensions {
                 minimum = PixelSize(width: minimum.height, height: minimum.width)
             }
-            numerator = scaleNumerator(width: Int(width), height: Int(height), minimum: minimum)
+            numerator = scaleNumerator(
+                width: Int(width), height: Int(height), minimum: minimum,
+                powersOfTwo: context.options.scalesByPowersOfTwo)
         }
         var outWidth: Int32 = 0
         var outHeight: Int32 = 0

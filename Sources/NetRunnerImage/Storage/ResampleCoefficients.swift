@@ -41,12 +41,16 @@ struct ResampleCoefficients {
     let counts: [Int]
     /// `outputSize * taps` weights in units of 2^-22.
     let weights: [Int32]
-    /// Two taps per vector of 8 for the AVX2 horizontal loop: per output sample `pairs`
-    /// vectors, each tap's weight once per channel (3 channels: 3 + 3 + 2 zeros; 4: 4 + 4).
-    let pairWeights3: [Int32]
-    let pairWeights4: [Int32]
-    /// `(taps + 1) / 2`.
-    let pairs: Int
+    /// Four taps per step for the AVX2 horizontal loop (resample.c): per output sample `quads`
+    /// pairs of 16 int16, each weight split as `high * 2048 + low`, the high parts' vector then
+    /// the low parts', taps 0-1 in the first 8 values and 2-3 in the last 8, each tap's part
+    /// once per channel side by side with its partner's (3 channels: t0 t1 t0 t1 t0 t1 0 0; 4
+    /// channels: t0 t1 four times). Empty when a weight lies outside 0...2^22 (the loop's sums
+    /// would overflow): the portable loop runs then.
+    let quadWeights3: [Int16]
+    let quadWeights4: [Int16]
+    /// `(taps + 3) / 4`.
+    let quads: Int
 
     init(_ key: Key) {
         precondition(key.length > 0 && key.outputSize > 0, "Resampling needs a non-empty source and output.")
@@ -130,20 +134,30 @@ struct ResampleCoefficients {
         self.taps = taps
         self.starts = starts
         self.counts = counts
-        let pairs = (taps + 1) / 2
-        self.pairs = pairs
-        var three = [Int32](repeating: 0, count: outputSize * pairs * 8)
-        var four = three
-        for index in 0..<outputSize {
-            for tap in 0..<counts[index] {
-                let weight = weights[index * taps + tap]
-                let base = (index * pairs + tap / 2) * 8
-                for channel in 0..<3 { three[base + (tap % 2) * 3 + channel] = weight }
-                for channel in 0..<4 { four[base + (tap % 2) * 4 + channel] = weight }
+        let quads = (taps + 3) / 4
+        self.quads = quads
+        let limit = Int32(1) << Self.precisionBits
+        if weights.allSatisfy({ (0...limit).contains($0) }) {
+            var three = [Int16](repeating: 0, count: outputSize * quads * 32)
+            var four = three
+            for index in 0..<outputSize {
+                for tap in 0..<counts[index] {
+                    let weight = weights[index * taps + tap]
+                    for part in 0..<2 {
+                        let value = Int16(part == 0 ? weight >> 11 : weight & 2047)
+                        // The quad's vector of this part, then the tap's half of it and its slot.
+                        let base = ((index * quads + tap / 4) * 2 + part) * 16 + (tap % 4 / 2) * 8 + tap % 2
+                        for channel in 0..<3 { three[base + 2 * channel] = value }
+                        for channel in 0..<4 { four[base + 2 * channel] = value }
+                    }
+                }
             }
+            self.quadWeights3 = three
+            self.quadWeights4 = four
+        } else {
+            self.quadWeights3 = []
+            self.quadWeights4 = []
         }
-        self.pairWeights3 = three
-        self.pairWeights4 = four
     }
 
     /// Whether the table maps the source one to one (same length, every weight exactly 1).
@@ -177,15 +191,16 @@ struct ResampleCoefficients {
     ) {
         let outputSize = key.outputSize
         let taps = self.taps
-        if (channels == 3 || channels == 4) && Self.usesVectorLoops.load(ordering: .relaxed) {
+        let quadWeights = channels == 3 ? quadWeights3 : quadWeights4
+        if (channels == 3 || channels == 4) && !quadWeights.isEmpty && Self.usesVectorLoops.load(ordering: .relaxed) {
             let done = starts.withUnsafeBufferPointer { starts in
                 counts.withUnsafeBufferPointer { counts in
                     weights.withUnsafeBufferPointer { weights in
-                        (channels == 3 ? pairWeights3 : pairWeights4).withUnsafeBufferPointer { pairWeights in
+                        quadWeights.withUnsafeBufferPointer { quadWeights in
                             nr_resample_horizontal(
                                 source.assumingMemoryBound(to: UInt8.self), sourceStride, firstRow, rowCount,
                                 Int32(channels), starts.baseAddress, counts.baseAddress, weights.baseAddress, taps,
-                                pairWeights.baseAddress, pairs, outputSize,
+                                quadWeights.baseAddress, quads, outputSize,
                                 destination.assumingMemoryBound(to: UInt8.self), destinationStride,
                                 readableEnd.assumingMemoryBound(to: UInt8.self))
                         }

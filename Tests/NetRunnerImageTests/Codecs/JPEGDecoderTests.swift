@@ -59,6 +59,13 @@ struct JPEGDecoderTests {
             #expect(image.scaleNumerator == numerator, "\(minimum)")
             #expect(image.pixels.size == size, "\(minimum)")
         }
+        // By powers of two only, as Pillow's draft() picks: 5/8 becomes 8/8, 1/8 and 4/8 stay.
+        for (minimum, numerator) in [(PixelSize.square(224), 8), (.square(50), 1), (.square(190), 4)] {
+            var options = DecodingOptions(minimumSize: minimum)
+            options.scalesByPowersOfTwo = true
+            let image = try ImageDecoder.decode(data: data, options: options)
+            #expect(image.scaleNumerator == numerator, "\(minimum), powers of two")
+        }
     }
 
     @Test("A JPEG cut short is an error, not a grey image", arguments: [0.2, 0.5, 0.9, 0.999])

@@ -79,17 +79,22 @@ struct RegionInputTests {
         #expect(throws: ImageError.self) { try ImageTensorizer(preprocessing: stretch).prepare(part) }
     }
 
-    /// The fast path decodes at a DCT scale that keeps at least twice the input's size in the
-    /// square, never straight to the input's size.
-    @Test("Scaling while decoding keeps twice the input's size in the square")
-    func fastPathKeepsTwice() throws {
+    /// The fast path decodes at a power-of-two DCT scale that keeps at least 5/4 of the input's
+    /// size in the square, never straight to the input's size.
+    @Test("Scaling while decoding keeps 5/4 of the input's size in the square, by powers of two")
+    func fastPathKeepsFiveQuarters() throws {
         let data = try Fixtures.data("Tests/Fixtures/Photos/test/coffee.jpg")  // 600x400
-        let preprocessing = ImagePreprocessing(
-            inputIndex: 0, size: .square(96), channels: 3, tensorType: .uInt8, quantization: nil, normalization: nil,
-            channelOrder: .rgb, cropping: .centerSquare, resizeMethod: .bilinear)
-        let options = preprocessing.decodingOptions(maximumPixelCount: 1 << 30, scalesWhileDecoding: true)
-        let image = try ImageDecoder.decode(data: data, options: options)
-        #expect(image.scaleNumerator == 4)  // 300x200: the square's 200 >= 192; 3/8 would give 150
-        #expect(min(image.fullSize.width, image.fullSize.height) >= 192)
+        // input side, numerator: 96 needs 120 (3/8 would keep 150 but runs the plain-C IDCT; 1/4
+        // keeps 100), 40 needs 50 (1/8 keeps exactly 50), 200 needs 250 (1/2 keeps 200).
+        for (side, numerator) in [(96, 4), (40, 1), (200, 8)] {
+            let preprocessing = ImagePreprocessing(
+                inputIndex: 0, size: .square(side), channels: 3, tensorType: .uInt8, quantization: nil,
+                normalization: nil, channelOrder: .rgb, cropping: .centerSquare, resizeMethod: .bilinear)
+            let options = preprocessing.decodingOptions(maximumPixelCount: 1 << 30, scalesWhileDecoding: true)
+            #expect(options.scalesByPowersOfTwo)
+            let image = try ImageDecoder.decode(data: data, options: options)
+            #expect(image.scaleNumerator == numerator, "input \(side)")
+            #expect(min(image.fullSize.width, image.fullSize.height) >= (5 * side + 3) / 4 || numerator == 8)
+        }
     }
 }

@@ -41,8 +41,9 @@ struct ResampleCoefficients {
     let counts: [Int]
     /// `outputSize * taps` weights in units of 2^-22.
     let weights: [Int32]
-    /// Four taps per step for the AVX2 horizontal loop (resample.c): per output sample `quads`
-    /// pairs of 16 int16, each weight split as `high * 2048 + low`, the high parts' vector then
+    /// The weights of the AVX2 horizontal loop (resample.c), four taps per step.
+    ///
+    /// Per output sample `quads` pairs of 16 int16, each weight split as `high * 2048 + low`, the high parts' vector then
     /// the low parts', taps 0-1 in the first 8 values and 2-3 in the last 8, each tap's part
     /// once per channel side by side with its partner's (3 channels: t0 t1 t0 t1 t0 t1 0 0; 4
     /// channels: t0 t1 four times). Empty when a weight lies outside 0...2^22 (the loop's sums

@@ -113,8 +113,8 @@ static int nr_webp_decode_animation(const uint8_t *data, size_t size, int with_a
     return status;
 }
 
-int nr_webp_decode(const uint8_t *data, size_t size, int with_alpha, uint8_t *pixels, size_t bytes_per_row,
-    size_t capacity, char *message) {
+int nr_webp_decode(const uint8_t *data, size_t size, int with_alpha, int scaled_width, int scaled_height,
+    uint8_t *pixels, size_t bytes_per_row, size_t capacity, char *message) {
     if (!data || !pixels) {
         return NR_CODEC_BAD_ARGUMENT;
     }
@@ -127,7 +127,16 @@ int nr_webp_decode(const uint8_t *data, size_t size, int with_alpha, uint8_t *pi
         return nr_webp_fail(message, nr_webp_status(code), nr_webp_reason(code));
     }
     if (config.input.has_animation) {
+        if (scaled_width > 0 || scaled_height > 0) {
+            return nr_webp_fail(message, NR_CODEC_BAD_ARGUMENT, "an animation is decoded at its own size");
+        }
         return nr_webp_decode_animation(data, size, with_alpha, pixels, bytes_per_row, capacity, message);
+    }
+    if (scaled_width > 0 && scaled_height > 0) {
+        // libwebp's rescaler: every macroblock decoded, then averaged down row by row.
+        config.options.use_scaling = 1;
+        config.options.scaled_width = scaled_width;
+        config.options.scaled_height = scaled_height;
     }
     config.output.colorspace = with_alpha ? MODE_RGBA : MODE_RGB;
     config.output.is_external_memory = 1;

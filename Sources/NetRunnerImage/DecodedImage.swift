@@ -9,7 +9,8 @@ public struct DecodedImage: Sendable, Equatable {
     public var orientation: ImageOrientation
     /// The size stored in the file's header, before DCT scaling and orientation.
     public var storedSize: PixelSize
-    /// The JPEG DCT scale used, `n` of `n/8` (8 means full size; always 8 for other formats).
+    /// The scale decoded at, `n` of `n/8` (8 means full size): JPEG's DCT scaling and WebP's
+    /// scaled decoding for ``DecodingOptions/minimumSize``; always 8 for other formats.
     public var scaleNumerator: Int
     /// The size of the whole image at the decoded scale (upright when ``pixels`` are): the
     /// size of ``pixels`` unless ``DecodingOptions/region`` kept only part of the image.

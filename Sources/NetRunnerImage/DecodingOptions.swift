@@ -52,7 +52,9 @@ public struct DecodingOptions: Sendable, Hashable {
     ///
     /// For JPEG the decoder then picks the smallest DCT scale `n/8` (libjpeg-turbo's scaled
     /// IDCT, n in 1...8) that keeps both dimensions at least this large, which is much faster
-    /// than decoding everything and resizing. Other formats ignore it.
+    /// than decoding everything and resizing. A WebP still is decoded at the smallest of 1/8,
+    /// 1/4 and 1/2 that keeps it (libwebp's rescaler averages the decoded macroblocks down).
+    /// Other formats ignore it.
     public var minimumSize: PixelSize?
 
     /// Whether ``minimumSize`` picks only among the scales 1/8, 1/4, 1/2 and 1, as Pillow's

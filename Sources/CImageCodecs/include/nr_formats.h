@@ -26,9 +26,11 @@ int nr_webp_info(const uint8_t *data, size_t size, int *width, int *height, int 
     char *message);
 
 /// Decodes the still image, or the first frame of an animation, as 8-bit RGB or (`with_alpha`)
-/// straight RGBA into `pixels` (the size `nr_webp_info` gave; rows of `bytes_per_row`).
-int nr_webp_decode(const uint8_t *data, size_t size, int with_alpha, uint8_t *pixels, size_t bytes_per_row,
-    size_t capacity, char *message);
+/// straight RGBA into `pixels` (the size `nr_webp_info` gave; rows of `bytes_per_row`). A still
+/// can be decoded scaled to `scaled_width` x `scaled_height` (libwebp's rescaler; 0 and 0 for
+/// the stored size); an animation cannot.
+int nr_webp_decode(const uint8_t *data, size_t size, int with_alpha, int scaled_width, int scaled_height,
+    uint8_t *pixels, size_t bytes_per_row, size_t capacity, char *message);
 
 // MARK: GIF
 

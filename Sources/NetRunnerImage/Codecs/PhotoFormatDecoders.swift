@@ -25,12 +25,17 @@ private func colourLayout(hasAlpha: Bool, _ context: DecodeContext) -> PixelForm
     }
 }
 
-/// What a shim's header call found: the size, the layout to decode in, the orientation.
+/// What a shim's header call found: the size, the layout to decode in, the orientation, and
+/// the size to decode at where the decoder scales while decoding (WebP).
 private struct ShimHeader {
     var width: Int32 = 0
     var height: Int32 = 0
     var format: PixelFormat = .rgb24
     var orientation: ImageOrientation = .up
+    /// The size decoded, `nil` for the stored size.
+    var scaled: PixelSize?
+    /// `n` of the scale `n/8` (8: full size).
+    var scaleNumerator = 8
 }
 
 /// The decoders whose shim is a pair of calls over the whole file: a header call, then a
@@ -42,7 +47,7 @@ private func decodeWithShim(
     _ bytes: UnsafeRawBufferPointer, _ context: DecodeContext,
     header: (_ data: UnsafePointer<UInt8>, _ size: Int, _ found: inout ShimHeader, _ message: inout [CChar]) -> Int32,
     decode: (
-        _ data: UnsafePointer<UInt8>, _ size: Int, _ format: PixelFormat, _ destination: UnsafeMutablePointer<UInt8>,
+        _ data: UnsafePointer<UInt8>, _ size: Int, _ found: ShimHeader, _ destination: UnsafeMutablePointer<UInt8>,
         _ bytesPerRow: Int, _ capacity: Int, _ message: inout [CChar]
     ) -> Int32
 ) throws(ImageError) -> DecodedImage {
@@ -54,16 +59,18 @@ private func decodeWithShim(
     let status = header(base, bytes.count, &found, &text)
     guard status == NR_CODEC_OK else { throw context.error(status: status, message: message(text)) }
     try context.checkSize(width: Int(found.width), height: Int(found.height))
+    let stored = PixelSize(width: Int(found.width), height: Int(found.height))
+    let decoded = found.scaled ?? stored
     let pixels = try context.decodePixels(
-        width: Int(found.width), height: Int(found.height), format: found.format, writesEveryByte: true
+        width: decoded.width, height: decoded.height, format: found.format, writesEveryByte: true
     ) {
-        decode(base, bytes.count, found.format, $0, $1, $2, &text)
+        decode(base, bytes.count, found, $0, $1, $2, &text)
     } failure: {
         context.error(status: $0, message: message(text), byteCount: $1)
     }
     return DecodedImage(
-        pixels: pixels, format: context.format, orientation: found.orientation,
-        storedSize: PixelSize(width: Int(found.width), height: Int(found.height)))
+        pixels: pixels, format: context.format, orientation: found.orientation, storedSize: stored,
+        scaleNumerator: found.scaleNumerator)
 }
 
 enum WebPDecoder {
@@ -73,10 +80,35 @@ enum WebPDecoder {
             var animated: Int32 = 0
             let status = nr_webp_info(data, size, &found.width, &found.height, &hasAlpha, &animated, &text)
             found.format = colourLayout(hasAlpha: hasAlpha != 0, context)
+            if status == NR_CODEC_OK, animated == 0, let minimum = context.options.minimumSize {
+                found.scaleNumerator = scaleNumerator(width: Int(found.width), height: Int(found.height), minimum)
+                if found.scaleNumerator < 8 {
+                    found.scaled = PixelSize(
+                        width: (Int(found.width) * found.scaleNumerator + 7) / 8,
+                        height: (Int(found.height) * found.scaleNumerator + 7) / 8)
+                }
+            }
             return status
-        } decode: { data, size, format, destination, bytesPerRow, capacity, text in
-            nr_webp_decode(data, size, format == .rgba32 ? 1 : 0, destination, bytesPerRow, capacity, &text)
+        } decode: { data, size, found, destination, bytesPerRow, capacity, text in
+            nr_webp_decode(
+                data, size, found.format == .rgba32 ? 1 : 0, Int32(found.scaled?.width ?? 0),
+                Int32(found.scaled?.height ?? 0), destination, bytesPerRow, capacity, &text)
         }
+    }
+
+    /// The scale of libwebp's scaled decoding for ``DecodingOptions/minimumSize``.
+    ///
+    /// The smallest of 1/8, 1/4 and 1/2 that keeps both sides at least the minimum (8, full
+    /// size, when none does), by powers of two as for JPEG. libwebp decodes every macroblock and
+    /// then averages them down (`use_scaling`), which skips the colour conversion and the resize
+    /// of the full size.
+    static func scaleNumerator(width: Int, height: Int, _ minimum: PixelSize) -> Int {
+        for numerator in [1, 2, 4] {
+            if (width * numerator + 7) / 8 >= minimum.width && (height * numerator + 7) / 8 >= minimum.height {
+                return numerator
+            }
+        }
+        return 8
     }
 }
 

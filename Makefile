@@ -114,7 +114,9 @@ bench: bench-setup build
 	@# serve behind nginx with 1, 2, 3 workers, a worker killed under load, bulk images/s per core.
 	python3 Benchmarks/scale_benchmark.py --netrunner .build/release/netrunner
 	@# Equal cores: bulk (exact and --fast-decoding) against a multiprocessing.Pool of Pillow +
-	@# ai_edge_litert (plain and draft), the invoke-only limit, 0.2-2 and 1-12 MP photos.
+	@# ai_edge_litert (plain and draft), the invoke-only limit, 0.2-2 MP, 1-12 MP and phone-like
+	@# photos; the same photos saved five ways against libjpeg-turbo's tjbench and djpeg; the
+	@# other formats.
 	$(MAKE) bench-decode
 	$(MAKE) bench-tasks
 	$(MAKE) bench-gpu

@@ -21,11 +21,14 @@ private enum EngineGPU {
     }()
 
     static var shouldRun: Bool {
-        verdict.usable || ProcessInfo.processInfo.environment["NETRUNNER_TEST_REQUIRE_GPU"] == "1"
+        !GPUTestSwitch.isOff
+            && (verdict.usable || ProcessInfo.processInfo.environment["NETRUNNER_TEST_REQUIRE_GPU"] == "1")
     }
 
     static var skipReason: Comment {
-        "no Vulkan device LiteRT's GPU accelerator can use here (\(verdict.reason)); scripts/install-gpu-packages.sh installs lavapipe"
+        if GPUTestSwitch.isOff { return GPUTestSwitch.offReason }
+        return
+            "no Vulkan device LiteRT's GPU accelerator can use here (\(verdict.reason)); scripts/install-gpu-packages.sh installs lavapipe"
     }
 }
 

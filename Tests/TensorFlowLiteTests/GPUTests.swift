@@ -22,11 +22,14 @@ enum GPUProbe {
     /// installing lavapipe, so that a GPU that stopped working fails instead of skipping.
     static var required: Bool { ProcessInfo.processInfo.environment["NETRUNNER_TEST_REQUIRE_GPU"] == "1" }
 
-    /// Whether to run the GPU tests (a required GPU that is missing runs them, so they fail).
-    static var shouldRun: Bool { verdict.usable || required }
+    /// Whether to run the GPU tests (a required GPU that is missing runs them, so they fail),
+    /// unless ``GPUTestSwitch`` turns them off.
+    static var shouldRun: Bool { !GPUTestSwitch.isOff && (verdict.usable || required) }
 
     static var skipReason: Comment {
-        "no Vulkan device LiteRT's GPU accelerator can use here (\(verdict.reason)); scripts/install-gpu-packages.sh installs lavapipe"
+        if GPUTestSwitch.isOff { return GPUTestSwitch.offReason }
+        return
+            "no Vulkan device LiteRT's GPU accelerator can use here (\(verdict.reason)); scripts/install-gpu-packages.sh installs lavapipe"
     }
 }
 

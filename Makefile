@@ -8,7 +8,7 @@
 SWIFT ?= swift
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-asan test-python gpu-packages setup runtime system build-core build install package bench bench-setup bench-decode bench-gpu bench-tasks trial format lint clean
+.PHONY: run test test-readme test-slurm test-package test-asan test-python gpu-packages setup runtime system build-core build install package bench bench-setup bench-decode bench-gpu bench-tasks trial format lint clean
 
 PREFIX ?= $(HOME)/.local
 
@@ -76,12 +76,25 @@ test: setup test-python gpu-packages
 	@# The hub's PostgreSQL tests use a private Debian postgresql on 127.0.0.1:55432.
 	@# NETRUNNER_TEST_REQUIRE_GPU: lavapipe is installed, so a GPU test that finds no GPU fails instead of skipping.
 	$(TEST_ENV) NETRUNNER_TEST_REQUIRE_GPU=1 NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) $(SWIFT) test --skip-build
-	@# README.md and docs/*.md, pasted: every sh block run in a random order, each on its own, every transcript's output compared.
+	@# The three end-to-end checks below at once, each on files of its own (out/ and Models/ are the
+	@# README's; Slurm and the package work in temporary folders): mostly waiting on processes, they
+	@# take about a minute less together than one after another. Each one's output comes whole.
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-readme test-slurm test-package
+
+# README.md and docs/*.md, pasted: every sh block run in a random order, each on its own, every
+# transcript's output compared.
+test-readme:
 	$(TEST_ENV) python3 scripts/run-readme.py .build/debug/netrunner
-	@# deploy/slurm/ as shipped on a real one-node Slurm (Debian's slurm-wlm, installed if missing) on loopback: skipped without root.
+
+# deploy/slurm/ as shipped on a real one-node Slurm (Debian's slurm-wlm, installed if missing) on
+# loopback: skipped without root.
+test-slurm:
 	NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache scripts/test-slurm.sh .build/debug/netrunner
-	@# The Debian package of the debug build (make package CONFIG=debug) installed by apt in a clean
-	@# Debian bookworm root (mmdebstrap, cached a week in ~/.cache/netrunner), run there: skipped without root.
+
+# The Debian package of the debug build (make package CONFIG=debug) installed by apt in a clean
+# Debian bookworm root (mmdebstrap, cached a week in ~/.cache/netrunner), run there: skipped
+# without root.
+test-package:
 	scripts/test-package.sh
 
 # The unit tests of the modules below the servers (TensorFlowLite, NetRunnerImage, NetRunner,

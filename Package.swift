@@ -143,6 +143,7 @@ let package = Package(
             name: "NetRunnerHub",
             dependencies: [
                 "NetRunner",
+                "NetRunnerImage",
                 "NetRunnerSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -28,7 +28,7 @@ MAY_IMPORT = {
     # and their shared NetRunnerHTTP the only ones to import Hummingbird.
     "NetRunnerVideo": {"NetRunnerImage", "NetRunnerSupport", "Subprocess", "SystemPackage", "System", "Logging"},
     "NetRunnerHub": {
-        "NetRunner", "NetRunnerSupport", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore", "NIOHTTP1",
+        "NetRunner", "NetRunnerImage", "NetRunnerSupport", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore", "NIOHTTP1",
     },
     "NetRunnerHubServer": {
         "NetRunnerHTTP", "NetRunner", "NetRunnerHub", "NetRunnerSupport", "Hummingbird", "SQLKit", "SQLiteKit", "PostgresKit",

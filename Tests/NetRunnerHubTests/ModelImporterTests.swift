@@ -127,6 +127,24 @@ struct ModelImporterTests {
         #expect(setup.installed() == ["face_detection_short_range.tiobundle", "mobilenet.tflite"])
     }
 
+    @Test("A photo instead of a model is named by its format, whichever of the decoded ones")
+    func photoNamed() throws {
+        for (file, named) in [
+            ("Tests/Fixtures/Photos/test/chelsea.png", "a PNG image"),
+            ("Tests/Fixtures/Formats/heic_plain.heic", "a HEIC image"),
+            ("Tests/Fixtures/Formats/avif_plain.avif", "an AVIF image"),
+            ("Tests/Fixtures/Formats/webp_lossy.webp", "a WebP image"),
+            ("Tests/Fixtures/Formats/tiff_rgb_lzw.tif", "a TIFF image"),
+            ("Tests/Fixtures/Formats/gif_palette.gif", "a GIF image"),
+        ] {
+            guard case .other(let looksLike) = ModelImporter.sniff(Fixtures.path(file)) else {
+                Issue.record("\(file) was taken for a model")
+                continue
+            }
+            #expect(looksLike == named, "\(file)")
+        }
+    }
+
     /// Each hostile source, and what the import must say.
     static let hostile: [String] = [
         "html", "escape", "absolute", "symlink", "two-bundles", "declared-bomb", "non-image", "truncated-model",
@@ -420,16 +438,15 @@ struct ModelImporterTests {
         )
     }
 
-    /// The pid of a process that has ended and been reaped, and of one that runs (`sleep`; kill it).
+    /// A pid no process can have, and the pid of one that runs (`sleep`; kill it).
+    ///
+    /// Not an ended process's pid: on a machine spawning hundreds of processes (the whole suite in
+    /// parallel) such a pid can be given to another process before the check.
     static func deadAndLiveProcesses() throws -> (dead: Int32, live: Int32) {
-        let ended = Process()
-        ended.executableURL = URL(fileURLWithPath: "/bin/true")
-        try ended.run()
-        ended.waitUntilExit()
         let running = Process()
         running.executableURL = URL(fileURLWithPath: "/bin/sleep")
         running.arguments = ["60"]
         try running.run()
-        return (ended.processIdentifier, running.processIdentifier)
+        return (StagingFolderPID.neverAlive, running.processIdentifier)
     }
 }

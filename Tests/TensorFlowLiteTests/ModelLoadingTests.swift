@@ -31,6 +31,12 @@ struct ModelLoadingTests {
                 "not a TensorFlow Lite model (it looks like a PNG image; a .tflite file has \"TFL3\" at bytes 4-7)"
             ]),
         BadModel(
+            name: "photo.heic", bytes: { try Fixtures.data("Tests/Fixtures/Formats/heic_plain.heic") },
+            because: ["not a TensorFlow Lite model (it looks like a HEIC image;"]),
+        BadModel(
+            name: "photo.webp", bytes: { try Fixtures.data("Tests/Fixtures/Formats/webp_lossy.webp") },
+            because: ["not a TensorFlow Lite model (it looks like a WebP image;"]),
+        BadModel(
             name: "text.tflite", bytes: { Data("This is not a model at all.".utf8) },
             because: ["not a TensorFlow Lite model (it looks like text; a .tflite file has \"TFL3\" at bytes 4-7)"]),
         BadModel(

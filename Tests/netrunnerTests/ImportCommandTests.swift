@@ -177,16 +177,12 @@ struct ImportCommandTests {
         var name = [CChar](repeating: 0, count: 256)
         gethostname(&name, name.count - 1)
         let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let ended = Process()
-        ended.executableURL = URL(fileURLWithPath: "/bin/true")
-        try ended.run()
-        ended.waitUntilExit()
         let running = Process()
         running.executableURL = URL(fileURLWithPath: "/bin/sleep")
         running.arguments = ["120"]
         try running.run()
         defer { kill(running.processIdentifier, SIGKILL) }
-        let dead = ".netrunner-import-\(host)-\(ended.processIdentifier)-abcdef"
+        let dead = ".netrunner-import-\(host)-\(StagingFolderPID.neverAlive)-abcdef"
         let live = ".netrunner-import-\(host)-\(running.processIdentifier)-ghijkl"
         func leave(_ names: [String], in models: String) throws {
             for staged in names {

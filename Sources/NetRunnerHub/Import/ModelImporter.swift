@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 public import NetRunner
+import NetRunnerImage
 import NetRunnerSupport
 
 #if canImport(Glibc)
@@ -308,8 +309,9 @@ public struct ModelImporter: Sendable {
             return .other("an HTML page (a web page, perhaps an error or a login page)")
         }
         if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") { return .other("JSON text") }
-        if starts([0xFF, 0xD8, 0xFF]) { return .other("a JPEG image") }
-        if starts([0x89, 0x50, 0x4E, 0x47]) { return .other("a PNG image") }
+        if let image = ImageFormat.sniff(head) {
+            return .other(image == .avif ? "an AVIF image" : image == .heif ? "a HEIC image" : "a \(image) image")
+        }
         if starts([0x1F, 0x8B]) { return .other("a gzip file (unpack it first: a zip is expected)") }
         if count > 262, Array(head[257..<262]) == Array("ustar".utf8) { return .other("a tar archive") }
         if starts(Array("%PDF".utf8)) { return .other("a PDF document") }

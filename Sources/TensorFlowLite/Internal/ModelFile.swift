@@ -76,12 +76,24 @@ enum ModelFile {
 
     /// A name for common non-model files, from their first bytes, to make the error useful.
     static func knownFormat(_ memory: AlignedMemory) -> String? {
-        let head = (0..<min(memory.count, 8)).map { memory.base.load(fromByteOffset: $0, as: UInt8.self) }
+        let head = (0..<min(memory.count, 12)).map { memory.base.load(fromByteOffset: $0, as: UInt8.self) }
+        if head.count == 12, head.starts(with: Array("RIFF".utf8)), Array(head[8..<12]) == Array("WEBP".utf8) {
+            return "a WebP image"
+        }
+        if head.count == 12, Array(head[4..<8]) == Array("ftyp".utf8) {
+            switch String(decoding: head[8..<12], as: UTF8.self) {
+            case "avif", "avis": return "an AVIF image"
+            case "heic", "heix", "heim", "heis", "mif1", "msf1": return "a HEIC image"
+            default: break
+            }
+        }
         let signatures: [([UInt8], String)] = [
             ([0x89, 0x50, 0x4E, 0x47], "a PNG image"),
             ([0xFF, 0xD8, 0xFF], "a JPEG image"),
             ([0x42, 0x4D], "a BMP image"),
             ([0x47, 0x49, 0x46, 0x38], "a GIF image"),
+            ([0x49, 0x49, 0x2A, 0x00], "a TIFF image"),
+            ([0x4D, 0x4D, 0x00, 0x2A], "a TIFF image"),
             ([0x50, 0x4B, 0x03, 0x04], "a zip archive"),
             ([0x7F, 0x45, 0x4C, 0x46], "an executable (ELF)"),
             ([0x25, 0x50, 0x44, 0x46], "a PDF document"),

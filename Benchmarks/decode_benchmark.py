@@ -244,6 +244,8 @@ def format_sets(netrunner: str, formats: list[str], count: int, workers: list[in
                 "plain": [sys.executable, POOL, folder, "--workers", str(n), "--mode", "plain",
                           "--output", out("plain")],
             }
+            sides["limit"] = [sys.executable, POOL, folder, "--workers", str(n), "--mode", "invoke",
+                              "--output", out("limit")]
             if fmt == "webp":  # the one new format whose decoder scales (libwebp's rescaler)
                 sides["fast"] = sides["exact"][:-2] + [out("fast"), "--restart", "--fast-decoding"]
             best: dict[str, float] = {}
@@ -254,8 +256,8 @@ def format_sets(netrunner: str, formats: list[str], count: int, workers: list[in
             ips = {k: count / v for k, v in best.items()}
             agree = agreement(out("plain"), out("exact"))
             row = {"format": fmt, "workers": n, "images_per_s": {k: round(v, 2) for k, v in ips.items()},
-                   "ratio": round(ips["exact"] / ips["plain"], 3), "top1_equal": agree["top1_equal"],
-                   "photos": agree["photos"]}
+                   "ratio": round(ips["exact"] / ips["plain"], 3), "exact/limit": round(ips["exact"] / ips["limit"], 3),
+                   "top1_equal": agree["top1_equal"], "photos": agree["photos"]}
             fast = ""
             if "fast" in ips:
                 row["fast_vs_exact"] = agreement(out("exact"), out("fast"))
@@ -263,8 +265,8 @@ def format_sets(netrunner: str, formats: list[str], count: int, workers: list[in
                         f"{row['fast_vs_exact']['top1_equal']}/{count}")
             rows.append(row)
             print(f"{fmt}, {count} photos of 0.2-2 MP, {n} worker(s): exact {ips['exact']:.1f}/s, Pillow "
-                  f"{ips['plain']:.1f}/s, {row['ratio']:.2f}x; top-1 equal on {agree['top1_equal']}/"
-                  f"{agree['photos']}{fast}", flush=True)
+                  f"{ips['plain']:.1f}/s, {row['ratio']:.2f}x, {row['exact/limit']:.2f} of the limit "
+                  f"({ips['limit']:.1f}/s); top-1 equal on {agree['top1_equal']}/{agree['photos']}{fast}", flush=True)
     return rows
 
 
@@ -393,9 +395,37 @@ def main() -> None:
               f"{fid['where_sure']['margin_0.3']['top1_equal']}/{fid['where_sure']['margin_0.3']['photos']}, "
               f"{fid['where_sure']['margin_0.5']['top1_equal']}/{fid['where_sure']['margin_0.5']['photos']}")
 
+    print_table(results)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)
+
+
+def print_table(results: dict) -> None:
+    """Every timed figure again as one Markdown table: images/s of our exact path and of the Pool,
+    the ratio, and the exact path's share of the invoke-only limit."""
+    rows = []
+    for entry in results.get("sets", []):
+        for row in entry["by_workers"]:
+            ips = row["images_per_s"]
+            rows.append((f"{entry['set']} JPEG", row["workers"], ips["exact"], ips["plain"],
+                         row["ratios"]["exact/plain"], row["ratios"]["exact/limit"],
+                         f"fast {ips['fast']}/s, {row['ratios']['fast/draft']:.2f}x draft"))
+    for row in results.get("ways", []):
+        rows.append((f"3-12 MP saved {row['style']}", row["workers"], None, None, row["ratio"], None,
+                     f"{row['ms']['exact']:.0f} vs {row['ms']['plain']:.0f} ms"))
+    for row in results.get("formats", []):
+        ips = row["images_per_s"]
+        rows.append((f"0.2-2 MP {row['format']}", row["workers"], ips["exact"], ips["plain"], row["ratio"],
+                     row["exact/limit"], f"fast {ips['fast']}/s" if "fast" in ips else ""))
+    if not rows:
+        return
+    print("\n| photos | workers | exact /s | Pool /s | exact / Pool | exact / limit | |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, n, exact, plain, ratio, limit, note in rows:
+        cell = lambda v, f: "" if v is None else format(v, f)  # noqa: E731
+        print(f"| {name} | {n} | {cell(exact, '.1f')} | {cell(plain, '.1f')} | {ratio:.2f}x | {cell(limit, '.2f')} | "
+              f"{note} |")
 
 
 if __name__ == "__main__":

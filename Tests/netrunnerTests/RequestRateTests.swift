@@ -85,7 +85,7 @@ struct RequestRateTests {
             var closedAfter = [Duration?](repeating: nil, count: drips)
             // Bounds for a loaded machine (the whole suite runs in parallel on 2 cores): without the
             // floor no drip is ever cut; with it each is cut after about 2 s.
-            while closedAfter.contains(where: { $0 == nil }), ContinuousClock.now - started < .seconds(35) {
+            while closedAfter.contains(where: { $0 == nil }), ContinuousClock.now - started < .seconds(60) {
                 for (index, connection) in connections.enumerated() where closedAfter[index] == nil {
                     let (bytes, closed) = await connection.readThenSend(Array("x".utf8))
                     received[index] += bytes
@@ -95,11 +95,12 @@ struct RequestRateTests {
             }
             for index in 0..<drips {
                 let text = String(decoding: received[index], as: UTF8.self)
-                #expect(closedAfter[index] != nil, "\(setup): drip \(index) still open after 35 s: \(text.prefix(300))")
-                // 2 s, and 1 s more per 500 bytes: a few milliseconds here; 30 s is the bound on a
-                // loaded CI machine (22 s was seen with the whole suite in parallel).
+                #expect(closedAfter[index] != nil, "\(setup): drip \(index) still open after 60 s: \(text.prefix(300))")
+                // 2 s, and 1 s more per 500 bytes: a few milliseconds here; without the floor never.
+                // 50 s is the bound on a loaded CI machine (22 s was seen with the whole suite in
+                // parallel on 2 cores).
                 if let after = closedAfter[index] {
-                    #expect(after < .seconds(30), "\(setup): drip \(index) cut after \(after)")
+                    #expect(after < .seconds(50), "\(setup): drip \(index) cut after \(after)")
                 }
                 #expect(Self.lastStatus(received[index]) == 408, "\(setup): drip \(index): \(text.prefix(600))")
                 #expect(text.contains("Connection: close"), "\(setup): drip \(index): \(text.prefix(600))")
@@ -108,7 +109,9 @@ struct RequestRateTests {
             let (status, waited) = try await good.value
             #expect(
                 status == 200, "\(setup): the good request: \(status.map(String.init) ?? "no answer") after \(waited)")
-            #expect(waited < .seconds(25), "\(setup): the good request waited \(waited)")
+            // Answered at all is the check (the exchange gives up after 30 s); a loaded CI machine
+            // took up to 25.3 s with the whole suite in parallel on 2 cores.
+            #expect(waited < .seconds(60), "\(setup): the good request waited \(waited)")
             #expect(await server.stopAndTime().status == 0)
         }
     }

@@ -72,23 +72,27 @@ struct ServerConnectionTests {
                 // NIO accepts a few connections per read before it looks at the limit again.
                 #expect(held - baseline <= 40 + 4, "\(held - baseline) connections open at once")
             }
-            // A good request waits for the slow ones' timeout (2 s), not for them to end: 20 s is
-            // the bound on a loaded CI machine (14.3 s was seen with the whole suite in parallel).
+            // A good request waits for the slow ones' timeout (2 s), not for them to end: without
+            // the timeout they hold every slot until the test ends, and the exchange gives up after
+            // its 30 s without a status. The answer is the check; the bound, 60 s, only says how
+            // long a loaded CI machine may take (14.3 and 21.3 s were seen with the whole suite in
+            // parallel on 2 cores).
             let good = try await RawHTTP.get(port: server.port, kind.probe)
             #expect(good.status == 200, "\(good.text.prefix(200))")
             #expect(
-                ContinuousClock.now - started < .seconds(20), "the good request waited \(ContinuousClock.now - started)"
+                ContinuousClock.now - started < .seconds(60), "the good request waited \(ContinuousClock.now - started)"
             )
             // Read on one thread: 50 hops back to a test starved of the cooperative pool would
             // cost more than the timeouts measured.
-            // Each slow one is closed 2 s after it was accepted; 30 s is the bound on a loaded CI
-            // machine (17 s was seen with the whole suite in parallel).
-            let reads = await RawConnection.readUntilClosed(slow, deadline: started + .seconds(30))
+            // Each slow one is closed 2 s after it was accepted; without the timeout none ever is.
+            // 60 s is the bound on a loaded CI machine (17 s was seen with the whole suite in
+            // parallel on 2 cores).
+            let reads = await RawConnection.readUntilClosed(slow, deadline: started + .seconds(60))
             for (index, (bytes, closed)) in reads.enumerated() {
-                #expect(closed, "slow connection \(index) still open at 30 s")
+                #expect(closed, "slow connection \(index) still open at 60 s")
                 if let status = RawConnection.status(bytes) { #expect(status == 408 || status == 400) }
             }
-            #expect(ContinuousClock.now - started < .seconds(30))
+            #expect(ContinuousClock.now - started < .seconds(60))
             let stopped = await server.stopAndTime()
             #expect(stopped.status == 0)
         }

@@ -119,11 +119,7 @@ def ways(netrunner: str, count: int, workers: list[int], rounds: int) -> list[di
                 "plain": [sys.executable, POOL, folder, "--workers", str(n), "--mode", "plain",
                           "--output", out("plain")],
             }
-            best: dict[str, float] = {}
-            for r in range(rounds):
-                for side in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
-                    wall = timed(sides[side])["wall_s"]
-                    best[side] = min(best.get(side, wall), wall)
+            best = {side: got["wall_s"] for side, got in best_runs(sides, rounds).items()}
             row = {"style": style, "workers": n, "ms": {k: round(1000 * v, 1) for k, v in best.items()},
                    "ratio": round(best["plain"] / best["exact"], 3),
                    "decode_ms_per_photo": {"ours (region)": round(mean_of(out("exact"), "decode_latency"), 2),
@@ -147,6 +143,18 @@ def timed(cmd: list[str]) -> dict:
     if code != 0:
         raise SystemExit(f"failed ({code}): {' '.join(cmd)}\n{err[-2000:]}")
     return {"wall_s": wall, "rss_mb": usage.ru_maxrss / 1024, "stdout": out}
+
+
+def best_runs(sides: dict[str, list[str]], rounds: int) -> dict[str, dict]:
+    """Each side's fastest of `rounds` runs (timed()), the sides run in turn, in reverse order every
+    other round so that none always runs first."""
+    best: dict[str, dict] = {}
+    for r in range(rounds):
+        for side in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
+            got = timed(sides[side])
+            if side not in best or got["wall_s"] < best[side]["wall_s"]:
+                best[side] = got
+    return best
 
 
 def top1(jsonl: str) -> dict[str, tuple[int, float]]:
@@ -248,11 +256,7 @@ def format_sets(netrunner: str, formats: list[str], count: int, workers: list[in
                               "--output", out("limit")]
             if fmt == "webp":  # the one new format whose decoder scales (libwebp's rescaler)
                 sides["fast"] = sides["exact"][:-2] + [out("fast"), "--restart", "--fast-decoding"]
-            best: dict[str, float] = {}
-            for r in range(rounds):
-                for side in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
-                    wall = timed(sides[side])["wall_s"]
-                    best[side] = min(best.get(side, wall), wall)
+            best = {side: got["wall_s"] for side, got in best_runs(sides, rounds).items()}
             ips = {k: count / v for k, v in best.items()}
             agree = agreement(out("plain"), out("exact"))
             row = {"format": fmt, "workers": n, "images_per_s": {k: round(v, 2) for k, v in ips.items()},
@@ -318,15 +322,8 @@ def main() -> None:
                 "limit": [sys.executable, POOL, folder, "--workers", str(n), "--mode", "invoke",
                           "--output", out("limit")],
             }
-            best: dict[str, dict] = {}
-            order = list(sides)
-            for r in range(args.rounds):
-                for side in (order if r % 2 == 0 else order[::-1]):
-                    got = timed(sides[side])
-                    got["images_per_s"] = args.count / got["wall_s"]
-                    if side not in best or got["wall_s"] < best[side]["wall_s"]:
-                        best[side] = got
-            ips = {k: v["images_per_s"] for k, v in best.items()}
+            best = best_runs(sides, args.rounds)
+            ips = {k: args.count / v["wall_s"] for k, v in best.items()}
             row = {
                 "workers": n,
                 "images_per_s": {k: round(v, 2) for k, v in ips.items()},

@@ -61,14 +61,10 @@ public final class ImageTensorizer {
         let whole = PixelRect(x: 0, y: 0, width: image.fullSize.width, height: image.fullSize.height)
         guard image.region != whole else { return try prepare(image.pixels, originalSize: image.orientedSize) }
         let needed = preprocessing.region(in: image.fullSize)
-        let held = image.region
-        guard preprocessing.cropping != .letterbox, needed.x >= held.x, needed.y >= held.y,
-            needed.x + needed.width <= held.x + held.width, needed.y + needed.height <= held.y + held.height
-        else {
-            throw .emptyRegion(region: needed, width: held.width, height: held.height)
+        guard preprocessing.cropping != .letterbox else {
+            throw .emptyRegion(region: needed, width: image.region.width, height: image.region.height)
         }
-        let local = PixelRect(x: needed.x - held.x, y: needed.y - held.y, width: needed.width, height: needed.height)
-        try resizer.resize(image.pixels, from: local, into: &scratch)
+        try resizer.resize(image.pixels, from: Self.local(needed, in: image.region), into: &scratch)
         fill()
         return ImageTransform(region: needed, decodedSize: image.fullSize, imageSize: image.orientedSize)
     }
@@ -90,16 +86,21 @@ public final class ImageTensorizer {
         }
         let needed = preprocessing.region(in: upright)
         let wanted = orientation.storedRect(forUpright: needed, storedSize: stored)
-        let held = image.region
-        guard wanted.x >= held.x, wanted.y >= held.y, wanted.x + wanted.width <= held.x + held.width,
-            wanted.y + wanted.height <= held.y + held.height
-        else {
-            throw .emptyRegion(region: wanted, width: held.width, height: held.height)
-        }
-        let local = PixelRect(x: wanted.x - held.x, y: wanted.y - held.y, width: wanted.width, height: wanted.height)
-        try resizer.resize(image.pixels, from: local, orientation: orientation, into: &scratch)
+        try resizer.resize(
+            image.pixels, from: Self.local(wanted, in: image.region), orientation: orientation, into: &scratch)
         fill()
         return ImageTransform(region: needed, decodedSize: upright, imageSize: image.orientedSize)
+    }
+
+    /// `needed` in the coordinates of the pixels the decoder kept (`held`, a region of the whole
+    /// image), or ``ImageError/emptyRegion(region:width:height:)`` when they lack part of it.
+    private static func local(_ needed: PixelRect, in held: PixelRect) throws(ImageError) -> PixelRect {
+        guard needed.x >= held.x, needed.y >= held.y, needed.x + needed.width <= held.x + held.width,
+            needed.y + needed.height <= held.y + held.height
+        else {
+            throw .emptyRegion(region: needed, width: held.width, height: held.height)
+        }
+        return PixelRect(x: needed.x - held.x, y: needed.y - held.y, width: needed.width, height: needed.height)
     }
 
     /// Prepares the input tensor from pixels.

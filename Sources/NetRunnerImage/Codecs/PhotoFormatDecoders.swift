@@ -81,7 +81,10 @@ enum WebPDecoder {
             let status = nr_webp_info(data, size, &found.width, &found.height, &hasAlpha, &animated, &text)
             found.format = colourLayout(hasAlpha: hasAlpha != 0, context)
             if status == NR_CODEC_OK, animated == 0, let minimum = context.options.minimumSize {
-                found.scaleNumerator = scaleNumerator(width: Int(found.width), height: Int(found.height), minimum)
+                // By powers of two, as JPEG's fast path: libwebp averages the decoded macroblocks down
+                // (use_scaling), which skips the colour conversion and resize of the full size.
+                found.scaleNumerator = JPEGDecoder.scaleNumerator(
+                    width: Int(found.width), height: Int(found.height), minimum: minimum, powersOfTwo: true)
                 if found.scaleNumerator < 8 {
                     found.scaled = PixelSize(
                         width: (Int(found.width) * found.scaleNumerator + 7) / 8,
@@ -94,21 +97,6 @@ enum WebPDecoder {
                 data, size, found.format == .rgba32 ? 1 : 0, Int32(found.scaled?.width ?? 0),
                 Int32(found.scaled?.height ?? 0), destination, bytesPerRow, capacity, &text)
         }
-    }
-
-    /// The scale of libwebp's scaled decoding for ``DecodingOptions/minimumSize``.
-    ///
-    /// The smallest of 1/8, 1/4 and 1/2 that keeps both sides at least the minimum (8, full
-    /// size, when none does), by powers of two as for JPEG. libwebp decodes every macroblock and
-    /// then averages them down (`use_scaling`), which skips the colour conversion and the resize
-    /// of the full size.
-    static func scaleNumerator(width: Int, height: Int, _ minimum: PixelSize) -> Int {
-        for numerator in [1, 2, 4] {
-            if (width * numerator + 7) / 8 >= minimum.width && (height * numerator + 7) / 8 >= minimum.height {
-                return numerator
-            }
-        }
-        return 8
     }
 }
 

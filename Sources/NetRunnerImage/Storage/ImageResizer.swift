@@ -30,8 +30,6 @@ public final class ImageResizer {
     private var accumulator: PixelStorage?
     private var converted: PixelBuffer?
     private var turned: PixelBuffer?
-    private var columnPass: ResampleCoefficients?
-    private var rowPass: ResampleCoefficients?
 
     /// Creates a resizer.
     ///
@@ -156,9 +154,10 @@ public final class ImageResizer {
     }
 
     private func coefficients(
-        _ cached: ResampleCoefficients?, origin: Int, length: Int, outputSize: Int
+        _ cached: ResampleCoefficients?, origin: Int, length: Int, outputSize: Int, mirrorLength: Int = 0
     ) -> ResampleCoefficients {
-        let key = ResampleCoefficients.Key(method: method, origin: origin, length: length, outputSize: outputSize)
+        let key = ResampleCoefficients.Key(
+            method: method, origin: origin, length: length, outputSize: outputSize, mirrorLength: mirrorLength)
         if let cached, cached.key == key { return cached }
         return ResampleCoefficients(key)
     }
@@ -173,13 +172,26 @@ public final class ImageResizer {
 
     /// Resamples `rect` (clamped, non-empty) of `source` into `destination` of the same format.
     private func resample(_ source: PixelBuffer, _ rect: PixelRect, into destination: inout PixelBuffer) {
+        let horizontal = coefficients(
+            self.horizontal, origin: rect.x, length: rect.width, outputSize: destination.width)
+        let vertical = coefficients(self.vertical, origin: rect.y, length: rect.height, outputSize: destination.height)
+        self.horizontal = horizontal
+        self.vertical = vertical
+        runPasses(source, horizontal, vertical, into: &destination)
+    }
+
+    /// The horizontal pass, then the vertical one, each skipped where its table is the identity
+    /// (Pillow's order), from `source` into `destination` of the same format.
+    private func runPasses(
+        _ source: PixelBuffer, _ horizontal: ResampleCoefficients, _ vertical: ResampleCoefficients,
+        into destination: inout PixelBuffer
+    ) {
         let channels = source.format.bytesPerPixel
         let outWidth = destination.width
         let outHeight = destination.height
-        let horizontal = coefficients(self.horizontal, origin: rect.x, length: rect.width, outputSize: outWidth)
-        let vertical = coefficients(self.vertical, origin: rect.y, length: rect.height, outputSize: outHeight)
-        self.horizontal = horizontal
-        self.vertical = vertical
+        // Where a pass is skipped its table is the identity, whose first source is its origin.
+        let left = horizontal.firstSource
+        let top = vertical.firstSource
         destination.makeUnique()
         let input = UnsafeRawPointer(source.storage.base)
         let readableEnd = input + source.storage.capacity
@@ -202,17 +214,17 @@ public final class ImageResizer {
                 into: output, destinationStride: destination.bytesPerRow)
         case (true, false):
             horizontal.horizontalPass(
-                source: input, sourceStride: source.bytesPerRow, firstRow: rect.y, rowCount: outHeight,
+                source: input, sourceStride: source.bytesPerRow, firstRow: top, rowCount: outHeight,
                 channels: channels, destination: output, destinationStride: destination.bytesPerRow,
                 readableEnd: readableEnd)
         case (false, true):
             verticalPass(
-                vertical, source: input + rect.x * channels, sourceStride: source.bytesPerRow, rowBase: 0,
+                vertical, source: input + left * channels, sourceStride: source.bytesPerRow, rowBase: 0,
                 rowBytes: rowBytes, into: output, destinationStride: destination.bytesPerRow)
         case (false, false):
             for row in 0..<outHeight {
                 (output + row * destination.bytesPerRow).copyMemory(
-                    from: input + (rect.y + row) * source.bytesPerRow + rect.x * channels, byteCount: rowBytes)
+                    from: input + (top + row) * source.bytesPerRow + left * channels, byteCount: rowBytes)
             }
         }
         withExtendedLifetime(source.storage) {}
@@ -236,55 +248,39 @@ public final class ImageResizer {
         let yBackwards = swaps ? alongY.x < origin.x : alongY.y < origin.y
         let xLength = swaps ? stored.height : stored.width
         let yLength = swaps ? stored.width : stored.height
-        func table(_ cached: ResampleCoefficients?, _ origin: Int, _ length: Int, _ output: Int, _ mirror: Int)
-            -> ResampleCoefficients
-        {
-            let key = ResampleCoefficients.Key(
-                method: method, origin: origin, length: length, outputSize: output, mirrorLength: mirror)
-            if let cached, cached.key == key { return cached }
-            return ResampleCoefficients(key)
-        }
         // Upright x's weights (the first pass) and upright y's (the second), in stored indices.
-        let first = table(
-            columnPass, uprightRect.x, uprightRect.width, upright.width, xBackwards ? xLength : 0)
-        let second = table(rowPass, uprightRect.y, uprightRect.height, upright.height, yBackwards ? yLength : 0)
-        columnPass = first
-        rowPass = second
+        let first = coefficients(
+            horizontal, origin: uprightRect.x, length: uprightRect.width, outputSize: upright.width,
+            mirrorLength: xBackwards ? xLength : 0)
+        let second = coefficients(
+            vertical, origin: uprightRect.y, length: uprightRect.height, outputSize: upright.height,
+            mirrorLength: yBackwards ? yLength : 0)
+        horizontal = first
+        vertical = second
+        guard swaps else {
+            // Rows along stored x, then columns along stored y: the upright order.
+            runPasses(source, first, second, into: &result)
+            return
+        }
         result.makeUnique()
         let channels = source.format.bytesPerPixel
         let input = UnsafeRawPointer(source.storage.base)
         let output = result.storage.base
-        if !swaps {
-            // Rows first along stored x, then columns along stored y: the upright order.
-            let firstRow = second.firstSource
-            let rowCount = second.endSource - firstRow
-            let rowBytes = upright.width * channels
-            let intermediate = scratch(self.intermediate, byteCount: rowCount * rowBytes)
-            self.intermediate = intermediate
-            first.horizontalPass(
-                source: input, sourceStride: source.bytesPerRow, firstRow: firstRow, rowCount: rowCount,
-                channels: channels, destination: intermediate.base, destinationStride: rowBytes,
-                readableEnd: input + source.storage.capacity)
-            verticalPass(
-                second, source: intermediate.base, sourceStride: rowBytes, rowBase: firstRow, rowBytes: rowBytes,
-                into: output, destinationStride: result.bytesPerRow)
-        } else {
-            // Upright x runs along stored y: a pass over stored rows, restricted to the stored
-            // columns upright y's weights read; then upright y along the intermediate's rows.
-            let firstColumn = second.firstSource
-            let columnCount = second.endSource - firstColumn
-            let columnBytes = columnCount * channels
-            let intermediate = scratch(self.intermediate, byteCount: upright.width * columnBytes)
-            self.intermediate = intermediate
-            verticalPass(
-                first, source: input + firstColumn * channels, sourceStride: source.bytesPerRow, rowBase: 0,
-                rowBytes: columnBytes, into: intermediate.base, destinationStride: columnBytes)
-            let base = UnsafeRawPointer(intermediate.base)
-            second.horizontalPass(
-                source: base - firstColumn * channels, sourceStride: columnBytes, firstRow: 0,
-                rowCount: upright.width, channels: channels, destination: output,
-                destinationStride: result.bytesPerRow, readableEnd: base + upright.width * columnBytes)
-        }
+        // Upright x runs along stored y: a pass over stored rows, restricted to the stored
+        // columns upright y's weights read; then upright y along the intermediate's rows.
+        let firstColumn = second.firstSource
+        let columnCount = second.endSource - firstColumn
+        let columnBytes = columnCount * channels
+        let intermediate = scratch(self.intermediate, byteCount: upright.width * columnBytes)
+        self.intermediate = intermediate
+        verticalPass(
+            first, source: input + firstColumn * channels, sourceStride: source.bytesPerRow, rowBase: 0,
+            rowBytes: columnBytes, into: intermediate.base, destinationStride: columnBytes)
+        let base = UnsafeRawPointer(intermediate.base)
+        second.horizontalPass(
+            source: base - firstColumn * channels, sourceStride: columnBytes, firstRow: 0,
+            rowCount: upright.width, channels: channels, destination: output,
+            destinationStride: result.bytesPerRow, readableEnd: base + upright.width * columnBytes)
         withExtendedLifetime(source.storage) {}
     }
 

@@ -80,8 +80,8 @@ int nr_gif_info(const uint8_t *data, size_t size, int *width, int *height, char 
 /// comment and control extensions); each one consumes bytes, so this only bounds the work.
 #define NR_GIF_MAX_RECORDS 100000
 
-int nr_gif_decode(const uint8_t *data, size_t size, uint8_t *pixels, size_t bytes_per_row, size_t capacity,
-    char *message) {
+int nr_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint8_t *pixels, size_t bytes_per_row,
+    size_t capacity, char *message) {
     if (!data || !pixels) {
         return NR_CODEC_BAD_ARGUMENT;
     }
@@ -97,6 +97,7 @@ int nr_gif_decode(const uint8_t *data, size_t size, uint8_t *pixels, size_t byte
         return nr_gif_fail(message, NR_CODEC_BAD_ARGUMENT, "the destination is too small", 0);
     }
     int transparent = -1;
+    char failure_text[NR_CODEC_MESSAGE_SIZE];
     GifPixelType *line = NULL;
     status = NR_CODEC_CORRUPT;
     const char *failure = "the GIF has no image";
@@ -166,6 +167,20 @@ int nr_gif_decode(const uint8_t *data, size_t size, uint8_t *pixels, size_t byte
             failure = "the GIF's first frame is empty";
             break;
         }
+        // The rows that reach the screen: a frame may lie partly outside it (it is cropped), but
+        // every row read costs its whole width of LZW, so the work is bounded before any row is
+        // read: the frame's width times the rows read up to the last visible one (all of them
+        // when interlaced, whose passes interleave) may not pass the pixel limit.
+        long visible_rows = (long)height > top ? (long)height - top : 0;
+        long rows_read = gif->Image.Interlace ? frame_height : (frame_height < visible_rows ? frame_height : visible_rows);
+        if ((uint64_t)frame_width * (uint64_t)rows_read > max_pixels) {
+            status = NR_CODEC_UNSUPPORTED;
+            snprintf(failure_text, sizeof failure_text,
+                "the first frame (%ldx%ld at %ld,%ld) asks for more than %llu pixels of decoding on a %zux%zu screen",
+                frame_width, frame_height, left, top, (unsigned long long)max_pixels, width, height);
+            failure = failure_text;
+            break;
+        }
         line = malloc((size_t)frame_width);
         if (!line) {
             status = NR_CODEC_NO_MEMORY;
@@ -177,7 +192,8 @@ int nr_gif_decode(const uint8_t *data, size_t size, uint8_t *pixels, size_t byte
         int broken = 0;
         for (int pass = 0; pass < passes && !broken; pass++) {
             long start = gif->Image.Interlace ? starts[pass] : 0, step = gif->Image.Interlace ? steps[pass] : 1;
-            for (long y = start; y < frame_height; y += step) {
+            long end = gif->Image.Interlace ? frame_height : rows_read;
+            for (long y = start; y < end; y += step) {
                 if (DGifGetLine(gif, line, (int)frame_width) == GIF_ERROR) {
                     broken = 1;
                     break;

@@ -3,8 +3,12 @@
 //
 // libheif reports errors as values (no longjmp, nothing printed). The primary image is decoded
 // with its transformations applied (irot, imir, clap), as HEIF requires and as pillow-heif
-// does, so the EXIF orientation a HEIF may also carry is not applied again. Sides larger than
-// the caller's limit are refused by libheif before it decodes anything.
+// does, so the EXIF orientation a HEIF may also carry is not applied again.
+//
+// Bounded before any decoding (libheif 1.19's security limits, from the caller's pixel limit):
+// the image's pixels, its tiles and every box's children. A grid's own output size (its
+// descriptor) and tile count are reported beside the `ispe` size, because a file can declare a
+// small `ispe` over a huge grid: the caller checks both before calling `nr_heif_decode`.
 #include "CImageCodecs.h"
 #include "nr_formats.h"
 
@@ -25,6 +29,11 @@ struct nr_heif_decoder {
     int channels;
     char message[NR_CODEC_MESSAGE_SIZE];
 };
+
+/// The most items (tiles, thumbnails, metadata) and children of any box a file may declare: a
+/// phone's 12 MP HEIC has about 50 items, a 100 MP grid of 512x512 tiles about 400.
+#define NR_HEIF_MAX_ITEMS 4096
+#define NR_HEIF_MAX_CHILDREN 4096
 
 static pthread_once_t nr_heif_once = PTHREAD_ONCE_INIT;
 
@@ -57,7 +66,8 @@ static int nr_heif_fail(struct nr_heif_decoder *decoder, struct heif_error error
     return nr_heif_status(error);
 }
 
-nr_heif_decoder *nr_heif_open(const uint8_t *data, size_t size, int max_side, int *status) {
+nr_heif_decoder *nr_heif_open(const uint8_t *data, size_t size, uint64_t max_pixels, uint64_t max_tiles,
+    int *status) {
     pthread_once(&nr_heif_once, nr_heif_initialise);
     struct nr_heif_decoder *decoder = calloc(1, sizeof *decoder);
     if (!decoder) {
@@ -70,8 +80,18 @@ nr_heif_decoder *nr_heif_open(const uint8_t *data, size_t size, int max_side, in
         *status = NR_CODEC_NO_MEMORY;
         return decoder;
     }
-    if (max_side > 0) {
-        heif_context_set_maximum_image_size_limit(decoder->context, max_side);
+    struct heif_security_limits *limits = heif_context_get_security_limits(decoder->context);
+    if (limits) {
+        // libheif's own defaults (1 gigapixel, 5,000 tiles...) are far past what a request may
+        // cost; 0 would disable a limit, so both stay at least 1.
+        limits->max_image_size_pixels = max_pixels > 0 ? max_pixels : 1;
+        limits->max_number_of_tiles = max_tiles > 0 ? max_tiles : 1;
+        if (limits->max_children_per_box == 0 || limits->max_children_per_box > NR_HEIF_MAX_CHILDREN) {
+            limits->max_children_per_box = NR_HEIF_MAX_CHILDREN;
+        }
+        if (limits->max_items == 0 || limits->max_items > NR_HEIF_MAX_ITEMS) {
+            limits->max_items = NR_HEIF_MAX_ITEMS;
+        }
     }
     struct heif_error error = heif_context_read_from_memory_without_copy(decoder->context, data, size, NULL);
     if (error.code == heif_error_Ok) {
@@ -105,6 +125,26 @@ void nr_heif_header(const nr_heif_decoder *decoder, int *width, int *height, int
     *width = decoder->handle ? heif_image_handle_get_width(decoder->handle) : 0;
     *height = decoder->handle ? heif_image_handle_get_height(decoder->handle) : 0;
     *has_alpha = decoder->handle ? heif_image_handle_has_alpha_channel(decoder->handle) : 0;
+}
+
+int nr_heif_tiling(nr_heif_decoder *decoder, uint32_t *width, uint32_t *height, uint32_t *tiles,
+    uint32_t *tile_width, uint32_t *tile_height) {
+    if (!decoder || !decoder->handle) {
+        return NR_CODEC_BAD_ARGUMENT;
+    }
+    struct heif_image_tiling tiling;
+    memset(&tiling, 0, sizeof tiling);
+    struct heif_error error = heif_image_handle_get_image_tiling(decoder->handle, 1, &tiling);
+    if (error.code != heif_error_Ok) {
+        return nr_heif_fail(decoder, error);
+    }
+    uint64_t count = (uint64_t)tiling.num_columns * (uint64_t)tiling.num_rows;
+    *width = tiling.image_width;
+    *height = tiling.image_height;
+    *tiles = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
+    *tile_width = tiling.tile_width;
+    *tile_height = tiling.tile_height;
+    return NR_CODEC_OK;
 }
 
 int nr_heif_decode(nr_heif_decoder *decoder, int with_alpha, int *width, int *height) {

@@ -1,8 +1,8 @@
 // WebP decoding over libwebp (stills) and libwebpdemux (the first frame of an animation).
 //
 // libwebp decodes from the memory block it is given and reports errors as status codes (no
-// longjmp, nothing printed). A still is decoded straight into the caller's rows; an animation
-// goes through WebPAnimDecoder, which composes the first frame on the canvas as Pillow does.
+// longjmp, nothing printed). A still is decoded straight into the caller's rows; so is the first
+// frame of an animation, composed on the canvas as WebPAnimDecoder (and so Pillow) composes it.
 #include "CImageCodecs.h"
 #include "nr_formats.h"
 
@@ -71,45 +71,59 @@ int nr_webp_info(const uint8_t *data, size_t size, int *width, int *height, int 
 
 static int nr_webp_decode_animation(const uint8_t *data, size_t size, int with_alpha, uint8_t *pixels,
     size_t bytes_per_row, size_t capacity, char *message) {
-    WebPAnimDecoderOptions options;
-    if (!WebPAnimDecoderOptionsInit(&options)) {
-        return nr_webp_fail(message, NR_CODEC_BAD_ARGUMENT, "libwebp's animation decoder is not the one built for");
-    }
-    options.color_mode = MODE_RGBA;
-    options.use_threads = 0;
+    // The first frame composed on the canvas as WebPAnimDecoder (and so Pillow) composes it: the
+    // canvas starts transparent black and the first frame is a key frame, decoded over it without
+    // blending. Done here into the caller's rows, so that the only canvas is the caller's (whose
+    // size was checked against the pixel limit): WebPAnimDecoder allocates two RGBA canvases of
+    // the declared size before any frame.
     WebPData whole = {data, size};
-    WebPAnimDecoder *decoder = WebPAnimDecoderNew(&whole, &options);
-    if (!decoder) {
-        return nr_webp_fail(message, NR_CODEC_CORRUPT, "the WebP animation is corrupt or cut short");
+    WebPDemuxer *demux = WebPDemux(&whole);
+    if (!demux) {
+        return nr_webp_fail(message, NR_CODEC_CORRUPT, "the WebP animation's chunks are corrupt or cut short");
     }
-    WebPAnimInfo info;
-    uint8_t *canvas = NULL;
-    int timestamp = 0;
+    size_t width = WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH), height = WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT);
+    size_t channels = with_alpha ? 4 : 3;
+    if (width == 0 || height == 0 || bytes_per_row < width * channels || capacity / bytes_per_row < height) {
+        WebPDemuxDelete(demux);
+        return nr_webp_fail(message, NR_CODEC_BAD_ARGUMENT, "the destination is too small");
+    }
+    WebPIterator frame;
+    if (!WebPDemuxGetFrame(demux, 1, &frame)) {
+        WebPDemuxDelete(demux);
+        return nr_webp_fail(message, NR_CODEC_CORRUPT, "the WebP animation has no frame");
+    }
     int status = NR_CODEC_OK;
-    if (!WebPAnimDecoderGetInfo(decoder, &info) || !WebPAnimDecoderGetNext(decoder, &canvas, &timestamp) || !canvas) {
-        status = nr_webp_fail(message, NR_CODEC_CORRUPT, "the first frame of the WebP animation is undecodable");
+    // libwebpdemux has checked that the frame lies inside the canvas; checked again, as sizes.
+    size_t x = (size_t)frame.x_offset, y = (size_t)frame.y_offset;
+    size_t frame_width = (size_t)frame.width, frame_height = (size_t)frame.height;
+    if (frame.x_offset < 0 || frame.y_offset < 0 || frame.width <= 0 || frame.height <= 0 || x > width
+        || frame_width > width - x || y > height || frame_height > height - y) {
+        status = nr_webp_fail(message, NR_CODEC_CORRUPT, "the first frame of the WebP animation lies outside its canvas");
     } else {
-        size_t width = info.canvas_width, height = info.canvas_height;
-        size_t channels = with_alpha ? 4 : 3;
-        if (height == 0 || bytes_per_row < width * channels || capacity / bytes_per_row < height) {
-            status = nr_webp_fail(message, NR_CODEC_BAD_ARGUMENT, "the destination is too small");
+        for (size_t row = 0; row < height; row++) {
+            memset(pixels + row * bytes_per_row, 0, width * channels);
+        }
+        WebPDecoderConfig config;
+        if (!WebPInitDecoderConfig(&config)) {
+            status = nr_webp_fail(message, NR_CODEC_BAD_ARGUMENT, "libwebp is not the version built for");
         } else {
-            for (size_t y = 0; y < height; y++) {
-                const uint8_t *from = canvas + y * width * 4;
-                uint8_t *to = pixels + y * bytes_per_row;
-                if (with_alpha) {
-                    memcpy(to, from, width * 4);
-                } else {
-                    for (size_t x = 0; x < width; x++) {
-                        to[3 * x] = from[4 * x];
-                        to[3 * x + 1] = from[4 * x + 1];
-                        to[3 * x + 2] = from[4 * x + 2];
-                    }
-                }
+            uint8_t *origin = pixels + y * bytes_per_row + x * channels;
+            config.output.colorspace = with_alpha ? MODE_RGBA : MODE_RGB;
+            config.output.is_external_memory = 1;
+            config.output.u.RGBA.rgba = origin;
+            config.output.u.RGBA.stride = (int)bytes_per_row;
+            config.output.u.RGBA.size = (frame_height - 1) * bytes_per_row + frame_width * channels;
+            VP8StatusCode code = WebPDecode(frame.fragment.bytes, frame.fragment.size, &config);
+            WebPFreeDecBuffer(&config.output);
+            if (code != VP8_STATUS_OK) {
+                status = nr_webp_fail(message, nr_webp_status(code), nr_webp_reason(code));
+            } else if (config.input.width != frame.width || config.input.height != frame.height) {
+                status = nr_webp_fail(message, NR_CODEC_CORRUPT, "the first frame's bitstream and its ANMF size differ");
             }
         }
     }
-    WebPAnimDecoderDelete(decoder);
+    WebPDemuxReleaseIterator(&frame);
+    WebPDemuxDelete(demux);
     return status;
 }
 

@@ -40,8 +40,11 @@ int nr_gif_info(const uint8_t *data, size_t size, int *width, int *height, char 
 /// Decodes the first frame onto the logical screen as 8-bit RGB, as Pillow does: pixels the
 /// frame does not cover take the colour of the frame's transparent index if it has one, else of
 /// index 0; colours come from the frame's local colour table, else the global one, else grey.
-int nr_gif_decode(const uint8_t *data, size_t size, uint8_t *pixels, size_t bytes_per_row, size_t capacity,
-    char *message);
+/// A frame reaching past the screen is cropped to it; one whose rows to read (its width times
+/// the rows up to the screen's last, or all of an interlaced frame's) pass `max_pixels` is
+/// refused with NR_CODEC_UNSUPPORTED before any row is decompressed.
+int nr_gif_decode(const uint8_t *data, size_t size, uint64_t max_pixels, uint8_t *pixels, size_t bytes_per_row,
+    size_t capacity, char *message);
 
 // MARK: TIFF
 
@@ -62,9 +65,11 @@ int nr_tiff_decode(const uint8_t *data, size_t size, uint8_t *pixels, size_t byt
 /// An open HEIF/AVIF file (opaque): the primary image of a libheif context.
 typedef struct nr_heif_decoder nr_heif_decoder;
 
-/// Opens the file and its primary image; sides larger than `max_side` are refused by libheif
+/// Opens the file and its primary image, with libheif's security limits set: images of more
+/// than `max_pixels` pixels and grids of more than `max_tiles` tiles are refused by libheif
 /// before decoding. NULL only without memory; otherwise check `*status`.
-nr_heif_decoder *nr_heif_open(const uint8_t *data, size_t size, int max_side, int *status);
+nr_heif_decoder *nr_heif_open(const uint8_t *data, size_t size, uint64_t max_pixels, uint64_t max_tiles,
+    int *status);
 
 /// The message of the last failure, or "".
 const char *nr_heif_message(const nr_heif_decoder *decoder);
@@ -75,6 +80,12 @@ void nr_heif_close(nr_heif_decoder *decoder);
 /// The primary image's size as it will be displayed (rotation, mirroring and crop applied),
 /// and whether it has an alpha channel.
 void nr_heif_header(const nr_heif_decoder *decoder, int *width, int *height, int *has_alpha);
+
+/// The size `nr_heif_decode` will really produce and the tiles it will decode: for a grid, its
+/// descriptor's output size (which may differ from the `ispe` size of `nr_heif_header`), its
+/// tile count and the size of one tile; for a single image, its size and 1 tile of that size.
+int nr_heif_tiling(nr_heif_decoder *decoder, uint32_t *width, uint32_t *height, uint32_t *tiles,
+    uint32_t *tile_width, uint32_t *tile_height);
 
 /// Decodes the primary image with its transformations applied, as 8-bit RGB or RGBA, and
 /// reports the decoded size (the caller allocates for it, then calls `nr_heif_copy`).

@@ -77,12 +77,9 @@ package enum Console {
 
     /// Writes a value as pretty, key-sorted JSON to stdout, its keys in snake_case as every
     /// JSON output of the tool (the encoder escapes control characters in strings; the line
-    /// breaks are its own).
+    /// breaks are its own; NaN and infinities as `null`).
     package static func printJSON(_ value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        let data = try encoder.encode(value)
+        let data = try JSONCoding.encoder(pretty: true, snakeCaseKeys: true).encode(value)
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false) {
             print(String(line))
         }

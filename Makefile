@@ -58,7 +58,10 @@ run: build-core
 
 # Model-check verdicts (ModelGate) of the tests go to a cache inside the build folder, not the user's.
 # The Python reference the bit-for-bit tests compare with is recorded on this machine's CPU.
-TEST_ENV = NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache NETRUNNER_TEST_REFERENCE=$$(scripts/record-local-reference.sh)
+# Swift's crash backtracer off (unless set): the tests crash children on purpose (model checks,
+# decoder processes), and a backtracer stuck on one outlived the run by 20 minutes
+# (SWIFT_BACKTRACE=enable=yes,interactive=no make test for backtraces).
+TEST_ENV = SWIFT_BACKTRACE=$${SWIFT_BACKTRACE:-enable=no} NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache NETRUNNER_TEST_REFERENCE=$$(scripts/record-local-reference.sh)
 
 # The Python the server tests drive it with (the real Triton client, selenium), pinned; and
 # the Debian packages of the browser test (chromium, chromium-driver) and of the camera clip (ffmpeg).
@@ -101,12 +104,12 @@ test-package:
 # NetRunnerEvaluation, NetRunnerVideo, NetRunnerSupport: where the C shims and the unsafe
 # pointers are) again under AddressSanitizer. Package.swift leaves the HTTP stacks, the hub and
 # the command line out when NETRUNNER_UNITS_ONLY=1; the tests that run the tool as a child (the
-# model gate's checker among them) run the plain build's. Leak reports are off: the only leaks
+# model gate's checker and the decoder processes among them) run the plain build's. Leak reports are off: the only leaks
 # found are XCTest's and Foundation.Process's; the out-of-memory tests need allocations that fail
 # instead of aborting.
 # The GPU tests run once, in make test (NETRUNNER_TEST_GPU=off: lavapipe's shader compiler through
 # the sanitizer's allocator made them the run's longest, 79 of 90 s).
-ASAN_ENV = NETRUNNER_UNITS_ONLY=1 NETRUNNER_TEST_TOOL=$(CURDIR)/.build/debug/netrunner NETRUNNER_CHECKER=$(CURDIR)/.build/debug/netrunner NETRUNNER_TEST_GPU=off
+ASAN_ENV = NETRUNNER_UNITS_ONLY=1 NETRUNNER_TEST_TOOL=$(CURDIR)/.build/debug/netrunner NETRUNNER_CHECKER=$(CURDIR)/.build/debug/netrunner NETRUNNER_DECODER=$(CURDIR)/.build/debug/netrunner NETRUNNER_TEST_GPU=off
 test-asan: setup test-python
 	$(SWIFT) build --product netrunner
 	$(SWIFT) build --product netrunner-net

@@ -59,8 +59,8 @@ MAY_IMPORT = {
     },
     "netrunner": {"NetRunnerCommandLine"},
     "NetRunnerNet": {
-        "NetRunnerCommandLine", "ArgumentParser", "NetRunner", "NetRunnerEngine", "NetRunnerSupport", "TensorFlowLite",
-        "NetRunnerVideo", "NetRunnerServer", "NetRunnerHub", "NetRunnerHubServer", "Logging", "NIOCore",
+        "NetRunnerCommandLine", "ArgumentParser", "NetRunner", "NetRunnerEngine", "NetRunnerImage", "NetRunnerSupport",
+        "TensorFlowLite", "NetRunnerVideo", "NetRunnerServer", "NetRunnerHub", "NetRunnerHubServer", "Logging", "NIOCore",
     },
 }
 SYSTEM = {"FoundationEssentials", "Glibc", "Darwin", "Dispatch", "Synchronization", "Musl", "Android"}

@@ -1,5 +1,6 @@
 package import ArgumentParser
 import NetRunner
+import NetRunnerImage
 import NetRunnerSupport
 import TensorFlowLite
 
@@ -84,6 +85,10 @@ package enum CommandLineMain {
     /// - Parameter root: The executable's root command.
     package static func run<Root: ParsableCommand>(_ root: Root.Type) async {
         if let status = ModelCheck.runChildIfRequested(arguments: CommandLine.arguments) {
+            Root.exit(withError: ExitCode(status))
+        }
+        // A decoder child of a server's DecoderIsolation pool.
+        if let status = DecoderIsolation.runChildIfRequested(arguments: CommandLine.arguments) {
             Root.exit(withError: ExitCode(status))
         }
         // A file size limit (ulimit -f) makes a write fail with EFBIG, reported as an error,

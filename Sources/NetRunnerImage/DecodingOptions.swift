@@ -3,7 +3,7 @@
 ///     var options = DecodingOptions(pixelFormat: .rgb24)
 ///     options.minimumSize = .square(224)  // let libjpeg shrink big JPEGs while decoding
 ///     let image = try PixelBuffer(contentsOf: "photo.jpg", options: options)
-public struct DecodingOptions: Sendable, Hashable {
+public struct DecodingOptions: Sendable, Hashable, Codable {
     /// The default ``maximumPixelCount``: 100 megapixels.
     public static let defaultMaximumPixelCount = 100_000_000
 

@@ -1,5 +1,5 @@
 /// The part of an image ``ImageDecoder`` decodes.
-public enum DecodingRegion: Sendable, Hashable {
+public enum DecodingRegion: Sendable, Hashable, Codable {
     /// Every pixel.
     case whole
     /// The largest centred square of the upright image (``PixelRect/centerSquare(in:)``): what

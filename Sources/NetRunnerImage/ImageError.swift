@@ -6,7 +6,7 @@ import NetRunnerSupport
 /// Decoding errors name their source: the file's path, or `image data` for bytes decoded with
 /// ``ImageDecoder/decode(data:options:source:)``. Decoding never traps on hostile input: every
 /// problem in a file is one of these values.
-public enum ImageError: Error, Equatable, Hashable, Sendable {
+public enum ImageError: Error, Equatable, Hashable, Sendable, Codable {
     /// The file could not be read (it does not exist, is a folder, or is not readable).
     case unreadableFile(path: String, reason: String)
     /// The file or data holds no bytes.
@@ -37,6 +37,9 @@ public enum ImageError: Error, Equatable, Hashable, Sendable {
     case encodingFailed(format: ImageFormat, reason: String)
     /// Writing a file failed; no partial file was left at `path`.
     case writeFailed(path: String, reason: String)
+    /// The decoder ran in a decoder process (``DecoderIsolation``) and crashed, ran out of
+    /// time, or could not start there; the process that asked is unharmed.
+    case decoderFailed(source: String, format: ImageFormat, reason: String)
 }
 
 extension ImageError: LocalizedError {
@@ -76,6 +79,8 @@ extension ImageError: LocalizedError {
             "Cannot encode the pixels as \(format): \(reason)."
         case .writeFailed(let path, let reason):
             "Cannot write \(path): \(reason). Nothing was written."
+        case .decoderFailed(let source, let format, let reason):
+            "\(source) was not decoded: the \(format) decoder \(reason)."
         }
     }
 }

@@ -1,5 +1,5 @@
 /// The file formats NetRunnerImage reads.
-public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+public enum ImageFormat: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// JPEG (JFIF/EXIF), decoded by libjpeg-turbo.
     case jpeg = "JPEG"
     /// PNG, decoded by libpng.

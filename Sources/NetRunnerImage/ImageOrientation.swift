@@ -2,7 +2,7 @@
 ///
 /// The raw values are the tag's values 1...8 and the names those of Apple's
 /// `CGImagePropertyOrientation`: the name says where the stored image's top row ends up.
-public enum ImageOrientation: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+public enum ImageOrientation: Int, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// 1: already upright.
     case up = 1
     /// 2: mirrored left to right.

@@ -3,7 +3,7 @@
 /// Every format stores 8 bits per channel, channels interleaved. ``bgra32`` is the layout of
 /// camera frames (the iOS examples' `kCVPixelFormatType_32BGRA`); models usually want
 /// ``rgb24``.
-public enum PixelFormat: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+public enum PixelFormat: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     /// Blue, green, red, alpha: 4 bytes per pixel, the camera's format.
     case bgra32
     /// Red, green, blue, alpha: 4 bytes per pixel.

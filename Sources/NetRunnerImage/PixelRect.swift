@@ -1,5 +1,5 @@
 /// An axis-aligned rectangle of whole pixels; `x` and `y` are the top-left corner.
-public struct PixelRect: Sendable, Hashable, CustomStringConvertible {
+public struct PixelRect: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The left column.
     public var x: Int
     /// The top row.

@@ -1,5 +1,5 @@
 /// A width and a height in pixels.
-public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
+public struct PixelSize: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The number of columns.
     public var width: Int
     /// The number of rows.

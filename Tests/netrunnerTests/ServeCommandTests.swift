@@ -24,9 +24,13 @@ final class ServerProcess: @unchecked Sendable {
     ///   - arguments: More arguments of `serve`.
     ///   - models: A models folder imports may write to (made if missing: serve refuses a
     ///     missing one); `nil`: the repository's bundles, imports off.
-    init(_ arguments: [String] = [], models: String? = nil) async throws {
+    ///   - environment: Variables set for the server besides this process's.
+    init(_ arguments: [String] = [], models: String? = nil, environment: [String: String] = [:]) async throws {
         if let models { try FileManager.default.createDirectory(atPath: models, withIntermediateDirectories: true) }
         process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.arguments =
             ["serve", "--port", "0"]
             + (models.map { ["--models", $0] } ?? ["--models", Fixtures.path("Models/bundles"), "--no-import"])

@@ -7,6 +7,7 @@
 internal import CImageCodecs
 public import FoundationEssentials
 import NetRunnerSupport
+import Synchronization
 
 /// Decodes JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIF (HEIC) and AVIF files into ``PixelBuffer``s.
 ///
@@ -23,6 +24,16 @@ import NetRunnerSupport
 ///     let image = try ImageDecoder.decode(contentsOf: "photo.jpg", options: .init(pixelFormat: .rgb24))
 ///     let upright = image.orientation == .up  // the EXIF tag, already applied to image.pixels
 public enum ImageDecoder {
+    /// The pool that decodes the formats it names out of process, for the whole process.
+    ///
+    /// `nil` (the default) decodes everything here. A server sets it once, before taking
+    /// requests (see ``DecoderIsolation``); the command line leaves it `nil`.
+    public static var isolation: DecoderIsolation? {
+        get { isolationSetting.withLock { $0 } }
+        set { isolationSetting.withLock { $0 = newValue } }
+    }
+    private static let isolationSetting = Mutex<DecoderIsolation?>(nil)
+
     /// Reads and decodes the image file at `path`.
     ///
     /// - Parameters:
@@ -63,6 +74,9 @@ public enum ImageDecoder {
         }
         guard let format = ImageFormat.sniff(data.prefix(12)) else {
             throw .unsupportedFormat(source: source, looksLike: formatGuess(data.prefix(12)))
+        }
+        if let isolation = isolation, isolation.configuration.formats.contains(format) {
+            return try isolation.decode(data: data, format: format, options: options, source: source)
         }
         let context = DecodeContext(source: source, format: format, options: options)
         var image = try withBytes(data) { (bytes) throws(ImageError) -> DecodedImage in

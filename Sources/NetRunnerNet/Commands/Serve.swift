@@ -5,6 +5,7 @@ import NetRunner
 import NetRunnerCommandLine
 import NetRunnerEngine
 import NetRunnerHub
+import NetRunnerImage
 import NetRunnerServer
 import NetRunnerSupport
 import NetRunnerVideo
@@ -117,6 +118,18 @@ extension NetRunnerNetCommand {
             help: "Let imports download from loopback, private and link-local addresses (refused by default).")
         var allowsPrivateImports = false
 
+        @Flag(
+            name: .customLong("decode-in-process"),
+            help:
+                "Decode HEIC and AVIF in the server's own process. By default they decode in child processes (one per worker thread), so that a crash in libheif costs one request a 400, not the server."
+        )
+        var decodesInProcess = false
+
+        @Option(
+            name: .customLong("decoder-memory"), parsing: .unconditional,
+            help: "Each decoder process's address-space limit, in MiB (default: 3072, a 100-megapixel HEIC's need).")
+        var decoderMemory = DecoderIsolation.Configuration.defaultMemoryLimit >> 20
+
         @Flag(help: "Log every request and the runtime's own lines.")
         var verbose = false
 
@@ -131,6 +144,7 @@ extension NetRunnerNetCommand {
             }
             try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 30))
             try OptionLimits.check(streamInterval, "--stream-interval", in: 0...3_600_000)
+            try OptionLimits.check(decoderMemory, "--decoder-memory", in: 256...1_048_576)
             for key in apiKeys where !InferenceServer.isUsableKey(key) {
                 throw ValidationError("--api-key cannot be empty or hold spaces or control characters: \"\(key)\".")
             }
@@ -162,11 +176,19 @@ extension NetRunnerNetCommand {
             let (host, port) = (server.configuration.host, server.configuration.port)
             let ids = served.map(\.id).joined(separator: ", ")
             let threadCount = server.engine.configuration.threads
+            if !decodesInProcess {
+                // Process-wide: every decode of this server (requests, albums, jobs) of a format
+                // whose decoder is not hardened goes to a child.
+                ImageDecoder.isolation = DecoderIsolation(
+                    .init(children: threadCount, memoryLimit: decoderMemory << 20))
+            }
             try await ListenFailure.explaining("netrunner serve", host: host, port: port) {
                 try await server.run { host, port in
                     Console.print(
                         "netrunner serve: listening on http://\(host):\(port) (\(served.count) models: \(ids))")
-                    Console.print("  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s)")
+                    Console.print(
+                        "  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s); HEIC and AVIF decoded "
+                            + (decodesInProcess ? "in process" : "in child processes"))
                     Console.flush()
                 }
             }

@@ -1,0 +1,61 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+/// Issue 43, finding 1: a 151 KB HEIC killed `serve` (SIGSEGV inside libheif, the server gone).
+/// `serve` decodes HEIC and AVIF in child processes now: whatever a decoder does on a file, that
+/// request gets an error and every other request, and the server, go on. The crash is injected
+/// (the children read NETRUNNER_DECODER_FAULT), since the known crashing files are refused by
+/// libheif 1.19's limits before they reach a decoder.
+@Suite("serve: decoders in child processes", .serialized)
+struct DecoderProcessServeTests {
+    static let classify = "/v1/models/mobilenet-v2-1.0-224-uint8/classify"
+    static let heic = Fixtures.path("Tests/Fixtures/Formats/heic_plain.heic")
+    static let coffee = Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")
+
+    static func top(_ reply: ServerProcess.Reply) -> String? {
+        let results = reply.json["inference_results"] as? [String: Any]
+        let classes = results?["classes"] as? [[String: Any]] ?? results?["categories"] as? [[String: Any]]
+        return classes?.first?["label"] as? String ?? classes?.first?["category_name"] as? String
+    }
+
+    @Test("A decoder that crashes on every HEIC costs each one a 400; JPEGs and the server go on")
+    func crashingDecoder() async throws {
+        let server = try await ServerProcess(environment: ["NETRUNNER_DECODER_FAULT": "crash"])
+        let heic = try Data(contentsOf: URL(fileURLWithPath: Self.heic))
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))
+        for round in 0..<3 {
+            let failed = try await server.request(Self.classify, method: "POST", body: heic)
+            let text = String(decoding: failed.body, as: UTF8.self)
+            #expect(
+                failed.status == 400 && text.contains("crashed") && text.contains("SIGSEGV"), "round \(round): \(text)")
+            let answered = try await server.request(Self.classify, method: "POST", body: jpeg)
+            #expect(answered.status == 200, "round \(round): \(String(decoding: answered.body, as: UTF8.self))")
+        }
+        let ready = try await server.request("/v2/health/ready")
+        #expect(ready.status == 200)
+        server.expectCleanStop()
+    }
+
+    @Test("A HEIC decoded in a child answers as the command line, which decodes in process")
+    func sameAnswer() async throws {
+        let cli = try await OffPool.run {
+            try ProcessResult.run(
+                Fixtures.netrunner,
+                [
+                    "bulk", "--exact-decoding", "--no-progress", "--model",
+                    Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_uint8.tiobundle"), Self.heic,
+                ])
+        }
+        #expect(cli.status == 0, "\(cli.stderr)")
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(cli.stdout.utf8)) as? [String: Any])
+        let server = try await ServerProcess()
+        let reply = try await server.request(
+            Self.classify, method: "POST", body: try Data(contentsOf: URL(fileURLWithPath: Self.heic)))
+        #expect(reply.status == 200)
+        let served = (reply.json["inference_results"] as? [String: Any] ?? [:]) as NSDictionary
+        let expected = (line["inference_results"] as? [String: Any] ?? [:]) as NSDictionary
+        #expect(served == expected, "served \(served), the command line \(expected)")
+        server.expectCleanStop()
+    }
+}

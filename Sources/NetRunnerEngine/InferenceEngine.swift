@@ -185,11 +185,23 @@ package final class InferenceEngine: Sendable {
     ///
     /// The model, read anew, replaces one of its id (unloaded, failed or serving); it is checked by the model gate,
     /// loaded and warmed up by one worker, then ready, and every worker drops its interpreters
-    /// of the old one. A model that serves goes on serving while it is loaded again.
+    /// of the old one. A model that serves goes on serving while it is loaded again, and goes on
+    /// serving if the new file fails (Triton's behaviour): the new one is checked and run once
+    /// off the workers before it replaces anything.
     ///
     /// - Parameter model: The model.
     /// - Throws: ``EngineError/modelUnavailable(id:reason:)`` when it fails to load.
     package func load(_ model: ServedModel) async throws(EngineError) {
+        if let serving = models.first(where: { $0.id == model.id }), state(of: model.id) == .ready {
+            do {
+                try await Self.tryOnce(model, accelerator: configuration.accelerator)
+            } catch {
+                logger.warning("model \(model.id): the new file failed; the served one goes on: \(error)")
+                throw .modelUnavailable(
+                    id: model.id,
+                    reason: "\(error); the version already served (generation \(serving.generation)) goes on serving")
+            }
+        }
         let model = served.withLock { served in
             var model = model
             if let index = served.firstIndex(where: { $0.id == model.id }) {
@@ -205,6 +217,30 @@ package final class InferenceEngine: Sendable {
         try await warmUp(model)
         logger.info("model \(model.id) loaded from \(model.origin)")
     }
+
+    /// Checks a model with the model gate and runs its default task once on a grey image, on a
+    /// queue of its own (neither a worker nor the cooperative pool waits on the gate's child).
+    private static func tryOnce(_ model: ServedModel, accelerator: Accelerator) async throws {
+        let outcome: Result<Void, any Error> = await withCheckedContinuation { continuation in
+            tryQueue.async {
+                continuation.resume(
+                    returning: Result {
+                        try ModelGate.admit(model.model)
+                        var options = ImageTask.Options()
+                        options.kind = model.kind
+                        options.accelerator = accelerator
+                        let task = try ImageTask(model: model.model, options: options)
+                        let size = task.preprocessing.size
+                        let grey = try PixelBuffer(
+                            width: size.width, height: size.height, format: .rgb24,
+                            bytes: [UInt8](repeating: 128, count: size.width * size.height * 3))
+                        _ = try task.run(.pixels(grey))
+                    })
+            }
+        }
+        try outcome.get()
+    }
+    private static let tryQueue = DispatchQueue(label: "netrunner.engine.reload-check", attributes: .concurrent)
 
     /// Stops serving a model (Triton's `unload`).
     ///

@@ -42,13 +42,35 @@ public enum ModelCheck {
         public var isAccepted: Bool { self == .accepted }
     }
 
+    /// What a check found: the verdict and, for a model that ran, the memory it took.
+    public struct Report: Equatable, Hashable, Sendable {
+        /// The verdict.
+        public var verdict: Verdict
+        /// For an accepted model, what serving it costs a worker, in bytes.
+        ///
+        /// The memory the check process grew by while it loaded the model, allocated its
+        /// tensors and ran it once: its peak resident set, less what it held with the runtime
+        /// loaded and no model. `nil` for other verdicts, or when the checker did not say.
+        public var memoryBytes: Int?
+
+        /// Creates a report.
+        ///
+        /// - Parameters:
+        ///   - verdict: The verdict.
+        ///   - memoryBytes: The memory measured, for an accepted model.
+        public init(verdict: Verdict, memoryBytes: Int? = nil) {
+            self.verdict = verdict
+            self.memoryBytes = memoryBytes
+        }
+    }
+
     /// The environment variable naming the checker executable, checked first.
     public static let checkerEnvironmentVariable = "NETRUNNER_CHECKER"
 
     // MARK: - The child's protocol
 
     /// The version of the parent-child protocol; a child refuses any other.
-    static let protocolVersion = 1
+    static let protocolVersion = 2
 
     /// What every checker request's marker argument starts with, whatever its version.
     static let childMarkerPrefix = "--netrunner-model-check-child"
@@ -61,7 +83,7 @@ public enum ModelCheck {
     /// With the text the child writes on stdout, they are all it tells its parent; a crash or
     /// a hang shows in how the child ends, not in a status. Defined here only.
     enum ChildStatus {
-        /// The model loaded, compiled and ran once.
+        /// The model loaded, compiled and ran once; stdout holds `memory BYTES`.
         static let accepted: Int32 = 0
         /// The model was refused; stdout holds the reason.
         static let rejected: Int32 = 2
@@ -96,6 +118,25 @@ public enum ModelCheck {
         timeout: Double = 60,
         checkerPath: String? = nil
     ) throws -> Verdict {
+        try report(modelPath: modelPath, options: options, timeout: timeout, checkerPath: checkerPath).verdict
+    }
+
+    /// Checks the model at `modelPath` in a child process, as
+    /// ``check(modelPath:options:timeout:checkerPath:)`` does, and reports the memory it took.
+    ///
+    /// - Parameters:
+    ///   - modelPath: The model file to check.
+    ///   - options: The options the model will be run with.
+    ///   - timeout: How long the child may take, in seconds, before it is killed.
+    ///   - checkerPath: The checker executable to run; `nil` finds it.
+    /// - Returns: The verdict and, for an accepted model, its memory.
+    /// - Throws: As ``check(modelPath:options:timeout:checkerPath:)``.
+    public static func report(
+        modelPath: String,
+        options: Interpreter.Options? = nil,
+        timeout: Double = 60,
+        checkerPath: String? = nil
+    ) throws -> Report {
         // A missing runtime is this process's problem, not the model's: say so here.
         do {
             try Runtime.load()
@@ -108,13 +149,15 @@ public enum ModelCheck {
         let reason = String(result.output.reversed().drop(while: \.isWhitespace).reversed())
         switch result.termination {
         case .exited(ChildStatus.accepted):
-            return .accepted
+            let memory = reason.hasPrefix("memory ") ? Int(reason.dropFirst(7)) : nil
+            return Report(verdict: .accepted, memoryBytes: memory.map { max($0, 0) })
         case .exited(ChildStatus.unsupportedRequest):
             throw InterpreterError.tensorFlowLiteError(
                 "the model checker \(executable) cannot run this check: "
                     + (reason.isEmpty ? "it does not speak model check protocol \(protocolVersion)." : reason))
         case .exited(ChildStatus.rejected):
-            return .rejected(reason.isEmpty ? "the checker refused the model without a reason" : reason)
+            return Report(
+                verdict: .rejected(reason.isEmpty ? "the checker refused the model without a reason" : reason))
         case .exited(64):
             // EX_USAGE: a checker that does not know the request at all (built before the protocol).
             throw InterpreterError.tensorFlowLiteError(
@@ -122,13 +165,15 @@ public enum ModelCheck {
         case .exited(let status):
             // Not one of the protocol's statuses: the child died on its own (exit() from inside
             // the runtime, a sanitizer's report): the model is not safe to load here.
-            return .crashed(
-                "the runtime ended the check of \(modelPath) without a verdict (exit status \(status))")
+            return Report(
+                verdict: .crashed(
+                    "the runtime ended the check of \(modelPath) without a verdict (exit status \(status))"))
         case .signaled(let signal):
-            return .crashed(
-                "the runtime crashed on \(modelPath) (signal \(signal), \(ChildProcess.signalName(signal)))")
+            return Report(
+                verdict: .crashed(
+                    "the runtime crashed on \(modelPath) (signal \(signal), \(ChildProcess.signalName(signal)))"))
         case .timedOut:
-            return .timedOut(seconds: timeout)
+            return Report(verdict: .timedOut(seconds: timeout))
         }
     }
 
@@ -177,12 +222,60 @@ public enum ModelCheck {
         var options = Interpreter.Options()
         options.threadCount = threads
         do {
+            // What the process holds with the runtime loaded and no model, then its peak.
+            try Runtime.load()
+            let baseline = residentBytes()
             try runInProcess(modelPath: arguments[3], options: options)
+            report("memory \(max(peakResidentBytes() - baseline, 0))")
             return ChildStatus.accepted
         } catch {
             report("\(error)")
             return ChildStatus.rejected
         }
+    }
+
+    /// The largest resident set this program has had, in bytes.
+    ///
+    /// On Linux `VmHWM` of `/proc/self/status`, the high-water mark of this program's own
+    /// memory map: `getrusage`'s `ru_maxrss` would also count the parent's, which a spawned
+    /// child inherits across `exec` (a checker started by a 300 MB server would report 300 MB
+    /// for any model).
+    static func peakResidentBytes() -> Int {
+        #if os(Linux)
+            let file = open("/proc/self/status", O_RDONLY)
+            guard file >= 0 else { return 0 }
+            defer { close(file) }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+            guard count > 0 else { return 0 }
+            for line in String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n")
+            where line.hasPrefix("VmHWM:") {
+                let digits = line.dropFirst(6).filter(\.isNumber)
+                return (Int(digits) ?? 0) * 1024  // kB
+            }
+            return 0
+        #else
+            var usage = rusage()
+            getrusage(RUSAGE_SELF, &usage)
+            return Int(usage.ru_maxrss)  // bytes on macOS
+        #endif
+    }
+
+    /// The process's resident set now, in bytes (`/proc/self/statm`; 0 where there is none).
+    static func residentBytes() -> Int {
+        #if os(Linux)
+            let file = open("/proc/self/statm", O_RDONLY)
+            guard file >= 0 else { return 0 }
+            defer { close(file) }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+            guard count > 0 else { return 0 }
+            let fields = String(decoding: buffer[0..<count], as: UTF8.self).split(separator: " ")
+            guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+            return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        #else
+            return 0
+        #endif
     }
 
     /// Writes `text` and a newline to file descriptor 1, unbuffered (the child exits next).

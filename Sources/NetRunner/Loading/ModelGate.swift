@@ -31,14 +31,33 @@ public enum ModelGate {
     /// The environment variable naming the cache folder (`model-checks/` is made inside it).
     public static let cacheEnvironmentVariable = "NETRUNNER_CACHE_DIR"
 
-    /// What the child found, as remembered.
+    /// What the child found, as remembered: for an accepted model, the memory it took (`nil`
+    /// for a verdict remembered from before it was measured).
     private enum Verdict: Equatable {
-        case accepted
+        case accepted(memoryBytes: Int?)
         case refused(String)
     }
 
-    /// Verdicts of this process, by digest; the lock also serialises checks.
-    private static let verdicts = Mutex<[String: Verdict]>([:])
+    /// One model's verdict in this process; its lock serialises that model's checks only, so a
+    /// slow check of one model never holds up another's.
+    private final class Entry: Sendable {
+        let verdict = Mutex<Verdict?>(nil)
+    }
+
+    /// This process's entries, by digest (the lock is held only to find or add one).
+    private static let entries = Mutex<[String: Entry]>([:])
+
+    /// The most memory a model may take when loaded and run, measured in the check process
+    /// (``ModelCheck/Report/memoryBytes``), in bytes; `nil` (the default) for no limit.
+    ///
+    /// A server sets it for the whole process (`serve`, `hub serve` and `import` take
+    /// `--max-model-memory`): a tiny file can declare tensors of gigabytes, and this refuses it
+    /// before it is served. Models checked before memory was measured are checked again once.
+    public static var memoryLimit: Int? {
+        get { limit.withLock { $0 } }
+        set { limit.withLock { $0 = newValue.map { max($0, 0) } } }
+    }
+    private static let limit = Mutex<Int?>(nil)
     /// The number of child processes this process ran (for tests and the cost measurement).
     public static var checksRun: Int { checkCount.load(ordering: .relaxed) }
     private static let checkCount = Atomic<Int>(0)
@@ -79,21 +98,40 @@ public enum ModelGate {
     public static func admit(_ model: LoadedModel, timeout: Double = 60) throws {
         guard model.trust == .checked, !isDisabled else { return }
         let digest = model.sha256
-        try verdicts.withLock { verdicts in
-            let verdict: Verdict
-            if let known = verdicts[digest] ?? remembered(digest) {
-                verdict = known
-            } else {
+        let entry = entries.withLock { entries in
+            if let known = entries[digest] { return known }
+            let made = Entry()
+            entries[digest] = made
+            return made
+        }
+        let limit = memoryLimit
+        try entry.verdict.withLock { known in
+            var verdict = known ?? remembered(digest)
+            // A verdict from before memory was measured says nothing against a limit: check again.
+            if verdict == nil || (limit != nil && verdict == .accepted(memoryBytes: nil)) {
                 verdict = try check(model, digest: digest, timeout: timeout)
-                verdicts[digest] = verdict
             }
-            if case .refused(let reason) = verdict {
+            known = verdict
+            switch verdict {
+            case .refused(let reason)?:
                 throw InterpreterError.failedToLoadModel(
                     reason: "\(model.modelFile): \(reason); it is not loaded in this process (model SHA-256 \(digest))."
                 )
+            case .accepted(let memory)?:
+                if let limit, let memory, memory > limit {
+                    throw InterpreterError.failedToLoadModel(
+                        reason: "\(model.modelFile) takes \(mebibytes(memory)) MiB of memory when loaded and run once "
+                            + "(measured in a check process), more than this process's limit of \(mebibytes(limit)) MiB "
+                            + "(--max-model-memory); it is not loaded (model SHA-256 \(digest)).")
+                }
+            case nil:
+                break
             }
         }
     }
+
+    /// Bytes in MiB, rounded up.
+    private static func mebibytes(_ bytes: Int) -> Int { (bytes + (1 << 20) - 1) >> 20 }
 
     /// Runs the child on the model's bytes (written to a private file) and remembers a final
     /// verdict on disk.
@@ -127,9 +165,13 @@ public enum ModelGate {
         }
         checkCount.add(1, ordering: .relaxed)
         let verdict: Verdict
-        switch try ModelCheck.check(modelPath: temporary, timeout: timeout) {
-        case .accepted, .rejected:
-            verdict = .accepted
+        let report = try ModelCheck.report(modelPath: temporary, timeout: timeout)
+        switch report.verdict {
+        case .accepted:
+            verdict = .accepted(memoryBytes: report.memoryBytes)
+        case .rejected:
+            // Refused cleanly by the runtime: loading it here throws the same error, harmlessly.
+            verdict = .accepted(memoryBytes: 0)
         case .crashed(let reason):
             let signal = reason.firstIndex(of: "(").map { String(reason[$0...]) } ?? ""
             verdict = .refused("the runtime crashed on this model in a check process \(signal)")
@@ -140,7 +182,8 @@ public enum ModelGate {
         if stored {
             let text: String
             switch verdict {
-            case .accepted: text = "accepted\n"
+            case .accepted(let memory?): text = "accepted memory \(memory)\n"
+            case .accepted(nil): text = "accepted\n"
             case .refused(let reason): text = "refused " + reason + "\n"
             }
             try? FileIO.writeAtomically(Data((verdictHeader(digest) + text).utf8), to: folder + "/" + digest)
@@ -175,7 +218,10 @@ public enum ModelGate {
         let header = verdictHeader(digest)
         guard text.hasPrefix(header) else { return nil }
         let verdict = String(text.dropFirst(header.count)).trimmingWhitespace()
-        if verdict == "accepted" { return .accepted }
+        if verdict == "accepted" { return .accepted(memoryBytes: nil) }
+        if verdict.hasPrefix("accepted memory "), let memory = Int(verdict.dropFirst(16)), memory >= 0 {
+            return .accepted(memoryBytes: memory)
+        }
         if verdict.hasPrefix("refused ") { return .refused(String(verdict.dropFirst(8))) }
         return nil
     }

@@ -99,6 +99,8 @@ extension NetRunnerNetCommand.Hub {
 
         @OptionGroup var connections: ConnectionOptions
 
+        @OptionGroup var modelMemory: ModelMemoryOption
+
         func validate() throws {
             try OptionLimits.check(port, "--port", in: 0...65_535)
             try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 34))
@@ -110,6 +112,7 @@ extension NetRunnerNetCommand.Hub {
         }
 
         func run() async throws {
+            modelMemory.apply()
             let hub = try makeHub()
             let folder = data
             try await ListenFailure.explaining("netrunner hub serve", host: host, port: port) {
@@ -138,6 +141,8 @@ extension NetRunnerNetCommand.Hub {
             configuration.allowedHosts = Set(connections.allowedHosts)
             configuration.idleTimeout = connections.idle
             configuration.maximumConnections = connections.maximumConnections
+            configuration.maximumConnectionsPerAddress = connections.maximumConnectionsPerAddress
+            configuration.requestTimeout = connections.request(or: configuration.requestTimeout)
             configuration.drainTimeout = connections.drain
             configuration.adoptionLimit = adoptionLimit
             return HubServer(configuration: configuration, logger: logger)

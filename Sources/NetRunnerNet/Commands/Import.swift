@@ -45,7 +45,10 @@ extension NetRunnerNetCommand {
             help: "Let the URL lead to loopback, private and link-local addresses (a server on your own network).")
         var allowsPrivateImports = false
 
+        @OptionGroup var modelMemory: ModelMemoryOption
+
         func run() async throws {
+            modelMemory.apply()
             let importer = ModelImporter(modelsFolder: models, allowsPrivateAddresses: allowsPrivateImports)
             let meter = DownloadMeter()
             let (source, sha256, replace) = (self.source, self.sha256, self.replace)

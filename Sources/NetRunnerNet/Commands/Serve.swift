@@ -130,6 +130,8 @@ extension NetRunnerNetCommand {
             help: "Each decoder process's address-space limit, in MiB (default: 3072, a 100-megapixel HEIC's need).")
         var decoderMemory = DecoderIsolation.Configuration.defaultMemoryLimit >> 20
 
+        @OptionGroup var modelMemory: ModelMemoryOption
+
         @Flag(help: "Log every request and the runtime's own lines.")
         var verbose = false
 
@@ -172,6 +174,8 @@ extension NetRunnerNetCommand {
         }
 
         func run() async throws {
+            // Before the models are checked (makeServer): the --models folder's count against it too.
+            modelMemory.apply()
             let (server, served) = try makeServer()
             let (host, port) = (server.configuration.host, server.configuration.port)
             let ids = served.map(\.id).joined(separator: ", ")
@@ -238,6 +242,8 @@ extension NetRunnerNetCommand {
             configuration.allowedHosts = Set(connections.allowedHosts)
             configuration.idleTimeout = connections.idle
             configuration.maximumConnections = connections.maximumConnections
+            configuration.maximumConnectionsPerAddress = connections.maximumConnectionsPerAddress
+            configuration.requestTimeout = connections.request(or: configuration.requestTimeout)
             configuration.drainTimeout = connections.drain
             return (InferenceServer(engine: engine, configuration: configuration, logger: logger), served)
         }

@@ -1,0 +1,55 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+/// Issue 43, finding 5: a 1,068-byte model that tiles one value into a [1,4096,4096,21] map
+/// passed the model gate (which looked for crashes and hangs only) and left `serve` at 4.2 GB.
+/// The gate's check process now measures what a model takes when loaded and run once, and
+/// `serve`, `import` and `hub serve` refuse one above `--max-model-memory` before serving or
+/// storing it. The fixture here is a 460-byte model of 88 MB of output tensor (about 177 MiB
+/// measured), against a limit of 64 MiB; the real models take 10-48 MiB.
+@Suite("Models bounded by the memory they take", .serialized)
+struct ModelMemoryLimitTests {
+    static let huge = Fixtures.path("Tests/Fixtures/Hostile/tile_88mb.tflite")
+
+    @Test("import refuses a tiny model with a huge tensor, naming what it takes and the limit; nothing is installed")
+    func importRefuses() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let models = folder.path("models")
+        let refused = try ProcessResult.run(
+            Fixtures.netrunner, ["import", Self.huge, "--models", models, "--max-model-memory", "64"])
+        #expect(refused.status != 0)
+        #expect(
+            refused.stderr.contains("more than this process's limit of 64 MiB (--max-model-memory)"),
+            "\(refused.stderr)")
+        #expect(refused.stderr.contains("Nothing was installed"), "\(refused.stderr)")
+        let installed = (try? FileManager.default.contentsOfDirectory(atPath: models)) ?? []
+        #expect(!installed.contains { $0.hasSuffix(".tflite") }, "\(installed)")
+        // Under a limit it fits, it is installed as any model.
+        let accepted = try ProcessResult.run(
+            Fixtures.netrunner, ["import", Self.huge, "--models", models, "--max-model-memory", "1024"])
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+    }
+
+    @Test("serve leaves a model over the limit UNAVAILABLE with the reason, and serves the others (the embedded)")
+    func serveRefuses() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let models = folder.path("models")
+        try FileManager.default.createDirectory(atPath: models, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Self.huge, toPath: models + "/tile_88mb.tflite")
+        let server = try await ServerProcess(["--no-import", "--max-model-memory", "64"], models: models)
+        let index = try await server.request("/v2/repository/index", method: "POST")
+        let entries = (try JSONSerialization.jsonObject(with: index.body) as? [[String: String]]) ?? []
+        let tile = entries.first { $0["name"] == "tile_88mb" }
+        #expect(
+            tile?["state"] == "UNAVAILABLE" && tile?["reason"]?.contains("--max-model-memory") == true, "\(entries)")
+        #expect(entries.first { $0["name"] == "mobilenet-v2-1.0-224-uint8" }?["state"] == "READY", "\(entries)")
+        let coffee = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")))
+        #expect(
+            try await server.request("/v1/models/mobilenet-v2-1.0-224-uint8/classify", method: "POST", body: coffee)
+                .status == 200)
+        server.expectCleanStop()
+    }
+}

@@ -51,6 +51,7 @@ PORTRAITS = os.path.join(ROOT, "Tests/Fixtures/Photos/faces/two_portraits.jpg")
 TFLITE = os.path.join(ROOT, "Models/mobilenet_v2_1.0_224_uint8_metadata.tflite")
 FLOAT_BUNDLE = os.path.join(ROOT, "Models/bundles/mobilenet_v2_1.0_224_float32.tiobundle")
 FAKE_HUB = os.path.join(ROOT, "tools/hub/fake_hub.py")
+HOSTILE = os.path.join(ROOT, "Tests/Fixtures/Hostile")
 TFLITE_DIGEST = "f3594f132b91cffd0b45c85f33056564e98c4125c107ea964de7d5accf1dacae"
 
 KEY = "trial-s3cret-key"
@@ -417,6 +418,13 @@ class FileSite:
                             time.sleep(0.02)
                     except OSError:
                         pass
+                elif path == "/tile_1400mb.tflite":
+                    with open(os.path.join(HOSTILE, "tile_1400mb.tflite"), "rb") as handle:
+                        data = handle.read()
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
                 elif path == "/redirect":
                     self.send_response(302)
                     self.send_header("Location", site.redirect_to)
@@ -2062,6 +2070,90 @@ class Trial:
 
         self.case("4.9", "HEAD on keyed serve's routes (GET/HEAD)", "HEAD as GET: open 200, else 401", head)
 
+    def round_five(self):
+        """Issue 43: sizes a file or a model declares, and the work they ask for, bounded before it is spent;
+        no decoder takes a server down; a failed reload leaves the served version serving."""
+        oport = self.open.port
+        classify = f"/v1/models/{UINT8}/classify"
+
+        def photo(name, expected_status, word, seconds):
+            def run():
+                with open(os.path.join(HOSTILE, name), "rb") as handle:
+                    data = handle.read()
+                before = proc_status(self.open.pid, "VmHWM")
+                started = time.monotonic()
+                reply = request(oport, "POST", classify, data, {"Content-Type": "application/octet-stream"}, timeout=120)
+                took = time.monotonic() - started
+                after = proc_status(self.open.pid, "VmHWM")
+                grew = (after - before) // 1024 if before is not None and after is not None else None
+                ok = reply.status == expected_status and took < seconds and (word is None or word in reply.text())
+                return f"{reply.status} in {took:.1f} s, peak RSS +{grew} MB: {reply.text()[:90]!r}", ok
+            return run
+
+        for name, status, word, seconds, what in (
+            ("heic_grid_lying_ispe.heic", 400, "32768x32768", 5, "400 at once (before: SIGSEGV)"),
+            ("avif_grid_lying_ispe.avif", 400, "32768x32768", 5, "400 at once (before: SIGSEGV)"),
+            ("heic_grid_many_tiles.heic", 400, "limit", 5, "400 at once (before: 15 s of tiles)"),
+            ("gif_frame_past_screen.gif", 200, None, 5, "200, cropped"),
+            ("gif_frame_past_screen_interlaced.gif", 200, None, 5, "200 (1 MP of LZW, in the limit)"),
+            ("webp_anim_huge_canvas.webp", 200, None, 60, "200 (one canvas: ours)"),
+        ):
+            self.case(43, f"POST {name} (open)", what, photo(name, status, word, seconds))
+
+        def tiny_huge_model():
+            started = request(oport, "POST", "/v1/imports", json.dumps({"url": self.site.url("tile_1400mb.tflite")}).encode(),
+                              {"Content-Type": "application/json"})
+            job_id = started.json().get("id")
+            job, deadline = {}, time.monotonic() + 120
+            while job_id and time.monotonic() < deadline:
+                job = request(oport, "GET", f"/v1/imports/{job_id}").json()
+                if job.get("state") in ("failed", "done", "installed", "served"):
+                    break
+                time.sleep(0.2)
+            error = job.get("error") or ""
+            installed = [name for name in os.listdir(os.path.join(self.folder, "models-open")) if name.startswith("tile")]
+            ok = started.status == 202 and job.get("state") == "failed" and "--max-model-memory" in error and installed == []
+            return f"{started.status}, {job.get('state')}: {error[:120]!r}; installed {installed}", ok
+
+        self.case(43, "import a 460-byte model of a 1.4 GB tensor (open)", "failed: --max-model-memory", tiny_huge_model)
+
+        def reload_under_load():
+            bundle = os.path.join(self.folder, "models-open", os.path.basename(FLOAT_BUNDLE))
+            model = next(os.path.join(bundle, name) for name in os.listdir(bundle) if name.endswith(".tflite"))
+            with open(model, "rb") as handle:
+                original = handle.read()
+            # BlazeFace with four bytes changed passes LiteRT's verifier and crashes it.
+            with open(os.path.join(ROOT, "Models/face_detection_short_range.tflite"), "rb") as handle:
+                crashing = bytearray(handle.read())
+            crashing[209284:209288] = b"\xff\xff\xff\xff"
+            crashing += os.urandom(16)
+            statuses = []
+
+            def load():
+                for _ in range(10):
+                    reply = request(oport, "POST", f"/v1/models/{FLOAT32}/classify", self.coffee,
+                                    {"Content-Type": "image/jpeg"}, timeout=120)
+                    statuses.append(reply.status)
+
+            workers = [threading.Thread(target=load) for _ in range(3)]
+            try:
+                with open(model, "wb") as handle:
+                    handle.write(crashing)
+                for worker in workers:
+                    worker.start()
+                reloaded = request(oport, "POST", f"/v2/repository/models/{FLOAT32}/load", b"", timeout=120)
+                for worker in workers:
+                    worker.join(timeout=120)
+            finally:
+                with open(model, "wb") as handle:
+                    handle.write(original)
+            ready = request(oport, "GET", f"/v2/models/{FLOAT32}/ready")
+            bad = [status for status in statuses if status != 200]
+            ok = reloaded.status >= 400 and "goes on serving" in reloaded.text() and ready.status == 200 and not bad
+            return f"reload {reloaded.status}, ready {ready.status}, {len(statuses)} requests, not 200: {bad}", ok
+
+        self.case(43, "reload of a crashing file under load (open)", "refused; old serves; all 200", reload_under_load)
+
     def drain(self):
         for server in (self.main, self.open, self.hub):
             def stop(server=server):
@@ -2111,6 +2203,7 @@ class Trial:
         self.round_four_links()
         self.round_four_local()
         self.round_four_slow_bodies()
+        self.round_five()
         self.drain()
 
 

@@ -34,6 +34,16 @@ public enum ImageDecoder {
     }
     private static let isolationSetting = Mutex<DecoderIsolation?>(nil)
 
+    /// The budget large photos share while they decode, for the whole process.
+    ///
+    /// `nil` (the default) admits every photo at once. A server sets it once (see
+    /// ``PixelBudget``); photos handed to ``isolation`` are bounded by their children instead.
+    public static var admission: PixelBudget? {
+        get { admissionSetting.withLock { $0 } }
+        set { admissionSetting.withLock { $0 = newValue } }
+    }
+    private static let admissionSetting = Mutex<PixelBudget?>(nil)
+
     /// Reads and decodes the image file at `path`.
     ///
     /// - Parameters:
@@ -79,6 +89,7 @@ public enum ImageDecoder {
             return try isolation.decode(data: data, format: format, options: options, source: source)
         }
         let context = DecodeContext(source: source, format: format, options: options)
+        defer { context.admitted.end() }
         var image = try withBytes(data) { (bytes) throws(ImageError) -> DecodedImage in
             switch format {
             case .jpeg: try JPEGDecoder.decode(bytes, context)
@@ -158,6 +169,32 @@ struct DecodeContext {
     let source: String
     let format: ImageFormat
     let options: DecodingOptions
+    /// The pixels this decode holds of ``ImageDecoder/admission``, given back when it ends.
+    let admitted = Admission()
+
+    /// A decode's share of the pixel budget: the most it has asked for, taken as it grows.
+    final class Admission {
+        var pixels = 0
+        var budget: PixelBudget?
+
+        /// Holds `pixels` of the process's budget, or what it holds if that is more.
+        func hold(_ pixels: Int) {
+            guard let budget = budget ?? ImageDecoder.admission else { return }
+            self.budget = budget
+            guard pixels > self.pixels else { return }
+            // What it holds is given back before it waits for the larger share: a decode never
+            // waits while holding pixels, so two growing decodes cannot wait on each other.
+            budget.release(self.pixels)
+            self.pixels = 0
+            self.pixels = budget.acquire(pixels)
+        }
+
+        /// Gives back what it holds.
+        func end() {
+            budget?.release(pixels)
+            pixels = 0
+        }
+    }
 
     /// Throws ``ImageError/tooManyPixels(source:width:height:limit:)`` or
     /// ``ImageError/corrupt(source:format:reason:)`` for a header size that must not be allocated.
@@ -169,6 +206,8 @@ struct DecodeContext {
         guard !overflow, pixels <= options.maximumPixelCount else {
             throw .tooManyPixels(source: source, width: width, height: height, limit: options.maximumPixelCount)
         }
+        // Before any pixel work: a large photo waits for its share of the process's budget.
+        admitted.hold(pixels)
     }
 
     /// `a * b` for sizes computed from header values, or a ``ImageError/corrupt(source:format:reason:)``

@@ -180,6 +180,9 @@ extension NetRunnerNetCommand {
             let (host, port) = (server.configuration.host, server.configuration.port)
             let ids = served.map(\.id).joined(separator: ", ")
             let threadCount = server.engine.configuration.threads
+            // Admission by megapixels: photos over 16 MP share a budget of two of the largest
+            // allowed, decoded at once, whatever the number of workers.
+            ImageDecoder.admission = PixelBudget(capacity: 2 * server.engine.configuration.maximumPixelCount)
             if !decodesInProcess {
                 // Process-wide: every decode of this server (requests, albums, jobs) of a format
                 // whose decoder is not hardened goes to a child.

@@ -77,6 +77,9 @@ package enum CommandLineMain {
         exit(127)
     }
 
+    /// The environment variable that keeps HEIC and AVIF decoding in process (`1`).
+    package static let decodeInProcessVariable = "NETRUNNER_DECODE_IN_PROCESS"
+
     /// Serves `ModelCheck`'s child processes (the library's own protocol, not a command), then
     /// parses the command line and runs the command as ArgumentParser does, except that an
     /// error's message (which may quote file names and file contents) is written with its
@@ -87,9 +90,16 @@ package enum CommandLineMain {
         if let status = ModelCheck.runChildIfRequested(arguments: CommandLine.arguments) {
             Root.exit(withError: ExitCode(status))
         }
-        // A decoder child of a server's DecoderIsolation pool.
+        // A decoder child of a DecoderIsolation pool (this executable's own, or a server's).
         if let status = DecoderIsolation.runChildIfRequested(arguments: CommandLine.arguments) {
             Root.exit(withError: ExitCode(status))
+        }
+        // HEIC and AVIF decode in child processes of this executable, started on the first such
+        // photo: libheif 1.19 corrupts its heap on a grid whose tiles decode to another size than
+        // they declare (Tests/Fixtures/Hostile/heic_grid_tile_taller.heic), and a bulk run over a
+        // phone's library must not die of one file. NETRUNNER_DECODE_IN_PROCESS=1 turns it off.
+        if getenv(decodeInProcessVariable).map({ String(cString: $0) }) != "1" {
+            ImageDecoder.isolation = DecoderIsolation(.init(children: OptionLimits.coreCount))
         }
         // A file size limit (ulimit -f) makes a write fail with EFBIG, reported as an error,
         // instead of killing the process with SIGXFSZ.

@@ -4,39 +4,47 @@ package import Logging
 package import NIOCore
 import NIOHTTPTypes
 
-/// The least pace at which a client must send a request (Apache's mod_reqtimeout, `MinRate=500`).
+/// The least pace at which a client must send a request (Apache's mod_reqtimeout, `MinRate=500`),
+/// and the longest a request may take whatever its pace.
 ///
 /// From a request's first byte until its body has been read whole, the request has `allowance`
 /// (the server's idle timeout), plus one second for every `bytesPerSecond` bytes it has sent
-/// (mod_reqtimeout's `header=…,MinRate=500 body=…,MinRate=500`). When that runs out, the
+/// (mod_reqtimeout's `header=…,MinRate=500 body=…,MinRate=500`), and never more than `limit`
+/// (`--request-timeout`; mod_reqtimeout's `body=20-40`, a maximum). When that runs out, the
 /// request is answered `408 Request Timeout` with `Connection: close` if no answer has started
 /// (else nothing more) and its connection closed.
 ///
 /// Hummingbird's idle timeout starts again at every piece of a body, so a client sending one
 /// byte every few seconds would hold its connection for ever, and a few hundred such clients
-/// every connection the server allows. Only the time the server is waiting for the client
-/// counts: while the server itself holds the body back (a handler not reading yet), the clock
-/// stops. Connections that have become something else (a WebSocket) are left alone
-/// (``stop(on:)``).
+/// every connection the server allows. The rate alone is not enough either: a body sent just
+/// above it (600 bytes/s) holds a connection as long as its size allows (18 hours for 32 MiB),
+/// hence `limit`. Only the time the server is waiting for the client counts: while the server
+/// itself holds the body back (a handler not reading yet), the clock stops. Connections that
+/// have become something else (a WebSocket) are left alone (``stop(on:)``).
 ///
 /// The floor also keeps the idle timeout (Hummingbird's is off): a connection with no request
 /// being read or answered is closed after `allowance`.
 ///
-/// Both servers use it: ``http1(idleTimeout:)`` for a plain HTTP/1.1 server,
+/// Both servers use it: ``http1(floor:perAddress:)`` for a plain HTTP/1.1 server,
 /// ``RateFlooredChannel`` and ``httpHandlers()`` to add it to another child channel.
 package struct RequestRateFloor: Sendable {
     /// What a request may take before the bytes it sends earn more: the server's idle timeout.
     package var allowance: Duration
     /// The bytes that earn one more second (mod_reqtimeout's `MinRate`).
     package var bytesPerSecond: Int
+    /// The most a request may take, whatever its rate (`--request-timeout`); `nil`: no bound
+    /// but the rate's.
+    package var limit: Duration?
 
     /// A floor.
     ///
     /// - Parameters:
     ///   - allowance: What a request may take before its bytes earn more: the idle timeout.
+    ///   - limit: The most a request may take, whatever its rate; `nil`: no bound but the rate's.
     ///   - bytesPerSecond: The bytes that earn one more second; at least 1.
-    package init(allowance: Duration, bytesPerSecond: Int = 500) {
+    package init(allowance: Duration, limit: Duration? = nil, bytesPerSecond: Int = 500) {
         self.allowance = allowance
+        self.limit = limit
         self.bytesPerSecond = max(1, bytesPerSecond)
     }
 
@@ -58,23 +66,41 @@ package struct RequestRateFloor: Sendable {
         (try? channel.pipeline.syncOperations.handler(type: RequestRateGuard.self))?.stop()
     }
 
-    /// A plain HTTP/1.1 server (Hummingbird's `.http1`) with this floor and an idle timeout.
+    /// A plain HTTP/1.1 server (Hummingbird's `.http1`) with a floor (whose allowance is also
+    /// the idle timeout) and a cap on the connections of one client address.
     ///
-    /// - Parameter idleTimeout: How long a connection may stay idle; also the floor's allowance.
+    /// - Parameters:
+    ///   - floor: The floor; its allowance is how long a connection may stay idle.
+    ///   - perAddress: The cap on one address's connections, shared by all of them.
     /// - Returns: The server builder, for `Application(router:server:)`.
-    package static func http1(idleTimeout: Duration) -> HTTPServerBuilder {
-        let floor = RequestRateFloor(allowance: idleTimeout)
-        return HTTPServerBuilder { responder in
-            RateFlooredChannel(
-                inner: HTTP1Channel(
-                    responder: responder,
-                    configuration: .init(additionalChannelHandlers: httpHandlers(), idleTimeout: nil)),
-                floor: floor)
+    package static func http1(floor: RequestRateFloor, perAddress: AddressConnectionCap) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            AddressCappedChannel(
+                inner: RateFlooredChannel(
+                    inner: HTTP1Channel(
+                        responder: responder,
+                        configuration: .init(additionalChannelHandlers: httpHandlers(), idleTimeout: nil)),
+                    floor: floor),
+                cap: perAddress)
         }
     }
 
     /// What a request that has sent `received` bytes may take: the allowance plus a second per
-    /// `bytesPerSecond` bytes, at most about 292 years.
+    /// `bytesPerSecond` bytes, never more than `limit`.
+    func limit(after received: Int) -> TimeAmount {
+        let earned = allowance(after: received)
+        guard let limit else { return earned }
+        return min(earned, TimeAmount(clamping: limit))
+    }
+
+    /// Whether a request that has sent `received` bytes is cut by `limit` rather than by the rate.
+    func isPastLimit(after received: Int) -> Bool {
+        guard let limit else { return false }
+        return TimeAmount(clamping: limit) < allowance(after: received)
+    }
+
+    /// What a request that has sent `received` bytes may take at this rate: the allowance plus a
+    /// second per `bytesPerSecond` bytes, at most about 292 years.
     func allowance(after received: Int) -> TimeAmount {
         let rate = Int64(bytesPerSecond)
         let bytes = Int64(clamping: received)
@@ -280,11 +306,11 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func schedule(_ context: ChannelHandlerContext) {
-        let left = floor.allowance(after: received) - spent()
+        let left = floor.limit(after: received) - spent()
         timer = context.eventLoop.assumeIsolated().scheduleTask(in: max(left, .zero)) { [self] in
             timer = nil
             guard reading, !stopped else { return }
-            if spent() >= floor.allowance(after: received) {
+            if spent() >= floor.limit(after: received) {
                 expire(context)
             } else if waitingSince != nil {
                 schedule(context)
@@ -293,13 +319,14 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Ends a request below the floor: 408 if it has no answer yet (and none to a request before
-    /// it is being written), and the connection closed.
+    /// Ends a request below the floor or past the limit: 408 if it has no answer yet (and none to
+    /// a request before it is being written), and the connection closed.
     private func expire(_ context: ChannelHandlerContext) {
         let answers = !answering && !(headRead && unanswered == 0)
+        let why = floor.isPastLimit(after: received) ? "took too long" : "came too slowly"
         stop()
         if answers {
-            let body = #"{"error":true,"error_description":"Request Timeout: the request came too slowly."}"#
+            let body = #"{"error":true,"error_description":"Request Timeout: the request \#(why)."}"#
             let head =
                 "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n\r\n"

@@ -54,8 +54,16 @@ package struct HubServer: Sendable {
         /// closed; a request may take as long plus a second per 500 bytes it sends, before it
         /// is answered 408 and its connection closed (`RequestRateFloor`).
         package var idleTimeout: Duration = .seconds(60)
+        /// The most a request may take, from its first byte until its body has been read whole,
+        /// whatever its rate (408 past it); `nil`: no bound but the rate floor's.
+        ///
+        /// An hour: the largest upload by default (1 GiB) needs 300 kB/s to get through.
+        package var requestTimeout: Duration? = .seconds(3600)
         /// The most connections open at once; more wait in the kernel's accept queue.
         package var maximumConnections = 512
+        /// The most connections open at once from one client address (an IPv6 /64); one more is
+        /// closed at accept; 0: no cap (behind a proxy, whose address every connection has).
+        package var maximumConnectionsPerAddress = 64
         /// After SIGTERM or SIGINT, how long the requests in flight may take before their
         /// connections are cut and the hub stops.
         package var drainTimeout: Duration = .seconds(20)
@@ -154,10 +162,13 @@ package struct HubServer: Sendable {
             throw error
         }
         let host = configuration.host
-        // Hummingbird's HTTP/1.1 with the request rate floor: a request must keep coming at
-        // 500 bytes/s once --idle-timeout is spent.
+        // Hummingbird's HTTP/1.1 with the request rate floor (a request must keep coming at
+        // 500 bytes/s once --idle-timeout is spent, and end within --request-timeout) and the
+        // cap on one address's connections.
+        let floor = RequestRateFloor(allowance: configuration.idleTimeout, limit: configuration.requestTimeout)
+        let perAddress = AddressConnectionCap(configuration.maximumConnectionsPerAddress)
         let app = Application(
-            router: router, server: RequestRateFloor.http1(idleTimeout: configuration.idleTimeout),
+            router: router, server: RequestRateFloor.http1(floor: floor, perAddress: perAddress),
             configuration: .init(
                 address: .hostname(host, port: configuration.port), serverName: "netrunner-hub",
                 availableConnectionsDelegate: MaximumAvailableConnections(

@@ -29,30 +29,35 @@ extension InferenceServer {
         let maximumFrameBytes = configuration.maximumUploadBytes
         let idleTimeout = configuration.idleTimeout
         // The request rate floor's watchers (RequestRateFloor) among the HTTP handlers: a
-        // request must keep coming at 500 bytes/s once --idle-timeout is spent.
+        // request must keep coming at 500 bytes/s once --idle-timeout is spent, and end within
+        // --request-timeout.
         let channel = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(
                 // The idle timeout is the floor's (RequestRateGuard), not Hummingbird's.
                 additionalChannelHandlers: RequestRateFloor.httpHandlers(), idleTimeout: nil),
             ws: .init(maxFrameSize: maximumFrameBytes))
-        let floor = RequestRateFloor(allowance: idleTimeout)
+        let floor = RequestRateFloor(allowance: idleTimeout, limit: configuration.requestTimeout)
+        // One client address may not take every connection (--max-connections-per-address).
+        let perAddress = AddressConnectionCap(configuration.maximumConnectionsPerAddress)
         let server = HTTPServerBuilder { responder in
-            RateFlooredChannel(
-                inner: GuardedUpgradeChannel(
-                    inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: channel) {
-                        request, channel, _ in
-                        guard
-                            let live = LiveRoute.match(
-                                request, engine: engine, maximumFrameBytes: maximumFrameBytes, access: access)
-                        else {
-                            return .dontUpgrade
-                        }
-                        // A WebSocket may stay quiet as long as it likes.
-                        RequestRateFloor.stop(on: channel)
-                        return .upgrade([:]) { inbound, outbound, _ in try await live.serve(inbound, outbound) }
-                    },
-                    firstRequestTimeout: idleTimeout),
-                floor: floor)
+            AddressCappedChannel(
+                inner: RateFlooredChannel(
+                    inner: GuardedUpgradeChannel(
+                        inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: channel) {
+                            request, channel, _ in
+                            guard
+                                let live = LiveRoute.match(
+                                    request, engine: engine, maximumFrameBytes: maximumFrameBytes, access: access)
+                            else {
+                                return .dontUpgrade
+                            }
+                            // A WebSocket may stay quiet as long as it likes.
+                            RequestRateFloor.stop(on: channel)
+                            return .upgrade([:]) { inbound, outbound, _ in try await live.serve(inbound, outbound) }
+                        },
+                        firstRequestTimeout: idleTimeout),
+                    floor: floor),
+                cap: perAddress)
         }
         var app = Application(
             router: router, server: server,

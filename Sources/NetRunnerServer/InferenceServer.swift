@@ -39,9 +39,17 @@ package struct InferenceServer: Sendable {
         /// closed; a request may take as long plus a second per 500 bytes it sends, before it
         /// is answered 408 and its connection closed (`RequestRateFloor`).
         package var idleTimeout: Duration = .seconds(60)
+        /// The most a request may take, from its first byte until its body has been read whole,
+        /// whatever its rate (408 past it); `nil`: no bound but the rate floor's.
+        ///
+        /// 300 s: the largest upload by default (32 MiB) needs 112 kB/s to get through.
+        package var requestTimeout: Duration? = .seconds(300)
         /// The most connections open at once; more wait in the kernel's accept queue until one
         /// closes.
         package var maximumConnections = 512
+        /// The most connections open at once from one client address (an IPv6 /64); one more is
+        /// closed at accept; 0: no cap (behind a proxy, whose address every connection has).
+        package var maximumConnectionsPerAddress = 64
         /// After SIGTERM or SIGINT, how long the requests in flight may take before their
         /// connections are cut and the server stops.
         package var drainTimeout: Duration = .seconds(20)

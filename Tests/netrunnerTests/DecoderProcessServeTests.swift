@@ -37,7 +37,29 @@ struct DecoderProcessServeTests {
         server.expectCleanStop()
     }
 
-    @Test("A HEIC decoded in a child answers as the command line, which decodes in process")
+    /// Not injected: a HEIC grid whose tiles decode smaller than they declare corrupts libheif
+    /// 1.19's heap (found by the fuzz suite). serve answers 400 and goes on; the command line,
+    /// which decodes HEIC in its own decoder processes too, says why and exits 1.
+    @Test("A HEIC that corrupts libheif's heap costs its request a 400 and the command line one error")
+    func realCrash() async throws {
+        let taller = Fixtures.path("Tests/Fixtures/Hostile/heic_grid_tile_taller.heic")
+        let server = try await ServerProcess()
+        let failed = try await server.request(
+            Self.classify, method: "POST", body: try Data(contentsOf: URL(fileURLWithPath: taller)))
+        let text = String(decoding: failed.body, as: UTF8.self)
+        #expect(failed.status == 400 && text.contains("crashed"), "\(text)")
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))
+        #expect(try await server.request(Self.classify, method: "POST", body: jpeg).status == 200)
+        server.expectCleanStop()
+        let cli = try await OffPool.run {
+            try ProcessResult.run(Fixtures.netrunner, ["classify", taller, Self.coffee])
+        }
+        #expect(
+            cli.status == 1 && cli.stderr.contains("crashed in its decoder process"), "\(cli.status): \(cli.stderr)")
+        #expect(cli.stdout.contains("espresso"), "the other photo is answered: \(cli.stdout)")
+    }
+
+    @Test("A HEIC decoded in serve's decoder process answers as the command line's")
     func sameAnswer() async throws {
         let cli = try await OffPool.run {
             try ProcessResult.run(

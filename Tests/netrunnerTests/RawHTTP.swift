@@ -15,10 +15,24 @@ final class RawConnection: @unchecked Sendable {
     /// `errno` of the last send that failed.
     private(set) var sendError: Int32 = 0
 
-    /// Connects to 127.0.0.1:`port`.
-    init(port: Int) throws {
+    /// Connects to 127.0.0.1:`port`, from `source` (another loopback address, 127.0.0.2) if given.
+    init(port: Int, from source: String? = nil) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw RawHTTPError(message: "socket: \(errno)") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                close(socket)
+                throw RawHTTPError(message: "bind \(source): \(errno)")
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

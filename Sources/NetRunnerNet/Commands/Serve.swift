@@ -127,7 +127,7 @@ extension NetRunnerNetCommand {
 
         @Option(
             name: .customLong("decoder-memory"), parsing: .unconditional,
-            help: "Each decoder process's address-space limit, in MiB (default: 3072, a 100-megapixel HEIC's need).")
+            help: "Each decoder process's address-space limit, in MiB (room for a 100-megapixel HEIC).")
         var decoderMemory = DecoderIsolation.Configuration.defaultMemoryLimit >> 20
 
         @OptionGroup var modelMemory: ModelMemoryOption

@@ -88,6 +88,34 @@ struct HostileFormatTests {
         #expect(differing == 0, "\(differing) bytes of the grid differ from its tile")
     }
 
+    /// Found by the fuzz suite with libheif 1.19 (pillow-heif's 1.23 refuses the file: "Decoded
+    /// image does not have the size signaled in the file"): one byte of the control grid changed,
+    /// so that its tiles' `ispe` says 64x79 over 64x64 bitstreams; libheif pastes each decoded tile
+    /// at the declared size and corrupts its heap (glibc aborts the process). Never decoded in
+    /// this process: in a decoder process, where it costs that decode an error.
+    @Test("A grid whose tiles decode smaller than they declare crashes libheif 1.19, in a decoder process only")
+    func tileTallerThanItsBitstream() throws {
+        let data = try Fixtures.data(Self.folder + "heic_grid_tile_taller.heic")
+        let pool = DecoderIsolation(.init(children: 1))
+        do {
+            let image = try pool.decode(data: data, format: .heif, options: DecodingOptions(), source: "taller.heic")
+            // A libheif that checks the tiles' size refuses it instead; one that decodes it must
+            // not give more than the grid's 192x128.
+            #expect(image.pixels.size == PixelSize(width: 192, height: 128))
+        } catch {
+            switch error {
+            case .decoderFailed(_, _, let reason): #expect(reason.contains("crashed"), "\(reason)")
+            case .corrupt, .unsupportedVariant: break
+            default: Issue.record("\(error)")
+            }
+        }
+        // The pool goes on: the control decodes.
+        let control = try pool.decode(
+            data: try Fixtures.data(Self.folder + "heic_grid_small.heic"), format: .heif, options: DecodingOptions(),
+            source: "small.heic")
+        #expect(control.pixels.size == PixelSize(width: 192, height: 128))
+    }
+
     /// Before: every row of a 1000x1000 frame was decompressed to fill an 8x8 screen, and an
     /// interlaced one past the limit was decoded whole.
     @Test("A GIF frame past its screen is cropped without reading the rows below it, or refused")

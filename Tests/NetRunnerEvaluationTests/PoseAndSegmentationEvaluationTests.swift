@@ -119,6 +119,40 @@ struct PoseAndSegmentationEvaluationTests {
         }
     }
 
+    @Test("Masks at the model's resolution (serve's default) score as the image-size masks do")
+    func modelResolutionMasks() throws {
+        let test = try Self.bundle("segmentation-sample")
+        let records = try Self.run(test)
+        let directory = try ModelDirectory(path: Self.models)
+        var options = ImageSegmenter.Options()
+        options.maskResolution = .model
+        var segmenters: [String: ImageSegmenter] = [:]
+        var small: [ResultsLine] = []
+        for record in records {
+            let model = try #require(record.model)
+            let image = try #require(test.description.images.first { $0.key == record.image })
+            if segmenters[model] == nil {
+                let path = try directory.path(forModel: model, in: test.descriptionPath)
+                segmenters[model] = try ImageSegmenter(model: try LoadedModel(.path(path)), options: options)
+            }
+            let path = try #require(test.localPath(of: image))
+            let result = try #require(try segmenters[model]?.run(.file(path)))
+            let full = try #require(record.answer?.result as? SegmentationResult)
+            #expect(result.categoryMask.width == 513 && result.imageSize == full.imageSize)
+            var line = record
+            line.answer = result.imageAnswer
+            small.append(line)
+            let evaluation = SegmentationEvaluation()
+            #expect(evaluation.agreement(of: result.imageAnswer, with: try #require(record.answer))?.same == true)
+        }
+        let report = try Self.report(test, records: records, kind: .segmentation)
+        let smallReport = try Self.report(test, records: small, kind: .segmentation)
+        #expect(report.models.map(\.metric) == smallReport.models.map(\.metric))
+        #expect(
+            report.models.map { $0.breakdown?.rows.map(\.values) }
+                == smallReport.models.map { $0.breakdown?.rows.map(\.values) })
+    }
+
     @Test("The JSON report keeps the breakdown; the HTML page shows the metrics and the table")
     func reports() throws {
         let (_, lines) = try Self.python("segmentation_sample")

@@ -42,9 +42,22 @@ struct PoseSegmentRouteTests {
     static func post(_ server: ServerSession, _ path: String, photo: String, accept: String? = nil) async throws
         -> ServerSession.Reply
     {
+        try await post(server, path, body: try Fixtures.data(photo), accept: accept)
+    }
+
+    static func post(_ server: ServerSession, _ path: String, body: Data, accept: String? = nil) async throws
+        -> ServerSession.Reply
+    {
         try await server.request(
-            path, method: "POST", body: try Fixtures.data(photo), contentType: "image/png",
-            headers: accept.map { ["Accept": $0] } ?? [:])
+            path, method: "POST", body: body, contentType: "image/png", headers: accept.map { ["Accept": $0] } ?? [:])
+    }
+
+    /// The areas of a `/segment` answer, `(index, pixels)` largest first.
+    static func areas(of line: [String: Any]) -> [[Int]] {
+        let segmentation = (line["inference_results"] as? [String: Any])?["segmentation"] as? [String: Any]
+        return (segmentation?["areas"] as? [[String: Any]] ?? []).map {
+            [$0["index"] as? Int ?? -1, $0["pixels"] as? Int ?? -1]
+        }
     }
 
     @Test("pose answers 17 named keypoints in the image's pixels (Python's within 0.1%) and the skeleton's edges")
@@ -97,12 +110,13 @@ struct PoseSegmentRouteTests {
     }
 
     @Test(
-        "segment answers the areas and the mask as a PNG, Python's on >= 99.5% of pixels; Accept: image/png is the mask"
+        "segment?mask=image answers the areas and the mask as a PNG, Python's on >= 99.5% of pixels; Accept: image/png is the mask"
     )
     func segment() async throws {
         try await ServerSession.with { server in
             for (photo, name) in [(Self.bird, "bird_segmentation"), (Self.squat, "squat")] {
-                let reply = try await Self.post(server, "/v1/models/\(Self.segmenter)/segment", photo: photo)
+                let reply = try await Self.post(
+                    server, "/v1/models/\(Self.segmenter)/segment?mask=image", photo: photo)
                 #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self).prefix(300))")
                 let mask = try Self.mask(of: reply.json)
                 let python = try CategoryMask(
@@ -135,11 +149,108 @@ struct PoseSegmentRouteTests {
 
                 // Accept: image/png: the mask itself, the same one.
                 let picture = try await Self.post(
-                    server, "/v1/models/\(Self.segmenter)/segment", photo: photo, accept: "image/png, */*;q=0.5")
+                    server, "/v1/models/\(Self.segmenter)/segment?mask=image", photo: photo,
+                    accept: "image/png, */*;q=0.5")
                 #expect(picture.status == 200 && picture.headers["content-type"] == "image/png")
                 #expect(try CategoryMask(pngData: picture.body) == mask)
                 #expect(picture.headers["server-timing"]?.contains("inference;dur=") == true)
             }
+        }
+    }
+
+    @Test(
+        "segment's mask is the model's 513x513 by default, the photo's with mask=image (the library's), the same areas"
+    )
+    func maskResolution() async throws {
+        // The squat photo, and the same photo twice its size (each pixel doubled): 500x610 and 1000x1220.
+        let squat = try ImageDecoder.decode(contentsOf: Fixtures.path(Self.squat)).pixels.converted(to: .rgb24)
+        var doubled = [UInt8](repeating: 0, count: 1000 * 1220 * 3)
+        squat.withUnsafeBytes { bytes in
+            for y in 0..<1220 {
+                for x in 0..<1000 {
+                    for c in 0..<3 {
+                        doubled[(y * 1000 + x) * 3 + c] = bytes[(y / 2) * squat.bytesPerRow + (x / 2) * 3 + c]
+                    }
+                }
+            }
+        }
+        let large = try PixelBuffer(width: 1000, height: 1220, format: .rgb24, bytes: doubled).pngData()
+        // The library's answers (the CLI's): the photo-size mask and the areas.
+        var options = ImageTask.Options()
+        options.kind = .segmentation
+        let library = try ImageTask(
+            modelAt: Fixtures.path("Models/bundles/deeplabv3_mnv2_pascal_quant.tiobundle"), options: options)
+        let photos = try [("squat", try Fixtures.data(Self.squat), 500, 610), ("squat x2", large, 1000, 1220)].map {
+            let answer = try #require(try library.run(.data($0.1)).result as? SegmentationResult)
+            return ($0.0, $0.1, $0.2, $0.3, answer.categoryMask, answer.areas.map { [$0.index, $0.pixels] })
+        }
+        try await ServerSession.with { server in
+            let route = "/v1/models/\(Self.segmenter)/segment"
+            for (name, photo, width, height, libraryMask, libraryAreas) in photos {
+                // The default: the model's output resolution, the photo's size beside it.
+                let reply = try await Self.post(server, route, body: photo)
+                #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self).prefix(300))")
+                let small = try Self.mask(of: reply.json)
+                #expect(small.width == 513 && small.height == 513, "\(name): \(small.width)x\(small.height)")
+                #expect(reply.json["image_width"] as? Int == width && reply.json["image_height"] as? Int == height)
+                let problems = try JSONSchemaCheck("docs/results-line.schema.json")
+                    .problems(ofLine: String(decoding: reply.body, as: UTF8.self))
+                #expect(problems.isEmpty, "\(name): \(problems)")
+
+                // mask=image: the photo's size, the library's (and the CLI's) mask.
+                let full = try await Self.post(server, route + "?mask=image", body: photo)
+                #expect(full.status == 200)
+                let mask = try Self.mask(of: full.json)
+                #expect(mask.width == width && mask.height == height)
+                let sameAsLibrary = mask == libraryMask
+                #expect(sameAsLibrary, "\(name): mask=image is not the library's mask")
+                #expect(Self.areas(of: full.json) == libraryAreas)
+
+                // The model's mask scaled onto the photo by nearest neighbour is the photo-size mask,
+                // and the areas are the photo's pixels either way.
+                let scaledBack = small.resized(to: PixelSize(width: width, height: height)) == mask
+                #expect(scaledBack, "\(name): the model's mask scaled to the photo is not the photo-size mask")
+                #expect(Self.areas(of: reply.json) == Self.areas(of: full.json), "\(name)")
+                #expect(Self.areas(of: reply.json).map { $0[1] }.reduce(0, +) == width * height)
+                // Where the photo is larger than the model's output, the photo-size mask sampled back at
+                // the centre of each model cell is the model's mask.
+                if width > 513 && height > 513 {
+                    var same = 0
+                    for y in 0..<513 {
+                        for x in 0..<513 {
+                            let (px, py) = ((2 * x + 1) * width / (2 * 513), (2 * y + 1) * height / (2 * 513))
+                            if mask[px, py] == small[x, y] { same += 1 }
+                        }
+                    }
+                    #expect(same == 513 * 513, "\(name): \(513 * 513 - same) model cells differ")
+                }
+
+                // Accept: image/png: the model's mask, the photo's size in headers; mask=image the photo's.
+                let png = try await Self.post(server, route, body: photo, accept: "image/png")
+                #expect(png.status == 200 && png.headers["content-type"] == "image/png")
+                let pngIsMask = try CategoryMask(pngData: png.body) == small
+                #expect(pngIsMask, "\(name): the PNG is not the JSON's mask")
+                #expect(png.headers["image-width"] == "\(width)" && png.headers["image-height"] == "\(height)")
+                let fullPNG = try await Self.post(server, route + "?mask=image", body: photo, accept: "image/png")
+                let fullPNGIsMask = try CategoryMask(pngData: fullPNG.body) == mask
+                #expect(fullPNGIsMask, "\(name): the PNG is not the JSON's mask")
+                #expect(fullPNG.headers["image-width"] == "\(width)")
+            }
+
+            // mask=model said outright is the default; another value is a 400 naming both.
+            let model = try await Self.post(server, route + "?mask=model", photo: Self.squat)
+            #expect(try Self.mask(of: model.json).width == 513)
+            for value in ["full", "", "IMAGE", "model,image"] {
+                let bad = try await Self.post(server, route + "?mask=\(value)", photo: Self.squat)
+                let message = bad.json["error_description"] as? String ?? ""
+                #expect(bad.status == 400, "mask=\(value): \(bad.status)")
+                #expect(message.contains("mask must be model") && message.contains("image"), "\(message)")
+            }
+            // Another task's answer has no mask: the option is checked, and otherwise ignored.
+            let pose = try await Self.post(server, "/v1/models/\(Self.poseModel)/pose?mask=image", photo: Self.squat)
+            #expect(pose.status == 200)
+            let badPose = try await Self.post(server, "/v1/models/\(Self.poseModel)/pose?mask=x", photo: Self.squat)
+            #expect(badPose.status == 400)
         }
     }
 

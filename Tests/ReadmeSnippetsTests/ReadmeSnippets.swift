@@ -121,6 +121,14 @@ func readmeExample9() throws {
     }
     let mask = result.categoryMask  // width x height class indices, a byte each
     print(mask[256, 256], try mask.pngData().count)  // 3 (bird), a 2.3 kB grayscale PNG
+
+    // For large photos, the mask at the model's output resolution (the default: .image).
+    var options = ImageSegmenter.Options()
+    options.maskResolution = .model
+    let small = try ImageSegmenter(modelPath: "Models/bundles/deeplabv3_mnv2_pascal_quant.tiobundle", options: options)
+        .run(.file("Tests/Fixtures/Pose/squat.png"))
+    print(small.categoryMask.width, small.imageSize.width, small.areas.map(\.pixels))  // 513 500 [250447, 54553]
+    print(small.categoryMask.resized(to: small.imageSize).width)  // 500: the mask .image makes, pixel for pixel
 }
 
 /// Example 1 of docs/streams.md.

@@ -50,6 +50,38 @@ struct PoseAndSegmentCommandTests {
         #expect(lines.contains { $0.contains("bird_segmentation.png,bird,") }, "\(lines)")
     }
 
+    @Test("serve's /segment?mask=image is segment --json's answer; its default mask is the model's 513x513")
+    func serveMaskAsCommand() async throws {
+        let photo = Fixtures.path("Tests/Fixtures/Pose/squat.png")
+        let command = try netrunner(
+            "segment", "--json", "--model", Fixtures.path("Models/bundles/deeplabv3_mnv2_pascal_quant.tiobundle"), photo
+        )
+        #expect(command.status == 0, "\(command.stderr)")
+        let printed = try #require(JSONSerialization.jsonObject(with: Data(command.stdout.utf8)) as? [String: Any])
+        func segmentation(_ line: [String: Any]) -> [String: Any] {
+            (line["inference_results"] as? [String: Any])?["segmentation"] as? [String: Any] ?? [:]
+        }
+        let mask = { (line: [String: Any]) in (segmentation(line)["mask"] as? [String: Any]) ?? [:] }
+        #expect(mask(printed)["width"] as? Int == 500 && mask(printed)["height"] as? Int == 610)
+        try await LiveServer.serve { server in
+            let route = "/v1/models/deeplabv3-mnv2-pascal-quant/segment"
+            let body = try Fixtures.data("Tests/Fixtures/Pose/squat.png")
+            let full = try await server.request(route + "?mask=image", method: "POST", body: body).json
+            // The same PNG bytes and areas as the command's.
+            #expect(mask(full)["data"] as? String == mask(printed)["data"] as? String)
+            let areas = { (line: [String: Any]) in
+                (segmentation(line)["areas"] as? [[String: Any]] ?? []).map {
+                    "\($0["index"] ?? ""):\($0["pixels"] ?? "")"
+                }
+            }
+            #expect(areas(full) == areas(printed) && !areas(full).isEmpty)
+            let small = try await server.request(route, method: "POST", body: body).json
+            #expect(mask(small)["width"] as? Int == 513 && mask(small)["height"] as? Int == 513)
+            #expect(small["image_width"] as? Int == 500 && small["image_height"] as? Int == 610)
+            #expect(areas(small) == areas(printed))
+        }
+    }
+
     @Test("bulk and run on a bare MoveNet or DeepLab .tflite pick the task from the outputs' shapes")
     func bareModels() throws {
         let folder = try TemporaryFolder()

@@ -61,6 +61,11 @@ public struct ImageTask {
             get { results.categoryDenylist }
             set { results.categoryDenylist = newValue }
         }
+        /// A segmenter's mask size (``ResultOptions/maskResolution``).
+        public var maskResolution: CategoryMask.Resolution? {
+            get { results.maskResolution }
+            set { results.maskResolution = newValue }
+        }
 
         /// These options as a task's own: the same base options, the result options applied
         /// with the task's defaults, the rest at its defaults.

@@ -18,6 +18,10 @@ public struct ResultOptions: Equatable, Hashable, Sendable {
     public var categoryAllowlist: [String] = []
     /// These labels are never reported.
     public var categoryDenylist: [String] = []
+    /// A segmenter's category mask size (``ImageSegmenter/Options/maskResolution``).
+    ///
+    /// `nil` for the task's default, the image's size. Other tasks ignore it.
+    public var maskResolution: CategoryMask.Resolution? = nil
 
     /// Creates the defaults: every choice left to the task.
     public init() {}
@@ -29,14 +33,16 @@ public struct ResultOptions: Equatable, Hashable, Sendable {
     ///   - scoreThreshold: The lowest score reported.
     ///   - categoryAllowlist: The only labels reported, if not empty.
     ///   - categoryDenylist: Labels never reported.
+    ///   - maskResolution: A segmenter's mask size.
     public init(
         maxResults: Int? = nil, scoreThreshold: Float? = nil, categoryAllowlist: [String] = [],
-        categoryDenylist: [String] = []
+        categoryDenylist: [String] = [], maskResolution: CategoryMask.Resolution? = nil
     ) {
         self.maxResults = maxResults
         self.scoreThreshold = scoreThreshold
         self.categoryAllowlist = categoryAllowlist
         self.categoryDenylist = categoryDenylist
+        self.maskResolution = maskResolution
     }
 
     /// An answer as it is shown: without a score threshold, a classifier's labels that would

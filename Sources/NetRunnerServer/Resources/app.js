@@ -403,7 +403,7 @@ async function runAlbum() {
 }
 
 function topAnswer(result) {
-  return result.error ? "failed" : taskCaption(result.inference_results || {});
+  return result.error ? "failed" : taskCaption(result.inference_results || {}, result);
 }
 
 function showGrid(album) {

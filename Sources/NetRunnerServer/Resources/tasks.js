@@ -74,13 +74,21 @@ function drawPose(line, canvas, answers, threshold) {
 // Each canvas's latest mask: one decoded after a newer answer was drawn is not drawn.
 const masksDrawn = new WeakMap();
 
+// The image's pixels: the areas count them, whatever the mask's resolution.
+function imagePixels(line, mask) {
+  return Math.max(1, (line.image_width || mask.width || 0) * (line.image_height || mask.height || 0));
+}
+
 // The mask (a grayscale PNG, each pixel's value its class) as a half-transparent overlay in the
 // classes' colours, the background (class 0) and unknown pixels (255) left clear; the legend
-// lists the classes found with the share of the image each covers.
+// lists the classes found with the share of the image each covers. The mask covers the whole
+// image at its own size (serve's default: the model's output resolution, 513 x 513 for
+// DeepLab, whatever the photo's), so it is coloured at that size, then scaled onto the canvas
+// (the image's size) by nearest neighbour, as the server scales it for mask=image.
 function drawSegmentation(line, canvas, answers) {
   const segmentation = line.inference_results.segmentation;
   const mask = segmentation.mask || {};
-  const total = Math.max(1, (mask.width || 0) * (mask.height || 0));
+  const total = imagePixels(line, mask);
   const classes = (segmentation.areas || []).filter((area) => area.index !== 0 && area.pixels / total >= 0.001);
   if (!classes.length) answers.textContent = "Nothing but background.";
   for (const area of classes) {
@@ -152,16 +160,16 @@ function showTaskAnswer(line, canvas, answers, threshold) {
   else drawLabelsAndBoxes(line, canvas, answers, threshold);
 }
 
-// An album tile's caption: the best label, the boxes found, the pose's mean score, the largest class.
-function taskCaption(results) {
+// An album tile's caption: the best label, the boxes found, the pose's mean score, the largest
+// class (its share of the image: `line`, the results line, has the image's size).
+function taskCaption(results, line = {}) {
   if (results.pose) {
     const scores = results.pose.map((point) => point.score);
     const mean = scores.reduce((sum, score) => sum + score, 0) / Math.max(1, scores.length);
     return `pose ${mean.toFixed(2)}, ${scores.filter((score) => score >= 0.2).length} keypoints`;
   }
   if (results.segmentation) {
-    const mask = results.segmentation.mask || {};
-    const total = Math.max(1, (mask.width || 0) * (mask.height || 0));
+    const total = imagePixels(line, results.segmentation.mask || {});
     const best = (results.segmentation.areas || []).find((area) => area.index !== 0);
     return best ? `${best.label || "class " + best.index} ${(best.pixels / total * 100).toFixed(0)}%` : "background";
   }

@@ -90,7 +90,8 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
             headers[.accessControlAllowHeaders] = "Authorization, Content-Type, Inference-Header-Content-Length"
             headers[.accessControlMaxAge] = "600"
         }
-        headers[.accessControlExposeHeaders] = "Server-Timing, Retry-After, Inference-Header-Content-Length"
+        headers[.accessControlExposeHeaders] =
+            "Server-Timing, Retry-After, Inference-Header-Content-Length, Image-Width, Image-Height"
         return headers
     }
 }

@@ -207,8 +207,8 @@ struct AlbumRoutes {
                     "Name the model: POST /v1/albums/\(album.id)/runs?model=ID (GET /v1/models lists them).",
                     status: .badRequest)
             }
-            _ = try engine.model(modelID)
-            let options = try AnswerOptions(query, also: ["model"])
+            let served = try engine.model(modelID)
+            let options = try AnswerOptions(query, task: served.kind, also: ["model"])
             guard let run = runs.begin(album: album, model: modelID) else {
                 return HTTPReply.error(
                     "\(AlbumRuns.maximumRunning) album runs are going already: start this one when one has finished.",

@@ -7,4 +7,10 @@ extension HTTPField.Name {
         guard let valid = HTTPField.Name(name) else { preconditionFailure("invalid header name \(name)") }
         return valid
     }
+
+    /// The image's width, beside a segmenter's mask answered as a PNG (`Accept: image/png`),
+    /// whose own size may be the model's.
+    static let imageWidth = custom("Image-Width")
+    /// The image's height, beside a segmenter's mask answered as a PNG.
+    static let imageHeight = custom("Image-Height")
 }

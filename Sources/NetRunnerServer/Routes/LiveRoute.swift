@@ -56,8 +56,8 @@ struct LiveRoute: Sendable {
         var problem: String?
         var options = AnswerOptions()
         do {
-            _ = try engine.model(model)
-            options = try AnswerOptions(query, also: ["model", "preview", "key"])
+            let served = try engine.model(model)
+            options = try AnswerOptions(query, task: served.kind, also: ["model", "preview", "key"])
         } catch {
             problem = "\(error)"
         }

@@ -76,7 +76,7 @@ struct NativeRoutes {
         let served = try engine.model(id)
         guard served.kind == task else { throw RouteFailure.wrongTask(id: id, kind: served.kind, asked: task) }
         let query = request.uri.queryParameters
-        let options = try AnswerOptions(query, also: ["preview"])
+        let options = try AnswerOptions(query, task: served.kind, also: ["preview"])
         let preview = try AnswerOptions.flag(query, "preview")
         let upload = try await ImageUpload.read(request, limit: maximumUploadBytes)
         let found = try await engine.answerShowingInput(
@@ -88,12 +88,16 @@ struct NativeRoutes {
             + "preprocess;dur=\(fixedDecimals(answer.preprocessingMilliseconds, 3)), "
             + "inference;dur=\(fixedDecimals(answer.inferenceMilliseconds, 3))"
         let headers: HTTPFields = [HTTPField.Name.custom("Server-Timing"): timing]
-        // A segmenter's mask as the picture itself, for a client that asks for one.
+        // A segmenter's mask as the picture itself, for a client that asks for one, with the
+        // image's size to scale it by (the mask's is the PNG's).
         if Self.wantsPNG(request.headers), case .other(let result) = answer,
-            let mask = (result as? SegmentationResult)?.categoryMask
+            let segmentation = result as? SegmentationResult
         {
+            let mask = segmentation.categoryMask
             var headers = headers
             headers[.contentType] = "image/png"
+            headers[.imageWidth] = String(segmentation.imageSize.width)
+            headers[.imageHeight] = String(segmentation.imageSize.height)
             return Response(
                 status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try mask.pngData())))
         }
@@ -115,10 +119,19 @@ struct NativeRoutes {
 
 /// The answer options of a request, by the Task Library's and MediaPipe's names:
 /// `maxResults`, `scoreThreshold`, `categoryAllowlist`, `categoryDenylist` (comma-separated
-/// or repeated).
+/// or repeated), and a segmenter's `mask`: `model` (the default: the category mask at the
+/// model's output resolution, whatever the photo's size) or `image` (at the photo's size, as
+/// the CLI makes it).
 struct AnswerOptions {
     /// The options read, the library's.
     var results = ResultOptions()
+    /// The mask's resolution asked for (`mask=`), `nil` if not given.
+    var mask: CategoryMask.Resolution?
+    /// The task the options are for: a segmenter's mask is the model's size unless asked.
+    var task: ImageTask.Kind?
+
+    /// The names of the answer options, as the unknown-parameter error lists them.
+    static let names = ["maxResults", "scoreThreshold", "categoryAllowlist", "categoryDenylist", "mask"]
 
     /// A query parameter out of range, or unknown: 400.
     struct Invalid: KindedFailure {
@@ -133,9 +146,11 @@ struct AnswerOptions {
     ///
     /// - Parameters:
     ///   - query: The query parameters.
+    ///   - task: The model's task (a segmenter's mask is the model's size by default).
     ///   - also: Other parameters the route takes (not reported as unknown).
     /// - Throws: ``Invalid`` for a value out of range or an unknown parameter.
-    init(_ query: Parameters, also: Set<String> = []) throws {
+    init(_ query: Parameters, task: ImageTask.Kind?, also: Set<String> = []) throws {
+        self.task = task
         if let text = query.get("maxResults") {
             guard let value = Int(text), (1...10_000).contains(value) else {
                 throw Invalid(description: "maxResults must be a whole number from 1 to 10000, not \"\(text)\".")
@@ -156,13 +171,18 @@ struct AnswerOptions {
         if !results.categoryAllowlist.isEmpty, !results.categoryDenylist.isEmpty {
             throw Invalid(description: "categoryAllowlist and categoryDenylist cannot be used together.")
         }
-        for name in query.map({ String($0.key) })
-        where !["maxResults", "scoreThreshold", "categoryAllowlist", "categoryDenylist"].contains(name)
-            && !also.contains(name)
-        {
+        if let text = query.get("mask") {
+            guard let value = CategoryMask.Resolution(rawValue: text) else {
+                throw Invalid(
+                    description: "mask must be model (the mask at the model's output resolution, the default) or "
+                        + "image (at the photo's size), not \"\(text)\".")
+            }
+            mask = value
+        }
+        for name in query.map({ String($0.key) }) where !Self.names.contains(name) && !also.contains(name) {
             throw Invalid(
                 description: "Unknown query parameter \"\(name)\": the answer options are maxResults, "
-                    + "scoreThreshold, categoryAllowlist and categoryDenylist.")
+                    + "scoreThreshold, categoryAllowlist, categoryDenylist and mask.")
         }
     }
 
@@ -178,10 +198,13 @@ struct AnswerOptions {
         }
     }
 
-    /// The task options these ask for.
+    /// The task options these ask for: a segmenter's mask at the model's resolution unless
+    /// `mask=image` (other tasks' options never name a mask, so a classifier's stay the
+    /// engine's defaults, which its batcher takes).
     var taskOptions: ImageTask.Options {
         var options = ImageTask.Options()
         options.results = results
+        if task == .segmentation { options.maskResolution = mask ?? .model }
         return options
     }
 }

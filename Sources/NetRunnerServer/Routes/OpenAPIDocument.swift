@@ -26,6 +26,9 @@ enum OpenAPIDocument {
                 "schema": {"type": "string", "enum": ["0", "1", "true", "false"]}},
               "categoryAllowlist": {"name": "categoryAllowlist", "in": "query", "schema": {"type": "string"}},
               "categoryDenylist": {"name": "categoryDenylist", "in": "query", "schema": {"type": "string"}},
+              "mask": {"name": "mask", "in": "query",
+                "description": "A segmenter's category mask: model (the default), at the model's output resolution (513 x 513 for DeepLab) whatever the image's size; image, at the image's size. Other tasks ignore it.",
+                "schema": {"type": "string", "enum": ["model", "image"]}},
               "name": {"name": "name", "in": "path", "required": true,
                 "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}},
               "version": {"name": "version", "in": "path", "required": true,
@@ -58,7 +61,10 @@ enum OpenAPIDocument {
                       "inference_count": {"type": "integer"}, "execution_count": {"type": "integer"},
                       "inference_stats": {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/StageStatistics"}},
                       "batch_stats": {"type": "array", "items": {"type": "object"}}}}}}}}}},
-              "Answer": {"description": "A results line; a segmenter asked with Accept: image/png answers its category mask as a grayscale PNG (each pixel's value its class index).",
+              "Answer": {"description": "A results line; a segmenter asked with Accept: image/png answers its category mask as a grayscale PNG (each pixel's value its class index), at the model's output resolution unless mask=image, the image's size in Image-Width and Image-Height.",
+                "headers": {
+                  "Image-Width": {"description": "With a PNG mask: the image's width (the mask's is the PNG's).", "schema": {"type": "integer"}},
+                  "Image-Height": {"description": "With a PNG mask: the image's height.", "schema": {"type": "integer"}}},
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResultLine"}},
                   "image/png": {"schema": {"type": "string", "format": "binary"}}}},
               "Error": {"description": "What went wrong, for a person.", "content": {"application/json": {"schema": {
@@ -98,12 +104,15 @@ enum OpenAPIDocument {
                 "name": {"type": "string"}, "x": {"type": "number", "description": "In the image's pixels."},
                 "y": {"type": "number"}, "score": {"type": "number"}}},
               "Segmentation": {"type": "object", "required": ["areas", "mask"], "properties": {
-                "areas": {"type": "array", "description": "Each class found, largest first.", "items": {"type": "object",
+                "areas": {"type": "array", "description": "Each class found, largest first, its pixels the image's whatever the mask's resolution.", "items": {"type": "object",
                   "required": ["index", "pixels"], "properties": {"index": {"type": "integer"}, "label": {"type": "string"},
                   "pixels": {"type": "integer"}}}},
-                "mask": {"type": "object", "required": ["encoding", "width", "height", "data"], "properties": {
-                  "encoding": {"type": "string", "enum": ["png"]}, "width": {"type": "integer"}, "height": {"type": "integer"},
-                  "data": {"type": "string", "description": "Base64 of a grayscale PNG at the image's size, each pixel's value its class index (255: unknown)."}}}}},
+                "mask": {"type": "object", "description": "The category mask over the whole image: at the model's output resolution (serve's default) or the image's (mask=image); scaled onto the image (image_width x image_height) by nearest neighbour.",
+                  "required": ["encoding", "width", "height", "data"], "properties": {
+                  "encoding": {"type": "string", "enum": ["png"]},
+                  "width": {"type": "integer", "description": "The mask's width: the model output's, or image_width."},
+                  "height": {"type": "integer", "description": "The mask's height: the model output's, or image_height."},
+                  "data": {"type": "string", "description": "Base64 of a grayscale PNG of width x height, each pixel's value its class index (255: unknown)."}}}}},
               "ResultLine": {"type": "object", "required": ["image", "error"], "properties": {
                 "image": {"type": "string"}, "model": {"type": "string"}, "error": {"type": "boolean"},
                 "error_description": {"type": "string"}, "image_width": {"type": "integer"},
@@ -158,7 +167,7 @@ enum OpenAPIDocument {
     static let taskOperation = #"""
         {"parameters": [{"$ref": "#/components/parameters/id"}, {"$ref": "#/components/parameters/maxResults"},
                 {"$ref": "#/components/parameters/scoreThreshold"}, {"$ref": "#/components/parameters/categoryAllowlist"},
-                {"$ref": "#/components/parameters/categoryDenylist"},
+                {"$ref": "#/components/parameters/categoryDenylist"}, {"$ref": "#/components/parameters/mask"},
                 {"$ref": "#/components/parameters/preview"}],
               "requestBody": {"$ref": "#/components/requestBodies/Image"},
               "responses": {"200": {"$ref": "#/components/responses/Answer"}, "400": {"$ref": "#/components/responses/Error"},
@@ -239,7 +248,8 @@ enum OpenAPIDocument {
           "runAlbum": {"parameters": [{"$ref": "#/components/parameters/album"},
                 {"name": "model", "in": "query", "required": true, "schema": {"type": "string"}},
                 {"$ref": "#/components/parameters/maxResults"}, {"$ref": "#/components/parameters/scoreThreshold"},
-                {"$ref": "#/components/parameters/categoryAllowlist"}, {"$ref": "#/components/parameters/categoryDenylist"}],
+                {"$ref": "#/components/parameters/categoryAllowlist"}, {"$ref": "#/components/parameters/categoryDenylist"},
+                {"$ref": "#/components/parameters/mask"}],
               "responses": {
                 "202": {"description": "The run started.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AlbumRun"}}}},
                 "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},

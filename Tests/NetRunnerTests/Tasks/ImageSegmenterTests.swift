@@ -68,6 +68,109 @@ struct ImageSegmenterTests {
         #expect(scaled.imageSize == half && scaled.areas.map(\.pixels).reduce(0, +) == 250 * 305)
     }
 
+    @Test("maskResolution .model: the model's 513x513 mask, the photo-size one scaled back, the same areas")
+    func modelResolution() throws {
+        let photo = Fixtures.path("Tests/Fixtures/Pose/squat.png")
+        let segmenter = try ImageSegmenter(modelPath: Fixtures.path(Self.model))
+        #expect(segmenter.options.maskResolution == .image)
+        let full = try segmenter.run(.file(photo))
+        var options = ImageSegmenter.Options()
+        options.maskResolution = .model
+        let small = try ImageSegmenter(modelPath: Fixtures.path(Self.model), options: options).run(.file(photo))
+        let size = PixelSize(width: 500, height: 610)
+        #expect(full.categoryMask.width == 500 && full.imageSize == size)
+        #expect(small.categoryMask.width == 513 && small.categoryMask.height == 513 && small.imageSize == size)
+        let scaledBack = small.categoryMask.resized(to: size) == full.categoryMask
+        #expect(scaledBack, "the model's mask scaled to the photo is not the photo-size mask")
+        #expect(small.areas == full.areas && small.fraction(of: 15) == full.fraction(of: 15))
+        #expect(small.areas.map(\.pixels).reduce(0, +) == 500 * 610)
+
+        // Through ImageTask: the result options carry it; nil is the image's size.
+        var taskOptions = ImageTask.Options()
+        taskOptions.kind = .segmentation
+        #expect(taskOptions.segmenterOptions.maskResolution == .image)
+        taskOptions.maskResolution = .model
+        #expect(taskOptions.segmenterOptions.maskResolution == .model)
+        let task = try ImageTask(modelAt: Fixtures.path(Self.model), options: taskOptions)
+        let answer = try task.run(fileAt: photo)
+        let result = try #require(answer.result as? SegmentationResult)
+        let same = result.categoryMask == small.categoryMask
+        #expect(same && result.areas == small.areas && result.imageSize == size)
+
+        // Its results line: the photo's size, the model's mask, the photo's areas; read back the same.
+        let record = ResultsLine(image: "squat.png", model: "deeplab", answer: answer)
+        let data = try JSONEncoder().encode(record)
+        let object = try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["image_width"] as? Int == 500 && object["image_height"] as? Int == 610)
+        let mask = (object["inference_results"] as? [String: Any]).flatMap { $0["segmentation"] as? [String: Any] }
+        #expect((mask?["mask"] as? [String: Any])?["width"] as? Int == 513)
+        let read = try #require(
+            try JSONDecoder().decode(ResultsLine.self, from: data).answer?.result as? SegmentationResult)
+        let readMask = read.categoryMask == small.categoryMask
+        #expect(readMask && read.areas == small.areas && read.imageSize == size)
+        let text = VisionTaskRegistry.definition(for: .segmentation)?.textLines(answer: answer, image: "squat.png")
+        #expect(text?.first?.hasPrefix("squat.png  500x610 (mask 513x513)") == true, "\(text ?? [])")
+
+        // Drawn and scaled as the photo-size answer is.
+        let image = try ImageDecoder.decode(contentsOf: photo).pixels
+        let drawn = try Annotator.draw(answer, on: image) == Annotator.draw(full.imageAnswer, on: image)
+        #expect(drawn, "the model-size mask draws another picture")
+        let half = PixelSize(width: 250, height: 305)
+        let scaled = try #require(answer.scaled(from: image.size, to: half).result as? SegmentationResult)
+        let scaledFull = try #require(full.imageAnswer.scaled(from: image.size, to: half).result as? SegmentationResult)
+        #expect(scaled.imageSize == half && scaled.categoryMask.width == 513)
+        // Counted as the model's mask scaled to half the photo (the photo-size mask halved is a
+        // second resampling: a few pixels of the outline differ).
+        var counts = [Int](repeating: 0, count: 256)
+        for index in small.categoryMask.resized(to: half).classIndices { counts[Int(index)] += 1 }
+        #expect(scaled.areas.map(\.pixels) == scaled.areas.map { counts[$0.index] })
+        #expect(
+            scaled.areas.map(\.pixels).reduce(0, +) == 250 * 305 && scaled.areas.map(\.label) == full.areas.map(\.label)
+        )
+        #expect(abs(scaled.fraction(of: 15) - scaledFull.fraction(of: 15)) < 0.005)
+    }
+
+    @Test("The image's class counts without its mask, for a crop and a letterbox too; a grid over the image")
+    func countsWithoutMask() {
+        let small: [UInt8] = [1, 2, 3, 4, 5, 6]  // 3x2
+        let transforms = [
+            ImageTransform(
+                region: PixelRect(x: 0, y: 0, width: 7, height: 5), decodedSize: PixelSize(width: 7, height: 5),
+                imageSize: PixelSize(width: 7, height: 5)),
+            ImageTransform(
+                region: PixelRect(x: 2, y: 1, width: 5, height: 3), decodedSize: PixelSize(width: 9, height: 6),
+                imageSize: PixelSize(width: 9, height: 6)),
+            ImageTransform(
+                letterbox: PixelRect(x: 0, y: 1, width: 3, height: 1), inputSize: PixelSize(width: 3, height: 3),
+                decodedSize: PixelSize(width: 12, height: 4), imageSize: PixelSize(width: 12, height: 4)),
+        ]
+        for transform in transforms {
+            let mask = ImageSegmenter.mask(small, width: 3, height: 2, transform: transform)
+            var counts = [Int](repeating: 0, count: 256)
+            for index in mask.classIndices { counts[Int(index)] += 1 }
+            #expect(ImageSegmenter.classCounts(small, width: 3, height: 2, transform: transform) == counts)
+            // A grid of the image's own size is the image-size mask.
+            #expect(
+                ImageSegmenter.mask(small, width: 3, height: 2, transform: transform, size: transform.imageSize) == mask
+            )
+        }
+        // The whole image stretched to the input, at the output's size: the class map itself.
+        let grid = ImageSegmenter.mask(
+            small, width: 3, height: 2, transform: transforms[0], size: PixelSize(width: 3, height: 2))
+        #expect(grid.classIndices == small)
+        // A crop's grid over the whole image: unknown where the input did not come from.
+        let cropped = ImageSegmenter.mask(
+            small, width: 3, height: 2, transform: transforms[1], size: PixelSize(width: 3, height: 2))
+        #expect(cropped.classIndices.first == CategoryMask.unknown)
+        // Counting a mask as it would be resized, without resizing it.
+        let mask = CategoryMask(width: 3, height: 2, classIndices: small)
+        for size in [PixelSize(width: 7, height: 5), PixelSize(width: 2, height: 1), PixelSize(width: 3, height: 2)] {
+            var counts = [Int](repeating: 0, count: 256)
+            for index in mask.resized(to: size).classIndices { counts[Int(index)] += 1 }
+            #expect(mask.classCounts(resizedTo: size) == counts, "\(size)")
+        }
+    }
+
     @Test("A model type image.segmentation.* picks the task; the dm05 model runs too")
     func modelType() throws {
         #expect(ImageTask.kind(type: "image.segmentation.deeplab") == .segmentation)

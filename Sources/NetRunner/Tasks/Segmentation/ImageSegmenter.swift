@@ -15,23 +15,37 @@ public import TensorFlowLite
 /// (`[1, H, W, classes]`, float or quantized; the best class of each pixel is taken). The
 /// ``CategoryMask`` is made at the image's size by nearest neighbour (Pillow's `NEAREST`), row
 /// by row: a byte per image pixel and nothing per class, so a 100-megapixel photo needs about
-/// 100 MB for its mask. Labels are the model's (a labels file, its description or metadata);
+/// 100 MB for its mask. With ``Options/maskResolution`` ``CategoryMask/Resolution/model`` it
+/// stays at the model's output resolution (513 x 513 for DeepLab) and the image-size one is
+/// never made; the areas are the image's pixels either way. Labels are the model's (a labels file, its description or metadata);
 /// a model without any is answered by class index (a class-index output such as DeepLab's
 /// says nothing of its classes: Pascal VOC's and Cityscapes' models look alike), and
 /// `--labels Models/pascal_voc_segmentation_labels.txt` (``pascalVOCLabels``) names DeepLab's.
 ///
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
 public final class ImageSegmenter: VisionTask {
-    /// Options of a segmenter: the ``BaseOptions`` and nothing of its own yet.
+    /// Options of a segmenter: the ``BaseOptions`` and the mask's resolution.
     public struct Options: VisionTaskOptions {
         /// Threads, accelerator, error logging and decoding (``BaseOptions``).
         public var baseOptions = BaseOptions()
+        /// The category mask's size: the image's (``CategoryMask/Resolution/image``, the
+        /// default), or the model's output's (``CategoryMask/Resolution/model``), which never
+        /// makes the image-size mask: 263 kB for DeepLab whatever the photo, where a
+        /// 100-megapixel photo's mask is 100 MB.
+        public var maskResolution = CategoryMask.Resolution.image
 
         /// Creates the default options.
         public init() {}
 
         /// The whole image stretched to the input; the rest from the model's description.
         public var preprocessingChoices: ImagePreprocessing.Choices { .init() }
+
+        /// Sets the mask's resolution (``ResultOptions/maskResolution``, `nil` the image's size).
+        ///
+        /// - Parameter results: The answer options.
+        public mutating func apply(_ results: ResultOptions) {
+            maskResolution = results.maskResolution ?? .image
+        }
     }
 
     /// Pascal VOC 2012's 21 classes, `background` first (Coral's `pascal_voc_segmentation_labels.txt`).
@@ -132,7 +146,8 @@ public final class ImageSegmenter: VisionTask {
     /// Labels every pixel of an image in any form (file, bytes, pixels, decoded or prepared).
     ///
     /// - Parameter image: The image.
-    /// - Returns: The category mask at the original image's size, each class's area, and the
+    /// - Returns: The category mask at the original image's size (or the model's, as
+    ///   ``Options/maskResolution`` asks), each class's area in the image's pixels, and the
     ///   time each stage took.
     /// - Throws: ``ImageError`` for an unreadable image, ``InterpreterError`` from the runtime.
     public func run(_ image: ImageInput) throws -> SegmentationResult {
@@ -141,10 +156,21 @@ public final class ImageSegmenter: VisionTask {
         let start = clock.now
         let tensor = try core.interpreter.output(at: 0)
         let small = Self.classIndices(of: tensor.data, type: tensor.dataType, output: output)
-        let mask = Self.mask(small, width: output.width, height: output.height, transform: run.transform)
+        let imageSize = run.transform.imageSize
+        let size =
+            options.maskResolution == .model ? PixelSize(width: output.width, height: output.height) : imageSize
+        let mask = Self.mask(small, width: output.width, height: output.height, transform: run.transform, size: size)
+        if size == imageSize {
+            return SegmentationResult(
+                categoryMask: mask, labels: labels, decodingMilliseconds: run.decode.inMilliseconds,
+                preprocessingMilliseconds: run.preprocess.inMilliseconds,
+                inferenceMilliseconds: run.inference.inMilliseconds,
+                postprocessingMilliseconds: (clock.now - start).inMilliseconds)
+        }
+        let counts = Self.classCounts(small, width: output.width, height: output.height, transform: run.transform)
         return SegmentationResult(
-            categoryMask: mask, labels: labels, decodingMilliseconds: run.decode.inMilliseconds,
-            preprocessingMilliseconds: run.preprocess.inMilliseconds,
+            categoryMask: mask, imageSize: imageSize, areas: SegmentationResult.areas(counts: counts, labels: labels),
+            decodingMilliseconds: run.decode.inMilliseconds, preprocessingMilliseconds: run.preprocess.inMilliseconds,
             inferenceMilliseconds: run.inference.inMilliseconds,
             postprocessingMilliseconds: (clock.now - start).inMilliseconds)
     }
@@ -199,12 +225,25 @@ public final class ImageSegmenter: VisionTask {
     /// of the output pixel its centre falls in (Pillow's `NEAREST` over the region the input
     /// came from; ``CategoryMask/unknown`` outside it).
     static func mask(_ small: [UInt8], width: Int, height: Int, transform: ImageTransform) -> CategoryMask {
-        let size = transform.imageSize
+        mask(small, width: width, height: height, transform: transform, size: transform.imageSize)
+    }
+
+    /// The model's class map on a grid of `size` laid over the whole image, row by row.
+    ///
+    /// Each grid pixel takes the class of the output pixel its centre falls in (at the image's
+    /// size, ``mask(_:width:height:transform:)``). The whole image stretched to the input
+    /// (DeepLab's way) at the output's size is the class map itself.
+    static func mask(_ small: [UInt8], width: Int, height: Int, transform: ImageTransform, size: PixelSize)
+        -> CategoryMask
+    {
+        let image = transform.imageSize
         let region = transform.region
-        let scaleX = Double(width) / region.width
-        let scaleY = Double(height) / region.height
-        let columns = CategoryMask.nearest(count: size.width, source: width, offset: -region.x * scaleX, scale: scaleX)
-        let rows = CategoryMask.nearest(count: size.height, source: height, offset: -region.y * scaleY, scale: scaleY)
+        if size == PixelSize(width: width, height: height), region.x == 0, region.y == 0,
+            region.width == Double(image.width), region.height == Double(image.height)
+        {
+            return CategoryMask(width: width, height: height, classIndices: small)
+        }
+        let (columns, rows) = mapping(width: width, height: height, transform: transform, size: size)
         var indices = [UInt8](repeating: CategoryMask.unknown, count: size.width * size.height)
         indices.withUnsafeMutableBufferPointer { mask in
             for y in 0..<size.height where rows[y] >= 0 {
@@ -214,6 +253,32 @@ public final class ImageSegmenter: VisionTask {
             }
         }
         return CategoryMask(width: size.width, height: size.height, classIndices: indices)
+    }
+
+    /// The output column and row (-1 outside the region the input came from) of each column
+    /// and row of a grid of `size` laid over the image: Pillow's `NEAREST` (at the image's
+    /// size, the very arithmetic of the image-size mask).
+    private static func mapping(width: Int, height: Int, transform: ImageTransform, size: PixelSize) -> (
+        columns: [Int], rows: [Int]
+    ) {
+        let image = transform.imageSize
+        let region = transform.region
+        let scaleX = Double(width) / region.width
+        let scaleY = Double(height) / region.height
+        // At the image's size the factors are exactly 1.
+        let stepX = size.width == image.width ? scaleX : scaleX * Double(image.width) / Double(max(size.width, 1))
+        let stepY = size.height == image.height ? scaleY : scaleY * Double(image.height) / Double(max(size.height, 1))
+        let columns = CategoryMask.nearest(count: size.width, source: width, offset: -region.x * scaleX, scale: stepX)
+        let rows = CategoryMask.nearest(count: size.height, source: height, offset: -region.y * scaleY, scale: stepY)
+        return (columns, rows)
+    }
+
+    /// The image pixels of each class (256 counts, ``CategoryMask/unknown`` for those outside
+    /// the input's region) the image-size mask would have, counted without making it: from how
+    /// many image columns and rows each output column and row gets.
+    static func classCounts(_ small: [UInt8], width: Int, height: Int, transform: ImageTransform) -> [Int] {
+        let (columns, rows) = mapping(width: width, height: height, transform: transform, size: transform.imageSize)
+        return CategoryMask.classCounts(of: small, width: width, height: height, columns: columns, rows: rows)
     }
 
     /// The image the model received on the last run (see ``VisionTask/inputImage()``).

@@ -10,10 +10,13 @@ import TensorFlowLite
 ///     {"areas": [{"index": 3, "label": "bird", "pixels": 55767}, ...],
 ///      "mask": {"encoding": "png", "width": 513, "height": 513, "data": "<base64>"}}
 ///
-/// beside `image_width` and `image_height`. The mask is a grayscale PNG whose pixel values are
-/// the class indices, base64: lossless, a byte per pixel before compression, and masks (large
-/// areas of one class) compress to a few kilobytes, where run lengths would need a format of
-/// our own and grow with every edge. Any image reader opens it.
+/// beside `image_width` and `image_height`, the image's size. The mask is a grayscale PNG whose
+/// pixel values are the class indices, base64: lossless, a byte per pixel before compression,
+/// and masks (large areas of one class) compress to a few kilobytes, where run lengths would
+/// need a format of our own and grow with every edge. Any image reader opens it. Its `width`
+/// and `height` are the image's, or the model's output's (``CategoryMask/Resolution/model``:
+/// it covers the whole image, scaled by `image_width / width`); the areas are the image's
+/// pixels either way.
 struct SegmentationDefinition: VisionTaskDefinition {
     typealias Task = ImageSegmenter
 
@@ -65,8 +68,8 @@ struct SegmentationDefinition: VisionTaskDefinition {
 
     func encode(_ result: SegmentationResult, to encoder: any Encoder) throws {
         var line = encoder.container(keyedBy: ResultsLineKey.self)
-        try line.encode(result.categoryMask.width, forKey: "image_width")
-        try line.encode(result.categoryMask.height, forKey: "image_height")
+        try line.encode(result.imageSize.width, forKey: "image_width")
+        try line.encode(result.imageSize.height, forKey: "image_height")
         let mask = Mask(
             encoding: "png", width: result.categoryMask.width, height: result.categoryMask.height,
             data: try result.categoryMask.pngData().base64EncodedString())
@@ -75,8 +78,8 @@ struct SegmentationDefinition: VisionTaskDefinition {
     }
 
     func decode(from decoder: any Decoder, timings: ResultTimings) throws -> SegmentationResult {
-        let results = try decoder.container(keyedBy: ResultsLineKey.self)
-            .nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
+        let top = try decoder.container(keyedBy: ResultsLineKey.self)
+        let results = try top.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
         let line = try results.decode(Line.self, forKey: .results(of: kind))
         guard line.mask.encoding == "png", let data = Data(base64Encoded: line.mask.data),
             let mask = try? CategoryMask(pngData: data), mask.width == line.mask.width, mask.height == line.mask.height
@@ -84,6 +87,15 @@ struct SegmentationDefinition: VisionTaskDefinition {
             throw DecodingError.dataCorruptedError(
                 forKey: .results(of: kind), in: results,
                 debugDescription: "the mask is a base64 grayscale PNG of width x height class indices")
+        }
+        let imageSize = PixelSize(
+            width: try top.decodeIfPresent(Int.self, forKey: "image_width") ?? mask.width,
+            height: try top.decodeIfPresent(Int.self, forKey: "image_height") ?? mask.height)
+        // A mask at the model's resolution: the areas are the image's pixels, as the line says.
+        guard imageSize == PixelSize(width: mask.width, height: mask.height) else {
+            return SegmentationResult(
+                categoryMask: mask, imageSize: imageSize, areas: line.areas, decodingMilliseconds: timings.decoding,
+                preprocessingMilliseconds: timings.preprocessing, inferenceMilliseconds: timings.inference)
         }
         var result = SegmentationResult(
             categoryMask: mask, labels: nil, decodingMilliseconds: timings.decoding,
@@ -93,7 +105,7 @@ struct SegmentationDefinition: VisionTaskDefinition {
     }
 
     func csvFields(_ result: SegmentationResult) -> (answer: String, score: String, results: String) {
-        let total = Float(max(result.categoryMask.width * result.categoryMask.height, 1))
+        let total = Float(max(result.imageSize.width * result.imageSize.height, 1))
         let best = result.areas.first { $0.index != 0 } ?? result.areas.first
         let areas = result.areas.map { "\(name(of: $0)):\(Float($0.pixels) / total)" }
         return (
@@ -105,7 +117,10 @@ struct SegmentationDefinition: VisionTaskDefinition {
         let timing = stageTimes(
             decode: result.decodingMilliseconds, preprocess: result.preprocessingMilliseconds,
             inference: result.inferenceMilliseconds)
-        var lines = ["\(image)  \(result.categoryMask.width)x\(result.categoryMask.height)  (\(timing))"]
+        let mask = result.categoryMask
+        let size = "\(result.imageSize.width)x\(result.imageSize.height)"
+        let masked = result.imageSize == PixelSize(width: mask.width, height: mask.height)
+        var lines = ["\(image)  \(size)\(masked ? "" : " (mask \(mask.width)x\(mask.height))")  (\(timing))"]
         for area in result.areas {
             let percent = fixedDecimals(Double(result.fraction(of: area.index)) * 100, 2)
             lines.append("  \(percent)%  \(name(of: area))  \(area.pixels) px")
@@ -151,9 +166,18 @@ struct SegmentationDefinition: VisionTaskDefinition {
         return Annotator.drawLabels(Array(legend), on: canvas)
     }
 
+    /// The mask at the target's size and its areas counted there; a mask at the model's
+    /// resolution stays as it is, its areas counted as it would be at the target's size.
     func scaled(_ result: SegmentationResult, from size: PixelSize, to target: PixelSize) -> SegmentationResult {
         var scaled = result
-        scaled.categoryMask = result.categoryMask.resized(to: target)
+        let mask = result.categoryMask
+        scaled.imageSize = target
+        if result.imageSize != PixelSize(width: mask.width, height: mask.height) {
+            let counts = mask.classCounts(resizedTo: target)
+            scaled.areas = relabelled(SegmentationResult.areas(counts: counts, labels: nil), as: result.areas)
+            return scaled
+        }
+        scaled.categoryMask = mask.resized(to: target)
         scaled.areas = relabelled(
             SegmentationResult(categoryMask: scaled.categoryMask, labels: nil).areas, as: result.areas)
         return scaled

@@ -9,7 +9,8 @@ import NetRunnerSupport
 /// A test bundle labels an image `{"inference_results": {"segmentation": {"mask":
 /// "masks/bird.png"}}}`: a grayscale PNG in the bundle whose pixel values are the model's class
 /// indices, 255 for pixels not scored (Pascal VOC's outlines), at the image's size (another
-/// size is made the image's by nearest neighbour). The report's `metric` holds `mean_iou` and
+/// size is made the image's by nearest neighbour, as is an answer's mask at the model's
+/// resolution: the image's pixels are scored whichever). The report's `metric` holds `mean_iou` and
 /// `pixel_accuracy`; its breakdown IoU per class. An image is right when its own mean IoU is at
 /// least 0.5.
 struct SegmentationEvaluation: TaskEvaluation {
@@ -79,7 +80,7 @@ struct SegmentationEvaluation: TaskEvaluation {
             }
             guard case .other(let result as SegmentationResult)? = answers[image] else { continue }
             for area in result.areas { if let label = area.label { names[area.index] = label } }
-            let counts = MaskCounts(result.categoryMask, label: truth)
+            let counts = MaskCounts(Self.imageMask(of: result), label: truth)
             total.add(counts)
             perImage.append((image, counts, result.areas))
         }
@@ -115,7 +116,14 @@ struct SegmentationEvaluation: TaskEvaluation {
             case .other(let theirs as SegmentationResult) = baseline
         else { return nil }
         guard mine.imageSize == theirs.imageSize, !mine.categoryMask.classIndices.isEmpty else { return (false, nil) }
-        let same = zip(mine.categoryMask.classIndices, theirs.categoryMask.classIndices).count { $0 == $1 }
-        return (Double(same) >= 0.995 * Double(mine.categoryMask.classIndices.count), nil)
+        let (a, b) = (Self.imageMask(of: mine), Self.imageMask(of: theirs))
+        let same = zip(a.classIndices, b.classIndices).count { $0 == $1 }
+        return (Double(same) >= 0.995 * Double(a.classIndices.count), nil)
+    }
+
+    /// An answer's mask at the image's size (one at the model's resolution scaled by nearest
+    /// neighbour, as the segmenter would have made it).
+    static func imageMask(of result: SegmentationResult) -> CategoryMask {
+        result.categoryMask.resized(to: result.imageSize)
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import NetRunnerSupport
 import Synchronization
@@ -133,9 +134,17 @@ public enum ModelGate {
     /// Bytes in MiB, rounded up.
     private static func mebibytes(_ bytes: Int) -> Int { (bytes + (1 << 20) - 1) >> 20 }
 
+    /// The most checks that run at once: two, so that one slow check never holds up the rest.
+    ///
+    /// Each is a process loading the runtime and a model (a few hundred MB, a core); a server or
+    /// a test run starting many models at once would otherwise start them all together.
+    private static let checkSlots = DispatchSemaphore(value: 2)
+
     /// Runs the child on the model's bytes (written to a private file) and remembers a final
     /// verdict on disk.
     private static func check(_ model: LoadedModel, digest: String, timeout: Double) throws -> Verdict {
+        checkSlots.wait()
+        defer { checkSlots.signal() }
         let folder = cacheFolder
         let stored = isCacheUsable()
         // The child reads the model from a file in the private cache folder, else in a folder

@@ -58,10 +58,9 @@ run: build-core
 
 # Model-check verdicts (ModelGate) of the tests go to a cache inside the build folder, not the user's.
 # The Python reference the bit-for-bit tests compare with is recorded on this machine's CPU.
-# Swift's crash backtracer off (unless set): the tests crash children on purpose (model checks,
-# decoder processes), and a backtracer stuck on one outlived the run by 20 minutes
-# (SWIFT_BACKTRACE=enable=yes,interactive=no make test for backtraces).
-TEST_ENV = SWIFT_BACKTRACE=$${SWIFT_BACKTRACE:-enable=no} NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache NETRUNNER_TEST_REFERENCE=$$(scripts/record-local-reference.sh)
+# (The children the tests crash on purpose, model checks and decoder processes, run with Swift's
+# crash backtracer off, set by the library: a backtracer stuck on one outlived a run by 20 minutes.)
+TEST_ENV = NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache NETRUNNER_TEST_REFERENCE=$$(scripts/record-local-reference.sh)
 
 # The Python the server tests drive it with (the real Triton client, selenium), pinned; and
 # the Debian packages of the browser test (chromium, chromium-driver) and of the camera clip (ffmpeg).

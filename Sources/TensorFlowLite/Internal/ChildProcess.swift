@@ -61,11 +61,27 @@ enum ChildProcess {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         let argv = arguments.map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
+        // This process's environment, but Swift's crash backtracer off: a crash here is the
+        // verdict, and the backtracer would keep a process of its own alive for minutes.
+        var variables: [UnsafeMutablePointer<CChar>?] = [strdup("SWIFT_BACKTRACE=enable=no")]
+        var index = 0
+        while let entry = environ[index] {
+            if strncmp(entry, "SWIFT_BACKTRACE=", 16) != 0 { variables.append(strdup(entry)) }
+            index += 1
+        }
+        variables.append(nil)
+        defer {
+            for argument in argv { free(argument) }
+            for variable in variables { free(variable) }
+        }
         var pid: pid_t = 0
         let spawned = argv.withUnsafeBufferPointer { pointer -> Int32 in
-            guard let base = pointer.baseAddress else { return EINVAL }
-            return posix_spawn(&pid, arguments[0], &actions, &attributes, UnsafeMutablePointer(mutating: base), environ)
+            variables.withUnsafeBufferPointer { environment -> Int32 in
+                guard let base = pointer.baseAddress, let variableBase = environment.baseAddress else { return EINVAL }
+                return posix_spawn(
+                    &pid, arguments[0], &actions, &attributes, UnsafeMutablePointer(mutating: base),
+                    UnsafeMutablePointer(mutating: variableBase))
+            }
         }
         guard spawned == 0 else {
             throw InterpreterError.tensorFlowLiteError("cannot start \(arguments[0]): \(ModelFile.errorText(spawned)).")

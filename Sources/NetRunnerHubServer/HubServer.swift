@@ -176,13 +176,18 @@ package struct HubServer: Sendable {
             ),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)
+        // The database is closed even when the run was cancelled (a drain past --drain-timeout
+        // cancels the service's task): closing on a cancelled task could give up before the
+        // connection was closed, and SQLiteNIO asserts in a connection's deinit that it was (a
+        // debug-build test run died of it). An unstructured task is not cancelled with this one.
+        let closing: @Sendable () async throws -> Void = { try await Task { try await close() }.value }
         do {
             try await body(app)
         } catch {
-            try? await close()
+            try? await closing()
             throw error
         }
-        try await close()
+        try await closing()
     }
 
     /// The embedded SQLite database of a data folder (`hub.sqlite`), in WAL mode with full

@@ -172,7 +172,9 @@ struct PoseSegmentStreamTests {
             let line = try #require(status["result"] as? [String: Any])
             let error = try Self.poseError(line)
             print("serve stream pose: largest error vs Python on the photo \(error) (normalised)")
-            #expect(error <= 0.03)
+            // A frame of the H.264 clip against Python on the PNG it was made from: 0.021-0.033
+            // measured across CI runs, by which frame the one-a-second stream last answered.
+            #expect(error <= 0.04)
             let reply = try #require(jpeg)
             #expect(reply.status == 200 && reply.headers["content-type"] == "image/jpeg")
             let drawn = try ImageDecoder.decode(data: reply.body).pixels.converted(to: .rgb24)

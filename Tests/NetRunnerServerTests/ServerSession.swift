@@ -42,7 +42,7 @@ struct ServerSession: Sendable {
         let folder = models ?? Fixtures.path("Models/bundles")
         let served = try ModelCatalog(embedded: [], folder: folder).servedModels { _ in }
         let engine = InferenceEngine(models: served, configuration: .init(threads: threads, queueCapacity: queue))
-        try await InProcessServer.started(engine, upTo: .seconds(120))
+        try await InProcessServer.started(engine, upTo: .seconds(300))
         var configuration = configuration
         if let models { configuration.modelsFolder = models }
         do {

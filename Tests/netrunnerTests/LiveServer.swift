@@ -151,7 +151,9 @@ final class LiveServer: Sendable {
             kind: Kind.serve, service: app, drain: server.configuration.drainTimeout, logger: server.logger,
             captured: captured, listening: listening)
         do {
-            try await Eventually.wait(for: "the server ready", upTo: .seconds(120), every: .milliseconds(50)) {
+            // On a fresh clone every model is first checked in a child process, two at a time for
+            // the whole test process, while the rest of the suite runs: 120 s was once too short.
+            try await Eventually.wait(for: "the server ready", upTo: .seconds(300), every: .milliseconds(50)) {
                 let ready = try? await live.request("/v2/health/ready")
                 return ready?.status == 200
             }

@@ -1,6 +1,12 @@
 "use strict";
 let key = "";
 let chosen = null;
+// Whether the key is an admin's: null until GET /v1/keys answers (it answers only admins).
+let admin = null;
+// The keys as GET /v1/keys last listed them (names, scopes, dates: never a secret).
+let keyList = [];
+// The name of the key whose secret is on show, if one is.
+let shownKey = null;
 const $ = (id) => document.getElementById(id);
 
 // An element with text children: strings from the hub are only ever text.
@@ -18,6 +24,13 @@ function say(text, ok) {
   $("status").classList.toggle("ok", Boolean(ok));
 }
 
+// An error for the status line that keeps the hub's HTTP status.
+function failure(message, status) {
+  const error = new Error(message);
+  error.status = status;
+  return error;
+}
+
 // A request to the hub: a GET, or `options` (method, body, headers) for a change.
 async function hub(path, options) {
   const headers = Object.assign(key ? { Authorization: "Bearer " + key } : {}, (options && options.headers) || {});
@@ -25,11 +38,11 @@ async function hub(path, options) {
   let body = null;
   try { body = await response.json(); } catch (error) { body = null; }
   if (response.status === 401 || response.status === 403) {
-    throw new Error(key ? "The key was refused: " + ((body && body.error_description) || response.status)
-                        : "This hub needs a key to read: enter it above.");
+    throw failure(key ? "The key was refused: " + ((body && body.error_description) || response.status)
+                      : "This hub needs a key to read: enter it above.", response.status);
   }
   if (!response.ok) {
-    throw new Error((body && body.error_description) || ("The hub answered " + response.status + "."));
+    throw failure((body && body.error_description) || ("The hub answered " + response.status + "."), response.status);
   }
   return body;
 }
@@ -82,7 +95,8 @@ async function show(name) {
   $("versions").tBodies[0].replaceChildren(...versions.map((version) => el("tr", {},
     el("td", {}, String(version.version)), el("td", { class: "digest", title: version.sha256 },
       version.sha256.slice(0, 12)), el("td", {}, bytes(version.size)), el("td", {}, version.task),
-    el("td", { class: "when" }, version.created_at), el("td", {}, version.created_by))));
+    el("td", { class: "when" }, version.created_at), el("td", {}, version.created_by),
+    el("td", { class: "actions" }, deleteButton(name, version.version)))));
   const aliases = [];
   for (const alias of model.aliases) {
     const { history } = await hub(path + "/aliases/" + encodeURIComponent(alias.alias) + "/history");
@@ -111,6 +125,23 @@ async function show(name) {
   $("model-details").hidden = false;
   for (const id of ["upload-name", "alias-model"]) $(id).value = name;
   say("");
+}
+
+// The model shown no longer exists (its last version was deleted): the panel goes back to asking for one.
+function forgetModel() {
+  chosen = null;
+  $("model-name").textContent = "Pick a model";
+  $("model-description").textContent = "Its versions, aliases and adoption show here.";
+  $("model-details").hidden = true;
+}
+
+// A version's Delete button: usable with a key (the hub refuses it without the admin scope).
+function deleteButton(name, version) {
+  const button = el("button", { type: "button", class: "delete-version", "data-version": String(version),
+    title: "Delete version " + version + " (needs a key with the admin scope)" }, "Delete…");
+  button.disabled = !key;
+  button.addEventListener("click", () => act(button, () => deleteVersion(name, version)));
+  return button;
 }
 
 // A button of an alias's line: usable only with a key.
@@ -188,14 +219,146 @@ async function rollback(name, alias) {
   if (await refresh()) say(back.name + ": " + back.alias + " rolled back to " + targets(back.targets) + ".", true);
 }
 
+// Unpublishes a version after the person confirms it; what the hub refuses (an alias still pointing at it,
+// a key without the admin scope) goes to the status line in the hub's words.
+async function deleteVersion(name, version) {
+  const path = modelPath(name);
+  const sure = await confirmChange("Delete " + name + " version " + version + "?",
+    "Version " + version + " of " + name + " is unpublished: it leaves the list, and " + name + "@" + version +
+    " no longer resolves or downloads. Its number is never used again. The hub refuses while an alias points to it.",
+    "Delete version " + version);
+  if (!sure) return;
+  await hub(path + "/versions/" + encodeURIComponent(version), { method: "DELETE" });
+  if (await refresh()) say("Deleted " + name + " version " + version + ".", true);
+}
+
+// Asks before a change that cannot be undone, in the page's own dialog: true if the person confirms
+// (Cancel, Escape and closing it are a no).
+function confirmChange(title, text, action) {
+  const dialog = $("confirm");
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-yes").textContent = action;
+  dialog.returnValue = "";
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
+    dialog.showModal();
+    $("confirm-no").focus();
+  });
+}
+
+// The keys section, for an admin key only: GET /v1/keys answers admins and refuses others (403), which
+// hides the section. The list holds names, scopes and dates: the hub keeps no secret to show.
+async function loadKeys() {
+  let keys;
+  try {
+    ({ keys } = await hub("/v1/keys"));
+  } catch (error) {
+    if (error.status !== 403) throw error;
+    admin = false;
+    keyList = [];
+    $("keys").hidden = true;
+    return;
+  }
+  admin = true;
+  keyList = keys;
+  $("key-list").tBodies[0].replaceChildren(...keys.map((entry) => el("tr", { "data-key": entry.name },
+    el("td", {}, entry.name), el("td", {}, entry.scope), el("td", { class: "when" }, entry.created_at),
+    el("td", { class: "actions" }, revokeButton(entry)))));
+  if (keys.length === 0) {
+    $("key-list").tBodies[0].replaceChildren(el("tr", {}, el("td", { colspan: "4", class: "muted" }, "No keys.")));
+  }
+  $("keys").hidden = false;
+}
+
+function revokeButton(entry) {
+  const button = el("button", { type: "button", class: "revoke-key", title: "Revoke " + entry.name }, "Revoke…");
+  button.addEventListener("click", () => act(button, () => revokeKey(entry)));
+  return button;
+}
+
+// Makes a key; its secret is shown once, in the page only, until Done or another key.
+async function makeKey() {
+  const name = $("key-name").value.trim();
+  const scope = $("key-scope").value;
+  if (!name) throw new Error("Name the key after who or what uses it: ci, a laptop, a service.");
+  const existing = keyList.find((entry) => entry.name === name);
+  if (existing) {
+    const sure = await confirmChange("Replace the key " + name + "?",
+      "A key named " + name + " exists (" + existing.scope + ", made " + existing.created_at + "). Making " + name +
+      " again replaces it: the old secret stops working at once." + mayBeThisPage(existing), "Replace " + name);
+    if (!sure) return;
+  }
+  forgetNewKey();
+  const made = await hub("/v1/keys", {
+    method: "POST", body: JSON.stringify({ name, scope }), headers: { "Content-Type": "application/json" },
+  });
+  $("new-key-title").textContent = "The new key " + made.name + " (" + made.scope + "):";
+  $("new-key-secret").value = made.key;
+  $("new-key").hidden = false;
+  shownKey = made.name;
+  $("key-name").value = "";
+  if (await refresh()) say("Made the key " + made.name + " (" + made.scope + "): copy it now, it is not shown again.", true);
+}
+
+// A note for a change to an admin key: it may be the one this page uses (the hub does not say whose a key is).
+function mayBeThisPage(entry) {
+  return entry.scope === "admin" ? " If it is the key this page uses, the page loses its access too." : "";
+}
+
+function forgetNewKey() {
+  shownKey = null;
+  $("copy-key").textContent = "Copy";
+  $("new-key-secret").value = "";
+  $("new-key").hidden = true;
+}
+
+// Copies the new key: the Clipboard API where the page may use it (https, or the hub on this machine),
+// else the selected text through the older copy command.
+async function copyKey() {
+  const field = $("new-key-secret");
+  try {
+    await navigator.clipboard.writeText(field.value);
+  } catch (error) {
+    field.focus();
+    field.select();
+    if (!document.execCommand("copy")) {
+      throw new Error("The browser did not let the page copy: the key is selected, copy it with Ctrl+C.");
+    }
+  }
+  $("copy-key").textContent = "Copied";
+  say("Copied the new key to the clipboard.", true);
+}
+
+async function revokeKey(entry) {
+  const sure = await confirmChange("Revoke the key " + entry.name + "?",
+    "Whatever uses " + entry.name + " (" + entry.scope + ") is refused from its next request on. This cannot be " +
+    "undone: a key made again has a new secret." + mayBeThisPage(entry), "Revoke " + entry.name);
+  if (!sure) return;
+  await hub("/v1/keys/" + encodeURIComponent(entry.name), { method: "DELETE" });
+  if (shownKey === entry.name) forgetNewKey();
+  if (await refresh()) {
+    say("Revoked the key " + entry.name + ".", true);
+  } else if (admin === null) {
+    // The hub no longer knows the page's key (refresh had a 401): it was this one.
+    say("Revoked the key " + entry.name + ", the one this page used: the hub refuses it now. Enter another key.");
+  }
+}
+
 // With a key the controls are usable (the hub still checks its scope); without one they say a key is needed.
 function useKey() {
   key = $("key").value.trim();
+  admin = null;
+  keyList = [];
+  forgetNewKey();
+  $("keys").hidden = true;
   for (const id of ["upload-controls", "alias-controls"]) $(id).disabled = !key;
-  for (const button of document.querySelectorAll(".alias button")) button.disabled = !key;
+  for (const button of document.querySelectorAll(".alias button, .delete-version")) button.disabled = !key;
   $("manage-note").textContent = key
-    ? "Changes are made with the key entered above; it needs the publish or admin scope."
-    : "A key is needed to upload versions and move aliases: enter one with the publish or admin scope above.";
+    ? "Changes are made with the key entered above; it needs the publish or admin scope (admin to delete " +
+      "versions and manage keys)."
+    : "A key is needed to upload versions and move aliases: enter one with the publish or admin scope above " +
+      "(admin to delete versions and manage keys).";
   refresh();
 }
 
@@ -204,8 +367,15 @@ async function refresh() {
     const models = await loadModels();
     say("");
     if (chosen && models.some((model) => model.name === chosen)) await show(chosen);
+    else if (chosen) forgetModel();
+    // An admin key's keys; a key the hub has refused them to once is not asked again.
+    if (key && admin !== false) await loadKeys();
     return true;
   } catch (error) {
+    if (error.status === 401) {
+      admin = null;
+      $("keys").hidden = true;
+    }
     say(error.message);
     return false;
   }
@@ -220,4 +390,12 @@ $("upload").addEventListener("click", () => act($("upload"), upload));
 $("set-alias").addEventListener("click", () => act($("set-alias"), setAlias));
 $("rollback").addEventListener("click", () =>
   act($("rollback"), () => rollback($("alias-model").value.trim(), $("alias-name").value.trim())));
+$("make-key").addEventListener("click", () => act($("make-key"), makeKey));
+$("key-name").addEventListener("keydown", (event) => {
+  if (event.key === "Enter") act($("make-key"), makeKey);
+});
+$("copy-key").addEventListener("click", () => act($("copy-key"), copyKey));
+$("new-key-done").addEventListener("click", forgetNewKey);
+$("confirm-yes").addEventListener("click", () => $("confirm").close("yes"));
+$("confirm-no").addEventListener("click", () => $("confirm").close("no"));
 refresh();

@@ -14,8 +14,13 @@ import NetRunnerSupport
 /// in an address. With a key entered (publish or admin scope: the hub decides) it also
 /// changes the hub through the same API as `netrunner hub`: it uploads a version (`POST
 /// .../versions?alias=`, the file as the body), points an alias at one version or several
-/// with weights (`PUT .../aliases/{alias}`), and rolls an alias back (`POST .../rollback`);
-/// without a key those controls are disabled and say a key is needed. Every string from the hub goes into the page as text (`textContent`), never
+/// with weights (`PUT .../aliases/{alias}`), rolls an alias back (`POST .../rollback`), and
+/// deletes a version (`DELETE .../versions/{version}`, after a confirmation naming the model and
+/// the version); without a key those controls are disabled and say a key is needed. With an
+/// admin key (`GET /v1/keys` answers, where other keys get 403) a keys section lists the keys
+/// (name, scope, date: the hub keeps no secret), makes one (`POST /v1/keys`, its secret shown
+/// once with a Copy button) and revokes one (`DELETE /v1/keys/{name}`, after a confirmation).
+/// Every string from the hub goes into the page as text (`textContent`), never
 /// as markup, and the Content-Security-Policy allows only this script and style (by digest)
 /// and requests to the hub itself.
 enum HubPage {

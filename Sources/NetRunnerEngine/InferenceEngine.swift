@@ -117,26 +117,35 @@ package final class InferenceEngine: Sendable {
     }
 
     /// Starts the workers: each checks, loads and warms up every model, then takes requests.
+    ///
+    /// Returns at once: the model gate's checks (a child process per model not checked before,
+    /// two at a time in the process) run on a queue of their own, then the workers start. A
+    /// caller on Swift's cooperative pool (the server's service) never waits on them: a test
+    /// process starting a dozen servers at once had both of its pool's threads held there, and
+    /// every other test's server, client and file server stalled with them.
     package func start() {
         guard !started.exchange(true, ordering: .relaxed) else { return }
-        // The model gate runs once per model here, not once per worker.
-        for served in models {
-            do {
-                try ModelGate.admit(served.model)
-            } catch {
-                setState(.failed("\(error)"), for: served.id)
-                logger.error("model \(served.id) refused: \(error)")
+        // Entered now, so that a shutdown right after this call waits for the workers.
+        for _ in 0..<configuration.threads { finished.enter() }
+        DispatchQueue(label: "netrunner.engine.start").async { [self] in
+            // The model gate runs once per model here, not once per worker.
+            for served in models {
+                do {
+                    try ModelGate.admit(served.model)
+                } catch {
+                    setState(.failed("\(error)"), for: served.id)
+                    logger.error("model \(served.id) refused: \(error)")
+                }
             }
-        }
-        for index in 0..<configuration.threads {
-            finished.enter()
-            DispatchQueue(label: "netrunner.worker.\(index)").async { [self] in
-                let worker = Worker(engine: self)
-                worker.warmUp()
-                warmedWorkers.add(1, ordering: .relaxed)
-                if warmedWorkers.load(ordering: .relaxed) == configuration.threads { markLoadedModelsReady() }
-                while let job = queue.pop() { worker.run(job) }
-                finished.leave()
+            for index in 0..<configuration.threads {
+                DispatchQueue(label: "netrunner.worker.\(index)").async { [self] in
+                    let worker = Worker(engine: self)
+                    worker.warmUp()
+                    warmedWorkers.add(1, ordering: .relaxed)
+                    if warmedWorkers.load(ordering: .relaxed) == configuration.threads { markLoadedModelsReady() }
+                    while let job = queue.pop() { worker.run(job) }
+                    finished.leave()
+                }
             }
         }
     }

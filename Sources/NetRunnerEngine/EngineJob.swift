@@ -54,4 +54,7 @@ enum Job: Sendable {
     case signature(model: ServedModel, reply: Reply<(inputs: [Tensor], outputs: [Tensor])>)
     case described(model: ServedModel, image: Data, reply: Reply<[String: Model.Output]>)
     case warmUp(model: ServedModel, reply: Reply<Void>)
+    /// A photo rendered as a JPEG (``InferenceEngine/render(image:longestSide:source:)``): no
+    /// model's.
+    case render(image: Data, longestSide: Int, source: String, reply: Reply<RenderedImage>)
 }

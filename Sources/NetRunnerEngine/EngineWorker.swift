@@ -95,6 +95,7 @@ final class Worker {
         case .image(let served, _, _, _, _), .tensors(let served, _, _), .signature(let served, _),
             .described(let served, _, _), .warmUp(let served, _):
             dropStale(served)
+        case .render: break
         }
         switch job {
         case .image(let served, let image, let options, let includeInput, let reply):
@@ -153,6 +154,18 @@ final class Worker {
                 statistics.computeInfer.add(ContinuousClock.now - start)
             }
             reply.send(result)
+        case .render(let image, let longestSide, let source, let reply):
+            reply.started()
+            let maximumPixelCount = engine.configuration.maximumPixelCount
+            reply.send(
+                Result { () throws(EngineError) -> RenderedImage in
+                    do {
+                        return try RenderedImage.make(
+                            image, longestSide: longestSide, maximumPixelCount: maximumPixelCount, source: source)
+                    } catch {
+                        throw .badInput("\(error)")
+                    }
+                })
         case .warmUp(let served, let reply):
             reply.send(
                 Result { () throws(EngineError) -> Void in

@@ -321,7 +321,7 @@ package final class InferenceEngine: Sendable {
     /// Requests waiting for a worker.
     package var queueDepth: Int { queue.depth }
 
-    /// Runs a model's task on an encoded image (JPEG, PNG, BMP, PNM).
+    /// Runs a model's task on an encoded image (a format of ``ImageDecoder/decodedFormats``).
     ///
     /// - Parameters:
     ///   - id: The model's id.
@@ -411,6 +411,21 @@ package final class InferenceEngine: Sendable {
     package func outputs(model id: String, image: Data) async throws(EngineError) -> [String: Model.Output] {
         let served = try available(id)
         return try await submit(counting: id) { reply in .described(model: served, image: image, reply: reply) }
+    }
+
+    /// Renders an encoded photo as a JPEG a browser draws (``RenderedImage``), on a worker like
+    /// any request: decoded as uploads are (the largest photo ``Configuration/maximumPixelCount``,
+    /// the decoder processes and the pixel budget the process has), in the bounded queue
+    /// (``EngineError/busy(queued:)`` when it is full), counted in no model's statistics.
+    ///
+    /// - Parameters:
+    ///   - image: The encoded photo.
+    ///   - longestSide: The JPEG's longest side at most, in pixels.
+    ///   - source: The name errors give the photo.
+    /// - Returns: The rendering.
+    /// - Throws: ``EngineError``: ``EngineError/badInput(_:)`` for a photo that cannot be decoded.
+    package func render(image: Data, longestSide: Int, source: String) async throws(EngineError) -> RenderedImage {
+        try await submit { reply in .render(image: image, longestSide: longestSide, source: source, reply: reply) }
     }
 
     /// Runs a model on raw input tensors (KServe v2 / Triton clients send preprocessed tensors).

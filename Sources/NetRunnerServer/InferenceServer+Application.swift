@@ -15,12 +15,15 @@ extension InferenceServer {
     /// the `--stream` readers as services (started with it; the engine stops after the requests
     /// in flight have drained).
     ///
-    /// - Parameter onListening: Called once with the address and port bound.
+    /// - Parameters:
+    ///   - startsEngine: Whether the engine starts with the application (else the caller starts
+    ///     it: a test that opens the page while every model is still loading).
+    ///   - onListening: Called once with the address and port bound.
     /// - Returns: The application; `run()` it, or hand it to a `ServiceGroup`.
     /// - Throws: ``InferenceServerError`` for an unusable configuration; ``EngineError`` for a
     ///   stream model not served.
     package func buildApplication(
-        onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }
+        startsEngine: Bool = true, onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }
     ) throws -> some ApplicationProtocol {
         let streams = try makeStreams()
         let router = try buildRouter(streams: streams)
@@ -68,7 +71,7 @@ extension InferenceServer {
             ),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)
-        app.addServices(EngineService(engine: engine))
+        app.addServices(EngineService(engine: engine, starts: startsEngine))
         if let streams { app.addServices(StreamsService(streams: streams)) }
         return app
     }
@@ -177,9 +180,11 @@ extension InferenceServer {
 /// server has drained (services stop in the reverse order of their start, the server first).
 struct EngineService: Service {
     let engine: InferenceEngine
+    /// Whether it starts the engine (else its owner does, when it likes).
+    var starts = true
 
     func run() async throws {
-        engine.start()
+        if starts { engine.start() }
         // Until SIGTERM or SIGINT (or the group is cancelled: a failed bind).
         try? await gracefulShutdown()
         await engine.shutdown()

@@ -19,7 +19,7 @@ struct DecoderProcessServeTests {
         return classes?.first?["label"] as? String ?? classes?.first?["category_name"] as? String
     }
 
-    @Test("A decoder that crashes on every HEIC costs each one a 400; JPEGs and the server go on")
+    @Test("A decoder that crashes on every HEIC costs each one a 400, a rendering's too; JPEGs and the server go on")
     func crashingDecoder() async throws {
         let server = try await ServerProcess(environment: ["NETRUNNER_DECODER_FAULT": "crash"])
         let heic = try Data(contentsOf: URL(fileURLWithPath: Self.heic))
@@ -31,6 +31,12 @@ struct DecoderProcessServeTests {
                 failed.status == 400 && text.contains("crashed") && text.contains("SIGSEGV"), "round \(round): \(text)")
             let answered = try await server.request(Self.classify, method: "POST", body: jpeg)
             #expect(answered.status == 200, "round \(round): \(String(decoding: answered.body, as: UTF8.self))")
+            // The page's rendering of a photo the browser cannot draw decodes in the same children.
+            let unrendered = try await server.request("/v1/render", method: "POST", body: heic)
+            let why = String(decoding: unrendered.body, as: UTF8.self)
+            #expect(unrendered.status == 400 && why.contains("crashed") && why.contains("SIGSEGV"), "\(why)")
+            let rendered = try await server.request("/v1/render", method: "POST", body: jpeg)
+            #expect(rendered.status == 200 && rendered.body.starts(with: [0xFF, 0xD8]), "round \(round)")
         }
         let ready = try await server.request("/v2/health/ready")
         #expect(ready.status == 200)

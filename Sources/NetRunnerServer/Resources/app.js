@@ -9,24 +9,87 @@ let models = [], model = null, socket = null, stream = null, paused = false, tim
 let waiting = false;
 const sums = { decode: 0, preprocess: 0, inference: 0, total: 0, trip: 0, count: 0 };
 
+// The models, followed while any is loading: the page may open before the server has checked,
+// loaded and warmed up every model. /v1/models is asked again with a backoff (0.5 s, doubling
+// up to 5 s) until none is loading; each model is offered as soon as it is ready, and one that
+// failed says why.
+let modelsTimer = null, modelsDelay = 500;
 async function loadModels(choose) {
-  const reply = await fetch("/v1/models");
-  models = (await reply.json()).models;
+  clearTimeout(modelsTimer);
+  let again = false;
+  try {
+    const reply = await fetch("/v1/models");
+    if (!reply.ok) throw new Error(`${reply.status} ${reply.statusText}`);
+    models = (await reply.json()).models || [];
+    showModels(choose);
+    again = models.some((m) => m.state === "loading");
+  } catch (error) {
+    showStatus("cannot list models: " + error.message);
+    again = true;  // a server starting or restarting is asked again
+  }
+  if (again) {
+    modelsTimer = setTimeout(() => loadModels(), modelsDelay);
+    modelsDelay = Math.min(modelsDelay * 2, 5000);
+  } else {
+    modelsDelay = 500;
+  }
+}
+
+// The picker from `models`: the model chosen stays chosen while it is ready (its answers kept);
+// else `choose`, else the first ready model. Those not ready are listed, disabled, with their
+// state (loading, failed, unloaded); a failure's reason is its option's tooltip and a line
+// under the header.
+function showModels(choose) {
   const select = $("model");
-  select.innerHTML = "";
+  const current = choose || (model && model.id);
+  select.replaceChildren();
   for (const m of models) {
     const option = document.createElement("option");
     option.value = m.id;
     option.textContent = `${m.name} (${m.task}${m.state === "ready" ? "" : ", " + m.state})`;
     option.disabled = m.state !== "ready";
+    if (m.reason) option.title = m.reason;
     select.appendChild(option);
   }
-  if (choose) select.value = choose;
-  chooseModel(select.value);
+  const isReady = (id) => models.some((m) => m.id === id && m.state === "ready");
+  const first = models.find((m) => m.state === "ready");
+  const wanted = isReady(current) ? current : first ? first.id : null;
+  // None ready: the first model shows (with its state), none is chosen.
+  if (wanted) select.value = wanted; else select.selectedIndex = models.length ? 0 : -1;
+  showModelNotes();
+  if (wanted === (model ? model.id : null)) {
+    // The same model (or still none): its state and details anew, its answers kept.
+    model = models.find((m) => m.id === wanted) || null;
+    showDetails(model);
+    showStatus();
+  } else {
+    chooseModel(wanted);
+  }
+}
+
+// The line under the header: the models still loading, and each that failed with its reason.
+function showModelNotes() {
+  const lines = [];
+  const loading = models.filter((m) => m.state === "loading");
+  if (loading.length) {
+    lines.push(["loading", `Loading ${loading.length === 1 ? "1 model" : loading.length + " models"}: `
+      + loading.map((m) => m.name).join(", ") + "…"]);
+  }
+  for (const m of models.filter((m) => m.state === "failed")) {
+    lines.push(["error", `${m.name} (${m.id}) failed to load: ${m.reason || "no reason given"}`]);
+  }
+  const note = $("models-note");
+  note.replaceChildren(...lines.map(([kind, text]) => {
+    const line = document.createElement("div");
+    line.className = kind;
+    line.textContent = text;
+    return line;
+  }));
+  note.hidden = lines.length === 0;
 }
 
 function chooseModel(id) {
-  model = models.find((m) => m.id === id) || null;
+  model = models.find((m) => m.id === id && m.state === "ready") || null;
   showDetails(model);
   showStatus();
   resetLatency();
@@ -70,7 +133,10 @@ function showDetails(m) {
 // live socket that closed while the camera runs ("not connected").
 function showStatus(text) {
   if (text) { $("status").textContent = text; return; }
-  if (!model) { $("status").textContent = "no model"; return; }
+  if (!model) {
+    $("status").textContent = models.some((m) => m.state === "loading") ? "models loading…" : "no model";
+    return;
+  }
   if (!stream) { $("status").textContent = `${model.id}: camera off`; return; }
   $("status").textContent = socket && socket.readyState === WebSocket.OPEN ? "live: " + model.id : "connecting…";
 }
@@ -211,25 +277,80 @@ function stopCamera() {
   showStatus();
 }
 
-async function runPhoto(file) {
-  if (!file || !model) return;
-  stopCamera();
-  const photo = $("photo");
-  photo.src = URL.createObjectURL(file);
-  photo.hidden = false;
-  $("video").hidden = true;
-  $("hint").hidden = true;
-  await photo.decode().catch(() => {});
+// Photos that Chromium and Firefox cannot draw (HEIC, HEIF, TIFF) are shown as the server
+// renders them (POST /v1/render: a JPEG, upright), and so is any other photo whose decoding
+// fails in this browser (AVIF in an older one). The rendering keeps the photo's proportions, so
+// the answers' boxes, keypoints and masks, in the photo's pixels, lie over the real picture.
+const undrawable = /\.(heic|heif|hif|tiff?)$/i;
+function browserCannotDraw(name, type) {
+  return undrawable.test(name || "") || /^image\/(heic|heif|tiff)/i.test(type || "");
+}
+
+// An <img> showing a blob, the blob it showed before let go.
+function showBlob(image, blob) {
+  if (image.dataset.blob) URL.revokeObjectURL(image.dataset.blob);
+  image.dataset.blob = URL.createObjectURL(blob);
+  image.src = image.dataset.blob;
+}
+
+// Shows a picked file: as the browser draws it, else as the server renders it. Resolves to
+// "browser" or "server" (nothing when `isCurrent` says another photo was picked since); throws
+// the server's refusal.
+async function showPicked(image, file, isCurrent) {
+  if (!browserCannotDraw(file.name, file.type)) {
+    showBlob(image, file);
+    const drawn = await image.decode().then(() => image.naturalWidth > 0, () => false);
+    if (drawn) return "browser";
+  }
+  if (!isCurrent()) return null;
   const form = new FormData();
   form.append("image", file, file.name);
-  // The task's own route (the model list says which): /classify, /detect, /pose, /segment...
-  const task = model.verb || (model.task === "detection" ? "detect" : "classify");
-  const started = performance.now();
+  const reply = await fetch("/v1/render", authorized({ method: "POST", body: form }));
+  if (!reply.ok) {
+    const refusal = await reply.json().catch(() => ({}));
+    throw new Error(refusal.error_description || `${reply.status} ${reply.statusText}`);
+  }
+  const rendering = await reply.blob();
+  if (!isCurrent()) return null;
+  showBlob(image, rendering);
+  await image.decode().catch(() => {});
+  return "server";
+}
+
+let picks = 0;
+async function runPhoto(file) {
+  if (!file) return;
+  if (!model) { showStatus(models.some((m) => m.state === "loading") ? "no model ready yet" : "no model"); return; }
+  stopCamera();
+  const pick = ++picks;
+  const isCurrent = () => pick === picks;
+  const photo = $("photo"), hint = $("hint");
+  photo.removeAttribute("src");
+  photo.dataset.shownBy = "";
+  photo.hidden = false;
+  $("video").hidden = true;
+  hint.hidden = true;
   showSeen(null);
-  const reply = await fetch(`/v1/models/${encodeURIComponent(model.id)}/${task}?preview=1`,
-    authorized({ method: "POST", body: form }));
-  const line = await reply.json();
-  record(line, performance.now() - started);
+  // The answer and the picture at once: the task's own route (the model list says which:
+  // /classify, /detect, /pose, /segment...) while the photo is drawn or rendered.
+  const task = model.verb || (model.task === "detection" ? "detect" : "classify");
+  const form = new FormData();
+  form.append("image", file, file.name);
+  const started = performance.now();
+  let trip = 0;
+  const answered = fetch(`/v1/models/${encodeURIComponent(model.id)}/${task}?preview=1`,
+    authorized({ method: "POST", body: form })).then((reply) => { trip = performance.now() - started; return reply.json(); });
+  const shown = showPicked(photo, file, isCurrent).catch((error) => {
+    if (!isCurrent()) return null;
+    photo.hidden = true;
+    hint.textContent = "This photo cannot be shown: " + error.message;
+    hint.hidden = false;
+    return null;
+  });
+  const [line, by] = await Promise.all([answered, shown]);
+  if (!isCurrent()) return;
+  if (by) photo.dataset.shownBy = by;
+  record(line, trip);
   showSeen(line.input);
   showAnswer(line, line.image_width || photo.naturalWidth, line.image_height || photo.naturalHeight);
 }
@@ -439,13 +560,28 @@ function showGrid(album) {
   }
 }
 
+// An album's photo, opened: as the browser draws the file, else (HEIC, TIFF, or a file whose
+// decoding fails here) as the server renders it (?render=jpeg), so the answer's drawing lies
+// over the real picture.
+let opened = 0;
 async function openPhoto(album, line) {
   const photo = $("album-photo");
-  await showImage(photo, `/v1/albums/${encodeURIComponent(album)}/images/${line.index}`).catch(() => {});
-  await photo.decode().catch(() => {});
+  const url = `/v1/albums/${encodeURIComponent(album)}/images/${line.index}`;
+  const open = ++opened;
+  const shows = (source) => showImage(photo, source).then(() => photo.decode()).then(() => photo.naturalWidth > 0);
+  let by = "browser";
+  if (browserCannotDraw(line.result.image) || !(await shows(url).catch(() => false))) {
+    if (open !== opened) return;
+    by = "server";
+    await shows(url + "?render=jpeg").catch(() => false);
+  }
+  if (open !== opened) return;
+  photo.dataset.shownBy = by;
   $("album-name").textContent = line.result.image;
   $("album-opened").hidden = false;
-  showAnswer(line.result, photo.naturalWidth, photo.naturalHeight, "album-answers", "album-overlay");
+  // The answer is in the photo's pixels (a rendering of a large photo is smaller).
+  showAnswer(line.result, line.result.image_width || photo.naturalWidth, line.result.image_height || photo.naturalHeight,
+    "album-answers", "album-overlay");
   window.scrollTo(0, 0);
 }
 $("album-run").onclick = runAlbum;
@@ -470,4 +606,4 @@ drop.ondrop = (event) => {
   drop.classList.remove("over");
   runPhoto(event.dataTransfer.files[0]);
 };
-loadModels().catch((error) => showStatus("cannot list models: " + error.message));
+loadModels();

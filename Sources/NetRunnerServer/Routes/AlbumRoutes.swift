@@ -16,8 +16,10 @@ import Synchronization
 ///
 /// - `GET /v1/albums`: the albums (id, name, image count);
 /// - `GET /v1/albums/{album}`: its images, by index and path under the folder;
-/// - `GET /v1/albums/{album}/images/{index}` (`?thumbnail=1` for a small JPEG): an image, named
-///   by its index only, so no path from a request ever reaches the file system;
+/// - `GET /v1/albums/{album}/images/{index}` (`?thumbnail=1` for a small JPEG, `?render=jpeg`
+///   and `max=N` for the whole photo as a JPEG, upright, for a browser that cannot draw its
+///   format): an image, named by its index only, so no path from a request ever reaches the
+///   file system;
 /// - `POST /v1/albums/{album}/runs?model=ID` (and the answer options of `/classify`): starts a
 ///   run (202, `Location: /v1/runs/{id}`);
 /// - `GET /v1/runs/{id}?offset=N&limit=M`: its progress and results, one results line per
@@ -176,7 +178,35 @@ struct AlbumRoutes {
                     status: .notFound)
             }
             let limit = maximumImageBytes
-            if request.uri.queryParameters.get("thumbnail") != nil {
+            let query = request.uri.queryParameters
+            if let render = query.get("render") {
+                // A photo the browser cannot draw (HEIC, TIFF), as a JPEG it can, upright.
+                guard render == "jpeg", query.getAll("render").count == 1 else {
+                    return HTTPReply.error(
+                        "render takes one value, jpeg (the photo as a JPEG, upright), given once, not "
+                            + "\"\(render.prefix(32))\"\(query.getAll("render").count > 1 ? " and others" : "").",
+                        status: .badRequest)
+                }
+                let longestSide = try ImageRendering.longestSide(query, known: nil)
+                let data: Data
+                do {
+                    data = try album.read(index, maximumSize: limit)
+                } catch {
+                    return HTTPReply.error("\(album.relative(index)) cannot be read.", status: .notFound)
+                }
+                do {
+                    return ImageRendering.response(
+                        try await engine.render(image: data, longestSide: longestSide, source: album.relative(index)))
+                } catch EngineError.badInput(let reason) {
+                    // The album's photo, not the request, is at fault (as a thumbnail's).
+                    return HTTPReply.error(reason, status: .unprocessableContent)
+                }
+            }
+            if query.get("max") != nil {
+                return HTTPReply.error(
+                    "max goes with render=jpeg: the longest side of the photo rendered as a JPEG.", status: .badRequest)
+            }
+            if query.get("thumbnail") != nil {
                 // By its real path, checked to lie inside the album (no link left on the way).
                 guard let real = album.resolved(index), let jpeg = await thumbnails.jpeg(of: real) else {
                     return HTTPReply.error("\(album.relative(index)) cannot be decoded.", status: .unprocessableContent)

@@ -10,7 +10,8 @@ import NetRunnerSupport
 import TensorFlowLite
 
 /// The native API, `/v1`: models listed and described, images classified and detected, in the
-/// JSON shapes of the CLI's `--json` (docs/results-line.schema.json).
+/// JSON shapes of the CLI's `--json` (docs/results-line.schema.json), and photos rendered as
+/// JPEGs for browsers that cannot draw them (`/v1/render`).
 struct NativeRoutes {
     let engine: InferenceEngine
     let maximumUploadBytes: Int
@@ -42,6 +43,9 @@ struct NativeRoutes {
         routes.post("/v1/models/{id}/run", .keyed, .operation("run")) { request, context in
             try await run(request, model: context.parameters.get("id") ?? "")
         }
+        routes.post("/v1/render", .keyed, .operation("renderImage")) { request, _ in
+            try await render(request)
+        }
         return routes
     }
 
@@ -69,6 +73,16 @@ struct NativeRoutes {
         let upload = try await ImageUpload.read(request, limit: maximumUploadBytes)
         let outputs = try await engine.outputs(model: id, image: upload.data)
         return HTTPReply.json(Line(image: upload.name, model: id, outputs: outputs))
+    }
+
+    /// An upload rendered as a JPEG a browser draws (`POST /v1/render?max=N`), upright, its
+    /// longest side at most `max` pixels (``ImageRendering/maximumSide`` by default and at
+    /// most): the page shows it in place of a photo the browser cannot decode (HEIC, TIFF).
+    func render(_ request: Request) async throws -> Response {
+        let longestSide = try ImageRendering.longestSide(request.uri.queryParameters, known: [])
+        let upload = try await ImageUpload.read(request, limit: maximumUploadBytes)
+        return ImageRendering.response(
+            try await engine.render(image: upload.data, longestSide: longestSide, source: upload.name))
     }
 
     /// Runs one upload through a model's task and answers with a results line.

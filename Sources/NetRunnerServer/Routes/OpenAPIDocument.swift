@@ -34,7 +34,10 @@ enum OpenAPIDocument {
               "version": {"name": "version", "in": "path", "required": true,
                 "description": "Each model has one version, 1; another is a 404.", "schema": {"type": "string"}},
               "album": {"name": "album", "in": "path", "required": true,
-                "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,63}$"}}
+                "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,63}$"}},
+              "max": {"name": "max", "in": "query",
+                "description": "The rendering's longest side at most, in pixels (2048 by default); a smaller photo keeps its size.",
+                "schema": {"type": "integer", "minimum": 1, "maximum": 2048}}
             },
             "requestBodies": {
               "Image": {"required": true, "content": {
@@ -67,6 +70,11 @@ enum OpenAPIDocument {
                   "Image-Height": {"description": "With a PNG mask: the image's height.", "schema": {"type": "integer"}}},
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResultLine"}},
                   "image/png": {"schema": {"type": "string", "format": "binary"}}}},
+              "Rendering": {"description": "The photo as a JPEG, upright (its EXIF orientation applied), its longest side at most max; the photo's own size, which answers' coordinates are in, in Image-Width and Image-Height.",
+                "headers": {
+                  "Image-Width": {"description": "The photo's width, upright.", "schema": {"type": "integer"}},
+                  "Image-Height": {"description": "The photo's height, upright.", "schema": {"type": "integer"}}},
+                "content": {"image/jpeg": {"schema": {"type": "string", "format": "binary"}}}},
               "Error": {"description": "What went wrong, for a person.", "content": {"application/json": {"schema": {
                 "type": "object", "required": ["error", "error_description"],
                 "properties": {"error": {"type": "boolean"}, "error_description": {"type": "string"}}}}}}
@@ -198,6 +206,12 @@ enum OpenAPIDocument {
                 "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
                 "413": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"},
                 "503": {"$ref": "#/components/responses/Error"}}},
+          "renderImage": {"description": "A photo in any format the server decodes (HEIC, AVIF, TIFF, WebP...) as a JPEG any browser draws, upright: what the web page shows for a photo the browser cannot decode.",
+              "parameters": [{"$ref": "#/components/parameters/max"}],
+              "requestBody": {"$ref": "#/components/requestBodies/Image"},
+              "responses": {"200": {"$ref": "#/components/responses/Rendering"}, "400": {"$ref": "#/components/responses/Error"},
+                "413": {"$ref": "#/components/responses/Error"}, "415": {"$ref": "#/components/responses/Error"},
+                "503": {"$ref": "#/components/responses/Error"}}},
           "listImports": {"responses": {"200": {"description": "The recent imports.",
                 "content": {"application/json": {"schema": {"type": "object", "required": ["imports"],
                   "properties": {"imports": {"type": "array", "items": {"$ref": "#/components/schemas/Import"}}}}}}}}},
@@ -236,15 +250,24 @@ enum OpenAPIDocument {
                 "404": {"$ref": "#/components/responses/Error"}}},
           "getAlbumImage": {"parameters": [{"$ref": "#/components/parameters/album"},
                 {"name": "index", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}},
-                {"name": "thumbnail", "in": "query", "schema": {"type": "string"}}],
+                {"name": "thumbnail", "in": "query", "schema": {"type": "string"}},
+                {"name": "render", "in": "query", "description": "jpeg: the whole photo as a JPEG, upright (for a browser that cannot draw its format); its longest side at most max.",
+                  "schema": {"type": "string", "enum": ["jpeg"]}},
+                {"$ref": "#/components/parameters/max"}],
               "responses": {
-                "200": {"description": "The image, or a JPEG thumbnail.", "content": {
+                "200": {"description": "The image as its file holds it, a JPEG thumbnail, or a JPEG rendering (with render=jpeg: the photo's own size in Image-Width and Image-Height).", "content": {
                   "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
                   "image/png": {"schema": {"type": "string", "format": "binary"}},
                   "image/bmp": {"schema": {"type": "string", "format": "binary"}},
                   "image/x-portable-anymap": {"schema": {"type": "string", "format": "binary"}},
+                  "image/webp": {"schema": {"type": "string", "format": "binary"}},
+                  "image/gif": {"schema": {"type": "string", "format": "binary"}},
+                  "image/tiff": {"schema": {"type": "string", "format": "binary"}},
+                  "image/heic": {"schema": {"type": "string", "format": "binary"}},
+                  "image/avif": {"schema": {"type": "string", "format": "binary"}},
                   "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
-                "404": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}}},
+                "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
+                "422": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}},
           "runAlbum": {"parameters": [{"$ref": "#/components/parameters/album"},
                 {"name": "model", "in": "query", "required": true, "schema": {"type": "string"}},
                 {"$ref": "#/components/parameters/maxResults"}, {"$ref": "#/components/parameters/scoreThreshold"},

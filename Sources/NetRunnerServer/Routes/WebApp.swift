@@ -12,7 +12,9 @@ import NetRunnerHTTP
 /// classifiers, boxes and labels over the picture for detectors, keypoints and the skeleton for
 /// pose estimators, the mask and its legend for segmenters (`tasks.js`); the running average
 /// latency split into decode, preprocess and inference; "what the model sees"; the model's
-/// details.
+/// details. A photo the browser cannot draw (HEIC, TIFF) is shown as the server renders it
+/// (`/v1/render`, an album's `?render=jpeg`); models still loading when the page opens are
+/// followed (`/v1/models`, with a backoff) until each is ready or has failed.
 /// Settings imports a model by URL (`/v1/imports`, progress shown) and picks it; Album runs a
 /// model over a folder the server was started with (`--albums`), with a progress bar, and shows
 /// the results as a grid of thumbnails, any one opened with its answer (boxes drawn).

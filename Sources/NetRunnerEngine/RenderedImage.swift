@@ -1,0 +1,51 @@
+package import FoundationEssentials
+package import NetRunnerImage
+
+/// A photo as a JPEG that any browser draws: decoded as every upload is, shrunk to fit a longest
+/// side, and encoded with the project's JPEG encoder.
+///
+/// The decode is ``ImageDecoder``'s, so a rendering reads every format an answer reads (HEIC,
+/// AVIF, TIFF, WebP...), applies the EXIF orientation (the JPEG is upright), decodes HEIC and
+/// AVIF in the decoder processes when the server isolates them (``ImageDecoder/isolation``) and
+/// waits for its turn in the pixel budget when the photo is large (``ImageDecoder/admission``).
+/// serve's web page shows it in place of a photo the browser cannot draw, so that the boxes,
+/// keypoints and masks, in the photo's pixels, lie over the real picture.
+package struct RenderedImage: Sendable, Equatable {
+    /// The JPEG.
+    package var jpeg: Data
+    /// The JPEG's size.
+    package var size: PixelSize
+    /// The photo's own size, upright: what the answers' coordinates refer to.
+    package var originalSize: PixelSize
+
+    /// The JPEG quality of a rendering (libjpeg's scale, 1...100).
+    package static let quality = 90
+
+    /// Renders an encoded photo.
+    ///
+    /// - Parameters:
+    ///   - data: The encoded photo.
+    ///   - longestSide: The JPEG's longest side at most, in pixels (1 or more); a smaller photo
+    ///     keeps its size, pixel for pixel.
+    ///   - maximumPixelCount: The largest photo decoded, in pixels (checked from its header).
+    ///   - source: The name errors give the photo.
+    /// - Returns: The rendering.
+    /// - Throws: ``ImageError``: the decoder's (not an image, too large, corrupt...) or the
+    ///   encoder's.
+    package static func make(_ data: Data, longestSide: Int, maximumPixelCount: Int, source: String)
+        throws(ImageError) -> RenderedImage
+    {
+        let side = max(1, longestSide)
+        var options = DecodingOptions(pixelFormat: .rgb24, maximumPixelCount: maximumPixelCount)
+        // A large JPEG or WebP is scaled while it decodes, never below the size wanted.
+        options.minimumSize = .square(side)
+        let image = try ImageDecoder.decode(data: data, options: options, source: source)
+        let original = image.orientedSize
+        let scale = min(1, Double(side) / Double(max(original.width, original.height, 1)))
+        let size = PixelSize(
+            width: max(1, Int((Double(original.width) * scale).rounded())),
+            height: max(1, Int((Double(original.height) * scale).rounded())))
+        let pixels = image.pixels.size == size ? image.pixels : try image.pixels.resized(to: size)
+        return RenderedImage(jpeg: try pixels.jpegData(quality: quality), size: size, originalSize: original)
+    }
+}

@@ -5,6 +5,30 @@
 // with its transformations applied (irot, imir, clap), as HEIF requires and as pillow-heif
 // does, so the EXIF orientation a HEIF may also carry is not applied again.
 //
+// The same RGB as Python's readers, byte for byte (tools/images/make_format_fixtures.py): the
+// coded YCbCr is the same (HEVC and AV1 decoding are normative), so what differs is the
+// conversion to RGB, which is done here where libheif 1.19's differs:
+//
+// - HEIC, as pillow-heif 1.8.1 (libheif 1.23.6, default decoding options: the nearest chroma
+//   sample for 4:2:0 to RGB). libheif 1.19 converts alike, but where a transformation meets an
+//   odd size of subsampled chroma (a rotation, a mirror or a crop of 4:2:0 with an odd side or
+//   offset) libheif upsamples the chroma to 4:4:4 first, and 1.19's bilinear upsampler reads
+//   the wrong chroma samples along the image's borders (fixed in 1.23.6); 1.19 also keeps the
+//   wrong chroma after a clean-aperture crop and a rotation of an odd side. So a transformed
+//   HEIC is decoded untransformed, and its transformations are applied here: on the RGB where
+//   no step needs 4:4:4 (each step then commutes with the nearest-sample conversion), else on
+//   the YCbCr planes up to that step, upsampled as 1.23.6 does, converted with libheif's
+//   floating-point arithmetic, then on the RGB.
+// - AVIF, as Pillow 13 (libavif 1.4.2 with its libyuv: chroma upsampled bilinearly, libyuv's
+//   fixed-point matrices). The YCbCr is converted here with the same arithmetic, then the
+//   transformations are applied to the RGB (Pillow turns irot and imir into the EXIF
+//   orientation, which the reference transposes after the conversion).
+// Other layouts are converted by libheif, as before, and may differ from Python's: a HEIC in
+// limited range, of more than 8 bits or 4:2:2 whose transformation needs 4:4:4 (1.23 makes that
+// copy full range through conversions not followed here); an AVIF of more than 8 bits, with
+// premultiplied alpha or a matrix libyuv lacks. An AVIF's clean aperture is applied (Pillow
+// ignores it). The pixels of a view into libheif's image are turned in place or copied once.
+//
 // Bounded before any decoding (libheif 1.19's security limits, from the caller's pixel limit):
 // the image's pixels, its tiles and every box's children. A grid's own output size (its
 // descriptor) and tile count are reported beside the `ispe` size, because a file can declare a
@@ -13,19 +37,31 @@
 #include "nr_formats.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gif_lib.h>
 #include <libheif/heif.h>
+#include <libheif/heif_properties.h>
 #include <tiffio.h>
 #include <webp/decode.h>
+
+// libheif's conversions are compiled without fused multiply-adds (the baseline x86-64 has none);
+// ours must round as theirs do.
+#pragma STDC FP_CONTRACT OFF
 
 struct nr_heif_decoder {
     struct heif_context *context;
     struct heif_image_handle *handle;
+    /// libheif's decode, when it is the answer.
     struct heif_image *image;
+    /// Ours, when the conversion or the transformations were done here: rows of `width *
+    /// channels` bytes.
+    uint8_t *pixels;
+    int width;
+    int height;
     int channels;
     char message[NR_CODEC_MESSAGE_SIZE];
 };
@@ -112,6 +148,7 @@ void nr_heif_close(nr_heif_decoder *decoder) {
     if (decoder->image) {
         heif_image_release(decoder->image);
     }
+    free(decoder->pixels);
     if (decoder->handle) {
         heif_image_handle_release(decoder->handle);
     }
@@ -147,10 +184,769 @@ int nr_heif_tiling(nr_heif_decoder *decoder, uint32_t *width, uint32_t *height, 
     return NR_CODEC_OK;
 }
 
-int nr_heif_decode(nr_heif_decoder *decoder, int with_alpha, int *width, int *height) {
-    if (!decoder || !decoder->handle || decoder->image) {
+// MARK: Planes
+
+/// One plane of `bytes`-byte pixels (1 for Y, Cb, Cr and alpha; 3 or 4 for interleaved RGB),
+/// `stride` bytes apart: ours (`owned`), or a view of a libheif image's plane.
+struct nr_plane {
+    uint8_t *data;
+    size_t stride;
+    uint32_t width;
+    uint32_t height;
+    uint32_t bytes;
+    int owned;
+};
+
+static void nr_plane_free(struct nr_plane *plane) {
+    if (plane->owned) {
+        free(plane->data);
+    }
+    plane->data = NULL;
+    plane->owned = 0;
+}
+
+static int nr_plane_alloc(struct nr_plane *plane, uint32_t width, uint32_t height, uint32_t bytes) {
+    plane->data = NULL;
+    plane->owned = 1;
+    plane->width = width;
+    plane->height = height;
+    plane->bytes = bytes;
+    plane->stride = (size_t)width * bytes;
+    if (width == 0 || height == 0 || SIZE_MAX / plane->stride < height) {
+        return 0;
+    }
+    plane->data = malloc(plane->stride * height);
+    return plane->data != NULL;
+}
+
+/// A view of one of libheif's 8-bit planes (or its interleaved RGB), valid while the image is.
+static int nr_plane_view(struct nr_plane *plane, struct heif_image *image, enum heif_channel channel, uint32_t bytes) {
+    int stride = 0;
+    uint8_t *data = heif_image_get_plane(image, channel, &stride);
+    int width = heif_image_get_width(image, channel);
+    int height = heif_image_get_height(image, channel);
+    memset(plane, 0, sizeof *plane);
+    if (!data || width <= 0 || height <= 0 || stride <= 0 || (size_t)stride < (size_t)width * bytes
+        || heif_image_get_bits_per_pixel_range(image, channel) != 8) {
+        return 0;
+    }
+    *plane = (struct nr_plane){data, (size_t)stride, (uint32_t)width, (uint32_t)height, bytes, 0};
+    return 1;
+}
+
+/// Keeps columns `left` to `right` and rows `top` to `bottom` (inclusive, inside the plane).
+static int nr_plane_crop(struct nr_plane *plane, uint32_t left, uint32_t top, uint32_t right, uint32_t bottom) {
+    struct nr_plane out;
+    if (!nr_plane_alloc(&out, right - left + 1, bottom - top + 1, plane->bytes)) {
+        return 0;
+    }
+    for (uint32_t y = 0; y < out.height; y++) {
+        memcpy(out.data + y * out.stride, plane->data + (top + y) * plane->stride + (size_t)left * plane->bytes,
+            out.stride);
+    }
+    nr_plane_free(plane);
+    *plane = out;
+    return 1;
+}
+
+/// The side of the blocks a rotation copies, so that its strided reads stay in the cache.
+#define NR_ROTATE_BLOCK 32u
+
+/// A counter-clockwise rotation of pixels of `BYTES`, block by block of the output: output
+/// (x, y) is input (y, h - 1 - x) at 270 degrees, (w - 1 - x, h - 1 - y) at 180, (w - 1 - y, x)
+/// at 90.
+#define NR_ROTATE(BYTES)                                                                                        \
+    for (uint32_t by = 0; by < out.height; by += NR_ROTATE_BLOCK) {                                            \
+        uint32_t y_end = out.height - by < NR_ROTATE_BLOCK ? out.height : by + NR_ROTATE_BLOCK;                \
+        for (uint32_t bx = 0; bx < out.width; bx += NR_ROTATE_BLOCK) {                                         \
+            uint32_t x_end = out.width - bx < NR_ROTATE_BLOCK ? out.width : bx + NR_ROTATE_BLOCK;              \
+            for (uint32_t y = by; y < y_end; y++) {                                                           \
+                uint8_t *to = out.data + y * out.stride + (size_t)bx * (BYTES);                               \
+                const uint8_t *from;                                                                          \
+                ptrdiff_t step;                                                                               \
+                if (angle == 270) {                                                                           \
+                    from = plane->data + (h - 1 - bx) * plane->stride + (size_t)y * (BYTES);                  \
+                    step = -(ptrdiff_t)plane->stride;                                                         \
+                } else if (angle == 180) {                                                                    \
+                    from = plane->data + (h - 1 - y) * plane->stride + (size_t)(w - 1 - bx) * (BYTES);        \
+                    step = -(ptrdiff_t)(BYTES);                                                               \
+                } else {                                                                                      \
+                    from = plane->data + bx * plane->stride + (size_t)(w - 1 - y) * (BYTES);                  \
+                    step = (ptrdiff_t)plane->stride;                                                          \
+                }                                                                                             \
+                for (uint32_t x = bx; x < x_end; x++, to += (BYTES)) {                                        \
+                    memcpy(to, from + (ptrdiff_t)(x - bx) * step, (BYTES));                                   \
+                }                                                                                             \
+            }                                                                                                 \
+        }                                                                                                     \
+    }
+
+/// Rotates counter-clockwise by 90, 180 or 270 degrees, as libheif's `rotate_ccw`.
+static int nr_plane_rotate(struct nr_plane *plane, int angle) {
+    if (angle == 0) {
+        return 1;
+    }
+    uint32_t w = plane->width, h = plane->height;
+    struct nr_plane out;
+    if (!nr_plane_alloc(&out, angle == 180 ? w : h, angle == 180 ? h : w, plane->bytes)) {
+        return 0;
+    }
+    switch (plane->bytes) {
+    case 1: NR_ROTATE(1) break;
+    case 3: NR_ROTATE(3) break;
+    default: NR_ROTATE(4) break;
+    }
+    nr_plane_free(plane);
+    *plane = out;
+    return 1;
+}
+#undef NR_ROTATE
+
+/// Mirrors in place: left to right (`horizontal`), else top to bottom.
+static void nr_plane_mirror(struct nr_plane *plane, int horizontal) {
+    uint8_t pixel[8];
+    uint32_t w = plane->width, h = plane->height, bytes = plane->bytes;
+    if (horizontal) {
+        for (uint32_t y = 0; y < h; y++) {
+            uint8_t *row = plane->data + y * plane->stride;
+            for (uint32_t x = 0; x < w / 2; x++) {
+                memcpy(pixel, row + (size_t)x * bytes, bytes);
+                memcpy(row + (size_t)x * bytes, row + (size_t)(w - 1 - x) * bytes, bytes);
+                memcpy(row + (size_t)(w - 1 - x) * bytes, pixel, bytes);
+            }
+        }
+    } else {
+        for (uint32_t y = 0; y < h / 2; y++) {
+            uint8_t *top = plane->data + y * plane->stride, *bottom = plane->data + (h - 1 - y) * plane->stride;
+            for (size_t x = 0; x < (size_t)w * bytes; x++) {
+                uint8_t swap = top[x];
+                top[x] = bottom[x];
+                bottom[x] = swap;
+            }
+        }
+    }
+}
+
+// MARK: Transformations
+
+/// One transformation of the primary image, in the file's order.
+struct nr_heif_step {
+    enum heif_item_property_type type;
+    heif_property_id property;
+    /// The rotation's angle counter-clockwise, or whether a mirror is left to right.
+    int value;
+};
+
+/// More transformations than a real file has (one of each); past it libheif applies them.
+#define NR_HEIF_MAX_STEPS 8
+
+/// The primary image's transformations in order; -1 when there are too many or one is invalid.
+static int nr_heif_steps(const struct nr_heif_decoder *decoder, struct nr_heif_step *steps) {
+    heif_item_id item = heif_image_handle_get_item_id(decoder->handle);
+    int count = heif_item_get_transformation_properties(decoder->context, item, NULL, 0);
+    if (count < 0 || count > NR_HEIF_MAX_STEPS) {
+        return -1;
+    }
+    heif_property_id ids[NR_HEIF_MAX_STEPS];
+    count = heif_item_get_transformation_properties(decoder->context, item, ids, count);
+    for (int index = 0; index < count; index++) {
+        steps[index].property = ids[index];
+        steps[index].type = heif_item_get_property_type(decoder->context, item, ids[index]);
+        steps[index].value = 0;
+        if (steps[index].type == heif_item_property_type_transform_rotation) {
+            steps[index].value = heif_item_get_property_transform_rotation_ccw(decoder->context, item, ids[index]);
+            if (steps[index].value != 0 && steps[index].value != 90 && steps[index].value != 180
+                && steps[index].value != 270) {
+                return -1;
+            }
+        } else if (steps[index].type == heif_item_property_type_transform_mirror) {
+            enum heif_transform_mirror_direction direction =
+                heif_item_get_property_transform_mirror(decoder->context, item, ids[index]);
+            if (direction == heif_transform_mirror_direction_invalid) {
+                return -1;
+            }
+            steps[index].value = direction == heif_transform_mirror_direction_horizontal;
+        } else if (steps[index].type != heif_item_property_type_transform_crop) {
+            return -1;
+        }
+    }
+    return count;
+}
+
+/// The rectangle a clean aperture keeps of a `width` x `height` image, as libheif computes and
+/// clamps it; 0 when it is empty.
+static int nr_heif_crop_rectangle(const struct nr_heif_decoder *decoder, heif_property_id property, uint32_t width,
+    uint32_t height, uint32_t *left, uint32_t *top, uint32_t *right, uint32_t *bottom) {
+    int l = 0, t = 0, r = 0, b = 0;
+    heif_item_get_property_transform_crop_borders(decoder->context, heif_image_handle_get_item_id(decoder->handle),
+        property, (int)width, (int)height, &l, &t, &r, &b);
+    int64_t x0 = l, y0 = t, x1 = (int64_t)width - 1 - r, y1 = (int64_t)height - 1 - b;
+    x0 = x0 < 0 ? 0 : x0;
+    y0 = y0 < 0 ? 0 : y0;
+    x1 = x1 >= (int64_t)width ? (int64_t)width - 1 : x1;
+    y1 = y1 >= (int64_t)height ? (int64_t)height - 1 : y1;
+    if (x0 > x1 || y0 > y1) {
+        return 0;
+    }
+    *left = (uint32_t)x0;
+    *top = (uint32_t)y0;
+    *right = (uint32_t)x1;
+    *bottom = (uint32_t)y1;
+    return 1;
+}
+
+/// Whether libheif 1.23 turns 4:2:0 chroma into 4:4:4 before this step, on an image of this size.
+static int nr_heif_step_needs_444(const struct nr_heif_decoder *decoder, const struct nr_heif_step *step,
+    uint32_t width, uint32_t height) {
+    int odd_width = width & 1, odd_height = height & 1;
+    switch (step->type) {
+    case heif_item_property_type_transform_rotation:
+        return (step->value == 90 && odd_width) || (step->value == 180 && (odd_width || odd_height))
+            || (step->value == 270 && odd_height);
+    case heif_item_property_type_transform_mirror: return odd_width || odd_height;
+    default: {
+        uint32_t left = 0, top = 0, right = 0, bottom = 0;
+        return nr_heif_crop_rectangle(decoder, step->property, width, height, &left, &top, &right, &bottom)
+            && ((left & 1) || (top & 1));
+    }
+    }
+}
+
+/// Applies one step to a plane of an image of this size (`subsampled`: a 4:2:0 chroma plane,
+/// cropped as libheif 1.23 crops chroma). NR_CODEC_OK, NR_CODEC_NO_MEMORY, or -1 for a clean
+/// aperture that keeps nothing (libheif's error then).
+static int nr_heif_apply(const struct nr_heif_decoder *decoder, const struct nr_heif_step *step,
+    struct nr_plane *plane, uint32_t width, uint32_t height, int subsampled) {
+    switch (step->type) {
+    case heif_item_property_type_transform_rotation:
+        return nr_plane_rotate(plane, step->value) ? NR_CODEC_OK : NR_CODEC_NO_MEMORY;
+    case heif_item_property_type_transform_mirror: nr_plane_mirror(plane, step->value); return NR_CODEC_OK;
+    default: {
+        uint32_t left = 0, top = 0, right = 0, bottom = 0;
+        if (!nr_heif_crop_rectangle(decoder, step->property, width, height, &left, &top, &right, &bottom)) {
+            return -1;
+        }
+        int shift = subsampled ? 1 : 0;
+        int kept = nr_plane_crop(plane, left >> shift, top >> shift, right >> shift, bottom >> shift);
+        return kept ? NR_CODEC_OK : NR_CODEC_NO_MEMORY;
+    }
+    }
+}
+
+/// Applies the steps from `first` to an interleaved RGB(A) plane.
+static int nr_heif_apply_rgb(nr_heif_decoder *decoder, const struct nr_heif_step *steps, int first, int count,
+    struct nr_plane *rgb) {
+    int status = NR_CODEC_OK;
+    for (int index = first; index < count && status == NR_CODEC_OK; index++) {
+        status = nr_heif_apply(decoder, &steps[index], rgb, rgb->width, rgb->height, 0);
+    }
+    return status;
+}
+
+/// Hands the RGB(A) over as the answer: ours, or libheif's image that it views.
+static int nr_heif_finish(nr_heif_decoder *decoder, int status, struct nr_plane *rgb, struct heif_image **image) {
+    if (status == NR_CODEC_NO_MEMORY) {
+        snprintf(decoder->message, sizeof decoder->message, "no memory for the decoded image");
+    }
+    if (status == NR_CODEC_OK) {
+        decoder->width = (int)rgb->width;
+        decoder->height = (int)rgb->height;
+        decoder->channels = (int)rgb->bytes;
+        if (rgb->owned) {
+            decoder->pixels = rgb->data;
+            rgb->data = NULL;
+            rgb->owned = 0;
+        } else {
+            decoder->image = *image;
+            *image = NULL;
+        }
+    }
+    nr_plane_free(rgb);
+    if (*image) {
+        heif_image_release(*image);
+        *image = NULL;
+    }
+    return status;
+}
+
+/// The size after a step.
+static void nr_heif_step_size(const struct nr_heif_decoder *decoder, const struct nr_heif_step *step,
+    uint32_t *width, uint32_t *height) {
+    if (step->type == heif_item_property_type_transform_rotation && (step->value == 90 || step->value == 270)) {
+        uint32_t swap = *width;
+        *width = *height;
+        *height = swap;
+    } else if (step->type == heif_item_property_type_transform_crop) {
+        uint32_t left = 0, top = 0, right = 0, bottom = 0;
+        if (nr_heif_crop_rectangle(decoder, step->property, *width, *height, &left, &top, &right, &bottom)) {
+            *width = right - left + 1;
+            *height = bottom - top + 1;
+        }
+    }
+}
+
+// MARK: Colour conversions
+
+/// libheif 1.23.6's bilinear 4:2:0 to 4:4:4 chroma upsampling (`Op_YCbCr420_bilinear_to_YCbCr444`,
+/// whose border rows and columns 1.19 reads from the wrong samples), for a `width` x `height` image.
+static int nr_upsample_420_bilinear(struct nr_plane *chroma, uint32_t width, uint32_t height) {
+    struct nr_plane out;
+    if (chroma->width < (width + 1) / 2 || chroma->height < (height + 1) / 2
+        || !nr_plane_alloc(&out, width, height, 1)) {
+        return 0;
+    }
+    const uint8_t *c = chroma->data;
+    size_t cs = chroma->stride;
+    uint8_t *o = out.data;
+    size_t os = out.stride;
+    uint32_t w = width, h = height;
+    o[0] = c[0];
+    for (uint32_t cx = 0; cx < (w - 1) / 2; cx++) {
+        o[2 * cx + 1] = (uint8_t)((3 * c[cx] + c[cx + 1] + 2) / 4);
+        o[2 * cx + 2] = (uint8_t)((c[cx] + 3 * c[cx + 1] + 2) / 4);
+    }
+    if (w % 2 == 0) {
+        o[w - 1] = c[w / 2 - 1];
+    }
+    for (uint32_t cy = 0; cy < (h - 1) / 2; cy++) {
+        o[(2 * cy + 1) * os] = (uint8_t)((3 * c[cy * cs] + c[(cy + 1) * cs] + 2) / 4);
+        o[(2 * cy + 2) * os] = (uint8_t)((c[cy * cs] + 3 * c[(cy + 1) * cs] + 2) / 4);
+    }
+    if (h % 2 == 0) {
+        o[(h - 1) * os] = c[(h / 2 - 1) * cs];
+    }
+    if (w % 2 == 0) {
+        for (uint32_t cy = 0; cy < (h - 1) / 2; cy++) {
+            const uint8_t *a = c + cy * cs + w / 2 - 1, *b = c + (cy + 1) * cs + w / 2 - 1;
+            o[(2 * cy + 1) * os + w - 1] = (uint8_t)((3 * *a + *b + 2) / 4);
+            o[(2 * cy + 2) * os + w - 1] = (uint8_t)((*a + 3 * *b + 2) / 4);
+        }
+    }
+    if (h % 2 == 0) {
+        const uint8_t *row = c + (h / 2 - 1) * cs;
+        for (uint32_t cx = 0; cx < (w - 1) / 2; cx++) {
+            o[(h - 1) * os + 2 * cx + 1] = (uint8_t)((3 * row[cx] + row[cx + 1] + 2) / 4);
+            o[(h - 1) * os + 2 * cx + 2] = (uint8_t)((row[cx] + 3 * row[cx + 1] + 2) / 4);
+        }
+    }
+    if (w % 2 == 0 && h % 2 == 0) {
+        o[(h - 1) * os + w - 1] = c[(h / 2 - 1) * cs + w / 2 - 1];
+    }
+    for (uint32_t y = 1; y + 1 < h; y += 2) {
+        for (uint32_t x = 1; x + 1 < w; x += 2) {
+            const uint8_t *p = c + (y / 2) * cs + x / 2;
+            int c00 = p[0], c01 = p[1], c10 = p[cs], c11 = p[cs + 1];
+            uint8_t *q = o + y * os + x;
+            q[0] = (uint8_t)((c00 * 9 + c01 * 3 + c10 * 3 + c11 + 8) / 16);
+            q[1] = (uint8_t)((c00 * 3 + c01 * 9 + c10 + c11 * 3 + 8) / 16);
+            q[os] = (uint8_t)((c00 * 3 + c01 + c10 * 9 + c11 * 3 + 8) / 16);
+            q[os + 1] = (uint8_t)((c00 + c01 * 3 + c10 * 3 + c11 * 9 + 8) / 16);
+        }
+    }
+    nr_plane_free(chroma);
+    *chroma = out;
+    return 1;
+}
+
+/// libheif's YCbCr to RGB coefficients for a matrix whose Kr and Kb are fixed (H.273), or its
+/// defaults (BT.601) for an unspecified one; 0 for a matrix this file leaves to libheif.
+static int nr_heif_float_coefficients(int matrix, float *r_cr, float *g_cb, float *g_cr, float *b_cb) {
+    float kr, kb;
+    switch (matrix) {
+    case 1: kr = 0.2126f, kb = 0.0722f; break;
+    case 4: kr = 0.30f, kb = 0.11f; break;
+    case 5:
+    case 6: kr = 0.299f, kb = 0.114f; break;
+    case 7: kr = 0.212f, kb = 0.087f; break;
+    case 9:
+    case 10: kr = 0.2627f, kb = 0.0593f; break;
+    case 2:
+        *r_cr = 1.402f, *g_cb = -0.344136f, *g_cr = -0.714136f, *b_cb = 1.772f;
+        return 1;
+    default: return 0;
+    }
+    *r_cr = 2 * (-kr + 1);
+    *g_cb = 2 * kb * (-kb + 1) / (kb + kr - 1);
+    *g_cr = 2 * kr * (-kr + 1) / (kb + kr - 1);
+    *b_cb = 2 * (-kb + 1);
+    return 1;
+}
+
+static uint8_t nr_clip_float(float value) {
+    long rounded = (long)(value + 0.5f);
+    return rounded < 0 ? 0 : rounded > 255 ? 255 : (uint8_t)rounded;
+}
+
+/// Full-range 8-bit 4:4:4 YCbCr to interleaved RGB(A) as libheif's `Op_YCbCr_to_RGB<uint8_t>`
+/// (floats). (A limited-range image is left to libheif: 1.23 makes its 4:4:4 copy full range
+/// through conversions not followed here.)
+static void nr_ycbcr444_to_rgb_float(const struct nr_plane *luma, const struct nr_plane *cb, const struct nr_plane *cr,
+    const struct nr_plane *alpha, float r_cr, float g_cb, float g_cr, float b_cb, struct nr_plane *rgb) {
+    for (uint32_t y = 0; y < rgb->height; y++) {
+        const uint8_t *yr = luma->data + y * luma->stride;
+        const uint8_t *br = cb->data + y * cb->stride, *rr = cr->data + y * cr->stride;
+        const uint8_t *ar = alpha ? alpha->data + y * alpha->stride : NULL;
+        uint8_t *out = rgb->data + y * rgb->stride;
+        for (uint32_t x = 0; x < rgb->width; x++) {
+            float yv = (float)yr[x], cbv = (float)(br[x] - 128), crv = (float)(rr[x] - 128);
+            uint8_t *px = out + (size_t)x * rgb->bytes;
+            px[0] = nr_clip_float(yv + r_cr * crv);
+            px[1] = nr_clip_float(yv + g_cb * cbv + g_cr * crv);
+            px[2] = nr_clip_float(yv + b_cb * cbv);
+            if (rgb->bytes == 4) {
+                px[3] = ar ? ar[x] : 255;
+            }
+        }
+    }
+}
+
+/// libyuv's fixed-point YCbCr to RGB constants (its `YuvConstants`): Y scale and bias, then
+/// the Cb and Cr contributions, all x64.
+struct nr_yuv_constants {
+    int yg, yb, ub, ug, vg, vr;
+};
+
+/// The constants libavif 1.4.2 hands libyuv for a matrix, range and primaries; 0 where it has
+/// none (libavif then converts with its own code, and so does libheif here).
+static int nr_libyuv_constants(int matrix, int primaries, int full_range, struct nr_yuv_constants *k) {
+    static const struct nr_yuv_constants jpeg = {16320, 32, 113, 22, 46, 90}, f709 = {16320, 32, 119, 12, 30, 101},
+                                         v2020 = {16320, 32, 120, 11, 37, 94},
+                                         i601 = {18997, -1160, 128, 25, 52, 102},
+                                         h709 = {18997, -1160, 128, 14, 34, 115},
+                                         u2020 = {19003, -1160, 128, 12, 42, 107};
+    int family;  // 601, 709, 2020
+    switch (matrix) {
+    case 1: family = 709; break;
+    case 2:
+    case 5:
+    case 6: family = 601; break;
+    case 9: family = 2020; break;
+    case 12:
+        family = (primaries == 1 || primaries == 2) ? 709
+            : (primaries == 5 || primaries == 6)    ? 601
+            : primaries == 9                        ? 2020
+                                                    : 0;
+        break;
+    default: family = 0;
+    }
+    switch (family) {
+    case 601: *k = full_range ? jpeg : i601; return 1;
+    case 709: *k = full_range ? f709 : h709; return 1;
+    case 2020: *k = full_range ? v2020 : u2020; return 1;
+    default: return 0;
+    }
+}
+
+static uint8_t nr_clamp_x64(int value) {
+    return value < 0 ? 0 : (value >> 6) > 255 ? 255 : (uint8_t)(value >> 6);
+}
+
+/// One row of libyuv's `YuvPixel` over 4:4:4 chroma rows.
+static void nr_libyuv_row(const uint8_t *luma, const uint8_t *cb, const uint8_t *cr, const uint8_t *alpha,
+    uint32_t width, const struct nr_yuv_constants *k, uint8_t *out, uint32_t bytes) {
+    for (uint32_t x = 0; x < width; x++) {
+        int y1 = (int)((uint32_t)(luma[x] * 0x0101u * (uint32_t)k->yg) >> 16) + k->yb;
+        int u = cb[x] - 128, v = cr[x] - 128;
+        uint8_t *px = out + (size_t)x * bytes;
+        px[0] = nr_clamp_x64(y1 + v * k->vr);
+        px[1] = nr_clamp_x64(y1 - (u * k->ug + v * k->vg));
+        px[2] = nr_clamp_x64(y1 + u * k->ub);
+        if (bytes == 4) {
+            px[3] = alpha ? alpha[x] : 255;
+        }
+    }
+}
+
+/// libyuv's horizontal 2x chroma upsampling of one row (`ScaleRowUp2_Linear_Any`): 3:1 weights,
+/// the first and last samples kept.
+static void nr_libyuv_linear(const uint8_t *s, uint8_t *d, uint32_t width) {
+    uint32_t pairs = ((width - 1) & ~1u) / 2;
+    d[0] = s[0];
+    for (uint32_t i = 0; i < pairs; i++) {
+        d[1 + 2 * i] = (uint8_t)((3 * s[i] + s[i + 1] + 2) >> 2);
+        d[2 + 2 * i] = (uint8_t)((s[i] + 3 * s[i + 1] + 2) >> 2);
+    }
+    d[width - 1] = s[(width - 1) / 2];
+}
+
+/// libyuv's 2x2 chroma upsampling of two rows into two (`ScaleRowUp2_Bilinear_Any`): 9:3:3:1
+/// weights, the first and last columns 3:1 between the rows.
+static void nr_libyuv_bilinear(const uint8_t *s, const uint8_t *t, uint8_t *d, uint8_t *e, uint32_t width) {
+    uint32_t pairs = ((width - 1) & ~1u) / 2, last = (width - 1) / 2;
+    d[0] = (uint8_t)((3 * s[0] + t[0] + 2) >> 2);
+    e[0] = (uint8_t)((s[0] + 3 * t[0] + 2) >> 2);
+    for (uint32_t i = 0; i < pairs; i++) {
+        int a = s[i], b = s[i + 1], c = t[i], f = t[i + 1];
+        d[1 + 2 * i] = (uint8_t)((a * 9 + b * 3 + c * 3 + f + 8) >> 4);
+        d[2 + 2 * i] = (uint8_t)((a * 3 + b * 9 + c + f * 3 + 8) >> 4);
+        e[1 + 2 * i] = (uint8_t)((a * 3 + b + c * 9 + f * 3 + 8) >> 4);
+        e[2 + 2 * i] = (uint8_t)((a + b * 3 + c * 3 + f * 9 + 8) >> 4);
+    }
+    d[width - 1] = (uint8_t)((3 * s[last] + t[last] + 2) >> 2);
+    e[width - 1] = (uint8_t)((s[last] + 3 * t[last] + 2) >> 2);
+}
+
+/// 8-bit YCbCr (4:2:0, 4:2:2 or 4:4:4) to interleaved RGB(A) as libavif 1.4.2 does through
+/// libyuv with its default (bilinear) chroma upsampling.
+static int nr_ycbcr_to_rgb_libyuv(const struct nr_plane *luma, const struct nr_plane *cb, const struct nr_plane *cr,
+    const struct nr_plane *alpha, enum heif_chroma chroma, const struct nr_yuv_constants *k, struct nr_plane *rgb) {
+    uint32_t w = rgb->width, h = rgb->height;
+    uint32_t cw = chroma == heif_chroma_444 ? w : (w + 1) / 2;
+    uint32_t ch = chroma == heif_chroma_420 ? (h + 1) / 2 : h;
+    if (cb->width < cw || cr->width < cw || cb->height < ch || cr->height < ch) {
+        return 0;
+    }
+    uint8_t *rows = malloc((size_t)w * 4);
+    if (!rows) {
+        return 0;
+    }
+    uint8_t *u0 = rows, *u1 = rows + w, *v0 = rows + 2 * (size_t)w, *v1 = rows + 3 * (size_t)w;
+#define NR_ROW(plane, y) ((plane)->data + (size_t)(y) * (plane)->stride)
+#define NR_ALPHA(y) (alpha ? NR_ROW(alpha, y) : NULL)
+    if (chroma == heif_chroma_444) {
+        for (uint32_t y = 0; y < h; y++) {
+            nr_libyuv_row(NR_ROW(luma, y), NR_ROW(cb, y), NR_ROW(cr, y), NR_ALPHA(y), w, k, NR_ROW(rgb, y), rgb->bytes);
+        }
+    } else if (chroma == heif_chroma_422) {
+        for (uint32_t y = 0; y < h; y++) {
+            nr_libyuv_linear(NR_ROW(cb, y), u0, w);
+            nr_libyuv_linear(NR_ROW(cr, y), v0, w);
+            nr_libyuv_row(NR_ROW(luma, y), u0, v0, NR_ALPHA(y), w, k, NR_ROW(rgb, y), rgb->bytes);
+        }
+    } else {
+        // The first row from the first chroma row; then pairs of rows between two chroma rows;
+        // an even height's last row from the last chroma row.
+        nr_libyuv_linear(NR_ROW(cb, 0), u0, w);
+        nr_libyuv_linear(NR_ROW(cr, 0), v0, w);
+        nr_libyuv_row(NR_ROW(luma, 0), u0, v0, NR_ALPHA(0), w, k, NR_ROW(rgb, 0), rgb->bytes);
+        uint32_t row = 0;
+        for (uint32_t y = 1; y + 1 < h; y += 2, row++) {
+            nr_libyuv_bilinear(NR_ROW(cb, row), NR_ROW(cb, row + 1), u0, u1, w);
+            nr_libyuv_bilinear(NR_ROW(cr, row), NR_ROW(cr, row + 1), v0, v1, w);
+            nr_libyuv_row(NR_ROW(luma, y), u0, v0, NR_ALPHA(y), w, k, NR_ROW(rgb, y), rgb->bytes);
+            nr_libyuv_row(NR_ROW(luma, y + 1), u1, v1, NR_ALPHA(y + 1), w, k, NR_ROW(rgb, y + 1), rgb->bytes);
+        }
+        if (h % 2 == 0) {
+            nr_libyuv_linear(NR_ROW(cb, h / 2 - 1), u0, w);
+            nr_libyuv_linear(NR_ROW(cr, h / 2 - 1), v0, w);
+            nr_libyuv_row(NR_ROW(luma, h - 1), u0, v0, NR_ALPHA(h - 1), w, k, NR_ROW(rgb, h - 1), rgb->bytes);
+        }
+    }
+#undef NR_ALPHA
+#undef NR_ROW
+    free(rows);
+    return 1;
+}
+
+// MARK: Decoding
+
+/// Decodes the untransformed image as libheif `colorspace`/`chroma`, with the options pillow-heif
+/// passes (libheif's defaults).
+static int nr_heif_decode_untransformed(nr_heif_decoder *decoder, enum heif_colorspace colorspace,
+    enum heif_chroma chroma, struct heif_image **image) {
+    struct heif_decoding_options *options = heif_decoding_options_alloc();
+    if (!options) {
+        snprintf(decoder->message, sizeof decoder->message, "no memory for libheif's options");
+        return NR_CODEC_NO_MEMORY;
+    }
+    options->ignore_transformations = 1;
+    struct heif_error error = heif_decode_image(decoder->handle, image, colorspace, chroma, options);
+    heif_decoding_options_free(options);
+    if (error.code != heif_error_Ok) {
+        *image = NULL;
+        return nr_heif_fail(decoder, error);
+    }
+    return NR_CODEC_OK;
+}
+
+/// The nclx values the coded image carries (libheif's defaults without any).
+static void nr_heif_nclx(const struct heif_image *image, int *matrix, int *primaries, int *full_range) {
+    *matrix = 2;
+    *primaries = 2;
+    *full_range = 1;
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (heif_image_get_nclx_color_profile(image, &nclx).code == heif_error_Ok && nclx) {
+        *matrix = (int)nclx->matrix_coefficients;
+        *primaries = (int)nclx->color_primaries;
+        *full_range = nclx->full_range_flag;
+        heif_nclx_color_profile_free(nclx);
+    }
+}
+
+/// AVIF as Pillow: 8-bit YCbCr converted with libyuv's arithmetic, then transformed. Returns -1
+/// to leave the file to libheif.
+static int nr_heif_decode_avif(nr_heif_decoder *decoder, int with_alpha, const struct nr_heif_step *steps, int count) {
+    if (heif_image_handle_get_luma_bits_per_pixel(decoder->handle) != 8
+        || heif_image_handle_get_chroma_bits_per_pixel(decoder->handle) != 8
+        || (with_alpha && heif_image_handle_is_premultiplied_alpha(decoder->handle))) {
+        return -1;
+    }
+    enum heif_colorspace colorspace = heif_colorspace_undefined;
+    enum heif_chroma chroma = heif_chroma_undefined;
+    if (heif_image_handle_get_preferred_decoding_colorspace(decoder->handle, &colorspace, &chroma).code
+            != heif_error_Ok
+        || colorspace != heif_colorspace_YCbCr
+        || (chroma != heif_chroma_420 && chroma != heif_chroma_422 && chroma != heif_chroma_444)) {
+        return -1;
+    }
+    struct heif_image *image = NULL;
+    int status = nr_heif_decode_untransformed(decoder, heif_colorspace_YCbCr, chroma, &image);
+    if (status != NR_CODEC_OK) {
+        return status;
+    }
+    int matrix, primaries, full_range;
+    nr_heif_nclx(image, &matrix, &primaries, &full_range);
+    struct nr_yuv_constants k;
+    struct nr_plane luma, cb, cr, alpha, rgb = {0};
+    int have_alpha = with_alpha && heif_image_has_channel(image, heif_channel_Alpha);
+    status = NR_CODEC_OK;
+    if (heif_image_get_chroma_format(image) != chroma || !nr_libyuv_constants(matrix, primaries, full_range, &k)
+        || !nr_plane_view(&luma, image, heif_channel_Y, 1) || !nr_plane_view(&cb, image, heif_channel_Cb, 1)
+        || !nr_plane_view(&cr, image, heif_channel_Cr, 1)
+        || (have_alpha
+            && (!nr_plane_view(&alpha, image, heif_channel_Alpha, 1) || alpha.width != luma.width
+                || alpha.height != luma.height))) {
+        status = -1;
+    } else if (!nr_plane_alloc(&rgb, luma.width, luma.height, with_alpha ? 4 : 3)) {
+        status = NR_CODEC_NO_MEMORY;
+    } else if (!nr_ycbcr_to_rgb_libyuv(&luma, &cb, &cr, have_alpha ? &alpha : NULL, chroma, &k, &rgb)) {
+        status = -1;
+    }
+    if (status == NR_CODEC_OK) {
+        status = nr_heif_apply_rgb(decoder, steps, 0, count, &rgb);
+    }
+    return nr_heif_finish(decoder, status, &rgb, &image);
+}
+
+/// A transformed HEIC as pillow-heif's libheif 1.23.6: see the top of this file. Returns -1 to
+/// leave the file to libheif.
+static int nr_heif_decode_heic(nr_heif_decoder *decoder, int with_alpha, const struct nr_heif_step *steps, int count) {
+    enum heif_colorspace colorspace = heif_colorspace_undefined;
+    enum heif_chroma chroma = heif_chroma_undefined;
+    if (heif_image_handle_get_preferred_decoding_colorspace(decoder->handle, &colorspace, &chroma).code
+        != heif_error_Ok) {
+        return -1;
+    }
+    if (colorspace == heif_colorspace_YCbCr && chroma == heif_chroma_422) {
+        return -1;  // libheif's 4:2:2 rules and upsampler, not followed here
+    }
+    // The untransformed size, as the file declares it (checked against the decode below), and
+    // the first step that needs 4:4:4 chroma (`count` if none).
+    int ispe_width = heif_image_handle_get_ispe_width(decoder->handle);
+    int ispe_height = heif_image_handle_get_ispe_height(decoder->handle);
+    if (ispe_width <= 0 || ispe_height <= 0) {
+        return -1;
+    }
+    uint32_t width = (uint32_t)ispe_width, height = (uint32_t)ispe_height;
+    int first = count;
+    if (colorspace == heif_colorspace_YCbCr && chroma == heif_chroma_420) {
+        uint32_t w = width, h = height;
+        for (int index = 0; index < count && first == count; index++) {
+            if (nr_heif_step_needs_444(decoder, &steps[index], w, h)) {
+                first = index;
+            }
+            nr_heif_step_size(decoder, &steps[index], &w, &h);
+        }
+    }
+    uint32_t bytes = with_alpha ? 4 : 3;
+    struct nr_plane rgb = {0};
+    struct heif_image *image = NULL;
+    int status;
+    if (first == count) {
+        // No step needs 4:4:4: each commutes with the nearest-sample conversion.
+        status = nr_heif_decode_untransformed(decoder, heif_colorspace_RGB,
+            with_alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, &image);
+        if (status != NR_CODEC_OK) {
+            return status;
+        }
+        status = nr_plane_view(&rgb, image, heif_channel_interleaved, bytes) && rgb.width == width
+                && rgb.height == height
+            ? nr_heif_apply_rgb(decoder, steps, 0, count, &rgb)
+            : -1;
+        return nr_heif_finish(decoder, status, &rgb, &image);
+    }
+    if (with_alpha || heif_image_handle_get_luma_bits_per_pixel(decoder->handle) != 8
+        || heif_image_handle_get_chroma_bits_per_pixel(decoder->handle) != 8) {
+        return -1;
+    }
+    struct heif_color_profile_nclx *declared = NULL;
+    if (heif_image_handle_get_nclx_color_profile(decoder->handle, &declared).code == heif_error_Ok && declared) {
+        int limited = !declared->full_range_flag;
+        heif_nclx_color_profile_free(declared);
+        if (limited) {
+            return -1;  // known before decoding (also checked on the decoded image)
+        }
+    }
+    status = nr_heif_decode_untransformed(decoder, heif_colorspace_YCbCr, heif_chroma_420, &image);
+    if (status != NR_CODEC_OK) {
+        return status;
+    }
+    int matrix, primaries, full_range;
+    float r_cr, g_cb, g_cr, b_cb;
+    nr_heif_nclx(image, &matrix, &primaries, &full_range);
+    struct nr_plane luma, cb, cr;
+    status = NR_CODEC_OK;
+    if (!full_range || !nr_heif_float_coefficients(matrix, &r_cr, &g_cb, &g_cr, &b_cb)
+        || heif_image_get_chroma_format(image) != heif_chroma_420 || !nr_plane_view(&luma, image, heif_channel_Y, 1)
+        || !nr_plane_view(&cb, image, heif_channel_Cb, 1) || !nr_plane_view(&cr, image, heif_channel_Cr, 1)
+        || luma.width != width || luma.height != height) {
+        status = -1;
+        memset(&luma, 0, sizeof luma);
+        memset(&cb, 0, sizeof cb);
+        memset(&cr, 0, sizeof cr);
+    }
+    // The steps before the first that needs 4:4:4, on the planes (in place on libheif's).
+    uint32_t w = width, h = height;
+    for (int index = 0; index < first && status == NR_CODEC_OK; index++) {
+        status = nr_heif_apply(decoder, &steps[index], &luma, w, h, 0);
+        if (status == NR_CODEC_OK) {
+            status = nr_heif_apply(decoder, &steps[index], &cb, w, h, 1);
+        }
+        if (status == NR_CODEC_OK) {
+            status = nr_heif_apply(decoder, &steps[index], &cr, w, h, 1);
+        }
+        nr_heif_step_size(decoder, &steps[index], &w, &h);
+    }
+    if (status == NR_CODEC_OK && (luma.width != w || luma.height != h)) {
+        status = -1;
+    }
+    if (status == NR_CODEC_OK
+        && (!nr_upsample_420_bilinear(&cb, w, h) || !nr_upsample_420_bilinear(&cr, w, h)
+            || !nr_plane_alloc(&rgb, w, h, bytes))) {
+        status = NR_CODEC_NO_MEMORY;
+    }
+    if (status == NR_CODEC_OK) {
+        nr_ycbcr444_to_rgb_float(&luma, &cb, &cr, NULL, r_cr, g_cb, g_cr, b_cb, &rgb);
+        status = nr_heif_apply_rgb(decoder, steps, first, count, &rgb);
+    }
+    nr_plane_free(&luma);
+    nr_plane_free(&cb);
+    nr_plane_free(&cr);
+    return nr_heif_finish(decoder, status, &rgb, &image);
+}
+
+int nr_heif_decode(nr_heif_decoder *decoder, int with_alpha, int as_libavif, int *width, int *height) {
+    if (!decoder || !decoder->handle || decoder->image || decoder->pixels) {
         return NR_CODEC_BAD_ARGUMENT;
     }
+    struct nr_heif_step steps[NR_HEIF_MAX_STEPS];
+    int count = nr_heif_steps(decoder, steps);
+    int status = -1;
+    if (count >= 0 && as_libavif) {
+        status = nr_heif_decode_avif(decoder, with_alpha, steps, count);
+    } else if (count > 0) {
+        status = nr_heif_decode_heic(decoder, with_alpha, steps, count);
+    }
+    if (status == NR_CODEC_OK) {
+        *width = decoder->width;
+        *height = decoder->height;
+        return NR_CODEC_OK;
+    }
+    if (status != -1) {
+        return status;
+    }
+    // libheif's own decode: an untransformed HEIC (its conversion is pillow-heif's), or a layout
+    // left to it.
     enum heif_chroma chroma = with_alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB;
     struct heif_error error = heif_decode_image(decoder->handle, &decoder->image, heif_colorspace_RGB, chroma, NULL);
     if (error.code != heif_error_Ok) {
@@ -163,25 +959,30 @@ int nr_heif_decode(nr_heif_decoder *decoder, int with_alpha, int *width, int *he
         snprintf(decoder->message, sizeof decoder->message, "libheif decoded no 8-bit image");
         return NR_CODEC_CORRUPT;
     }
+    decoder->width = *width;
+    decoder->height = *height;
     decoder->channels = with_alpha ? 4 : 3;
     return NR_CODEC_OK;
 }
 
 int nr_heif_copy(nr_heif_decoder *decoder, uint8_t *pixels, size_t bytes_per_row, size_t capacity) {
-    if (!decoder || !decoder->image || !pixels) {
+    if (!decoder || (!decoder->image && !decoder->pixels) || !pixels) {
         return NR_CODEC_BAD_ARGUMENT;
     }
-    int stride = 0;
-    const uint8_t *plane = heif_image_get_plane_readonly(decoder->image, heif_channel_interleaved, &stride);
-    size_t width = (size_t)heif_image_get_width(decoder->image, heif_channel_interleaved);
-    size_t height = (size_t)heif_image_get_height(decoder->image, heif_channel_interleaved);
-    size_t row = width * (size_t)decoder->channels;
-    if (!plane || stride <= 0 || (size_t)stride < row || bytes_per_row < row || capacity / bytes_per_row < height) {
+    size_t width = (size_t)decoder->width, height = (size_t)decoder->height;
+    size_t row = width * (size_t)decoder->channels, stride = row;
+    const uint8_t *plane = decoder->pixels;
+    if (!plane) {
+        int libheif_stride = 0;
+        plane = heif_image_get_plane_readonly(decoder->image, heif_channel_interleaved, &libheif_stride);
+        stride = libheif_stride > 0 ? (size_t)libheif_stride : 0;
+    }
+    if (!plane || stride < row || bytes_per_row < row || capacity / bytes_per_row < height) {
         snprintf(decoder->message, sizeof decoder->message, "the destination is too small");
         return NR_CODEC_BAD_ARGUMENT;
     }
     for (size_t y = 0; y < height; y++) {
-        memcpy(pixels + y * bytes_per_row, plane + y * (size_t)stride, row);
+        memcpy(pixels + y * bytes_per_row, plane + y * stride, row);
     }
     return NR_CODEC_OK;
 }

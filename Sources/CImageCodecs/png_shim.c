@@ -23,6 +23,11 @@ struct nr_png_decoder {
     int status;
     int layout;
     png_bytep *rows;  // row pointers for png_read_image, freed by nr_png_close
+    /// A 16-bit grey image: read as 16-bit grey (and alpha, from tRNS), then clipped to 8 bits
+    /// into the layout as Pillow's "I;16" to "RGB" conversion does; `wide` holds it, freed by
+    /// nr_png_close.
+    int clip16;
+    png_bytep wide;
     char message[NR_CODEC_MESSAGE_SIZE];
 };
 
@@ -114,6 +119,7 @@ void nr_png_close(nr_png_decoder *decoder) {
         png_destroy_read_struct(&decoder->png, decoder->info ? &decoder->info : NULL, NULL);
     }
     free(decoder->rows);
+    free(decoder->wide);
     free(decoder);
 }
 
@@ -154,6 +160,25 @@ int nr_png_configure(nr_png_decoder *decoder, int layout) {
         return NR_CODEC_UNSUPPORTED;
     }
     int wants_alpha = layout == NR_LAYOUT_RGBA || layout == NR_LAYOUT_BGRA;
+    decoder->clip16 = bit_depth == 16 && color_type == PNG_COLOR_TYPE_GRAY;
+    if (decoder->clip16) {
+        // Pillow opens 16-bit grey as mode "I;16", which convert("RGB") clips (values over 255
+        // become 255) where it keeps the high byte of every other 16-bit PNG: read the samples,
+        // expand them in nr_png_decode.
+        if (transparency && wants_alpha) {
+            png_set_tRNS_to_alpha(png);
+        }
+        png_set_interlace_handling(png);
+        png_read_update_info(png, info);
+        size_t wide = (size_t)png_get_image_width(png, info) * (transparency && wants_alpha ? 4 : 2);
+        if (png_get_rowbytes(png, info) != wide) {
+            snprintf(decoder->message, sizeof decoder->message, "unexpected 16-bit row size %zu (wanted %zu)",
+                (size_t)png_get_rowbytes(png, info), wide);
+            return NR_CODEC_UNSUPPORTED;
+        }
+        decoder->layout = layout;
+        return NR_CODEC_OK;
+    }
     if (color_type == PNG_COLOR_TYPE_PALETTE) {
         png_set_palette_to_rgb(png);
     }
@@ -164,7 +189,7 @@ int nr_png_configure(nr_png_decoder *decoder, int layout) {
         png_set_tRNS_to_alpha(png);
     }
     if (bit_depth == 16) {
-        png_set_strip_16(png);  // the high byte, as Pillow reads 16-bit samples
+        png_set_strip_16(png);  // the high byte, as Pillow reads 16-bit colour and grey + alpha
     }
     if (!color && layout != NR_LAYOUT_GRAY) {
         png_set_gray_to_rgb(png);
@@ -205,14 +230,37 @@ int nr_png_decode(nr_png_decoder *decoder, uint8_t *pixels, size_t bytes_per_row
     if (!decoder->rows) {
         return NR_CODEC_NO_MEMORY;
     }
+    size_t wide_bytes = decoder->clip16 ? png_get_rowbytes(png, info) : 0;
+    if (decoder->clip16) {
+        free(decoder->wide);
+        decoder->wide = wide_bytes && SIZE_MAX / wide_bytes >= height ? malloc(wide_bytes * height) : NULL;
+        if (!decoder->wide) {
+            return NR_CODEC_NO_MEMORY;
+        }
+    }
     for (size_t y = 0; y < height; y++) {
-        decoder->rows[y] = pixels + y * bytes_per_row;
+        decoder->rows[y] = decoder->clip16 ? decoder->wide + y * wide_bytes : pixels + y * bytes_per_row;
     }
     decoder->status = NR_CODEC_OK;
     if (setjmp(png_jmpbuf(png))) {
         return decoder->status;
     }
     png_read_image(png, decoder->rows);
+    if (decoder->clip16) {
+        // Big-endian samples: grey, then alpha when tRNS became one.
+        size_t step = wide_bytes / width, bytes = (size_t)nr_png_layout_bytes(decoder->layout);
+        for (size_t y = 0; y < height; y++) {
+            const png_byte *in = decoder->wide + y * wide_bytes;
+            uint8_t *out = pixels + y * bytes_per_row;
+            for (size_t x = 0; x < width; x++, in += step, out += bytes) {
+                uint8_t grey = in[0] ? 255 : in[1];
+                memset(out, grey, bytes < 3 ? bytes : 3);
+                if (bytes == 4) {
+                    out[3] = step == 4 ? in[2] : 255;
+                }
+            }
+        }
+    }
     return NR_CODEC_OK;
 }
 

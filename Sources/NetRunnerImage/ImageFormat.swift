@@ -12,7 +12,7 @@ public enum ImageFormat: String, Sendable, Hashable, Codable, CaseIterable, Cust
     case webp = "WebP"
     /// GIF (the first frame), decoded by giflib.
     case gif = "GIF"
-    /// TIFF (8-bit grey, RGB and RGBA, the first directory), decoded by libtiff.
+    /// TIFF (8- and 16-bit grey, RGB and RGBA, the first directory), decoded by libtiff.
     case tiff = "TIFF"
     /// HEIF with HEVC (HEIC, what iPhones save), decoded by libheif and libde265.
     case heif = "HEIF"

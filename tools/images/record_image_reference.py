@@ -17,7 +17,8 @@ Writes into Tests/Fixtures/ImageReference/:
   chelsea_up_150x100.rgb    crop (200, 100, 264, 164) resized to 150x100 BILINEAR (enlarge)
   png_<variant>.png         hand-written PNGs (gray 1/2/4/8/16-bit, gray+alpha, palette with and
                             without tRNS, RGB 8/16-bit, RGBA, Adam7-interlaced) whose expected
-                            8-bit RGBA pixels are in the JSON (libpng's expansion rules)
+                            8-bit RGBA pixels are in the JSON (libpng's expansion rules; 16-bit
+                            grey clipped at 255 as Pillow's "I;16" to RGB), checked against Pillow
   cmyk.jpg                  an Adobe (inverted) CMYK JPEG, with Pillow's RGB samples
   orientation_<n>.jpg/.png  a 32x16 four-colour image stored with EXIF orientation n (1...8);
                             the JSON gives Pillow's exif_transpose size and quadrant colours
@@ -198,6 +199,9 @@ def png_variants() -> list[dict]:
     def gray8(v, depth):  # libpng expansion of a low-depth grey sample to 8 bits
         return {1: v * 255, 2: v * 85, 4: v * 17, 8: v, 16: v >> 8}[depth]
 
+    def grey16(v):  # Pillow opens 16-bit grey as "I;16", which convert("RGB") clips
+        return min(v, 255)
+
     palette = [(i * 17 % 256, i * 71 % 256, i * 113 % 256) for i in range(16)]
     trns = [255 - i * 15 for i in range(16)]
     specs = [("gray1", 0, 1), ("gray2", 0, 2), ("gray4", 0, 4), ("gray8", 0, 8), ("gray16", 0, 16),
@@ -213,7 +217,7 @@ def png_variants() -> list[dict]:
             for x in range(w):
                 px = rows[y][x]
                 if ct == 0:
-                    g = gray8(px[0], depth); expected += [g, g, g, 255]
+                    g = grey16(px[0]) if depth == 16 else gray8(px[0], depth); expected += [g, g, g, 255]
                 elif ct == 4:
                     g = gray8(px[0], depth); expected += [g, g, g, gray8(px[1], depth)]
                 elif ct == 2:
@@ -231,7 +235,9 @@ def png_variants() -> list[dict]:
         file = f"png_{name}.png"
         write_png(os.path.join(OUT, file), w, h, ct, depth, rows, interlace="interlaced" in name, extra=extra)
         with Image.open(os.path.join(OUT, file)) as im:
-            im.load()  # Pillow must read it too
+            # Pillow reads it to the same colour (alpha aside).
+            pillow = np.asarray(im.convert("RGB"), dtype=np.uint8).reshape(-1, 3)
+            assert (pillow == np.array(expected, dtype=np.uint8).reshape(-1, 4)[:, :3]).all(), file
         out.append({"file": file, "width": w, "height": h, "colorType": ct, "bitDepth": depth,
                     "interlaced": "interlaced" in name, "rgba": bytes(expected).hex()})
     return out

@@ -88,8 +88,9 @@ int nr_heif_tiling(nr_heif_decoder *decoder, uint32_t *width, uint32_t *height, 
     uint32_t *tile_width, uint32_t *tile_height);
 
 /// Decodes the primary image with its transformations applied, as 8-bit RGB or RGBA, and
-/// reports the decoded size (the caller allocates for it, then calls `nr_heif_copy`).
-int nr_heif_decode(nr_heif_decoder *decoder, int with_alpha, int *width, int *height);
+/// reports the decoded size (the caller allocates for it, then calls `nr_heif_copy`). The RGB
+/// is pillow-heif's (libheif 1.23) for a HEIC, Pillow's (libavif and libyuv) when `as_libavif`.
+int nr_heif_decode(nr_heif_decoder *decoder, int with_alpha, int as_libavif, int *width, int *height);
 
 /// Copies the decoded image's rows into `pixels`.
 int nr_heif_copy(nr_heif_decoder *decoder, uint8_t *pixels, size_t bytes_per_row, size_t capacity);

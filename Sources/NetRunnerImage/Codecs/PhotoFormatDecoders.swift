@@ -162,7 +162,9 @@ enum HEIFDecoder {
         let format = colourLayout(hasAlpha: hasAlpha != 0, context)
         var decodedWidth: Int32 = 0
         var decodedHeight: Int32 = 0
-        status = nr_heif_decode(decoder, format == .rgba32 ? 1 : 0, &decodedWidth, &decodedHeight)
+        // An AVIF is converted to RGB as Pillow's libavif does, a HEIC as pillow-heif's libheif.
+        status = nr_heif_decode(
+            decoder, format == .rgba32 ? 1 : 0, context.format == .avif ? 1 : 0, &decodedWidth, &decodedHeight)
         guard status == NR_CODEC_OK else { throw failure(status) }
         try context.checkSize(width: Int(decodedWidth), height: Int(decodedHeight))
         let pixels = try context.decodePixels(

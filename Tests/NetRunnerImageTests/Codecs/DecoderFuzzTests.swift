@@ -297,11 +297,23 @@ struct DecoderFuzzTests {
                         "../Hostile/gif_frame_past_screen",
                     ], gifFields
                 )
+            // 16-bit TIFFs (narrowed to 8 bits in the shim) and the HEICs and AVIFs whose
+            // transformations and colour conversion heif_shim.c does itself.
             case .tiff:
-                (names, fields) = (["tiff_rgb_lzw", "tiff_rgb_raw", "tiff_rgba_deflate", "tiff_jpeg"], tiffFields)
+                (names, fields) = (
+                    [
+                        "tiff_rgb_lzw", "tiff_rgb_raw", "tiff_rgba_deflate", "tiff_jpeg", "tiff_rgb16", "tiff_rgba16",
+                        "tiff_gray16_be_deflate", "tiff_rgb16_be_tiled",
+                    ], tiffFields
+                )
             case .heif:
-                (names, fields) = (["heic_plain", "heic_irot", "heic_alpha", "../Hostile/heic_grid_small"], heifFields)
-            default: (names, fields) = (["avif_plain", "avif_plain", "avif_plain", "avif_plain"], heifFields)
+                (names, fields) = (
+                    [
+                        "heic_plain", "heic_irot", "heic_alpha", "../Hostile/heic_grid_small", "heic_rotate_mirror",
+                        "heic_irot_even",
+                    ], heifFields
+                )
+            default: (names, fields) = (["avif_plain", "avif_irot_limited", "avif_444", "avif_plain"], heifFields)
             }
             let ext =
                 ["webp": "webp", "gif": "gif", "tiff": "tif", "heif": "heic", "avif": "avif"][format.rawValue] ?? ""

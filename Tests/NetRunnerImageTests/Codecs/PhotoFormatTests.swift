@@ -3,9 +3,9 @@ import NetRunnerImage
 import NetRunnerTestSupport
 import Testing
 
-/// WebP, GIF, TIFF, HEIC and AVIF against Pillow (pillow-heif for HEIC) on the fixtures of
-/// tools/images/make_format_fixtures.py: the decoded, upright RGB pixels, as a user's
-/// `Image.open(f)` + `ImageOps.exif_transpose` + `convert("RGB")` gives them.
+/// WebP, GIF, TIFF, 16-bit PNG, HEIC and AVIF against Pillow (pillow-heif for HEIC) on the
+/// fixtures of tools/images/make_format_fixtures.py: the decoded, upright RGB pixels, as a
+/// user's `Image.open(f)` + `ImageOps.exif_transpose` + `convert("RGB")` gives them.
 @Suite("Photo formats against Pillow")
 struct PhotoFormatTests {
     static let folder = "Tests/Fixtures/Formats/"
@@ -34,9 +34,22 @@ struct PhotoFormatTests {
         "tiff_rgba_deflate.tif", "tiff_gray_packbits.tif", "tiff_jpeg.tif", "tiff_orientation6.tif",
     ]
 
-    /// HEIC and AVIF: Debian's libheif 1.19 (libde265, dav1d) against pillow-heif's libheif 1.23
-    /// and Pillow's libavif: the same bitstreams, colour conversions of other versions.
-    static let close = ["heic_plain.heic", "heic_irot.heic", "heic_alpha.heic", "avif_plain.avif"]
+    /// 16-bit TIFFs and PNGs, narrowed to 8 bits as Pillow does: grey clipped at 255 (its mode
+    /// "I;16" converted to RGB), colour by each sample's high byte.
+    static let sixteenBit = [
+        "tiff_gray16.tif", "tiff_gray16_be_deflate.tif", "tiff_rgb16.tif", "tiff_rgb16_be_tiled.tif",
+        "tiff_rgba16.tif", "tiff_rgba16_premultiplied.tif", "png_gray16.png", "png_rgba16.png",
+    ]
+
+    /// HEIC and AVIF: Debian's libheif 1.19 (libde265, dav1d) against pillow-heif's libheif
+    /// 1.23.6 and Pillow's libavif 1.4.2 with libyuv; the same coded pixels (HEVC and AV1
+    /// decoding are normative), converted to RGB and transformed as those libraries do
+    /// (heif_shim.c): nearest-sample chroma for HEIC, libyuv's bilinear arithmetic for AVIF,
+    /// and libheif 1.23's corrected border upsampling where a rotation or mirror meets an odd side.
+    static let heif = [
+        "heic_plain.heic", "heic_irot.heic", "heic_irot_even.heic", "heic_rotate_mirror.heic", "heic_alpha.heic",
+        "avif_plain.avif", "avif_irot_limited.avif", "avif_444.avif",
+    ]
 
     static func difference(_ ours: [UInt8], _ theirs: [UInt8]) -> (max: Int, mean: Double, equal: Double) {
         var largest = 0
@@ -51,16 +64,42 @@ struct PhotoFormatTests {
         return (largest, Double(total) / Double(max(ours.count, 1)), Double(same) / Double(max(ours.count, 1)))
     }
 
+    /// Decodes `name` as RGB and compares it with Pillow's recorded pixels.
+    static func compare(_ name: String, options: DecodingOptions = DecodingOptions(pixelFormat: .rgb24)) throws -> (
+        image: DecodedImage, largest: Int, mean: Double, equal: Double
+    ) {
+        let entry = try #require(try index().decoded[name])
+        let image = try ImageDecoder.decode(data: Fixtures.data(folder + name), options: options)
+        #expect(image.pixels.width == entry.width && image.pixels.height == entry.height, "\(name)")
+        let expected = try [UInt8](Fixtures.data(folder + name.split(separator: ".")[0] + ".rgb"))
+        var ours = image.pixels.packedBytes
+        if image.pixels.format == .rgba32 {
+            ours = stride(from: 0, to: ours.count, by: 4).flatMap { ours[$0..<($0 + 3)] }
+        } else if image.pixels.format == .gray8 {
+            ours = ours.flatMap { [$0, $0, $0] }
+        }
+        try #require(ours.count == expected.count, "\(name): \(ours.count) bytes, Pillow's \(expected.count)")
+        let (largest, mean, equal) = difference(ours, expected)
+        return (image, largest, mean, equal)
+    }
+
     @Test("WebP, GIF and TIFF decode to Pillow's pixels byte for byte", arguments: exact)
     func exactFormats(name: String) throws {
+        let (_, largest, mean, _) = try Self.compare(name)
+        #expect(largest == 0, "\(name): max |difference| \(largest), mean \(mean)")
+    }
+
+    @Test("16-bit TIFFs and PNGs decode to Pillow's 8-bit pixels byte for byte", arguments: sixteenBit)
+    func sixteenBitFormats(name: String) throws {
+        let (_, largest, mean, _) = try Self.compare(name)
+        #expect(largest == 0, "\(name): max |difference| \(largest), mean \(mean)")
+        // Asked for nothing, a colour file keeps its alpha and a grey one stays grey: the same
+        // pixels in the layout the file has.
+        let (natural, largestNatural, _, _) = try Self.compare(name, options: DecodingOptions())
+        #expect(largestNatural == 0, "\(name) in its own layout: max |difference| \(largestNatural)")
         let entry = try #require(try Self.index().decoded[name])
-        let image = try ImageDecoder.decode(
-            data: Fixtures.data(Self.folder + name), options: DecodingOptions(pixelFormat: .rgb24))
-        #expect(image.pixels.width == entry.width && image.pixels.height == entry.height, "\(name)")
-        let expected = try [UInt8](Fixtures.data(Self.folder + name.split(separator: ".")[0] + ".rgb"))
-        let ours = image.pixels.packedBytes
-        let (largest, mean, _) = Self.difference(ours, expected)
-        #expect(ours.count == expected.count && largest == 0, "\(name): max |difference| \(largest), mean \(mean)")
+        let layout: PixelFormat = entry.mode.hasPrefix("I;16") ? .gray8 : entry.mode == "RGBA" ? .rgba32 : .rgb24
+        #expect(natural.pixels.format == layout, "\(name): \(natural.pixels.format)")
     }
 
     /// WebP stills decode scaled for ``DecodingOptions/minimumSize`` (libwebp's rescaler, by
@@ -90,50 +129,18 @@ struct PhotoFormatTests {
         }
     }
 
-    @Test("HEIC and AVIF decode upright, as close to Pillow's as another libheif allows", arguments: close)
+    @Test("HEIC and AVIF decode upright to pillow-heif's and Pillow's pixels byte for byte", arguments: heif)
     func heifFormats(name: String) throws {
-        let entry = try #require(try Self.index().decoded[name])
-        let data = try Fixtures.data(Self.folder + name)
-        let image = try ImageDecoder.decode(data: data, options: DecodingOptions(pixelFormat: .rgb24))
+        let (image, largest, mean, equal) = try Self.compare(name)
         #expect(image.format == (name.hasSuffix(".avif") ? .avif : .heif))
-        #expect(image.pixels.width == entry.width && image.pixels.height == entry.height, "\(name)")
-        let expected = try [UInt8](Fixtures.data(Self.folder + name.split(separator: ".")[0] + ".rgb"))
-        let ours = image.pixels.packedBytes
-        try #require(ours.count == expected.count)
-        let (largest, mean, equal) = Self.difference(ours, expected)
-        print(
-            "\(name): against Pillow (libheif \(try Self.index().libheif)): max |difference| \(largest), mean \(mean), equal \(equal)"
-        )
-        if name == "heic_irot.heic" {
-            // libheif 1.19 rotates the YCbCr planes before converting them to RGB, as pillow-heif's
-            // 1.23 does (1.15 did it after): every pixel is Pillow's, but for the two edges where
-            // the clean aperture cut an odd row and column of 4:2:0 chroma (the first row and the
-            // last column once rotated), where 1.19 and 1.23 take the chroma of other neighbours.
-            var inside = 0
-            var outsideTotal = 0
-            for y in 0..<131 {
-                for x in 0..<97 {
-                    for c in 0..<3 {
-                        let d = abs(Int(ours[(y * 97 + x) * 3 + c]) - Int(expected[(y * 97 + x) * 3 + c]))
-                        if y == 0 || x == 96 { outsideTotal += d } else { inside = max(inside, d) }
-                    }
-                }
-            }
-            let edgeMean = Double(outsideTotal) / Double((97 + 130) * 3)
-            print("heic_irot.heic: inside the cut edges max \(inside); on them mean \(edgeMean)")
-            #expect(inside <= 1, "\(name): max |difference| \(inside) away from the cut edges")
-            #expect(
-                edgeMean < 40 && mean < 2, "\(name): mean |difference| \(edgeMean) on the cut edges, \(mean) overall")
-        } else if name.hasSuffix(".avif") {
-            // Pillow decodes AVIF with libavif, which upsamples the chroma bilinearly; libheif
-            // 1.19 takes the nearest chroma sample. Same AV1 decode (dav1d), other RGB.
-            #expect(mean < 2 && largest <= 40, "\(name): max |difference| \(largest), mean \(mean)")
-        } else {
-            #expect(mean < 0.05 && largest <= 1, "\(name): max |difference| \(largest), mean \(mean)")
-        }
+        #expect(largest == 0, "\(name): max |difference| \(largest), mean \(mean), equal \(equal)")
+        // With its alpha (asked for nothing), the colour is the same.
+        let (withAlpha, largestWithAlpha, _, _) = try Self.compare(name, options: DecodingOptions())
+        #expect(largestWithAlpha == 0, "\(name) decoded as \(withAlpha.pixels.format): max \(largestWithAlpha)")
+        #expect((withAlpha.pixels.format == .rgba32) == (name == "heic_alpha.heic"), "\(name)")
     }
 
-    @Test("TIFFs other than 8-bit grey, RGB and RGBA are refused, naming what they are")
+    @Test("TIFFs other than 8- and 16-bit grey, RGB and RGBA are refused, naming what they are")
     func refusedTIFFs() throws {
         for (name, what) in try Self.index().refused {
             let data = try Fixtures.data(Self.folder + name)
@@ -146,12 +153,12 @@ struct PhotoFormatTests {
                     continue
                 }
                 #expect(format == .tiff)
-                #expect(detail.contains("8-bit grey, RGB and RGBA TIFFs are decoded"), "\(detail)")
+                #expect(detail.contains("8- and 16-bit grey, RGB and RGBA TIFFs are decoded"), "\(detail)")
             }
         }
     }
 
-    @Test("Each format cut short is a clear error, never a crash", arguments: exact + close)
+    @Test("Each format cut short is a clear error, never a crash", arguments: exact + sixteenBit + heif)
     func truncated(name: String) throws {
         let data = try Fixtures.data(Self.folder + name)
         for fraction in [0.05, 0.3, 0.6, 0.95] {

@@ -34,12 +34,14 @@ build-core: setup
 build: build-core
 	$(SWIFT) build -c $(CONFIG) --product netrunner-net
 
-# The tool by name: release builds of both copied to $(PREFIX)/bin (default ~/.local/bin).
+# The tool by name, laid out as the Debian package lays it out (scripts/build-package.sh
+# --install): both executables with the Swift runtime linked in, in $(PREFIX)/bin (default
+# ~/.local/bin); the LiteRT runtime in $(PREFIX)/lib/netrunner; the bundled models in
+# $(PREFIX)/share/netrunner/models (their ids work from any folder); man pages and completions.
+# Nothing of it needs the clone or the toolchain afterwards.
 install: build
-	install -d "$(PREFIX)/bin"
-	install -m 755 .build/$(CONFIG)/netrunner "$(PREFIX)/bin/netrunner"
-	install -m 755 .build/$(CONFIG)/netrunner-net "$(PREFIX)/bin/netrunner-net"
-	@echo "installed $(PREFIX)/bin/netrunner and $(PREFIX)/bin/netrunner-net"
+	$(SWIFT) build -c $(CONFIG) --product generate-manual
+	scripts/build-package.sh --config $(CONFIG) --install "$(PREFIX)"
 
 # The Debian package (docs/install.md): both executables linked again from the build's objects
 # with the Swift runtime static, stripped, the LiteRT runtime in /usr/lib/netrunner, the systemd
@@ -182,6 +184,9 @@ lint:
 	python3 scripts/check-layers.py
 	@# The swift blocks of README.md and docs/*.md, compiled by the ReadmeSnippetsTests target, must be current.
 	python3 scripts/check-readme.py --check
+	@# README.md's and the guides' code fences: each closed, and by a line that closes it (a fence
+	@# that swallows the section after it renders as code and runs as something else).
+	python3 scripts/check-markdown.py
 
 clean:
 	rm -rf .build Benchmarks/.build

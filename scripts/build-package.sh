@@ -4,6 +4,13 @@
 #
 #   scripts/build-package.sh [--config release|debug] [--scratch-path .build] [--output DIR]
 #                            [--compression xz|fast]
+#   scripts/build-package.sh --install PREFIX [--config ...] [--scratch-path ...]
+#
+# --install PREFIX (`make install`) lays out the same files under PREFIX instead of packaging
+# them: PREFIX/bin, PREFIX/lib/netrunner, PREFIX/share/netrunner/models, man pages and
+# completions under PREFIX/share; no units, no /etc. Each file is replaced by a rename, so a
+# running copy keeps running; the models folder is replaced whole. An installed copy needs
+# nothing from the clone or the toolchain.
 #
 # - netrunner and netrunner-net linked again from the build's own object files with the Swift
 #   runtime static (-static-stdlib, the link command SwiftPM wrote in <scratch>/<config>.yaml,
@@ -23,6 +30,9 @@
 #   /etc/netrunner/serve.conf and hub.conf (conffiles), postinst/prerm/postrm.
 # - Man pages (ArgumentParser's generate-manual, from each command's --experimental-dump-help),
 #   bash and zsh completions (--generate-completion-script).
+# - The bundles of Models/bundles (MobileNetV2, BlazeFace, MoveNet, DeepLab) in
+#   /usr/share/netrunner/models, where `--model ID` finds them from any folder
+#   (ModelCatalog.installedFolder), with Models/SOURCES.md as their provenance and licences.
 #
 # Built with dpkg-deb --root-owner-group (no debian/ source tree, no fakeroot: the tree is
 # staged here from a SwiftPM build, which debhelper's dh_auto_build would only wrap).
@@ -35,17 +45,20 @@ config=release
 scratch=.build
 output=$root
 compression=xz
+prefix=
 while (($#)); do
   case "$1" in
+  --install) prefix=$2; shift 2 ;;
   --config) config=$2; shift 2 ;;
   --scratch-path) scratch=$2; shift 2 ;;
   --output) output=$2; shift 2 ;;
   --compression) compression=$2; shift 2 ;;
-  *) echo "usage: scripts/build-package.sh [--config release|debug] [--scratch-path DIR] [--output DIR] [--compression xz|fast]" >&2; exit 2 ;;
+  *) echo "usage: scripts/build-package.sh [--install PREFIX] [--config release|debug] [--scratch-path DIR] [--output DIR] [--compression xz|fast]" >&2; exit 2 ;;
   esac
 done
 scratch=$(realpath -m "$scratch")
 output=$(realpath -m "$output")
+[[ -z "$prefix" ]] || prefix=$(realpath -m "$prefix")
 case "$config" in release | debug) ;; *) echo "build-package: --config is release or debug" >&2; exit 2 ;; esac
 case "$compression" in xz) deb_compression=(-Zxz -z6) ;; fast) deb_compression=(-Zgzip -z1) ;; *) echo "build-package: --compression is xz or fast" >&2; exit 2 ;; esac
 started=$(date +%s.%N)
@@ -65,7 +78,13 @@ manifest="$scratch/$config.yaml"
 [[ -f "$manifest" && -x "$products/netrunner" && -x "$products/netrunner-net" ]] \
   || fail "no $config build of netrunner and netrunner-net in $scratch (make package CONFIG=$config builds them)"
 
+# An install stages in a folder of its own (make test runs the README's `make install` and the
+# package test at once), removed when done.
 work="$scratch/package-$config"
+if [[ -n "$prefix" ]]; then
+  work="$scratch/install-$config-$$"
+  trap 'rm -rf "$work"' EXIT
+fi
 rm -rf "$work"
 stage="$work/stage"
 mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/usr/lib/netrunner" "$stage/usr/share/doc/netrunner" \
@@ -128,7 +147,7 @@ package="netrunner_${version}_amd64"
 
 # 2. Stripped binaries (a release build's debug symbols beside the package).
 for product in netrunner netrunner-net; do
-  if [[ $config == release ]]; then
+  if [[ $config == release && -z "$prefix" ]]; then
     mkdir -p "$output/$package.debug"
     objcopy --only-keep-debug --compress-debug-sections=zlib "$work/linked/$product" "$output/$package.debug/$product.debug"
     strip --strip-unneeded -o "$stage/usr/bin/$product" "$work/linked/$product"
@@ -162,6 +181,41 @@ for page in "$work/man"/*.1; do
   gzip -9n <"$page" >"$stage/usr/share/man/man1/$(basename "$page").gz"
 done
 chmod 0644 "$stage/usr/share/man/man1/"* "$stage/usr/share/bash-completion/completions/"* "$stage/usr/share/zsh/vendor-completions/"*
+
+# 4b. The bundled models, found by id from any folder, and where they come from.
+mkdir -p "$stage/usr/share/netrunner/models"
+for bundle in Models/bundles/*.tiobundle; do
+  cp -R "$bundle" "$stage/usr/share/netrunner/models/"
+done
+install -m 0644 Models/SOURCES.md "$stage/usr/share/doc/netrunner/MODELS.md"
+find "$stage/usr/share/netrunner" -type d -exec chmod 0755 {} + -o -type f -exec chmod 0644 {} +
+say "models: $(ls "$stage/usr/share/netrunner/models" | wc -l) bundles, $(du -sh "$stage/usr/share/netrunner/models" | cut -f1)"
+
+# make install: the tree under PREFIX, each file by a rename (a running netrunner keeps its
+# inode), the models folder swapped whole; then done.
+if [[ -n "$prefix" ]]; then
+  mkdir -p "$prefix"
+  (cd "$stage/usr" && find . -path ./share/netrunner/models -prune -o -type f -printf '%P\n') | while read -r file; do
+    mkdir -p "$prefix/$(dirname "$file")"
+    cp -p "$stage/usr/$file" "$prefix/$file.new.$$"
+    mv -f "$prefix/$file.new.$$" "$prefix/$file"
+  done
+  mkdir -p "$prefix/share/netrunner"
+  rm -rf "$prefix/share/netrunner/models.new.$$"
+  cp -Rp "$stage/usr/share/netrunner/models" "$prefix/share/netrunner/models.new.$$"
+  rm -rf "$prefix/share/netrunner/models.old.$$"
+  [[ ! -e "$prefix/share/netrunner/models" ]] || mv "$prefix/share/netrunner/models" "$prefix/share/netrunner/models.old.$$"
+  mv "$prefix/share/netrunner/models.new.$$" "$prefix/share/netrunner/models"
+  rm -rf "$prefix/share/netrunner/models.old.$$"
+  # No toolchain library, nothing unresolved, in what was installed.
+  for product in netrunner netrunner-net; do
+    if ldd "$prefix/bin/$product" | grep -E '/opt/swift|swift|libFoundation|libdispatch|not found'; then
+      fail "$prefix/bin/$product needs libraries from the toolchain (above)"
+    fi
+  done
+  say "installed under $prefix: bin/netrunner, bin/netrunner-net, lib/netrunner/, share/netrunner/models/, man pages, completions"
+  exit 0
+fi
 
 # 5. The services, their configuration, the maintainer scripts.
 install -m 0644 deploy/debian/netrunner-serve.service deploy/debian/netrunner-hub.service "$stage/lib/systemd/system/"

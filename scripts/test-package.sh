@@ -12,6 +12,10 @@
 #   ldd: no library of the toolchain, none missing; no /opt/swift in the root
 #   netrunner --version; netrunner classify coffee.jpg -> espresso (the embedded model, the
 #   LiteRT runtime found in /usr/lib/netrunner without LD_LIBRARY_PATH)
+#   from /tmp: pose and segment with the installed models by id (/usr/share/netrunner/models),
+#   a models folder set in ~/.config/netrunner/config.json, NETRUNNER_MODELS over it
+#   the `make install` layout (build-package.sh --install /opt/netrunner): its netrunner finds
+#   its own runtime and models under /opt/netrunner, nothing of the clone or the toolchain
 #   the units, as installed: MemoryMax=, MemoryHigh= (below it), TasksMax=,
 #   SWIFT_BACKTRACE=enable=no, ProtectSystem=strict, each its own User= and ReadWritePaths=;
 #   systemd-analyze verify (the root's, else this machine's on copies, else a SKIP line)
@@ -266,6 +270,51 @@ cp Tests/Fixtures/Photos/test/coffee.jpg "$chroot_dir/tmp/coffee.jpg"
 classified=$(inside netrunner classify /tmp/coffee.jpg 2>&1) || { echo "$classified" >&2; fail "netrunner classify failed in the clean root"; }
 grep -q espresso <<<"$classified" || { echo "$classified" >&2; fail "netrunner classify did not answer espresso"; }
 say "netrunner classify coffee.jpg: $(grep -m1 espresso <<<"$classified" | tr -s ' ')"
+
+# 6b. The installed models by id, from a folder that has no Models/ (as a new user runs them).
+cp Tests/Fixtures/Pose/squat.png "$chroot_dir/tmp/squat.png"
+cp Tests/Fixtures/Segmentation/bird_segmentation.png "$chroot_dir/tmp/bird.png"
+posed=$(inside sh -c 'cd /tmp && netrunner pose --model movenet-single-pose-lightning-ptq --json squat.png' 2>&1) \
+  || { echo "$posed" >&2; fail "netrunner pose --model movenet-single-pose-lightning-ptq failed from /tmp"; }
+[[ $(grep -o '"name"' <<<"$posed" | wc -l) -ge 17 ]] || { echo "$posed" >&2; fail "pose by id answered no 17 keypoints"; }
+segmented=$(inside sh -c 'cd /tmp && netrunner segment --model deeplabv3-mnv2-dm05-pascal-quant bird.png' 2>&1) \
+  || { echo "$segmented" >&2; fail "netrunner segment --model deeplabv3-mnv2-dm05-pascal-quant failed from /tmp"; }
+grep -q bird <<<"$segmented" || { echo "$segmented" >&2; fail "segment by id found no bird"; }
+listed=$(inside sh -c 'cd /tmp && netrunner models') || fail "netrunner models failed from /tmp"
+grep -q '/usr/share/netrunner/models/movenet_single_pose_lightning_ptq.tiobundle' <<<"$listed" \
+  || { echo "$listed" >&2; fail "netrunner models does not list the installed MoveNet"; }
+# A models folder of the user's, from the settings file, then from the environment over it.
+inside mkdir -p /root/.config/netrunner /root/file-models /root/env-models
+cp Models/mobilenet_v2_1.0_224_int8.tflite "$chroot_dir/root/file-models/from-file.tflite"
+cp Models/mobilenet_v2_1.0_224_int8.tflite "$chroot_dir/root/env-models/from-env.tflite"
+echo '{"models": "~/file-models"}' >"$chroot_dir/root/.config/netrunner/config.json"
+listed=$(inside sh -c 'cd /tmp && netrunner models') || fail "netrunner models failed with a settings file"
+grep -q '^from-file ' <<<"$listed" || { echo "$listed" >&2; fail "the settings file's models folder is not read"; }
+listed=$(inside env NETRUNNER_MODELS=/root/env-models sh -c 'cd /tmp && netrunner models') || fail "netrunner models failed with NETRUNNER_MODELS"
+grep -q '^from-env ' <<<"$listed" && ! grep -q '^from-file ' <<<"$listed" \
+  || { echo "$listed" >&2; fail "NETRUNNER_MODELS does not win over the settings file"; }
+echo '{"modles": "~/file-models"}' >"$chroot_dir/root/.config/netrunner/config.json"
+if wrong=$(inside sh -c 'cd /tmp && netrunner models' 2>&1); then fail "a settings file with an unknown setting was accepted"; fi
+grep -q 'did you mean models' <<<"$wrong" || { echo "$wrong" >&2; fail "the settings file's mistake is not named"; }
+rm -rf "$chroot_dir/root/.config/netrunner" "$chroot_dir/root/file-models" "$chroot_dir/root/env-models"
+say "from /tmp: pose and segment by the installed models' ids; the settings file and NETRUNNER_MODELS over it"
+
+# 6c. make install's layout (the same files under a prefix): its own runtime and models.
+if [[ -z "$given_deb" ]]; then
+  scripts/build-package.sh --config debug --install "$chroot_dir/opt/netrunner" >/dev/null
+  rm -rf "$chroot_dir/usr/share/netrunner/models.hidden"
+  mv "$chroot_dir/usr/share/netrunner/models" "$chroot_dir/usr/share/netrunner/models.hidden"
+  local_pose=$(inside sh -c 'cd /tmp && /opt/netrunner/bin/netrunner pose --model movenet-single-pose-lightning-ptq --json squat.png' 2>&1) \
+    || { echo "$local_pose" >&2; fail "/opt/netrunner/bin/netrunner pose by id failed"; }
+  answers() { python3 -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.read())["inference_results"], sort_keys=True))'; }
+  [[ "$(answers <<<"$local_pose")" == "$(answers <<<"$posed")" ]] \
+    || { echo "$posed" "$local_pose" >&2; fail "the make install copy answers otherwise than the package"; }
+  inside ldd /opt/netrunner/bin/netrunner-net | grep -E 'not found|swift|/opt/swift' && fail "/opt/netrunner/bin/netrunner-net needs the toolchain"
+  inside /opt/netrunner/bin/netrunner models | grep -q '/opt/netrunner/share/netrunner/models/movenet' \
+    || fail "/opt/netrunner/bin/netrunner does not read /opt/netrunner/share/netrunner/models"
+  mv "$chroot_dir/usr/share/netrunner/models.hidden" "$chroot_dir/usr/share/netrunner/models"
+  say "make install's layout in /opt/netrunner: pose by id as the package answers, its own models and runtime"
+fi
 
 # Starts a server as the service would (as USER with STATE, its flags from the conffile,
 # --port 0), in the background, and sets port to the port it listens on:

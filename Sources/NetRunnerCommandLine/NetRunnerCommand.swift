@@ -19,6 +19,7 @@ struct NetRunnerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "netrunner",
         abstract: "Run, inspect and measure TensorFlow Lite models on the LiteRT runtime.",
+        discussion: CommandLineMain.settingsHelp,
         version: CommandLineMain.version,
         subcommands: [
             Classify.self, Detect.self, Pose.self, Segment.self, Run.self, Bulk.self, Report.self, Evaluate.self,
@@ -32,6 +33,16 @@ struct NetRunnerCommand: AsyncParsableCommand {
 package enum CommandLineMain {
     /// The tool's version, the same in both executables.
     package static let version = "0.1.0"
+    /// The settings paragraph of both executables' `--help`: what a flag's default comes from.
+    package static let settingsHelp = """
+        Settings: a flag wins; else the environment (NETRUNNER_MODELS: the models folder --model ids are \
+        looked up in; NETRUNNER_HUB, NETRUNNER_HUB_TOKEN: the hub of hub: models); else the settings file \
+        ($NETRUNNER_CONFIG, else $XDG_CONFIG_HOME/netrunner/config.json, else ~/.config/netrunner/config.json: \
+        a JSON object such as {"models": "~/models", "hub": "https://hub.example.com"}); else the defaults \
+        (./Models when it is a folder; http://127.0.0.1:8090). The models installed with NetRunner \
+        (share/netrunner/models beside its bin folder) are found by id from any folder.
+        """
+
     /// The commands `netrunner` hands to `netrunner-net`.
     package static let networked: Set<String> = ["serve", "hub", "import"]
     /// The executable of the networked commands, beside `netrunner`.

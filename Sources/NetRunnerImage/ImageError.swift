@@ -49,9 +49,9 @@ extension ImageError: LocalizedError {
         case .unreadableFile(let path, let reason):
             "Cannot read \(path): \(reason)."
         case .emptyFile(let source):
-            "\(source) is empty (0 bytes); expected an image (\(ImageError.decodedFormats))."
+            "\(source) is empty (0 bytes); expected an image (\(ImageDecoder.decodedFormats))."
         case .unsupportedFormat(let source, let looksLike):
-            "\(source) is not an image NetRunner decodes (\(ImageError.decodedFormats))"
+            "\(source) is not an image NetRunner decodes (\(ImageDecoder.decodedFormats))"
                 + (looksLike.map { ": it looks like \($0); convert it to PNG or JPEG." }
                     ?? ": its first bytes match no image format.")
         case .unsupportedVariant(let source, let format, let detail):
@@ -86,9 +86,6 @@ extension ImageError: LocalizedError {
 }
 
 extension ImageError: CustomStringConvertible {
-    /// The formats decoded, as messages list them.
-    static let decodedFormats = "JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC, AVIF"
-
     /// The same text as ``errorDescription``.
     public var description: String { errorDescription ?? "Image error." }
 }

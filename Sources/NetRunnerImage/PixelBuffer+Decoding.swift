@@ -1,7 +1,7 @@
 public import FoundationEssentials
 
 extension PixelBuffer {
-    /// Decodes the image file at `path` (JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC or AVIF, recognised by content).
+    /// Decodes the image file at `path` (a format of ``ImageDecoder/decodedFormats``, recognised by content).
     ///
     /// - Parameters:
     ///   - path: The file's path.
@@ -11,7 +11,7 @@ extension PixelBuffer {
         self = try ImageDecoder.decode(contentsOf: path, options: options).pixels
     }
 
-    /// Decodes an image held in memory (JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC or AVIF, recognised by content).
+    /// Decodes an image held in memory (a format of ``ImageDecoder/decodedFormats``, recognised by content).
     ///
     /// - Parameters:
     ///   - data: The encoded image.

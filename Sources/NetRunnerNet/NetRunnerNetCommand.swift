@@ -8,6 +8,7 @@ struct NetRunnerNetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "netrunner",
         abstract: "Run, inspect and measure TensorFlow Lite models on the LiteRT runtime: the networked commands.",
+        discussion: CommandLineMain.settingsHelp,
         version: CommandLineMain.version,
         subcommands: [
             Serve.self, Import.self, Hub.self, HubPath.self,

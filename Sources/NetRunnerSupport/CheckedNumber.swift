@@ -95,14 +95,28 @@ package enum CheckedNumber {
 
     /// The sum of `terms` (weights, byte counts), each term in `0...limit` and the sum at most
     /// `limit`; never overflows.
+    ///
+    /// A sum over `limit` is refused with the terms and their sum (`got 90 + 20 = 110`), a term
+    /// outside `0...limit` with that term (`got a term of -1`).
     package static func sum(_ terms: some Sequence<Int>, _ name: String, limit: Int) throws(NumberOutOfRange) -> Int {
         var sum = 0
+        var overflow = false
+        var shown: [String] = []
+        var count = 0
         for term in terms {
-            let (next, overflow) = sum.addingReportingOverflow(term)
-            guard term >= 0, term <= limit, !overflow, next <= limit else {
+            guard term >= 0, term <= limit else {
                 throw NumberOutOfRange(name: name, given: "a term of \(term)", lowest: 0, highest: limit)
             }
-            sum = next
+            count += 1
+            if shown.count < 8 { shown.append(String(term)) }
+            let (next, overflowed) = sum.addingReportingOverflow(term)
+            if overflowed { overflow = true } else { sum = next }
+        }
+        guard !overflow, sum <= limit else {
+            let terms = shown.joined(separator: " + ") + (count > shown.count ? " + ... (\(count) terms)" : "")
+            throw NumberOutOfRange(
+                name: name, given: "\(terms) = \(overflow ? "more than \(Int.max)" : String(sum))", lowest: 0,
+                highest: limit)
         }
         return sum
     }

@@ -34,7 +34,7 @@ package enum PrivateFolder {
     }
 
     /// This user's home folder from the password database, if it names one.
-    private static func passwordDatabaseHome() -> String? {
+    package static func passwordDatabaseHome() -> String? {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16_384)

@@ -44,7 +44,8 @@ struct ResultsGalleryTests {
         // The page's script reads the element's text as JSON: the names come back exactly.
         struct Entry: Decodable { var image: String }
         let entries = try JSONDecoder().decode([Entry].self, from: Data(data.utf8))
-        #expect(entries.map(\.image) == Self.names.map { "photos/" + $0 })
+        // (In the page's order, the natural order of their paths.)
+        #expect(entries.map(\.image).sorted() == Self.names.map { "photos/" + $0 }.sorted())
         // One data element, one script element, and nothing after the script but the end.
         #expect(html.components(separatedBy: "<script").count == 3)
         #expect(html.hasSuffix("</script></body></html>\n"))
@@ -68,6 +69,48 @@ struct ResultsGalleryTests {
         #expect(
             policy.contains(
                 "style-src '\(ResultsGallery.cspSource(String(html[styleOpen.upperBound..<styleClose.lowerBound])))'"))
+    }
+
+    @Test("Images are shown in natural order: img_2 before img_10, folder by folder, any case")
+    func naturalOrder() throws {
+        let files = [
+            "photos/img_10.jpg", "photos/img_2.jpg", "photos/IMG_3.jpg", "photos/img_1.jpg", "photos/b/img_1.jpg",
+            "photos/img_02.jpg", "photos/a10/x.jpg", "photos/a9/x.jpg", "photos/img_100.jpg",
+        ]
+        let html = ResultsGallery.render(
+            files.map { ResultsLine(image: $0, error: "cannot decode") }, thumbnails: [:], title: "r.jsonl")
+        struct Entry: Decodable { var image: String }
+        let shown = try JSONDecoder().decode([Entry].self, from: Data(Self.data(html).utf8)).map(\.image)
+        #expect(
+            shown == [
+                "photos/a9/x.jpg", "photos/a10/x.jpg", "photos/b/img_1.jpg", "photos/img_1.jpg", "photos/img_02.jpg",
+                "photos/img_2.jpg", "photos/IMG_3.jpg", "photos/img_10.jpg", "photos/img_100.jpg",
+            ])
+        // What `report` makes thumbnails for is what the page shows.
+        let records = files.map { ResultsLine(image: $0, error: "x") }
+        #expect(ResultsGallery.shown(records).map(\.image) == shown)
+    }
+
+    @Test(
+        "The natural order: numbers by value at any length, case and leading zeros only break ties, lines of one image kept in order"
+    )
+    func naturalOrderRules() {
+        let sorted = [
+            "x99999999999999999999999.jpg", "x2.jpg", "X2.jpg", "x-1.jpg", "x 1.jpg", "x.jpg", "x1b.jpg", "x1a.jpg",
+            "x0.jpg", "x1.jpg",
+        ].sorted(by: NaturalPathOrder.areInIncreasingOrder)
+        #expect(
+            sorted == [
+                "x 1.jpg", "x-1.jpg", "x.jpg", "x0.jpg", "x1.jpg", "x1a.jpg", "x1b.jpg", "X2.jpg", "x2.jpg",
+                "x99999999999999999999999.jpg",
+            ])
+        let lines = [
+            ResultsLine(image: "b10", iteration: 1, error: "e"), ResultsLine(image: "b2", iteration: 2, error: "e"),
+            ResultsLine(image: "b10", iteration: 2, error: "e"), ResultsLine(image: "b2", iteration: 1, error: "e"),
+        ]
+        #expect(
+            NaturalPathOrder.sorted(lines, by: \.image).map { "\($0.image)#\($0.iteration ?? 0)" }
+                == ["b2#2", "b2#1", "b10#1", "b10#2"])
     }
 
     @Test("One-pass filling leaves what a value brings in untouched")

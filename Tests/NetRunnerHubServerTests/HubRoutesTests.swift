@@ -132,6 +132,13 @@ struct HubRoutesTests {
                     body: #"{"targets":[{"version":1,"weight":\#(parts[0])},{"version":2,"weight":\#(parts[1])}]}"#)
                 #expect(refused.status == 400, "\(weights): \(String(decoding: refused.body, as: UTF8.self))")
             }
+            // The refusal says what the weights add up to.
+            let over = try await Self.call(
+                client, "/v1/models/m/aliases/canary", method: .put, headers: Self.adminHeaders,
+                body: #"{"targets":[{"version":1,"weight":90},{"version":2,"weight":20}]}"#)
+            let message = Self.json(over.body)["error_description"] as? String ?? ""
+            #expect(
+                over.status == 400 && message.hasPrefix("The weights add up to 110 (90 + 20), not 100."), "\(message)")
             #expect(try await Self.call(client, "/v1/health").status == 200)
         }
     }

@@ -115,6 +115,50 @@ struct MLKitTests {
         #expect(!FileManager.default.fileExists(atPath: latest.path))
     }
 
+    @Test("Versions with the same bytes: the copy is kept (304) and named as the version the reference names now")
+    func sameBytesNewVersion() async throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-mlkit")
+        defer { folder.remove() }
+        try await InProcessHub.run(data: folder.path("data")) { hub in
+            let client = HubClient(address: hub.address, token: HubProcess.adminKey)
+            let file = Fixtures.path(Self.tflite)
+            _ = try await client.push(file: file, name: "flowers", alias: "production")
+            let downloader = ModelDownloader(
+                hub: HubClient(address: hub.address), cache: HubCache(folder: folder.path("cache")))
+            let first = try await downloader.getModel(name: "flowers", downloadType: .latestModel)
+            let production = try await downloader.getModel(name: "flowers@production", downloadType: .latestModel)
+            #expect(first.version == 1 && production.version == 1)
+
+            // The same file published again: version 2, the same digest, the alias moved to it.
+            let again = try await client.push(file: file, name: "flowers", alias: "production")
+            #expect(again.version == 2 && again.sha256 == first.hash)
+            let latest = try await downloader.getModel(name: "flowers", downloadType: .latestModel)
+            #expect(latest.version == 2 && latest.path == first.path, "the cached file, named as the version asked for")
+            let moved = try await downloader.getModel(name: "flowers@production", downloadType: .latestModel)
+            #expect(moved.version == 2)
+            #expect(try await downloader.getModel(name: "flowers@1", downloadType: .latestModel).version == 1)
+            // What is recorded says so too: the local copy and the list name version 2.
+            #expect(try await downloader.getModel(name: "flowers", downloadType: .localModel).version == 2)
+            #expect(downloader.listDownloadedModels().map(\.version) == [2])
+
+            // Back to 1: named 1 again.
+            _ = try await client.setAlias("production", model: "flowers", targets: [HubAliasTarget(version: 1)])
+            #expect(try await downloader.getModel(name: "flowers@production", downloadType: .latestModel).version == 1)
+        }
+    }
+
+    @Test("The version a hub's Content-Location names, for this model only")
+    func contentLocation() {
+        #expect(HubClient.version(in: "/v1/models/flowers/versions/7", model: "flowers") == 7)
+        #expect(HubClient.version(in: "https://hub.example/base/v1/models/flowers/versions/12", model: "flowers") == 12)
+        #expect(HubClient.version(in: "/v1/models/tulips/versions/7", model: "flowers") == nil)
+        #expect(HubClient.version(in: "/v1/models/flowers/versions/0", model: "flowers") == nil)
+        #expect(HubClient.version(in: "/v1/models/flowers/versions/99999999999", model: "flowers") == nil)
+        #expect(HubClient.version(in: "/v1/blobs/sha256:00", model: "flowers") == nil)
+        #expect(ModelDownloader.versionNumber("7") == 7 && ModelDownloader.versionNumber("production") == nil)
+        #expect(ModelDownloader.versionNumber("sha256:ab") == nil && ModelDownloader.versionNumber("") == nil)
+    }
+
     @Test("Conditions read Linux's own signals: mains power from sysfs, hour windows that wrap midnight")
     func conditions() throws {
         let folder = try TemporaryFolder(prefix: "netrunner-power")

@@ -71,4 +71,25 @@ struct CheckedNumberTests {
         #expect(throws: NumberOutOfRange.self) { try CheckedNumber.sum([60, 41], "weights", limit: 100) }
         #expect(throws: NumberOutOfRange.self) { try CheckedNumber.sum([-1, 2], "weights", limit: 100) }
     }
+
+    @Test("A sum past the limit is refused with its terms and the sum, not the last term alone")
+    func sumMessages() {
+        let message = { (terms: [Int], limit: Int) -> String? in
+            do throws(NumberOutOfRange) {
+                _ = try CheckedNumber.sum(terms, "the weights' sum", limit: limit)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        #expect(message([90, 20], 100) == "the weights' sum must be a whole number from 0 to 100; got 90 + 20 = 110.")
+        #expect(message([-1, 2], 100) == "the weights' sum must be a whole number from 0 to 100; got a term of -1.")
+        #expect(
+            message([Int.max, 1], Int.max)
+                == "the weights' sum must be a whole number from 0 to \(Int.max); got \(Int.max) + 1 = more than \(Int.max)."
+        )
+        #expect(
+            message(Array(repeating: 20, count: 10), 100)?.hasSuffix(
+                "got 20 + 20 + 20 + 20 + 20 + 20 + 20 + 20 + ... (10 terms) = 200.") == true)
+    }
 }

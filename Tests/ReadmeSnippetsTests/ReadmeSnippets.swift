@@ -87,7 +87,7 @@ func readmeExample7() throws {
     let classifier = try ImageClassifier(
         modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite", labelsPath: "Models/imagenet_labels.txt")
     let result = try classifier.classify(fileAt: "Tests/Fixtures/Photos/test/chelsea.png")  // or classify(data:)
-    for category in result.categories {  // top 5 by default
+    for category in result.categories {  // the top 5 scoring above 0 by default
         print(category.displayName ?? "", category.score)  // "Egyptian cat 0.57421875"
     }
 

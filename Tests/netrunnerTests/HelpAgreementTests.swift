@@ -119,6 +119,29 @@ struct HelpAgreementTests {
         return Self.optionEntries(in: help).first { Self.names(of: $0).contains(flag) }
     }
 
+    @Test(
+        "Every image command lists the nine decoded formats; pose and segment say their default is the installed model"
+    )
+    func imagesAndRequiredModel() throws {
+        let formats = "JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC, AVIF"
+        for command in [["classify"], ["detect"], ["segment"], ["pose"], ["bulk", "images"]] {
+            let help = try netrunner(command + ["--help"]).stdout
+            let images = try #require(Self.optionEntries(in: help).first { $0.hasPrefix("<images>") }, "\(command)")
+            #expect(images.contains("Image files (\(formats)) or folders"), "\(command): \(images)")
+        }
+        for command in ["pose", "segment"] {
+            let model = try #require(try entry("--model", of: [command]))
+            #expect(
+                model.hasSuffix(
+                    "(default: the model installed for this task with NetRunner (MoveNet for pose, DeepLab v3 for "
+                        + "segment); required where NetRunner is not installed: none is built in)."),
+                "\(command): \(model)")
+        }
+        for command in ["classify", "detect"] {
+            #expect(try entry("--model", of: [command])?.hasSuffix("(default: the embedded model).") == true)
+        }
+    }
+
     @Test("--threads counts interpreters side by side; threads inside one interpreter are --runtime-threads")
     func threadsMeanOneThing() throws {
         for command in [["classify"], ["detect"], ["bulk", "images"]] {

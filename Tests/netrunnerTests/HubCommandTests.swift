@@ -137,9 +137,52 @@ struct HubCommandTests {
             let never = try await setup.netrunner(["classify", "--model", "hub:other", Self.coffee], token: nil)
             #expect(never.status == 1)
             #expect(
-                never.stderr.contains("other@latest is not downloaded, and the hub cannot be reached"),
+                never.stderr.contains("other@latest is not downloaded, and the hub at http://127.0.0.1:")
+                    && never.stderr.contains("cannot be reached"),
                 "\(never.stderr)")
         }
+    }
+
+    @Test("The same bytes published as a new version: the note names the version the reference names now")
+    func sameBytesNote() async throws {
+        try await Setup.with { setup in
+            let file = Fixtures.path(Self.tflite)
+            #expect(
+                try await setup.netrunner(["hub", "push", file, "--name", "m", "--alias", "production"]).status == 0)
+            let first = try await setup.netrunner(["classify", "--model", "hub:m@production", Self.coffee], token: nil)
+            #expect(
+                first.stderr.contains("note: hub:m@production is version 1 (sha256 f3594f132b91)"), "\(first.stderr)")
+            let again = try await setup.netrunner(["hub", "push", file, "--name", "m", "--alias", "production"])
+            #expect(again.stdout.hasPrefix("published m@2 (sha256 f3594f132b91"), "\(again)")
+            for reference in ["m@production", "m"] {
+                let second = try await setup.netrunner(
+                    ["classify", "--model", "hub:" + reference, Self.coffee], token: nil)
+                #expect(second.status == 0, "\(second.stderr)")
+                #expect(
+                    second.stderr.contains("note: hub:\(reference) is version 2 (sha256 f3594f132b91)"),
+                    "\(second.stderr)")
+            }
+            let pulled = try await setup.netrunner(["hub", "pull", "m@production"], token: nil)
+            #expect(pulled.stdout.hasPrefix("m@2 sha256 f3594f132b91"), "\(pulled)")
+        }
+    }
+
+    @Test("A rollout whose percents do not add up to 100 is refused with their sum, before the hub is asked")
+    func rolloutSum() throws {
+        // No hub listens at this address: the refusal comes first.
+        let environment: [String: String?] = ["NETRUNNER_HUB": "http://127.0.0.1:9", "NETRUNNER_HUB_TOKEN": nil]
+        let over = try ProcessResult.run(
+            Fixtures.netrunner, ["hub", "alias", "flowers", "production", "1:90", "2:20"], environment: environment)
+        #expect(over.status == 64, "\(over)")
+        #expect(
+            over.stderr.contains(
+                "The percents of a rollout must add up to 100; 1:90 2:20 add up to 110 (90 + 20). For example: 7:90 8:10."
+            ),
+            "\(over.stderr)")
+        #expect(!over.stderr.contains("a term of"), "\(over.stderr)")
+        let under = try ProcessResult.run(
+            Fixtures.netrunner, ["hub", "alias", "flowers", "production", "1:50", "2:40"], environment: environment)
+        #expect(under.status == 64 && under.stderr.contains("1:50 2:40 add up to 90 (50 + 40)"), "\(under.stderr)")
     }
 
     @Test("Resolve is the update check (strong ETag, 304); blobs resume with Range and If-Range (206, 416)")

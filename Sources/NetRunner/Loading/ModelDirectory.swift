@@ -61,6 +61,15 @@ public struct ModelDirectory: Sendable {
         }
     }
 
+    /// Adds another folder's models under the ids this one lacks (the installed models after the
+    /// user's folder).
+    ///
+    /// - Parameter other: The other folder's models.
+    package mutating func addModels(of other: ModelDirectory) {
+        models.merge(other.models) { mine, _ in mine }
+        unreadable.merge(other.unreadable) { mine, _ in mine }
+    }
+
     /// The id of a model given by path: a bundle's `model.json` id, else the file's name
     /// without its extension (as `.tflite` files in a models folder are found).
     ///

@@ -70,6 +70,22 @@ public struct ResultsLine: Equatable, Sendable {
         return ExactString("\(model ?? "")\u{1F}\(image)\u{1F}\(iteration.map(String.init) ?? "")")
     }
 
+    /// The image and iteration of a key of ``key(image:model:iteration:)`` made for `model`
+    /// with an iteration, or `nil` for any other key (another model's, a plain image's).
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - model: The model's id or path.
+    /// - Returns: The image, byte for byte, and the iteration.
+    package static func run(ofKey key: ExactString, model: String) -> (image: ExactString, iteration: Int)? {
+        let bytes = Array(key.string.utf8)
+        let prefix = Array(model.utf8) + [0x1F]
+        guard bytes.starts(with: prefix), let separator = bytes.lastIndex(of: 0x1F), separator >= prefix.count,
+            let iteration = Int(String(decoding: bytes[(separator + 1)...], as: UTF8.self))
+        else { return nil }
+        return (ExactString(String(decoding: bytes[prefix.count..<separator], as: UTF8.self)), iteration)
+    }
+
     /// Milliseconds from the start of decoding to the end of inference.
     public var totalMilliseconds: Double? {
         answer.map { $0.decodingMilliseconds + $0.preprocessingMilliseconds + $0.inferenceMilliseconds }

@@ -8,7 +8,7 @@ import NetRunnerSupport
 #endif
 
 /// The image files under folders, found as `netrunner bulk` and the server's albums find them:
-/// by extension (JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC/HEIF, AVIF), recursively, sorted, hidden files skipped, links to
+/// by the extensions of ``ImageDecoder/decodedFormats`` (`.heif` for HEIC too), recursively, sorted, hidden files skipped, links to
 /// folders not followed (no loops), and what could not be searched reported, not lost.
 ///
 ///     let listing = ImageFiles.listing(of: ["Photos"])

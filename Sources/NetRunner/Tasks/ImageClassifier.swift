@@ -27,8 +27,13 @@ public final class ImageClassifier: VisionTask {
         public var maxResults: Int = 5
         /// Categories scoring below this are left out; MediaPipe's `scoreThreshold`.
         ///
-        /// At 0 the model's TFLite metadata threshold applies, if it has one.
-        public var scoreThreshold: Float = 0
+        /// `nil` (the default): the model's TFLite metadata threshold if it has one, else
+        /// categories scoring 0 are left out, as MediaPipe's classifier leaves out those at or
+        /// below its threshold (a uint8 model's top 5 is often padded with exact zeros). A value
+        /// set here overrides the metadata's (the Task Library's rule); `0` keeps every category
+        /// of the top ``maxResults``, zeros included: the top 5 of Python's `ai_edge_litert` and
+        /// an argsort, as the Python reference and `evaluate` rank them.
+        public var scoreThreshold: Float? = nil
         /// If not empty, only these labels are returned (full label or display name).
         public var categoryAllowlist: [String] = []
         /// These labels are never returned (full label or display name).
@@ -47,16 +52,17 @@ public final class ImageClassifier: VisionTask {
         /// Threads, accelerator, error logging and decoding (``BaseOptions``).
         public var baseOptions = BaseOptions()
 
-        /// Creates options with the defaults: top 5, no threshold, one thread, centre crop.
+        /// Creates options with the defaults: top 5, the model's threshold (else no zero
+        /// scores), one thread, centre crop.
         public init() {}
 
         /// Sets the classifier's answer options: at most 5 categories and the model's own
-        /// threshold unless given.
+        /// threshold (else no zero scores) unless given.
         ///
         /// - Parameter results: Which answers to report.
         public mutating func apply(_ results: ResultOptions) {
             maxResults = results.maxResults ?? 5
-            scoreThreshold = results.scoreThreshold ?? 0
+            scoreThreshold = results.scoreThreshold
             categoryAllowlist = results.categoryAllowlist
             categoryDenylist = results.categoryDenylist
         }
@@ -100,7 +106,7 @@ public final class ImageClassifier: VisionTask {
     ///
     /// What the options leave open comes from the model's description (see ``LoadedModel``):
     /// channel order and normalisation, labels, and, from TFLite metadata, the score threshold
-    /// (when `options.scoreThreshold` is 0) and the score calibration.
+    /// (when `options.scoreThreshold` is `nil`) and the score calibration.
     ///
     /// - Parameters:
     ///   - model: The model.
@@ -120,9 +126,16 @@ public final class ImageClassifier: VisionTask {
         let classCount = try Self.classCount(try interpreter.output(at: 0), model: model.name)
         let labels = try model.labels(forOutput: 0, classCount: classCount)
         let output = model.metadata?.outputs.first
-        // The metadata's threshold applies unless the options set one (the Task Library's rule).
-        var threshold = options.scoreThreshold
-        if threshold == 0, let recommended = output?.scoreThreshold, recommended.isFinite { threshold = recommended }
+        // The metadata's threshold applies unless the options set one (the Task Library's rule);
+        // with neither, only categories scoring above 0 (MediaPipe's: at or below is left out).
+        let threshold: Float
+        if let given = options.scoreThreshold {
+            threshold = given
+        } else if let recommended = output?.scoreThreshold, recommended.isFinite {
+            threshold = recommended
+        } else {
+            threshold = .leastNonzeroMagnitude
+        }
         var calibration: ScoreCalibration?
         if let output, let calibrationOptions = output.scoreCalibration,
             let file = output.associatedFiles.first(where: { $0.type == .tensorAxisScoreCalibration })
@@ -146,7 +159,7 @@ public final class ImageClassifier: VisionTask {
         guard options.maxResults > 0 else {
             throw .invalidOption(name: "maxResults", reason: "must be 1 or more, found \(options.maxResults)")
         }
-        guard options.scoreThreshold.isFinite else {
+        guard options.scoreThreshold?.isFinite ?? true else {
             throw .invalidOption(name: "scoreThreshold", reason: "must be a number")
         }
     }
@@ -179,7 +192,7 @@ public final class ImageClassifier: VisionTask {
             inferenceMilliseconds: run.inference.inMilliseconds)
     }
 
-    /// Classifies the image file at `path` (JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC or AVIF); see ``run(_:)``.
+    /// Classifies the image file at `path` (a format of ``ImageDecoder/decodedFormats``); see ``run(_:)``.
     public func classify(fileAt path: String) throws -> ClassificationResult { try run(.file(path)) }
 
     /// Classifies an encoded image held in memory; see ``run(_:)``.

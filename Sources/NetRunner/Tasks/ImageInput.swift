@@ -6,7 +6,7 @@ public import NetRunnerImage
 ///     let result = try classifier.classify(.file("cat.jpg"))
 ///     let frame = try detector.detect(.pixels(cameraFrame))
 public enum ImageInput: Sendable {
-    /// An image file (JPEG, PNG, BMP, PNM), decoded with the task's decoding options.
+    /// An image file (a format of ``ImageDecoder/decodedFormats``), decoded with the task's decoding options.
     case file(String)
     /// The bytes of an encoded image.
     case data(Data)

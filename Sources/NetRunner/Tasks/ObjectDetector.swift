@@ -192,7 +192,7 @@ public final class ObjectDetector: VisionTask {
             postprocessingMilliseconds: (clock.now - start).inMilliseconds)
     }
 
-    /// Detects objects in the image file at `path` (JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC or AVIF); see ``run(_:)``.
+    /// Detects objects in the image file at `path` (a format of ``ImageDecoder/decodedFormats``); see ``run(_:)``.
     public func detect(fileAt path: String) throws -> DetectionResult { try run(.file(path)) }
 
     /// Detects objects in an encoded image held in memory; see ``run(_:)``.

@@ -12,7 +12,8 @@ public struct ResultOptions: Equatable, Hashable, Sendable {
     /// classifier, every detection above the threshold for a detector).
     public var maxResults: Int? = nil
     /// Answers scoring below this are left out; `nil` for the task's default (a classifier's
-    /// model's recommended threshold if its metadata has one, else 0; 0.5 for a detector).
+    /// model's recommended threshold if its metadata has one, else no category scoring 0;
+    /// 0.5 for a detector).
     public var scoreThreshold: Float? = nil
     /// If not empty, only these labels are reported.
     public var categoryAllowlist: [String] = []

@@ -55,8 +55,8 @@ extension NetRunnerCommand.Evaluate {
         @Argument(help: "Test bundle folders (.testbundle).")
         var testBundles: [String] = []
 
-        @Option(help: "The folder of models the tests name by id.")
-        var models = "Models"
+        @Option(help: "The folder of models the tests name by id (\(ModelsFolder.help)).")
+        var models: String?
 
         @Option(
             name: .customLong("compare"),
@@ -223,8 +223,8 @@ extension NetRunnerCommand.Evaluate {
     struct Settings {
         /// The test bundle folders.
         var testBundles: [String]
-        /// The folder of models the tests name by id.
-        var models: String
+        /// `--models`: the folder of models the tests name by id (else ``ModelsFolder``'s).
+        var models: String?
         /// The models run instead of the tests' own, if any.
         var compare: [String]
         /// Where results and reports go.
@@ -252,13 +252,22 @@ extension NetRunnerCommand.Evaluate {
             let needsDirectory =
                 compare.isEmpty
                 || !compare.allSatisfy { ModelCatalog.exists($0) || HubReference.isHubModel($0) }
-            if needsDirectory, !ImageArguments.isDirectory(models) {
-                throw ValidationError(
-                    "--models \(models): no such folder. The models a test names by id are looked up there "
-                        + "(default: Models, beside the tests); give the folder with --models DIR, or a model's "
-                        + "path with --compare.")
+            var directory: ModelDirectory?
+            if needsDirectory {
+                let folder = try ModelsFolder.resolve(flag: models)?.path
+                let installed = ModelCatalog.installedFolder
+                guard folder.map(ImageArguments.isDirectory) ?? (installed != nil) else {
+                    throw ValidationError(
+                        "\(models.map { "--models \($0)" } ?? "No models folder"): no such folder. The models a test "
+                            + "names by id are looked up there (\(ModelsFolder.precedence)); give the folder with "
+                            + "--models DIR, or a model's path with --compare.")
+                }
+                // The folder's models, then the installed ones under ids the folder lacks.
+                for path in [folder, installed].compactMap({ $0 }) {
+                    let found = try ModelDirectory(path: path)
+                    if directory == nil { directory = found } else { directory?.addModels(of: found) }
+                }
             }
-            let directory = needsDirectory ? try ModelDirectory(path: models) : nil
             var plans: [EvaluationRun.Plan] = []
             for test in tests {
                 let file = test.descriptionPath
@@ -376,8 +385,8 @@ extension NetRunnerCommand.Evaluate {
         @Option(name: .customLong("shards"), help: "A shard's output folder (repeat for every shard).")
         var shards: [String] = []
 
-        @Option(help: "The folder of models the tests name by id.")
-        var models = "Models"
+        @Option(help: "The folder of models the tests name by id (\(ModelsFolder.help)).")
+        var models: String?
 
         @Option(name: .customLong("compare"), help: "The models the shards ran with --compare, in the same order.")
         var compare: [String] = []

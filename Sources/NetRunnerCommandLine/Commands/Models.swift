@@ -8,16 +8,18 @@ extension NetRunnerCommand {
     /// `netrunner models` (or `list`): the ids `--model` takes, with each model's task and origin.
     struct Models: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List the models --model names by id: the embedded ones and the models folder's.",
+            abstract:
+                "List the models --model names by id: the embedded ones, the models folder's, the installed ones.",
             discussion: """
                 One line a model: its id, its task, and where it comes from (embedded, or its path in the \
-                models folder, imports included); the ids serve and evaluate use. A network is listed once: \
+                models folder, imports included, or among the models installed with NetRunner in \
+                share/netrunner/models beside its bin folder); the ids serve and evaluate use. A network is listed once: \
                 a .tflite file whose bytes a bundle or an embedded model also has is noted on stderr. --model also takes \
                 mobilenet, face and blazeface for the embedded models, a path, or hub:NAME[@VERSION|@ALIAS].
                 """,
             aliases: ["list"])
 
-        @Option(help: "The models folder (default: Models, if it exists).")
+        @Option(help: "The models folder (\(ModelsFolder.help)).")
         var models: String?
 
         @Flag(help: "One JSON object a line: id, task, origin.")

@@ -37,8 +37,7 @@ extension NetRunnerCommand {
             }
             var thumbnails: [ExactString: Thumbnail] = [:]
             var missing = 0
-            for record in records.prefix(ResultsGallery.maximumImages)
-            where thumbnails[ExactString(record.image)] == nil {
+            for record in ResultsGallery.shown(records) where thumbnails[ExactString(record.image)] == nil {
                 if let thumbnail = Thumbnail.make(path: record.image, longerSide: 200) {
                     thumbnails[ExactString(record.image)] = thumbnail
                 } else {

@@ -7,7 +7,9 @@ extension NetRunnerCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the classes found in each image and the share of its pixels each covers.",
             discussion: """
-                --model is required (no segmenter is built in): a semantic segmentation model such as DeepLab \
+                Without --model, the DeepLab v3 installed with NetRunner (deeplabv3-mnv2-pascal-quant, in \
+                share/netrunner/models); a build that is not installed has none built in and needs --model: \
+                a semantic segmentation model such as DeepLab \
                 v3 (output [1, H, W] class indices or [1, H, W, classes] scores), as a .tflite file, a bundle \
                 folder, a zipped bundle, a catalog id or hub:. The whole image is resized to the input; the mask is \
                 made at the image's size. A model without labels (a bare .tflite) shows classes by index: --labels \

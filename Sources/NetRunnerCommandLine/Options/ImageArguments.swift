@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import NetRunner
+import NetRunnerImage
 import NetRunnerSupport
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import NetRunnerSupport
 
 /// Image files and folders named on the command line.
 package struct ImageArguments: ParsableArguments {
-    @Argument(help: "Image files (JPEG, PNG, BMP, PNM) or folders of them (searched recursively).")
+    @Argument(help: "Image files (\(ImageDecoder.decodedFormats)) or folders of them (searched recursively).")
     var images: [String] = []
 
     /// The image files found, and the folders (or entries) that could not be listed.

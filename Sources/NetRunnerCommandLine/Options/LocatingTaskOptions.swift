@@ -6,7 +6,7 @@ import NetRunner
 struct LocatingTaskOptions: ParsableArguments {
     @OptionGroup var inputs: ImageArguments
 
-    @OptionGroup var model: ModelOptions
+    @OptionGroup var model: RequiredModelOptions
 
     @Option(
         help: ArgumentHelp(

@@ -3,17 +3,21 @@ import NetRunner
 package import NetRunnerEngine
 
 extension ModelCatalog {
-    /// The catalog the command line names models from: this executable's embedded models and
-    /// `--models` (else `Models/` when it is a folder).
+    /// The catalog the command line names models from: this executable's embedded models, the
+    /// models folder (``ModelsFolder/resolve(flag:)``: `--models`, `NETRUNNER_MODELS`, the
+    /// settings file, `./Models`), then the models installed with NetRunner.
     ///
     /// - Parameter folder: `--models`.
     /// - Returns: The catalog.
-    /// - Throws: `ValidationError` when `--models` is not a folder.
+    /// - Throws: `ValidationError` when the folder is not a folder, or the settings file cannot be
+    ///   used.
     package static func commandLine(folder: String?) throws -> ModelCatalog {
         let embedded = try EmbeddedModels.kinds.map { ($0, try EmbeddedModels.source(for: $0)) }
+        let resolved = try ModelsFolder.resolve(flag: folder)
         do {
-            return try ModelCatalog(embedded: embedded, folder: folder)
-        } catch let error as ModelCatalog.FolderError {
+            return try ModelCatalog(embedded: embedded, folder: resolved?.path, installed: installedFolder)
+        } catch var error as ModelCatalog.FolderError {
+            error.setting = resolved?.setting ?? error.setting
             throw ValidationError(error.description)
         }
     }

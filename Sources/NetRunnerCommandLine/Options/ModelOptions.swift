@@ -9,21 +9,29 @@ import TensorFlowLite
     import Darwin
 #endif
 
+/// The model flags of `classify`, `detect`, `bulk` and `stream`, whose `--model` defaults to an
+/// embedded model.
+package typealias ModelOptions = ModelFlags<EmbeddedModelDefault>
+
 /// The model flags of every command that runs one model over images (`classify`, `detect`,
-/// `bulk`): which model, its labels, how many interpreters side by side (`--threads`) and
-/// threads inside each (`--runtime-threads`), and the runtime's log.
-package struct ModelOptions: ParsableArguments {
+/// `bulk`, `stream`, `pose`, `segment`): which model, its labels, how many interpreters side by
+/// side (`--threads`) and threads inside each (`--runtime-threads`), and the runtime's log.
+///
+/// `Default` says in `--model`'s help what the command runs without it (``ModelOptions``: the
+/// embedded model; ``RequiredModelOptions``: nothing, `--model` is required).
+package struct ModelFlags<Default: ModelDefault>: ParsableArguments {
     @Option(
         name: .shortAndLong,
-        help:
-            "The model: a path (a .tflite file, a TensorIO bundle folder, a zipped bundle), an id of `netrunner models` (embedded: mobilenet, face; the models folder's, imports included), or hub:NAME[@VERSION|@ALIAS] (default: the embedded model)."
+        help: ArgumentHelp(
+            "The model: a path (a .tflite file, a TensorIO bundle folder, a zipped bundle), an id of `netrunner models` (embedded: mobilenet, face; the models folder's, imports included), or hub:NAME[@VERSION|@ALIAS] (\(Default.modelHelp))."
+        )
     )
     var model: String?
 
-    @Option(help: "The folder of models --model names by id (default: Models, if it exists).")
+    @Option(help: "The folder of models --model names by id (\(ModelsFolder.help)).")
     var models: String?
 
-    @Option(help: "The hub of hub: models (default: NETRUNNER_HUB, else http://127.0.0.1:8090).")
+    @Option(help: "The hub of hub: models (\(HubSetting.precedence)).")
     var hub: String?
 
     @Option(help: "The hub key (default: NETRUNNER_HUB_TOKEN).")
@@ -117,6 +125,14 @@ package struct ModelOptions: ParsableArguments {
             }
             if entry.path != nil { return try catalog.load(entry, labelsPath: labels) }
             kind = entry.embedded ?? kind
+        } else if (try? EmbeddedModels.source(for: kind)) == nil {
+            // pose and segment: the model installed with NetRunner, if it is.
+            let catalog = try ModelCatalog.commandLine(folder: models)
+            if let entry = catalog.installedDefault(for: kind) { return try catalog.load(entry, labelsPath: labels) }
+            throw ValidationError(
+                "No \(kind) model is built in, and none is installed (share/netrunner/models beside the "
+                    + "executable's folder): give --model (a .tflite file, a bundle, an id of `netrunner models`, or hub:)."
+            )
         }
         // The embedded models are part of this executable: trusted, not checked in a child.
         var embedded = try LoadedModel(EmbeddedModels.source(for: kind), labelsPath: labels)

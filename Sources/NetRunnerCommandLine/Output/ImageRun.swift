@@ -23,7 +23,7 @@ enum ImageRun {
     /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed or any
     ///   entry could not be searched.
     static func run<Task: VisionTask>(
-        _ task: Task.Type, options: Task.Options, model: ModelOptions, inputs: ImageArguments,
+        _ task: Task.Type, options: Task.Options, model: ModelFlags<some ModelDefault>, inputs: ImageArguments,
         listed: (files: [String], unreadable: Int)? = nil, json: Bool, saveInput: String? = nil,
         print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
     ) async throws {

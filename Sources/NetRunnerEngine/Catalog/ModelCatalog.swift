@@ -11,7 +11,8 @@ import NetRunnerSupport
 /// The models one names by id, the same in every command and in `serve`: the embedded models
 /// (by their `model.json` id, and by `mobilenet`, `face` and `blazeface`), then every model of
 /// the models folder (bundles by their `model.json` id, `.tflite` files by file name, imports
-/// included), the first of an id winning.
+/// included), then the models installed with NetRunner (``installedFolder``), the first of an id
+/// winning.
 ///
 /// `--model` and `--compare` take a path (an existing file or folder wins), `hub:NAME[@REF]`,
 /// or one of these ids; `serve` serves ``servedModels(note:)``, one per network.
@@ -36,12 +37,32 @@ package struct ModelCatalog: Sendable {
     package struct FolderError: Error, CustomStringConvertible {
         /// The folder given.
         package var folder: String
-        /// What `--models FOLDER` was: not a folder of models.
-        package var description: String { "--models \(folder) is not a folder of models." }
+        /// What gave it: `--models`, or `NETRUNNER_MODELS=`.
+        package var setting = "--models"
+        /// What the setting named: not a folder of models.
+        package var description: String {
+            "\(setting)\(setting.hasSuffix("=") ? "" : " ")\(folder) is not a folder of models."
+        }
     }
 
     /// The models folder read without one given, when it is a folder.
     package static let defaultFolder = "Models"
+
+    /// The installed model each task without an embedded one runs when `--model` is not given
+    /// (pose: MoveNet Lightning; segmentation: DeepLab v3 on MobileNetV2), by id.
+    package static let installedDefaults: [ImageTask.Kind: String] = [
+        .pose: "movenet-single-pose-lightning-ptq", .segmentation: "deeplabv3-mnv2-pascal-quant",
+    ]
+
+    /// The installed model a task runs without `--model`, when NetRunner is installed with it.
+    ///
+    /// - Parameter kind: The task.
+    /// - Returns: Its entry, from ``installed`` only (a models folder's model of that id is not
+    ///   taken for it), or `nil`.
+    package func installedDefault(for kind: ImageTask.Kind) -> Entry? {
+        guard let id = Self.installedDefaults[kind], let installed else { return nil }
+        return entries.first { $0.id == id && $0.path?.hasPrefix(installed + "/") == true }
+    }
 
     /// The short names of the embedded models, besides their ids.
     package static let embeddedNames: [String: ImageTask.Kind] = [
@@ -50,6 +71,8 @@ package struct ModelCatalog: Sendable {
 
     /// The models folder read, or `nil` when there is none.
     package let folder: String?
+    /// The folder of the models installed with NetRunner read after it, or `nil`.
+    package let installed: String?
     /// The models, embedded first, then the folder's by id.
     package let entries: [Entry]
     /// Bundles of the folder that could not be read, with why.
@@ -57,15 +80,37 @@ package struct ModelCatalog: Sendable {
     /// The embedded models' bundles, by task.
     private let embeddedSources: [ImageTask.Kind: ModelSource]
 
+    /// The models installed with NetRunner: `share/netrunner/models` beside the folder of the
+    /// running executable (`/usr/bin/netrunner` reads `/usr/share/netrunner/models`, as the
+    /// Debian package and `make install PREFIX=...` lay them out), when it is a folder.
+    package static var installedFolder: String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        #if os(Linux)
+            let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+            guard count > 0 else { return nil }
+            let executable = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        #else
+            let executable = CommandLine.arguments.first ?? ""
+        #endif
+        guard let slash = executable.lastIndex(of: "/") else { return nil }
+        let bin = String(executable[..<slash])
+        guard let parentSlash = bin.lastIndex(of: "/") else { return nil }
+        let folder = String(bin[..<parentSlash]) + "/share/netrunner/models"
+        return ImageFiles.isDirectory(folder) ? folder : nil
+    }
+
     /// Reads the catalog.
     ///
     /// - Parameters:
     ///   - embedded: The models built into the program, by task (a bundle with a `model.json`
     ///     gives the id).
     ///   - folder: The models folder given, else ``defaultFolder`` when it is a folder.
+    ///   - installed: The installed models' folder (``installedFolder``), read after `folder`.
     /// - Throws: ``FolderError`` when `folder` is given and is not a folder; the errors of
     ///   ``ModelDirectory``.
-    package init(embedded: [(kind: ImageTask.Kind, source: ModelSource)], folder: String?) throws {
+    package init(
+        embedded: [(kind: ImageTask.Kind, source: ModelSource)], folder: String?, installed: String? = nil
+    ) throws {
         var entries: [Entry] = []
         var sources: [ImageTask.Kind: ModelSource] = [:]
         for (kind, source) in embedded {
@@ -79,14 +124,18 @@ package struct ModelCatalog: Sendable {
         var unreadable: [String: String] = [:]
         if let folder {
             guard ImageFiles.isDirectory(folder) else { throw FolderError(folder: folder) }
-            let directory = try ModelDirectory(path: folder)
-            unreadable = directory.unreadable
+        }
+        let installed = installed.flatMap { ImageFiles.isDirectory($0) && $0 != folder ? $0 : nil }
+        for read in [folder, installed].compactMap({ $0 }) {
+            let directory = try ModelDirectory(path: read)
+            unreadable.merge(directory.unreadable) { first, _ in first }
             for (id, path) in directory.models.sorted(by: { $0.key < $1.key })
             where !entries.contains(where: { $0.id == id }) {
                 entries.append(Entry(id: id, embedded: nil, path: path))
             }
         }
         self.folder = folder
+        self.installed = installed
         self.entries = entries
         self.unreadable = unreadable
     }
@@ -119,7 +168,8 @@ package struct ModelCatalog: Sendable {
         }
         var message = "\(flag) \(name): no such file, and no model has that id"
         if let closest { message += " (did you mean \(closest)?)" }
-        message += ". The ids (embedded, and \(folder.map { "the models folder \($0)" } ?? "no models folder"))"
+        message += ". The ids (embedded, \(folder.map { "the models folder \($0)" } ?? "no models folder")"
+        message += installed.map { ", installed in \($0))" } ?? ")"
         message += ": \(ids.joined(separator: ", ")); or give a path, or hub:NAME[@VERSION|@ALIAS]."
         if !unreadable.isEmpty {
             message += " Unreadable bundles: \(unreadable.keys.sorted().joined(separator: ", "))."

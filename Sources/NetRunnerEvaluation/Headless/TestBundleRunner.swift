@@ -134,6 +134,26 @@ public struct TestBundleRunner: Sendable {
     /// How many runs a test makes per model (in this shard).
     public var runsPerModel: Int { test.description.iterations * shardImages.count }
 
+    /// How many of a model's runs (in this shard) `done` holds: keys of other models, and of
+    /// images or iterations this test does not run (a results file an earlier evaluation with
+    /// other models wrote), are not counted.
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - done: Keys (``ResultsLine/key``) of runs already recorded.
+    /// - Returns: The runs of `model` among them, from 0 to ``runsPerModel``.
+    public func recordedRuns(of model: Model, in done: Set<ExactString>) -> Int {
+        guard !done.isEmpty else { return 0 }
+        // Read from the keys (what the file holds), not the runs: a test of a million
+        // iterations is never listed.
+        let images = Set(shardImages.map { ExactString($0.key) })
+        let iterations = 1...test.description.iterations
+        return done.lazy.filter { key in
+            guard let run = ResultsLine.run(ofKey: key, model: model.id) else { return false }
+            return iterations.contains(run.iteration) && images.contains(run.image)
+        }.count
+    }
+
     /// The test's images this runner runs: all, or its shard's.
     private var shardImages: [TestBundleDescription.ImageSource] {
         guard let shard else { return test.description.images }

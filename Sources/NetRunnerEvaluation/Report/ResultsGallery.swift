@@ -12,7 +12,18 @@ public enum ResultsGallery {
     /// The most images a page shows (a note says how many were left out).
     public static let maximumImages = 10_000
 
-    /// Renders the page.
+    /// The records the page shows, in its order: the order Finder and GNOME Files list files
+    /// in (by path, folder by folder, numbers in names compared as numbers, `img_2` before
+    /// `img_10`, letters without regard to case; the lines of one image in the file's order),
+    /// the first ``maximumImages`` of them.
+    ///
+    /// - Parameter records: The results, in file order.
+    /// - Returns: The records shown.
+    public static func shown(_ records: [ResultsLine]) -> ArraySlice<ResultsLine> {
+        NaturalPathOrder.sorted(records, by: \.image).prefix(maximumImages)
+    }
+
+    /// Renders the page, the records in the order of ``shown(_:)``.
     ///
     /// - Parameters:
     ///   - records: The results, in file order.
@@ -20,7 +31,7 @@ public enum ResultsGallery {
     ///   - title: The page's title (the results file's name).
     /// - Returns: The HTML.
     public static func render(_ records: [ResultsLine], thumbnails: [ExactString: Thumbnail], title: String) -> String {
-        let shown = records.prefix(maximumImages)
+        let shown = Self.shown(records)
         var entries: [Entry] = []
         for record in shown {
             var entry = Entry(image: record.image, error: record.error)

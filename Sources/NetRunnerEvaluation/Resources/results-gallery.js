@@ -21,7 +21,10 @@ entries.forEach((entry, index) => {
   grid.appendChild(figure);
 });
 const list = document.getElementById("labels");
-for (const label of [...labels].sort()) { const o = document.createElement("option"); o.value = label; list.appendChild(o); }
+// Labels as the images are ordered (by the page): numbers as numbers ("class 2" before "class 10"), any case.
+const natural = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+for (const label of [...labels].sort(natural.compare)) {
+  const o = document.createElement("option"); o.value = label; list.appendChild(o); }
 function filter() {
   const wanted = document.getElementById("label").value.trim().toLowerCase();
   const minimum = parseFloat(document.getElementById("score").value);

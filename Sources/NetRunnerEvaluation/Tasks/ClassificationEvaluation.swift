@@ -28,6 +28,9 @@ struct ClassificationEvaluation: TaskEvaluation {
 
     func prepare(_ options: inout ImageTask.Options, for metric: TestMetric) {
         options.maxResults = max(5, metric.topK?.k ?? 5)
+        // The plain top k, zero scores included, as the Python reference ranks them (the
+        // classifier's default leaves zero scores out).
+        if options.scoreThreshold == nil { options.scoreThreshold = 0 }
     }
 
     func agreement(of answer: ImageAnswer, with baseline: ImageAnswer) -> (same: Bool, scoreDifference: Double?)? {

@@ -91,18 +91,50 @@ public struct HubClient: Sendable {
     public func resolve(
         _ name: String, reference: String = "latest", client: String? = nil, current: String? = nil
     ) async throws(HubClientError) -> HubResolution? {
+        switch try await checkForUpdate(name, reference: reference, client: client, current: current) {
+        case .unchanged: nil
+        case .changed(let resolution): resolution
+        }
+    }
+
+    /// What the update check answered.
+    enum UpdateCheck: Equatable {
+        /// 304: the digest held is still the one; `version` is the version the reference names
+        /// now, as the hub's `Content-Location` says (`nil` from a hub that does not say).
+        /// Versions with the same bytes share a digest, so it may not be the version held.
+        case unchanged(version: Int?)
+        /// What the reference resolves to.
+        case changed(HubResolution)
+    }
+
+    /// ``resolve(_:reference:client:current:)``, with the version a 304 names.
+    func checkForUpdate(
+        _ name: String, reference: String, client: String?, current: String?
+    ) async throws(HubClientError) -> UpdateCheck {
         var path = "/v1/models/\(Self.escaped(name))/resolve?ref=\(Self.escaped(reference))"
         if let client { path += "&client=\(Self.escaped(client))" }
         var headers: [(String, String)] = []
         if let current, let digest = try? SHA256Digest(validating: current) {
             headers.append(("If-None-Match", "\"sha256:\(digest.hex)\""))
         }
-        let (status, body) = try await send("GET", path, headers: headers)
-        if status == 304 { return nil }
+        let (status, body, replyHeaders) = try await exchange("GET", path, headers: headers)
+        if status == 304 {
+            return .unchanged(
+                version: replyHeaders.first(name: "Content-Location").flatMap { Self.version(in: $0, model: name) })
+        }
         var resolution = try decode(HubResolution.self, status: status, body: body)
         try check(resolution, name: name)
         resolution.reference = reference
-        return resolution
+        return .changed(resolution)
+    }
+
+    /// The version of a `Content-Location` of the hub's: `.../v1/models/{name}/versions/{version}`
+    /// for this model, else `nil`.
+    static func version(in location: String, model name: String) -> Int? {
+        let parts = location.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts[parts.count - 2] == "versions", parts[parts.count - 3] == escaped(name)
+        else { return nil }
+        return try? CheckedNumber.integer(parts[parts.count - 1], "version", in: 1...maximumVersion)
     }
 
     /// Refuses a resolution no honest hub gives: another model's, a version or size out of
@@ -290,6 +322,15 @@ public struct HubClient: Sendable {
         _ method: String, _ path: String, headers: [(String, String)] = [], body: HTTPClientRequest.Body? = nil,
         timeout: Int64 = 600
     ) async throws(HubClientError) -> (status: Int, body: Data) {
+        let (status, data, _) = try await exchange(method, path, headers: headers, body: body, timeout: timeout)
+        return (status, data)
+    }
+
+    /// ``send(_:_:headers:body:timeout:)``, with the response's headers.
+    func exchange(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: HTTPClientRequest.Body? = nil,
+        timeout: Int64 = 600
+    ) async throws(HubClientError) -> (status: Int, body: Data, headers: HTTPHeaders) {
         try Self.checkAddress(address)
         var request = HTTPClientRequest(url: address + path)
         request.method = HTTPMethod(rawValue: method)
@@ -308,7 +349,7 @@ public struct HubClient: Sendable {
             do {
                 let response = try await client.execute(request, timeout: .seconds(timeout))
                 let data = try await response.body.collect(upTo: 64 << 20)
-                return (Int(response.status.code), Data(data.readableBytesView))
+                return (Int(response.status.code), Data(data.readableBytesView), response.headers)
             } catch let error as HubClientError {
                 throw error
             } catch let error as HTTPClientError where error == .remoteConnectionClosed && attempts > 0 {

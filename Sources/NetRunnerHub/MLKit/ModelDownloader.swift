@@ -100,23 +100,36 @@ public final class ModelDownloader: Sendable {
         let label = "\(remote.name)@\(remote.reference)"
         let resolution: HubResolution
         do throws(HubClientError) {
-            guard
-                let found = try await hub.resolve(
-                    remote.name, reference: remote.reference, client: ModelDownloader.clientID(cache: cache),
-                    current: local?.hash)
-            else {
-                // 304: the local copy is current.
-                if let local { return local }
-                throw HubClientError.badResponse(hub: hub.address, reason: "304 without a local copy")
+            let clientID = ModelDownloader.clientID(cache: cache)
+            switch try await hub.checkForUpdate(
+                remote.name, reference: remote.reference, client: clientID, current: local?.hash)
+            {
+            case .changed(let found):
+                resolution = found
+            case .unchanged(let named):
+                // 304: the local copy's bytes are current, but versions with the same bytes share
+                // them: the version is the one the hub names now, else the one asked for, else
+                // the hub is asked again in full.
+                guard let local else {
+                    throw HubClientError.badResponse(hub: hub.address, reason: "304 without a local copy")
+                }
+                if let version = named ?? Self.versionNumber(remote.reference) {
+                    return try current(local, version: version, remote: remote)
+                }
+                guard
+                    let found = try await hub.resolve(remote.name, reference: remote.reference, client: clientID)
+                else {
+                    throw HubClientError.badResponse(hub: hub.address, reason: "304 without If-None-Match")
+                }
+                resolution = found
             }
-            resolution = found
         } catch {
             if case .unreachable(_, let reason) = error, let local {
                 return local.asFallback("the hub at \(hub.address) cannot be reached (\(reason))")
             }
             emit(.didFail(name: label, reason: "\(error)"))
             if case .unreachable(_, let reason) = error {
-                throw .notDownloaded(name: label, reason: "the hub cannot be reached (\(reason))")
+                throw .notDownloaded(name: label, reason: "the hub at \(hub.address) cannot be reached (\(reason))")
             }
             throw error
         }
@@ -162,18 +175,48 @@ public final class ModelDownloader: Sendable {
         return model
     }
 
-    /// The models downloaded from this downloader's hub (ML Kit's `listDownloadedModels`).
+    /// The reference as a version number (`flowers@7`), or `nil` for an alias, `latest` or a digest.
+    static func versionNumber(_ reference: String) -> Int? {
+        guard !reference.isEmpty, reference.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return try? CheckedNumber.integer(reference, "version", in: 1...HubClient.maximumVersion)
+    }
+
+    /// The local copy, still current (304), as `version`: the reference's record says so too
+    /// when the version differs (another version of the same bytes was published).
+    private func current(_ local: CustomModel, version: Int, remote: CustomRemoteModel) throws(HubClientError)
+        -> CustomModel
+    {
+        guard version != local.version else { return local }
+        if var recorded = cache.lastResolution(hub: hub.address, name: remote.name, reference: remote.reference) {
+            recorded.version = version
+            try cache.record(recorded, hub: hub.address)
+        }
+        var model = local
+        model.version = version
+        return model
+    }
+
+    /// The models downloaded from this downloader's hub (ML Kit's `listDownloadedModels`): one
+    /// per model and file, as the newest version recorded with those bytes (versions with the
+    /// same bytes share the file).
     public func listDownloadedModels() -> [CustomModel] {
         let hubKey = HubCache.hubKey(hub.address)
-        var seen = Set<String>()
-        return cache.references().compactMap { hubName, resolution, entry in
-            guard hubName == hubKey, let entry, seen.insert("\(resolution.name)\u{0}\(entry.sha256)").inserted else {
-                return nil
-            }
-            return CustomModel(
+        var models: [CustomModel] = []
+        var positions: [String: Int] = [:]
+        for (hubName, resolution, entry) in cache.references() where hubName == hubKey {
+            guard let entry else { continue }
+            let model = CustomModel(
                 name: resolution.name, version: resolution.version, size: entry.size, path: entry.path,
                 hash: entry.sha256.hex)
+            let key = "\(resolution.name)\u{0}\(entry.sha256)"
+            if let position = positions[key] {
+                if model.version > models[position].version { models[position] = model }
+            } else {
+                positions[key] = models.count
+                models.append(model)
+            }
         }
+        return models
     }
 
     /// Deletes a downloaded model's local copies (ML Kit's `deleteDownloadedModel`).

@@ -19,6 +19,10 @@ enum HubOpenAPI {
                 "schema": {"type": "string", "pattern": "^(?!latest$)(?![0-9]+$)[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$"}},
               "version": {"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 1, "maximum": 2147483647}}
             },
+            "headers": {
+              "VersionLocation": {"description": "The version the reference resolves to: /v1/models/{name}/versions/{version}.",
+                "required": true, "schema": {"type": "string", "pattern": "^/v1/models/[A-Za-z0-9._-]+/versions/[0-9]+$"}}
+            },
             "responses": {
               "Error": {"description": "What went wrong, for a person.", "content": {"application/json": {"schema": {
                 "type": "object", "required": ["error", "error_description"],
@@ -110,8 +114,10 @@ enum HubOpenAPI {
                 {"name": "ref", "in": "query", "schema": {"type": "string"}},
                 {"name": "client", "in": "query", "schema": {"type": "string"}}],
               "responses": {"200": {"description": "What it resolves to.", "content": {"application/json": {"schema": {"type": "object",
-                "required": ["name", "reference", "version", "sha256", "size", "format", "download"]}}}},
-                "304": {"description": "Unchanged."},
+                "required": ["name", "reference", "version", "sha256", "size", "format", "download"]}}},
+                "headers": {"Content-Location": {"$ref": "#/components/headers/VersionLocation"}}},
+                "304": {"description": "Unchanged: the If-None-Match digest is the one.",
+                  "headers": {"Content-Location": {"$ref": "#/components/headers/VersionLocation"}}},
                 "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
                 "404": {"$ref": "#/components/responses/Error"}}},
           "blob": {"parameters": [{"name": "digest", "in": "path", "required": true, "schema": {"type": "string"}}],

@@ -239,7 +239,9 @@ struct HubRoutes: Sendable {
     /// Resolves `?ref=`, the update check.
     ///
     /// The reference (default `latest`) is a version number, an alias (weighted by `?client=`),
-    /// or `sha256:<hex>`. A matching `If-None-Match` is 304.
+    /// or `sha256:<hex>`. A matching `If-None-Match` is 304. Both name the version resolved to
+    /// in `Content-Location` (`/v1/models/{name}/versions/{version}`): versions with the same
+    /// bytes share a digest, so a 304 alone does not say which one the reference names now.
     func resolve(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         _ = try await authorize(request, .read)
         let name = try Self.name(context)
@@ -270,12 +272,14 @@ struct HubRoutes: Sendable {
             try await store.recordAdoption(name: name, version: version.version, client: client, limit: adoptionLimit)
         }
         let etag = "\"sha256:\(version.sha256)\""
+        // The name is letters, digits, '.', '-' and '_' (checkedName): a path segment as it is.
+        let location = "/v1/models/\(name)/versions/\(version.version)"
         if let match = request.headers[.ifNoneMatch],
             match.split(separator: ",").contains(where: {
                 String($0.filter { $0 != " " }).replacing("W/", with: "") == etag
             })
         {
-            return Response(status: .notModified, headers: [.eTag: etag])
+            return Response(status: .notModified, headers: [.eTag: etag, .contentLocation: location])
         }
         let resolution = HubResolution(
             name: name, reference: reference, version: version.version,
@@ -283,6 +287,7 @@ struct HubRoutes: Sendable {
             format: version.format, download: "/v1/blobs/sha256:\(version.sha256)")
         var response = HTTPReply.json(resolution)
         response.headers[.eTag] = etag
+        response.headers[.contentLocation] = location
         response.headers[.cacheControl] = "no-cache"
         return response
     }
@@ -473,8 +478,12 @@ struct HubRoutes: Sendable {
                 _ = try CheckedNumber.integer(target.version, "version", in: 1...maximumVersion)
                 _ = try CheckedNumber.integer(target.weight, "weight", in: 1...100)
             }
-            guard try CheckedNumber.sum(targets.map(\.weight), "the weights' sum", limit: 100) == 100 else {
-                throw HubError.badRequest(rule)
+            // At most 10 weights, each 1 to 100 (checked above): the sum cannot overflow.
+            let sum = targets.map(\.weight).reduce(0, +)
+            guard sum == 100 else {
+                throw HubError.badRequest(
+                    "The weights add up to \(sum) (\(targets.map { String($0.weight) }.joined(separator: " + "))), "
+                        + "not 100. \(rule)")
             }
         } catch let error as NumberOutOfRange {
             throw HubError.badRequest("\(error) \(rule)")

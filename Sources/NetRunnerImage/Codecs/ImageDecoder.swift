@@ -9,7 +9,7 @@ public import FoundationEssentials
 import NetRunnerSupport
 import Synchronization
 
-/// Decodes JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIF (HEIC) and AVIF files into ``PixelBuffer``s.
+/// Decodes image files of the formats ``decodedFormats`` names into ``PixelBuffer``s.
 ///
 /// The format is recognised from the first bytes, never from the file name. Every problem in
 /// the input is thrown as an ``ImageError`` naming the file; hostile input cannot crash the
@@ -24,6 +24,13 @@ import Synchronization
 ///     let image = try ImageDecoder.decode(contentsOf: "photo.jpg", options: .init(pixelFormat: .rgb24))
 ///     let upright = image.orientation == .up  // the EXIF tag, already applied to image.pixels
 public enum ImageDecoder {
+    /// The formats decoded, as help, messages and documentation list them: JPEG, PNG, BMP,
+    /// PNM, WebP, GIF, TIFF, HEIC (HEIF with HEVC, ``ImageFormat/heif``) and AVIF.
+    ///
+    /// The one list: the command line's help, ``ImageError``'s messages and the server's
+    /// refusals read it.
+    public static let decodedFormats = "JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC, AVIF"
+
     /// The pool that decodes the formats it names out of process, for the whole process.
     ///
     /// `nil` (the default) decodes everything here. A server sets it once, before taking

@@ -138,8 +138,12 @@ package struct EvaluationRun: Sendable {
             try FileManager.default.removeItem(atPath: sidecar)
         }
         let done = results.completedKeys
-        // Counted, not planned: a million iterations must not be listed in memory.
-        let pending = max(0, runner.runsPerModel * plan.models.count - done.count)
+        // Counted, not planned: a million iterations must not be listed in memory. Only the
+        // plan's models' runs count as done: the file may also hold those of models an earlier
+        // evaluation into the same folder ran (a model added, or one left out, this time).
+        let pending = plan.models.reduce(0) { sum, model in
+            sum + runner.runsPerModel - runner.recordedRuns(of: model.0, in: done)
+        }
         let advanced = progress(Pending(path: resultsPath, runs: pending, resumed: results.resumedCount > 0))
         for (model, task) in plan.models {
             try runner.run(

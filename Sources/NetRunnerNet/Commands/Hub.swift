@@ -18,7 +18,8 @@ extension NetRunnerNetCommand {
         static let configuration = CommandConfiguration(
             abstract: "A self-hosted model hub: serve it, publish, list, pull, move aliases, roll back.",
             discussion: """
-                The hub's address comes from --hub or NETRUNNER_HUB (default http://127.0.0.1:8090), the client's \
+                The hub's address comes from --hub, NETRUNNER_HUB or "hub" in ~/.config/netrunner/config.json \
+                (default http://127.0.0.1:8090), the client's \
                 key from --token or NETRUNNER_HUB_TOKEN. Models published there run anywhere --model is taken: \
                 --model hub:flowers@production.
                 """,
@@ -31,11 +32,13 @@ extension NetRunnerNetCommand {
 
 /// `--hub` and `--token`.
 struct HubOptions: ParsableArguments {
-    @Option(help: "The hub's address (default: NETRUNNER_HUB, else http://127.0.0.1:8090).")
+    @Option(help: "The hub's address (\(HubSetting.precedence)).")
     var hub: String?
 
     @Option(help: "Your hub key (default: NETRUNNER_HUB_TOKEN).")
     var token: String?
+
+    mutating func validate() throws { hub = try HubSetting.address(flag: hub) }
 
     var client: HubClient { HubClient(address: hub, token: token) }
 }
@@ -355,8 +358,13 @@ extension NetRunnerNetCommand.Hub {
                     let weight = try parts.count == 2 ? CheckedNumber.integer(parts[1], "PERCENT", in: 1...100) : 100
                     parsed.append(HubAliasTarget(version: version, weight: weight))
                 }
-                guard try CheckedNumber.sum(parsed.map(\.weight), "the percents' sum", limit: 100) == 100 else {
-                    throw ValidationError("The percents of a rollout add up to 100: 7:90 8:10.")
+                // Each percent is 1 to 100, one per argument: the sum cannot overflow.
+                let sum = parsed.map(\.weight).reduce(0, +)
+                guard sum == 100 else {
+                    throw ValidationError(
+                        "The percents of a rollout must add up to 100; \(targets.joined(separator: " ")) add up to "
+                            + "\(sum) (\(parsed.map { String($0.weight) }.joined(separator: " + "))). For example: 7:90 8:10."
+                    )
                 }
             } catch let error as NumberOutOfRange {
                 throw ValidationError("\(error) The percents of a rollout add up to 100: 7:90 8:10.")

@@ -16,7 +16,7 @@ struct HubPath: AsyncParsableCommand {
     @Argument(help: "hub:NAME[@VERSION|@ALIAS].")
     var reference: String
 
-    @Option(help: "The hub's address (default: NETRUNNER_HUB).")
+    @Option(help: "The hub's address (\(HubSetting.precedence)).")
     var hub: String?
 
     @Option(help: "The hub's key (default: NETRUNNER_HUB_TOKEN).")
@@ -26,7 +26,7 @@ struct HubPath: AsyncParsableCommand {
         guard let remote = CustomRemoteModel.parse(reference) else {
             throw ValidationError("\(reference) is not hub:NAME[@VERSION|@ALIAS].")
         }
-        let downloader = ModelDownloader(hub: HubClient(address: hub, token: token))
+        let downloader = ModelDownloader(hub: HubClient(address: try HubSetting.address(flag: hub), token: token))
         let model = try await downloader.getModel(
             name: "\(remote.name)@\(remote.reference)", downloadType: .latestModel)
         if let reason = model.fallbackReason {

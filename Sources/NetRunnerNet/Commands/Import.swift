@@ -31,8 +31,8 @@ extension NetRunnerNetCommand {
         @Argument(help: "An http(s) URL, or the path of a zipped bundle, a bundle folder or a .tflite model.")
         var source: String
 
-        @Option(help: "The models folder to install into (made if missing).")
-        var models = "Models"
+        @Option(help: "The models folder to install into, made if missing (\(ModelsFolder.precedence)).")
+        var models: String?
 
         @Option(help: "The SHA-256 the file must have (64 hex digits); a mismatch installs nothing.")
         var sha256: String?
@@ -49,7 +49,8 @@ extension NetRunnerNetCommand {
 
         func run() async throws {
             modelMemory.apply()
-            let importer = ModelImporter(modelsFolder: models, allowsPrivateAddresses: allowsPrivateImports)
+            let importer = ModelImporter(
+                modelsFolder: try ModelsFolder.importTarget(flag: models), allowsPrivateAddresses: allowsPrivateImports)
             let meter = DownloadMeter()
             let (source, sha256, replace) = (self.source, self.sha256, self.replace)
             let model: ImportedModel

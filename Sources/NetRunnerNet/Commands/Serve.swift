@@ -28,7 +28,9 @@ extension NetRunnerNetCommand {
                     http://127.0.0.1:8080/v1/models/mobilenet-v2-1.0-224-uint8/classify
                 """)
 
-        @Option(help: "A folder of models to serve besides the embedded ones (default: Models, if it exists).")
+        @Option(
+            help: "A folder of models to serve besides the embedded ones, imports written there (\(ModelsFolder.help))."
+        )
         var models: String?
 
         @Option(help: "The address to bind: 127.0.0.1 (this machine only), or 0.0.0.0 for every interface.")
@@ -239,7 +241,8 @@ extension NetRunnerNetCommand {
             var configuration = InferenceServer.Configuration(
                 host: host, port: port, maximumUploadBytes: maximumUploadBytes,
                 version: CommandLineMain.version, apiKeys: keys, allowedOrigins: Set(corsOrigins),
-                modelsFolder: allowsImport ? (models ?? "Models") : nil, albums: albums, streams: namedStreams(),
+                modelsFolder: allowsImport ? try ModelsFolder.importTarget(flag: models) : nil, albums: albums,
+                streams: namedStreams(),
                 streamModel: streamModel, streamInterval: .milliseconds(streamInterval))
             configuration.allowsPrivateImports = allowsPrivateImports
             configuration.allowedHosts = Set(connections.allowedHosts)
@@ -267,10 +270,10 @@ extension NetRunnerNetCommand {
                 + "make it first: mkdir \(folder)"
         }
 
-        /// The catalog's models (the embedded ones, then the models folder's), one per network.
+        /// The catalog's models (the embedded ones, the models folder's, the installed ones), one
+        /// per network.
         func servedModels() throws -> [ServedModel] {
-            let standard = ModelCatalog.defaultFolder
-            let folder = models ?? (ImageArguments.isDirectory(standard) ? standard : nil)
+            let folder = try ModelsFolder.resolve(flag: models)?.path
             if let folder {
                 // A missing folder is refused, never made: a mistyped --models would otherwise
                 // serve no models of its own, silently, and imports would go astray.

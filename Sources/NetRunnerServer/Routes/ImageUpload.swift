@@ -2,6 +2,7 @@ import FoundationEssentials
 import Hummingbird
 import NIOCore
 import NetRunnerHTTP
+import NetRunnerImage
 import NetRunnerSupport
 
 /// The image of an upload.
@@ -42,8 +43,8 @@ struct ImageUpload {
         let rawTypes: Set<String> = ["application/octet-stream", "application/x-www-form-urlencoded"]
         guard isMultipart || rawTypes.contains(mediaType ?? "") || decodedTypes.contains(mediaType ?? "") else {
             throw .unsupportedType(
-                "Content-Type \(contentType) is not an image decoded here: send JPEG, PNG, BMP, PNM, WebP, "
-                    + "GIF, TIFF, HEIC or AVIF as image/jpeg, image/heic... (or application/octet-stream), or a multipart/form-data form."
+                "Content-Type \(contentType) is not an image decoded here: send an image (\(ImageDecoder.decodedFormats)) "
+                    + "as image/jpeg, image/heic... (or application/octet-stream), or a multipart/form-data form."
             )
         }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {

@@ -89,6 +89,13 @@ struct ImageDecoderTests {
         #expect(throws: ImageError.self) { try ImageDecoder.decode(data: Data([0x00])) }
     }
 
+    @Test("The one list of decoded formats names every format sniffed, HEIF as HEIC, and the messages read it")
+    func decodedFormats() {
+        let names = ImageDecoder.decodedFormats.split(separator: ", ").map(String.init)
+        #expect(names == ImageFormat.allCases.map { $0 == .heif ? "HEIC" : $0.rawValue })
+        #expect(ImageError.emptyFile(source: "x").description.contains("(\(ImageDecoder.decodedFormats))"))
+    }
+
     @Test("Huge sizes in JPEG, PNG, BMP and PNM headers are refused before allocation")
     func pixelLimit() throws {
         let clock = ContinuousClock()

@@ -39,7 +39,8 @@ struct ImageClassifierTests {
         let classifier = try classifier(model)
         for photo in Self.photos {
             let result = try classifier.classify(fileAt: Fixtures.path(photo.file))
-            #expect(result.categories.count == 5)
+            // At most 5, none scoring 0 (a uint8 model pads its top 5 with exact zeros).
+            #expect((1...5).contains(result.categories.count) && result.categories.allSatisfy { $0.score > 0 })
             #expect(result.categories.first?.displayName == photo.label, "\(model) \(photo.name)")
             #expect(result.categories.first?.index == (try referenceTop5(model: model, photo: photo.name)).first)
             #expect(result.inferenceMilliseconds > 0 && result.preprocessingMilliseconds > 0)
@@ -106,6 +107,32 @@ struct ImageClassifierTests {
             fileAt: file)
         #expect(denied.categories.first?.displayName == "tiger cat")
         #expect(!denied.categories.contains { $0.index == 285 })
+    }
+
+    @Test("By default no category scoring 0; scoreThreshold 0 gives Python's top 5, zeros included")
+    func zeroScores() throws {
+        let file = Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png")
+        // The uint8 MobileNetV2's 5th category for the cat is "tench", scoring exactly 0.
+        let plain = try classifier(Fixtures.MobileNet.uint8).classify(fileAt: file)
+        #expect(plain.categories.count == 4 && plain.categories.allSatisfy { $0.score > 0 }, "\(plain.categories)")
+        #expect(!plain.categories.contains { $0.displayName == "tench" })
+        let python = try classifier(Fixtures.MobileNet.uint8) { $0.scoreThreshold = 0 }.classify(fileAt: file)
+        #expect(
+            python.categories.map(\.index) == (try referenceTop5(model: Fixtures.MobileNet.uint8, photo: "chelsea")))
+        #expect(python.categories.last?.displayName == "tench" && python.categories.last?.score == 0)
+        #expect(plain.categories == Array(python.categories.prefix(4)))
+        // The same through ImageTask's options, the default and the result options' 0.
+        let model = try LoadedModel(
+            .path(Fixtures.path(Fixtures.MobileNet.uint8)), labelsPath: Fixtures.path(Fixtures.MobileNet.labels))
+        let count = { (options: ImageTask.Options) throws -> Int? in
+            guard case .classification(let result) = try ImageTask(model: model, options: options).run(fileAt: file)
+            else { return nil }
+            return result.categories.count
+        }
+        var options = ImageTask.Options()
+        #expect(try count(options) == 4)
+        options.results = ResultOptions(scoreThreshold: 0)
+        #expect(try count(options) == 5)
     }
 
     @Test("Bad options, labels and models are clear errors")

@@ -11,7 +11,7 @@ struct TaskOptionsTests {
     @Test("Each task applies the result options with its own defaults, and carries the base options")
     func defaultsAndCarry() {
         var options = ImageTask.Options()
-        #expect(options.classifierOptions.maxResults == 5 && options.classifierOptions.scoreThreshold == 0)
+        #expect(options.classifierOptions.maxResults == 5 && options.classifierOptions.scoreThreshold == nil)
         #expect(options.detectorOptions.maxResults == nil && options.detectorOptions.scoreThreshold == 0.5)
 
         options.results = ResultOptions(maxResults: 3, scoreThreshold: 0.2, categoryDenylist: ["face"])

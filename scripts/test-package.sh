@@ -283,10 +283,11 @@ grep -q bird <<<"$segmented" || { echo "$segmented" >&2; fail "segment by id fou
 listed=$(inside sh -c 'cd /tmp && netrunner models') || fail "netrunner models failed from /tmp"
 grep -q '/usr/share/netrunner/models/movenet_single_pose_lightning_ptq.tiobundle' <<<"$listed" \
   || { echo "$listed" >&2; fail "netrunner models does not list the installed MoveNet"; }
-# A models folder of the user's, from the settings file, then from the environment over it.
+# A models folder of the user's, from the settings file, then from the environment over it (a
+# model no installed bundle has the bytes of: a copy of one would be listed once, as the bundle).
 inside mkdir -p /root/.config/netrunner /root/file-models /root/env-models
-cp Models/mobilenet_v2_1.0_224_int8.tflite "$chroot_dir/root/file-models/from-file.tflite"
-cp Models/mobilenet_v2_1.0_224_int8.tflite "$chroot_dir/root/env-models/from-env.tflite"
+cp Models/mobilenet_v2_1.0_224_uint8_metadata.tflite "$chroot_dir/root/file-models/from-file.tflite"
+cp Models/mobilenet_v2_1.0_224_uint8_metadata.tflite "$chroot_dir/root/env-models/from-env.tflite"
 echo '{"models": "~/file-models"}' >"$chroot_dir/root/.config/netrunner/config.json"
 listed=$(inside sh -c 'cd /tmp && netrunner models') || fail "netrunner models failed with a settings file"
 grep -q '^from-file ' <<<"$listed" || { echo "$listed" >&2; fail "the settings file's models folder is not read"; }

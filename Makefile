@@ -86,9 +86,14 @@ test: setup test-python gpu-packages
 	$(MAKE) --no-print-directory -j3 --output-sync=target test-readme test-slurm test-package
 
 # README.md and docs/*.md, pasted: every sh block run in a random order, each on its own, every
-# transcript's output compared.
+# transcript's output compared; as a user of an installed copy runs them: `make install` of the
+# debug build into .build/installed (the README's install block), then every other block with
+# that copy alone on the PATH (no toolchain, no LD_LIBRARY_PATH), from a folder outside the clone
+# holding a copy of the data they read. (`scripts/run-readme.py .build/debug/netrunner` runs them
+# in the clone instead.)
 test-readme:
-	$(TEST_ENV) python3 scripts/run-readme.py .build/debug/netrunner
+	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/.build/installed CONFIG=debug
+	$(TEST_ENV) python3 scripts/run-readme.py --installed $(CURDIR)/.build/installed
 
 # deploy/slurm/ as shipped on a real one-node Slurm (Debian's slurm-wlm, installed if missing) on
 # loopback: skipped without root.

@@ -24,7 +24,13 @@ of its own still running a few seconds after it ends fail it (and are killed).
 `make install` installs the debug build (CONFIG=debug, already built by `make test`) into a
 scratch PREFIX, removed afterwards.
 
-Usage: scripts/run-readme.py [--seed N] [--only FILE]... PATH/TO/netrunner
+--installed PREFIX runs them as a user of an installed copy does (`make test-installed`): with
+PREFIX/bin/netrunner, from a folder outside the clone holding a copy of what the blocks read
+(Tests/Fixtures, Models, TestBundles, deploy, tools, the guides), with no toolchain on the PATH
+and no LD_LIBRARY_PATH; a block marked `<!-- readme: clone only -->` (building from the clone)
+is left out there.
+
+Usage: scripts/run-readme.py [--seed N] [--only FILE]... [--installed PREFIX | PATH/TO/netrunner]
 """
 import argparse
 import glob
@@ -44,6 +50,12 @@ TIMING = [
     (re.compile(r"\b(mean|median|p90|p99|max|min) \d+(\.\d+)?"), r"\1 #"),
 ]
 NOT_RUN = "<!-- readme: not run -->"
+CLONE_ONLY = "<!-- readme: clone only -->"
+# Where blocks run: the clone, or (--installed) a folder outside it with copies of what they read.
+WORK = ROOT
+# What an installed copy's user has: the tree's data, no sources. (--installed)
+INSTALLED_DATA = ["Tests/Fixtures", "Models", "TestBundles", "deploy", "tools", "docs", "README.md"]
+INSTALLED = False
 WITH_SERVER = "<!-- readme: with netrunner serve -->"
 
 
@@ -109,9 +121,13 @@ def run(command, binary_folder):
     environment = dict(
         os.environ, PATH=binary_folder + os.pathsep + os.environ.get("PATH", ""), PREFIX=INSTALL_PREFIX,
         CONFIG="debug")
+    if INSTALLED:
+        # The installed copy and the system's tools only: no toolchain, no library path.
+        environment["PATH"] = binary_folder + os.pathsep + "/usr/local/bin:/usr/bin:/bin"
+        environment.pop("LD_LIBRARY_PATH", None)
     started = time.monotonic()
     process = subprocess.Popen(
-        ["bash", "-o", "pipefail", "-c", command], cwd=ROOT, env=environment, stdout=subprocess.PIPE,
+        ["bash", "-o", "pipefail", "-c", command], cwd=WORK, env=environment, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         stdout, stderr = process.communicate(timeout=BLOCK_SECONDS)
@@ -139,7 +155,11 @@ def run(command, binary_folder):
 
 
 def untracked(folder):
-    """The untracked, not ignored paths under `folder` (relative to the root), as git lists them."""
+    """The untracked, not ignored paths under `folder` (relative to the root), as git lists them;
+    outside the clone (--installed), every path under it."""
+    if WORK != ROOT:
+        base = os.path.join(WORK, folder)
+        return {os.path.join(folder, name) for name in os.listdir(base)} if os.path.isdir(base) else set()
     result = subprocess.run(
         ["git", "ls-files", "--others", "--directory", "--", folder], cwd=ROOT, capture_output=True, text=True)
     return set(result.stdout.splitlines()) if result.returncode == 0 else set()
@@ -147,9 +167,9 @@ def untracked(folder):
 
 def clean(models_before):
     """Removes what blocks leave: `out/`, and what appeared untracked in Models/ since the start."""
-    shutil.rmtree(os.path.join(ROOT, "out"), ignore_errors=True)
+    shutil.rmtree(os.path.join(WORK, "out"), ignore_errors=True)
     for path in sorted(untracked("Models") - models_before):
-        full = os.path.join(ROOT, path)
+        full = os.path.join(WORK, path)
         if os.path.isdir(full) and not os.path.islink(full):
             shutil.rmtree(full, ignore_errors=True)
         elif os.path.lexists(full):
@@ -163,7 +183,7 @@ def run_python(body, binary_folder):
         return "no .venv-test (run scripts/setup-test-python.sh)"
     expected = body[-1].lstrip("# ").strip() if body and body[-1].startswith("#") else None
     server = subprocess.Popen(
-        [os.path.join(binary_folder, "netrunner"), "serve", "--port", "8080"], cwd=ROOT,
+        [os.path.join(binary_folder, "netrunner"), "serve", "--port", "8080"], cwd=WORK,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         ready = subprocess.run(
@@ -171,7 +191,7 @@ def run_python(body, binary_folder):
              "http://127.0.0.1:8080/v2/health/ready"], capture_output=True, timeout=120)
         if ready.returncode != 0:
             return "netrunner serve did not become ready on 127.0.0.1:8080"
-        result = subprocess.run([python, "-c", "\n".join(body)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        result = subprocess.run([python, "-c", "\n".join(body)], cwd=WORK, capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
             return f"the Python block exited {result.returncode}: {result.stderr.strip()[-800:]}"
         if expected is not None and result.stdout.strip() != expected:
@@ -211,7 +231,7 @@ def runnable(files):
         with open(os.path.join(ROOT, name), encoding="utf-8") as handle:
             text = handle.read()
         for number, language, body, before in blocks(text):
-            if NOT_RUN in before:
+            if NOT_RUN in before or (INSTALLED and CLONE_ONLY in before):
                 continue
             if language == "sh":
                 found.append((name, number, "sh", body))
@@ -261,15 +281,31 @@ def check(block, folder):
 
 def main():
     parser = argparse.ArgumentParser(description="Runs the examples of README.md and docs/*.md.")
-    parser.add_argument("netrunner", help="the netrunner binary to put on the PATH")
+    parser.add_argument("netrunner", nargs="?", help="the netrunner binary to put on the PATH")
+    parser.add_argument(
+        "--installed", metavar="PREFIX", help="run as a user of PREFIX/bin/netrunner, from a folder outside the clone")
     parser.add_argument("--seed", type=int, help="the order's seed, to replay a run (default: a new one)")
     parser.add_argument("--only", action="append", metavar="FILE", help="run only this file's blocks (repeatable)")
     arguments = parser.parse_args()
-    binary = os.path.abspath(arguments.netrunner)
+    global WORK, INSTALLED
+    if bool(arguments.installed) == bool(arguments.netrunner):
+        print("run-readme: give the netrunner binary, or --installed PREFIX", file=sys.stderr)
+        return 2
+    binary = os.path.abspath(arguments.netrunner or os.path.join(arguments.installed, "bin", "netrunner"))
     folder = os.path.dirname(binary)
     if os.path.basename(binary) != "netrunner" or not os.access(binary, os.X_OK):
         print(f"run-readme: {binary} is not an executable named netrunner", file=sys.stderr)
         return 2
+    if arguments.installed:
+        INSTALLED = True
+        WORK = tempfile.mkdtemp(prefix="netrunner-installed-")
+        for name in INSTALLED_DATA:
+            source, target = os.path.join(ROOT, name), os.path.join(WORK, name)
+            if os.path.isdir(source):
+                shutil.copytree(source, target, symlinks=True)
+            else:
+                shutil.copy2(source, target)
+        print(f"run-readme: {binary} from {WORK} (a copy of the data the blocks read, no sources)", flush=True)
     files = documents()
     if arguments.only:
         wanted = {os.path.normpath(name) for name in arguments.only}
@@ -290,6 +326,8 @@ def main():
     finally:
         clean(models_before)
         shutil.rmtree(INSTALL_PREFIX, ignore_errors=True)
+        if WORK != ROOT:
+            shutil.rmtree(WORK, ignore_errors=True)
     for failure in failures:
         print(failure, file=sys.stderr)
     print(f"run-readme: {commands} commands in {len(order)} blocks from {len(files)} files, {len(failures)} failed"

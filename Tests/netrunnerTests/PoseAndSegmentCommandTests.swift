@@ -23,6 +23,35 @@ struct PoseAndSegmentCommandTests {
         #expect(wrong.status != 0 && wrong.stderr.contains("uint8 [1, 1000]"), "\(wrong.stderr)")
     }
 
+    @Test("--min-pose-score answers no pose for a photo without a person, the 17 keypoints for one with")
+    func minimumPoseScore() throws {
+        let model = Fixtures.path("Models/movenet_single_pose_lightning_ptq.tflite")
+        // The espresso photo's pose scores 0.110 (MoveNet always answers 17 keypoints); the squat's far more.
+        let cup = try netrunner(
+            "pose", "--model", model, "--min-pose-score", "0.3", Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg"))
+        #expect(cup.status == 0, "\(cup.stderr)")
+        #expect(cup.stdout.contains("no pose (its score is under the minimum pose score)"), "\(cup.stdout)")
+        #expect(!cup.stdout.contains("nose"), "\(cup.stdout)")
+        let json = try netrunner(
+            "pose", "--json", "--model", model, "--min-pose-score", "0.3",
+            Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg"), Fixtures.path("Tests/Fixtures/Pose/squat.png"))
+        #expect(json.status == 0, "\(json.stderr)")
+        let counts = try json.stdout.split(separator: "\n").map { line in
+            let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            return try #require((object["inference_results"] as? [String: Any])?["pose"] as? [[String: Any]]).count
+        }
+        #expect(counts == [0, 17], "\(json.stdout)")
+        // Without it, the 17 keypoints, as Python answers them.
+        let plain = try netrunner("pose", "--model", model, Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg"))
+        #expect(plain.status == 0 && plain.stdout.contains("pose score 0.110") && plain.stdout.contains("nose"))
+        for wrong in ["1.5", "-0.1", "nan"] {
+            let refused = try netrunner("pose", "--model", model, "--min-pose-score", wrong, Self.squat)
+            #expect(refused.status != 0 && refused.stderr.contains("--min-pose-score"), "\(wrong): \(refused.stderr)")
+        }
+    }
+
+    static let squat = Fixtures.path("Tests/Fixtures/Pose/squat.png")
+
     @Test("segment prints the areas; a bundle of type image.segmentation runs through bulk")
     func segment() throws {
         let model = Fixtures.path("Models/deeplabv3_mnv2_pascal_quant.tflite")

@@ -17,8 +17,23 @@ extension NetRunnerCommand {
 
         @OptionGroup var task: LocatingTaskOptions
 
+        @Option(
+            name: .customLong("min-pose-score"), parsing: .unconditional,
+            help:
+                "Answer no pose when its score (the mean of its keypoints' scores) is under this, 0 to 1, as MediaPipe's pose landmarker answers none under its min_pose_detection_confidence (default: 0, always the 17 keypoints, as Python)."
+        )
+        var minPoseScore: Double?
+
+        func validate() throws {
+            if let minPoseScore, !(0...1).contains(minPoseScore) {
+                throw ValidationError("--min-pose-score \(minPoseScore) is not between 0 and 1.")
+            }
+        }
+
         func run() async throws {
-            try await task.run(PoseEstimator.self, options: PoseEstimator.Options())
+            var options = PoseEstimator.Options()
+            options.minPoseScore = Float(minPoseScore ?? 0)
+            try await task.run(PoseEstimator.self, options: options)
         }
     }
 }

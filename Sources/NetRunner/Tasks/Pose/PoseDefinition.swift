@@ -76,6 +76,7 @@ struct PoseDefinition: VisionTaskDefinition {
             "\(image)  \(result.imageWidth)x\(result.imageHeight)  pose score \(fixedDecimals(Double(result.score), 3))"
                 + "  (\(timing))"
         ]
+        if result.keypoints.isEmpty { lines.append("  no pose (its score is under the minimum pose score)") }
         for keypoint in result.keypoints {
             lines.append(
                 "  \(fixedDecimals(Double(keypoint.score), 3))  \(keypoint.name)  "

@@ -19,10 +19,19 @@ public import TensorFlowLite
 ///
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
 public final class PoseEstimator: VisionTask {
-    /// Options of a pose estimator: the ``BaseOptions`` and nothing of its own yet.
+    /// Options of a pose estimator: the ``BaseOptions`` and the score under which no pose is
+    /// answered.
     public struct Options: VisionTaskOptions {
         /// Threads, accelerator, error logging and decoding (``BaseOptions``).
         public var baseOptions = BaseOptions()
+
+        /// The pose score under which the answer holds no keypoints.
+        ///
+        /// The score is the mean of the keypoints' scores (``PoseResult/score``). MediaPipe's
+        /// pose landmarker answers no pose under its `min_pose_detection_confidence`; 0 (the
+        /// default) always answers the model's 17 keypoints, as a plain Python script does.
+        /// Values outside 0...1 are clamped.
+        public var minPoseScore: Float = 0
 
         /// Creates the default options.
         public init() {}
@@ -104,9 +113,13 @@ public final class PoseEstimator: VisionTask {
         let clock = ContinuousClock()
         let start = clock.now
         let values = try core.interpreter.output(at: 0).dequantizedValues()
-        let keypoints = Self.keypointNames.indices.map { index in
+        var keypoints = Self.keypointNames.indices.map { index in
             let point = run.transform.point(x: values[3 * index + 1], y: values[3 * index])
             return PoseKeypoint(name: Self.keypointNames[index], x: point.x, y: point.y, score: values[3 * index + 2])
+        }
+        let minimum = min(max(options.minPoseScore, 0), 1)
+        if minimum > 0, PoseResult(keypoints: keypoints, imageSize: run.transform.imageSize).score < minimum {
+            keypoints = []
         }
         return PoseResult(
             keypoints: keypoints, imageSize: run.transform.imageSize, decodingMilliseconds: run.decode.inMilliseconds,

@@ -25,6 +25,8 @@ struct TaskOptionsTests {
         #expect(options.baseOptions.threadCount == 3 && options.baseOptions.scalesWhileDecoding)
         #expect(classifier.baseOptions == options.baseOptions && detector.baseOptions == options.baseOptions)
         #expect(classifier.threadCount == 3 && detector.scalesWhileDecoding)
+        // A pose is one answer: the score threshold is its minimum pose score.
+        #expect(options.poseOptions.minPoseScore == 0.2 && ImageTask.Options().poseOptions.minPoseScore == 0)
     }
 
     @Test("maxResults from ImageTask.Options reaches the classifier: its top 3 are its default top 5's first 3")

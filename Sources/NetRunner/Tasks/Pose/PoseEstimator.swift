@@ -33,6 +33,15 @@ public final class PoseEstimator: VisionTask {
         /// Values outside 0...1 are clamped.
         public var minPoseScore: Float = 0
 
+        /// Sets ``minPoseScore`` from ``ResultOptions/scoreThreshold`` (the pose is the one
+        /// answer, its score the one scored): `bulk --score-threshold` and serve's
+        /// `scoreThreshold` drop a pose as they drop a label; `nil` keeps every pose.
+        ///
+        /// - Parameter results: The answer options.
+        public mutating func apply(_ results: ResultOptions) {
+            minPoseScore = results.scoreThreshold ?? 0
+        }
+
         /// Creates the default options.
         public init() {}
 

@@ -29,9 +29,17 @@ extension NetRunnerNetCommand {
                 """)
 
         @Option(
-            help: "A folder of models to serve besides the embedded ones, imports written there (\(ModelsFolder.help))."
+            help:
+                "A folder of models to serve besides the embedded ones, imports written there (\(ModelsFolder.precedence))."
         )
         var models: String?
+
+        @Flag(
+            name: .customLong("installed-models"),
+            help:
+                "Serve the models installed with NetRunner too (share/netrunner/models: MoveNet, DeepLab and the other MobileNets); every worker holds an interpreter of each model served, about 40 MB a model."
+        )
+        var servesInstalledModels = false
 
         @Option(help: "The address to bind: 127.0.0.1 (this machine only), or 0.0.0.0 for every interface.")
         var host = "127.0.0.1"
@@ -270,8 +278,8 @@ extension NetRunnerNetCommand {
                 + "make it first: mkdir \(folder)"
         }
 
-        /// The catalog's models (the embedded ones, the models folder's, the installed ones), one
-        /// per network.
+        /// The catalog's models (the embedded ones, the models folder's, and with
+        /// `--installed-models` the installed ones), one per network.
         func servedModels() throws -> [ServedModel] {
             let folder = try ModelsFolder.resolve(flag: models)?.path
             if let folder {
@@ -286,7 +294,9 @@ extension NetRunnerNetCommand {
                 // Staging folders of imports a crash or kill -9 interrupted.
                 ModelImporter(modelsFolder: folder).removeAbandonedStagingFolders()
             }
-            return try ModelCatalog.commandLine(folder: folder).servedModels { Console.diagnostic("note: " + $0) }
+            return try ModelCatalog.commandLine(folder: folder, includesInstalled: servesInstalledModels).servedModels {
+                Console.diagnostic("note: " + $0)
+            }
         }
     }
 }

@@ -65,6 +65,49 @@ struct DecoderProcessServeTests {
         #expect(cli.stdout.contains("espresso"), "the other photo is answered: \(cli.stdout)")
     }
 
+    /// pillow-heif 1.8.1's `corrupted.heic` (`heic_bitstream_assert.heic`): libheif 1.19 aborts on
+    /// an assertion (`bitstream.cc:169`) reading it from a file (`heif_context_read_from_file`).
+    /// The shim reads from memory, where 1.19 refuses it ("Insufficient input data"), so it is a
+    /// plain error on every path; should a libheif abort on it there, the decoder processes hold.
+    @Test("A HEIC that makes libheif 1.19 assert costs its request a 4xx and the command line one error line")
+    func assertingFile() async throws {
+        let name = "Tests/Fixtures/Hostile/heic_bitstream_assert.heic"
+        let path = Fixtures.path(name)
+        let server = try await ServerProcess()
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))
+        for round in 0..<2 {
+            let failed = try await server.request(
+                Self.classify, method: "POST", body: try Data(contentsOf: URL(fileURLWithPath: path)))
+            let text = String(decoding: failed.body, as: UTF8.self)
+            #expect((400..<500).contains(failed.status), "round \(round): \(failed.status) \(text)")
+            let answered = try await server.request(Self.classify, method: "POST", body: jpeg)
+            #expect(answered.status == 200, "round \(round): \(String(decoding: answered.body, as: UTF8.self))")
+            #expect(String(decoding: answered.body, as: UTF8.self).contains("espresso"), "round \(round)")
+        }
+        #expect(try await server.request("/v2/health/ready").status == 200)
+        server.expectCleanStop()
+        // The command line (decoder processes by default), and in process: exit 1, not SIGABRT
+        // (status 6), with one error line naming the file.
+        for environment: [String: String?] in [
+            ["NETRUNNER_DECODE_IN_PROCESS": nil], ["NETRUNNER_DECODE_IN_PROCESS": "1"],
+        ] {
+            let cli = try await OffPool.run {
+                try ProcessResult.run(Fixtures.netrunner, ["classify", path], environment: environment)
+            }
+            let errors = cli.stderr.split(separator: "\n").filter { $0.contains("heic_bitstream_assert.heic") }
+            #expect(cli.status == 1, "\(environment): \(cli.status): \(cli.stderr)")
+            // Refused by libheif; in a decoder process, a libheif that aborted would be "crashed".
+            let inProcess = environment.values.contains("1")
+            #expect(
+                errors.count == 1
+                    && (errors[0].contains("not a valid HEIF image")
+                        || (!inProcess && errors[0].contains("crashed in its decoder process"))),
+                "\(environment): \(cli.stderr)")
+            #expect(!cli.stderr.contains("Assertion"), "\(environment): \(cli.stderr)")
+            #expect(cli.stdout.isEmpty, "\(environment): \(cli.stdout)")
+        }
+    }
+
     @Test("A HEIC decoded in serve's decoder process answers as the command line's")
     func sameAnswer() async throws {
         let cli = try await OffPool.run {

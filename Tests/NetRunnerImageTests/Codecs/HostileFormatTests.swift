@@ -116,6 +116,30 @@ struct HostileFormatTests {
         #expect(control.pixels.size == PixelSize(width: 192, height: 128))
     }
 
+    /// pillow-heif 1.8.1's `tests/images/heif_corrupted/corrupted.heic`: libheif 1.19 aborts on an
+    /// assertion (`bitstream.cc:169`) reading it through `heif_context_read_from_file`; read from
+    /// memory, as the shim does, it refuses it. Decoded in a decoder process only, so that a
+    /// libheif that aborts on it costs this test an error, not the test process.
+    @Test("A HEIC that makes libheif 1.19 assert from a file is refused from memory, in a decoder process")
+    func bitstreamAssertion() throws {
+        let data = try Fixtures.data(Self.folder + "heic_bitstream_assert.heic")
+        let pool = DecoderIsolation(.init(children: 1))
+        do {
+            let image = try pool.decode(data: data, format: .heif, options: DecodingOptions(), source: "assert.heic")
+            Issue.record("decoded to \(image.pixels.size)")
+        } catch {
+            switch error {
+            case .corrupt(let path, _, let detail):
+                #expect(path == "assert.heic" && detail.contains("Insufficient input data"), "\(error)")
+            default: Issue.record("\(error)")
+            }
+        }
+        let control = try pool.decode(
+            data: try Fixtures.data(Self.folder + "heic_grid_small.heic"), format: .heif, options: DecodingOptions(),
+            source: "small.heic")
+        #expect(control.pixels.size == PixelSize(width: 192, height: 128))
+    }
+
     /// Before: every row of a 1000x1000 frame was decompressed to fill an 8x8 screen, and an
     /// interlaced one past the limit was decoded whole.
     @Test("A GIF frame past its screen is cropped without reading the rows below it, or refused")

@@ -84,8 +84,10 @@ struct WebPageBrowserTests {
                     try ProcessResult.run(python, [Fixtures.path("tools/serve/page_check.py"), url, shots, "3"])
                 }
             }
-            // The engine starts once the page has shown every model loading (or the check ended).
-            try await Eventually.wait(for: "the page showing the models loading", upTo: .seconds(180)) {
+            // The engine starts once the page has shown every model loading (or the check ended):
+            // Chromium's start and the script's two waits before it (each up to 60 s under load,
+            // tools/serve/page_check.py's SLACK) fit in the deadline.
+            try await Eventually.wait(for: "the page showing the models loading", upTo: .seconds(600)) {
                 FileManager.default.fileExists(atPath: marker)
             }
             #expect(engine.models.allSatisfy { engine.state(of: $0.id) == .loading })

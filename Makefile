@@ -6,9 +6,13 @@
 #   make package the Debian package netrunner_<version>_amd64.deb (docs/install.md)
 
 SWIFT ?= swift
+# Every build here compiles the image codecs' C with -O2, debug builds too (Package.swift's
+# optimizedC): one setting for all of make's builds, so that none rebuilds what another built.
+NETRUNNER_OPTIMIZE_C ?= 1
+export NETRUNNER_OPTIMIZE_C
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-readme test-slurm test-package test-asan test-python gpu-packages setup runtime system build-core build install package bench bench-setup bench-decode bench-gpu bench-tasks trial format lint clean
+.PHONY: run test test-readme test-slurm test-package test-asan asan-build test-python gpu-packages setup runtime system build-core build install package bench bench-setup bench-decode bench-gpu bench-tasks trial format lint clean
 
 PREFIX ?= $(HOME)/.local
 
@@ -116,11 +120,15 @@ test-package:
 # The GPU tests run once, in make test (NETRUNNER_TEST_GPU=off: lavapipe's shader compiler through
 # the sanitizer's allocator made them the run's longest, 79 of 90 s).
 ASAN_ENV = NETRUNNER_UNITS_ONLY=1 NETRUNNER_TEST_TOOL=$(CURDIR)/.build/debug/netrunner NETRUNNER_CHECKER=$(CURDIR)/.build/debug/netrunner NETRUNNER_DECODER=$(CURDIR)/.build/debug/netrunner NETRUNNER_TEST_GPU=off
-test-asan: setup test-python
+test-asan: setup test-python asan-build
 	$(SWIFT) build --product netrunner
 	$(SWIFT) build --product netrunner-net
-	$(ASAN_ENV) $(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	$(TEST_ENV) $(ASAN_ENV) ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+
+# The sanitized build alone, nothing set up first (.ci/run builds it in the background, at the
+# lowest priority, while make test runs).
+asan-build:
+	$(ASAN_ENV) $(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 
 bench-setup: setup
 	Benchmarks/setup.sh

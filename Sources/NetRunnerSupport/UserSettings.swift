@@ -6,7 +6,7 @@
 // value of the wrong kind, a relative path) is an error naming the file and the line's setting,
 // never silently ignored.
 
-package import FoundationEssentials
+import FoundationEssentials
 
 #if canImport(Glibc)
     import Glibc

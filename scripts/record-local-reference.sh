@@ -9,13 +9,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=.build/reference
-if [ ! -x .venv-ref/bin/python ]; then
-    python3 -m venv .venv-ref >&2
-    .venv-ref/bin/pip install --quiet --require-hashes -r tools/models/requirements-reference.txt >&2
-fi
 stamp="$(sha256sum tools/models/record_reference.py tools/models/photo_prep.py Models/*.tflite \
     Tests/Fixtures/Models/*.tflite tools/models/requirements-reference.txt | sha256sum | cut -c1-16)"
 if [ ! -f "$out/stamp" ] || [ "$(cat "$out/stamp")" != "$stamp" ]; then
+    # The venv only when there is something to record, and made again when its pins change.
+    requirements="$(sha256sum tools/models/requirements-reference.txt | cut -c1-16)"
+    if [ ! -x .venv-ref/bin/python ] || [ ! -f ".venv-ref/.requirements-$requirements" ]; then
+        rm -rf .venv-ref
+        python3 -m venv .venv-ref >&2
+        .venv-ref/bin/pip install --quiet --require-hashes -r tools/models/requirements-reference.txt >&2
+        touch ".venv-ref/.requirements-$requirements"
+    fi
     rm -rf "$out"
     .venv-ref/bin/python tools/models/record_reference.py --out "$out" >/dev/null
     # The inputs come from the committed photos through pinned Pillow: they must be the committed ones.

@@ -184,6 +184,60 @@ int nr_heif_tiling(nr_heif_decoder *decoder, uint32_t *width, uint32_t *height, 
     return NR_CODEC_OK;
 }
 
+int nr_heif_use_thumbnail(nr_heif_decoder *decoder, uint32_t min_width, uint32_t min_height, int *width,
+    int *height) {
+    if (!decoder || !decoder->handle || decoder->image || decoder->pixels || min_width == 0 || min_height == 0) {
+        return 0;
+    }
+    uint64_t primary_width = (uint64_t)heif_image_handle_get_width(decoder->handle);
+    uint64_t primary_height = (uint64_t)heif_image_handle_get_height(decoder->handle);
+    int count = heif_image_handle_get_number_of_thumbnails(decoder->handle);
+    if (count <= 0 || primary_width == 0 || primary_height == 0) {
+        return 0;
+    }
+    // The security limits bound the items a file may declare; a phone writes one thumbnail.
+    heif_item_id ids[16];
+    count = heif_image_handle_get_list_of_thumbnail_IDs(decoder->handle, ids, count < 16 ? count : 16);
+    struct heif_image_handle *best = NULL;
+    uint64_t best_pixels = 0;
+    for (int index = 0; index < count; index++) {
+        struct heif_image_handle *thumbnail = NULL;
+        if (heif_image_handle_get_thumbnail(decoder->handle, ids[index], &thumbnail).code != heif_error_Ok) {
+            continue;
+        }
+        // Sizes after the thumbnail's own transformations, as the primary's.
+        uint64_t w = (uint64_t)heif_image_handle_get_width(thumbnail);
+        uint64_t h = (uint64_t)heif_image_handle_get_height(thumbnail);
+        // Large enough, smaller than the image, and the image's shape to within two of the
+        // thumbnail's pixels (an encoder rounds its sides, to even ones for 4:2:0; crops and
+        // boxes are placed in proportion on each axis): a thumbnail of another shape, or turned
+        // another way, is not the image.
+        uint64_t across = w * primary_height > h * primary_width ? w * primary_height - h * primary_width
+                                                                 : h * primary_width - w * primary_height;
+        uint64_t longer = primary_width > primary_height ? primary_width : primary_height;
+        int usable = w >= min_width && h >= min_height && w < primary_width && h < primary_height
+            && across <= 2 * longer
+            && !heif_image_handle_has_alpha_channel(thumbnail) == !heif_image_handle_has_alpha_channel(decoder->handle);
+        if (usable && (!best || w * h < best_pixels)) {
+            if (best) {
+                heif_image_handle_release(best);
+            }
+            best = thumbnail;
+            best_pixels = w * h;
+        } else {
+            heif_image_handle_release(thumbnail);
+        }
+    }
+    if (!best) {
+        return 0;
+    }
+    heif_image_handle_release(decoder->handle);
+    decoder->handle = best;
+    *width = heif_image_handle_get_width(best);
+    *height = heif_image_handle_get_height(best);
+    return 1;
+}
+
 // MARK: Planes
 
 /// One plane of `bytes`-byte pixels (1 for Y, Cb, Cr and alpha; 3 or 4 for interleaved RGB),

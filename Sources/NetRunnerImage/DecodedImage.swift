@@ -10,7 +10,8 @@ public struct DecodedImage: Sendable, Equatable {
     /// The size stored in the file's header, before DCT scaling and orientation.
     public var storedSize: PixelSize
     /// The scale decoded at, `n` of `n/8` (8 means full size): JPEG's DCT scaling and WebP's
-    /// scaled decoding for ``DecodingOptions/minimumSize``; always 8 for other formats.
+    /// scaled decoding for ``DecodingOptions/minimumSize``, and the nearest eighth (at least 1)
+    /// for a HEIC's thumbnail (``DecodingOptions/minimumThumbnailSize``); 8 otherwise.
     public var scaleNumerator: Int
     /// The size of the whole image at the decoded scale (upright when ``pixels`` are): the
     /// size of ``pixels`` unless ``DecodingOptions/region`` kept only part of the image.

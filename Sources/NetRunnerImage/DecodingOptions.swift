@@ -64,6 +64,17 @@ public struct DecodingOptions: Sendable, Hashable, Codable {
     /// 3/4, 7/8) in plain C, so a power of two is faster even where it keeps more pixels (on
     /// phone-like photos, 7% more images per second).
     public var scalesByPowersOfTwo = false
+
+    /// The smallest embedded thumbnail that may be decoded instead of the image, or `nil` (the
+    /// default) to always decode the image itself.
+    ///
+    /// A HEIC from a phone carries a small thumbnail (`thmb`, 320 pixels wide on an iPhone) beside
+    /// its grid of tiles. When one is at least this large (upright, both sides), smaller than the
+    /// image and of its shape, it is decoded instead, as a JPEG is decoded at a DCT scale:
+    /// ``DecodedImage/fullSize`` is then the thumbnail's and ``DecodedImage/storedSize`` the
+    /// image's. Other formats ignore it.
+    public var minimumThumbnailSize: PixelSize?
+
     /// The part of the (upright) image to decode: ``DecodingRegion/whole`` by default.
     ///
     /// JPEGs then decode only the rows and columns that hold the region (libjpeg-turbo's

@@ -81,6 +81,15 @@ void nr_heif_close(nr_heif_decoder *decoder);
 /// and whether it has an alpha channel.
 void nr_heif_header(const nr_heif_decoder *decoder, int *width, int *height, int *has_alpha);
 
+/// Decodes the smallest thumbnail (`thmb`) of the primary image instead of the image itself, when
+/// one is at least `min_width` x `min_height` after its transformations, smaller than the image,
+/// of the image's shape (to within two of the thumbnail's pixels) and with alpha as the image has
+/// it. Returns 1 and the thumbnail's size when one is chosen (`nr_heif_header` and
+/// `nr_heif_tiling` then describe it), 0 when none is (nothing changes). Call before
+/// `nr_heif_decode`.
+int nr_heif_use_thumbnail(nr_heif_decoder *decoder, uint32_t min_width, uint32_t min_height, int *width,
+    int *height);
+
 /// The size `nr_heif_decode` will really produce and the tiles it will decode: for a grid, its
 /// descriptor's output size (which may differ from the `ispe` size of `nr_heif_header`), its
 /// tile count and the size of one tile; for a single image, its size and 1 tile of that size.

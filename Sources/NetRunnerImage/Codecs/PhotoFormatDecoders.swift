@@ -159,6 +159,20 @@ enum HEIFDecoder {
         nr_heif_header(decoder, &width, &height, &hasAlpha)
         try context.checkSize(width: Int(width), height: Int(height))
         try checkTiling(decoder, context)
+        // The thumbnail instead, when one is large enough (a phone's HEIC: a 320-pixel HEVC image
+        // instead of 48 tiles of 512x512); its own tiling is checked as the image's was.
+        var fromThumbnail = false
+        if let wanted = context.options.minimumThumbnailSize, wanted.width > 0, wanted.height > 0 {
+            var thumbnailWidth: Int32 = 0
+            var thumbnailHeight: Int32 = 0
+            if nr_heif_use_thumbnail(
+                decoder, UInt32(clamping: wanted.width), UInt32(clamping: wanted.height), &thumbnailWidth,
+                &thumbnailHeight) == 1
+            {
+                fromThumbnail = true
+                try checkTiling(decoder, context)
+            }
+        }
         let format = colourLayout(hasAlpha: hasAlpha != 0, context)
         var decodedWidth: Int32 = 0
         var decodedHeight: Int32 = 0
@@ -174,9 +188,11 @@ enum HEIFDecoder {
         } failure: {
             failure($0, byteCount: $1)
         }
+        // From a thumbnail, the image's own size is what boxes and crops are placed in.
+        let eighths = !fromThumbnail ? 8 : max(1, min(8, (Int(decodedWidth) * 16 / max(Int(width), 1) + 1) / 2))
         return DecodedImage(
             pixels: pixels, format: context.format, orientation: .up,
-            storedSize: PixelSize(width: Int(width), height: Int(height)))
+            storedSize: PixelSize(width: Int(width), height: Int(height)), scaleNumerator: eighths)
     }
 
     /// Checks what the decode will really do, which a file may declare apart from its `ispe`

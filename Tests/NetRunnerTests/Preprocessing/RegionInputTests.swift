@@ -97,4 +97,26 @@ struct RegionInputTests {
             #expect(min(image.fullSize.width, image.fullSize.height) >= (5 * side + 3) / 4 || numerator == 8)
         }
     }
+
+    /// A HEIC's thumbnail stands in on the fast path where it covers the input in the part kept.
+    @Test("Scaling while decoding takes a HEIC's thumbnail of at least the input's size in the square")
+    func fastPathTakesThumbnail() throws {
+        let data = try Fixtures.data("Tests/Fixtures/Thumbnails/heic_thumbnail.heic")  // 480x320, a 336x224 thumbnail
+        for (side, cropping, thumbnail) in [
+            (224, ImagePreprocessing.Cropping.centerSquare, true), (225, .centerSquare, false), (224, .stretch, true),
+        ] {
+            let preprocessing = ImagePreprocessing(
+                inputIndex: 0, size: .square(side), channels: 3, tensorType: .uInt8, quantization: nil,
+                normalization: nil, channelOrder: .rgb, cropping: cropping, resizeMethod: .bilinear)
+            let fast = try ImageDecoder.decode(
+                data: data,
+                options: preprocessing.decodingOptions(maximumPixelCount: 1 << 30, scalesWhileDecoding: true))
+            #expect(
+                fast.fullSize == (thumbnail ? PixelSize(width: 336, height: 224) : PixelSize(width: 480, height: 320)))
+            #expect(fast.orientedSize == PixelSize(width: 480, height: 320))
+            let exact = try ImageDecoder.decode(
+                data: data, options: preprocessing.decodingOptions(maximumPixelCount: 1 << 30))
+            #expect(exact.fullSize == PixelSize(width: 480, height: 320), "the exact path never takes it")
+        }
+    }
 }

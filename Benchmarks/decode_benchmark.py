@@ -17,6 +17,12 @@ order, best of --rounds, each a whole process timed by its wall clock:
   draft     python pool_folder.py --mode draft --workers N   (Pillow draft(): DCT scaling)
   limit     python pool_folder.py --mode invoke --workers N  (invoke only: the runtime's limit)
 
+With --iphone-count N (24 by default), N iPhone-like HEICs (12 MP in 512x512 HEVC tiles with a
+320-pixel thumbnail, a quarter portrait; python/heif_iphone.py) and JPEG copies of the same pixels:
+exact and fast (which decodes the thumbnail) against pillow-heif's full decode (plain) and its
+thumbnail (draft mode) in a Pool, with the fast path's top-1 against the exact path's beside
+draft()'s against plain Pillow's on the JPEG copies (issue 45's bar).
+
 Then, for each of --formats (WebP, HEIC, AVIF, GIF, TIFF), --format-count of the 0.2-2 MP photos
 re-encoded in that format: exact against plain (Pillow; pillow-heif for HEIC) at each N, with the
 top-1 agreement (equal for WebP, GIF and TIFF, whose pixels are Pillow's; HEIC and AVIF are
@@ -274,6 +280,92 @@ def format_sets(netrunner: str, formats: list[str], count: int, workers: list[in
     return rows
 
 
+IPHONE_SIZE = (4032, 3024)  # 12 MP, as an iPhone's main camera
+
+
+def make_iphone_set(count: int) -> tuple[str, str]:
+    """`count` iPhone-like HEICs (12 MP in a grid of 512x512 HEVC tiles, a 320-pixel thumbnail, a
+    quarter portrait: python/heif_iphone.py, through libheif's own encoder) and JPEG copies of the
+    same pixels (quality 90, 4:2:0), made once and kept."""
+    source = os.path.join(OUT, f"decode-iphone-source-{count}")
+    make_set(source, count, 11.0, 12.5, 15, ["--phone"])
+    heic = os.path.join(OUT, f"decode-iphone-heic-{count}")
+    jpeg = os.path.join(OUT, f"decode-iphone-jpeg-{count}")
+    if all(os.path.isdir(f) and len(os.listdir(f)) == count for f in (heic, jpeg)):
+        return heic, jpeg
+    print(f"making {heic} and {jpeg} ({count} iPhone-like photos) ...", file=sys.stderr, flush=True)
+    sys.path.insert(0, os.path.join(HERE, "python"))
+    import heif_iphone
+    from PIL import Image, ImageOps
+    for folder in (heic, jpeg):
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+    for index, name in enumerate(sorted(os.listdir(source))[:count]):
+        with Image.open(os.path.join(source, name)) as im:
+            photo = ImageOps.exif_transpose(im).convert("RGB")
+        size = IPHONE_SIZE if index % 4 else IPHONE_SIZE[::-1]
+        photo = ImageOps.fit(photo, size, Image.Resampling.BILINEAR)
+        stem = os.path.splitext(name)[0]
+        photo.save(os.path.join(jpeg, stem + ".jpg"), quality=90, subsampling=2)
+        heif_iphone.write(photo, os.path.join(heic, stem + ".heic"))
+    return heic, jpeg
+
+
+def iphone_set(netrunner: str, count: int, workers: list[int], rounds: int) -> list[dict]:
+    """The iPhone-like HEICs: exact and fast (the thumbnail) against pillow-heif's full decode and
+    its thumbnail in a Pool; the JPEG copies' draft() against plain Pillow as the fidelity anchor."""
+    heic, jpeg = make_iphone_set(count)
+    rows = []
+    for n in workers:
+        def out(side: str) -> str:
+            return os.path.join(OUT, "decode", f"iphone-{side}-w{n}.jsonl")
+        pool = [sys.executable, POOL, "--workers", str(n)]
+        sides = {
+            "exact": [netrunner, "bulk", heic, "--threads", str(n), "--output", out("exact"), "--restart"],
+            "fast": [netrunner, "bulk", heic, "--threads", str(n), "--output", out("fast"), "--restart",
+                     "--fast-decoding"],
+            "plain": pool + [heic, "--mode", "plain", "--output", out("plain")],
+            "thumbnail": pool + [heic, "--mode", "draft", "--output", out("thumbnail")],
+            "limit": pool + [heic, "--mode", "invoke", "--output", out("limit")],
+        }
+        best = best_runs(sides, rounds)
+        ips = {k: count / v["wall_s"] for k, v in best.items()}
+        # The anchor's fidelity, once: draft() against plain Pillow on the JPEG copies.
+        if n == workers[0]:
+            for mode in ("plain", "draft"):
+                timed(pool + [jpeg, "--mode", mode, "--output", out(f"jpeg-{mode}")])
+        jpeg_plain = os.path.join(OUT, "decode", f"iphone-jpeg-plain-w{workers[0]}.jsonl")
+        jpeg_draft = os.path.join(OUT, "decode", f"iphone-jpeg-draft-w{workers[0]}.jsonl")
+        row = {
+            "workers": n, "images_per_s": {k: round(v, 2) for k, v in ips.items()},
+            "our_peak_rss_mb": {k: round(best[k]["rss_mb"], 1) for k in ("exact", "fast")},
+            "ratios": {"exact/plain": round(ips["exact"] / ips["plain"], 3),
+                       "fast/exact": round(ips["fast"] / ips["exact"], 3),
+                       "fast/thumbnail": round(ips["fast"] / ips["thumbnail"], 3),
+                       "exact/limit": round(ips["exact"] / ips["limit"], 3),
+                       "fast/limit": round(ips["fast"] / ips["limit"], 3)},
+            "exact_vs_plain": agreement(out("plain"), out("exact")),
+            "fast_vs_exact": agreement(out("exact"), out("fast")),
+            "thumbnail_vs_plain": agreement(out("plain"), out("thumbnail")),
+            "jpeg_draft_vs_plain": agreement(jpeg_plain, jpeg_draft),
+        }
+        rows.append(row)
+        e, f, t, d = (row["exact_vs_plain"], row["fast_vs_exact"], row["thumbnail_vs_plain"],
+                      row["jpeg_draft_vs_plain"])
+        fs, ds = f["where_sure"]["margin_0.5"], d["where_sure"]["margin_0.5"]
+        print(f"iPhone-like HEIC, {count} photos of 12 MP (512x512 tiles, 320-px thumbnail), {n} worker(s): "
+              + ", ".join(f"{k} {v:.2f}/s" for k, v in ips.items()))
+        print("   ratios: " + ", ".join(f"{k} {v:.2f}x" for k, v in row["ratios"].items())
+              + f"; our peak RSS exact {row['our_peak_rss_mb']['exact']:.0f} MB, "
+              + f"fast {row['our_peak_rss_mb']['fast']:.0f} MB")
+        print(f"   top-1 exact = plain on {e['top1_equal']}/{e['photos']}; fast (thumbnail) = exact on "
+              f"{f['top1_equal']}/{f['photos']} ({fs['top1_equal']}/{fs['photos']} where exact is sure), mean "
+              f"|score diff| {f['mean_abs_top1_score_difference']:.4f}; pillow-heif's thumbnail = plain on "
+              f"{t['top1_equal']}/{t['photos']}; on JPEG copies, draft() = plain on {d['top1_equal']}/"
+              f"{d['photos']} ({ds['top1_equal']}/{ds['photos']} where plain is sure)", flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -292,6 +384,9 @@ def main() -> None:
                     help="photo formats timed besides JPEG, each a set re-encoded from the 0.2-2 MP "
                          "photos (default webp,heic,avif,gif,tiff; 'none' leaves them out)")
     ap.add_argument("--format-count", type=int, default=24, help="photos per format set (default 24)")
+    ap.add_argument("--iphone-count", type=int, default=24,
+                    help="iPhone-like HEICs (12 MP, 512x512 tiles, a 320-pixel thumbnail) timed against "
+                         "pillow-heif's full decode and thumbnail in a Pool (default 24; 0 leaves them out)")
     ap.add_argument("--json", metavar="FILE", help="also write every figure as JSON to FILE")
     args = ap.parse_args()
     workers = [int(w) for w in args.workers.split(",")]
@@ -366,6 +461,9 @@ def main() -> None:
     formats = [] if args.formats == "none" else args.formats.split(",")
     if formats:
         results["formats"] = format_sets(netrunner, formats, args.format_count, workers, args.rounds)
+
+    if args.iphone_count > 0:
+        results["iphone"] = iphone_set(netrunner, args.iphone_count, workers, args.rounds)
 
     if args.fidelity_count > 0:
         folder = os.path.join(OUT, f"decode-fidelity-{args.fidelity_count}")

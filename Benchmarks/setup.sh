@@ -15,6 +15,12 @@ for tool in wrk:wrk nginx:nginx tjbench:libjpeg-turbo-progs; do
       $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "$package"; }
   fi
 done
+# libheif's x265 encoder plugin: Benchmarks/python/heif_iphone.py writes the decode benchmark's
+# iPhone-like HEICs (a grid of tiles and a thumbnail, which pillow-heif does not write) through
+# the system's libheif. From bookworm-backports, as the libheif NetRunner uses.
+if ! dpkg-query -W -f='${Status}' libheif-plugin-x265 2>/dev/null | grep -q "install ok installed"; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q -t bookworm-backports libheif-plugin-x265
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/.venv-bench"
 # tools/images/requirements-formats.txt is the reference's pins plus pillow-heif (HEIC as

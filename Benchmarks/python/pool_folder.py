@@ -13,8 +13,9 @@ order (Pool.imap) and are written as JSON lines, as bulk_folder.py writes them:
               decoded (what NetRunner's
               exact path must equal byte for byte).
 --mode draft  the tuned script: JPEG draft("RGB", (224, 224)) first (libjpeg scales by 1/2, 1/4
-              or 1/8 in the DCT domain while decoding), then one resize with box= and
-              reducing_gap=2.0.
+              or 1/8 in the DCT domain while decoding), or a HEIC's own thumbnail where it is at
+              least 224 on its shorter side (pillow-heif's get_thumbnail), then one resize with
+              box= and reducing_gap=2.0.
 --mode invoke no image at all: each worker invokes the model on zeros once per file, the
               runtime's limit at N single-threaded interpreters.
 
@@ -72,10 +73,12 @@ def init_worker(model: str, mode: str) -> None:
 
 def preprocess(path: str, mode: str):
     t0 = time.perf_counter()
-    with Image.open(path) as im:
-        if mode == "draft" and im.format == "JPEG":
-            im.draft("RGB", (SIZE, SIZE))
-        img = im.convert("RGB")
+    img = heic_thumbnail(path) if mode == "draft" and path.lower().endswith((".heic", ".heif")) else None
+    if img is None:
+        with Image.open(path) as im:
+            if mode == "draft" and im.format == "JPEG":
+                im.draft("RGB", (SIZE, SIZE))
+            img = im.convert("RGB")
     # Upright as the EXIF orientation says (a phone's portrait photos are stored turned).
     ImageOps.exif_transpose(img, in_place=True)
     t1 = time.perf_counter()
@@ -89,6 +92,19 @@ def preprocess(path: str, mode: str):
         small = img.crop((left, top, left + side, top + side)).resize((SIZE, SIZE), Image.BILINEAR)
     x = np.asarray(small, dtype=np.uint8).reshape(1, SIZE, SIZE, 3)
     return x, t1 - t0, time.perf_counter() - t1
+
+
+def heic_thumbnail(path: str):
+    """A HEIC's smallest thumbnail of at least SIZE on its shorter side, as RGB, or None."""
+    heif = pillow_heif.open_heif(path, convert_hdr_to_8bit=True)
+    primary = heif.primary_index if hasattr(heif, "primary_index") else 0
+    image = heif[primary]
+    best = None
+    for index in range(len(image.info.get("thumbnails", []))):
+        thumbnail = image.get_thumbnail(index)
+        if min(thumbnail.size) >= SIZE and (best is None or thumbnail.size[0] < best.size[0]):
+            best = thumbnail
+    return best.to_pillow().convert("RGB") if best is not None else None
 
 
 def classify(path: str):

@@ -6,9 +6,10 @@ Run with the benchmark venv (Benchmarks/setup.sh makes it; `make bench-decode` d
   .venv-bench/bin/python Benchmarks/decode_benchmark.py [--netrunner .build/release/netrunner]
       [--workers 1,2] [--rounds 2] [--count 96] [--fidelity-count 1000] [--json FILE]
 
-On three sets of JPEG photos made from the committed photos (python/make_photo_folder.py; nothing
-is committed): 0.2-2 MP, 1-12 MP and phone-like 1-12 MP (--phone: a quarter progressive, chroma
-4:2:0/4:2:2/4:4:4, a quarter stored turned under an EXIF orientation), --count each. For each number of workers N, in alternating
+On four sets of JPEG photos made from the committed photos (python/make_photo_folder.py; nothing
+is committed): 0.2-2 MP, 1-12 MP, phone-like 1-12 MP (--phone: a quarter progressive, chroma
+4:2:0/4:2:2/4:4:4, a quarter stored turned under an EXIF orientation) and progressive 1-12 MP
+(4:2:0, libjpeg's standard script, as Pillow saves them), --count each. For each number of workers N, in alternating
 order, best of --rounds, each a whole process timed by its wall clock:
 
   exact     netrunner bulk DIR --threads N      (the default: the input equals a full decode's)
@@ -66,6 +67,7 @@ SETS = [  # name, min MP, max MP, seed, make_photo_folder.py's options
     ("0.2-2 MP", 0.2, 2.0, 11, []),
     ("1-12 MP", 1.0, 12.0, 12, []),
     ("phone-like 1-12 MP", 1.0, 12.0, 14, ["--phone"]),
+    ("progressive 1-12 MP", 1.0, 12.0, 15, ["--as", "progressive"]),
 ]
 # The same photos saved each way (make_photo_folder.py --as STYLE), 3-12 MP.
 WAYS = ["baseline", "rotated", "progressive", "444", "422"]
@@ -375,8 +377,9 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=96, help="photos per timed set (default 96)")
     ap.add_argument("--fidelity-count", type=int, default=1000,
                     help="varied photos for the fast path's fidelity (0 leaves it out)")
-    ap.add_argument("--sets", default="0,1,2",
-                    help="which timed sets: 0 small, 1 large, 2 phone-like (default 0,1,2; 'none')")
+    ap.add_argument("--sets", default="0,1,2,3",
+                    help="which timed sets: 0 small, 1 large, 2 phone-like, 3 progressive "
+                         "(default 0,1,2,3; 'none')")
     ap.add_argument("--ways-count", type=int, default=24,
                     help="photos of 3-12 MP saved five ways (baseline, EXIF-rotated, progressive, 4:4:4, "
                          "4:2:2), timed against the Pool and libjpeg-turbo's tools (0 leaves them out)")

@@ -65,6 +65,10 @@ public struct DecodingOptions: Sendable, Hashable, Codable {
     /// phone-like photos, 7% more images per second).
     public var scalesByPowersOfTwo = false
 
+    /// Which scans of a progressive JPEG a scaled decode (``minimumSize``) reads:
+    /// ``ProgressiveScans/needed`` by default, which gives the pixels of a decode of every scan.
+    public var progressiveScans = ProgressiveScans.needed
+
     /// The smallest embedded thumbnail that may be decoded instead of the image, or `nil` (the
     /// default) to always decode the image itself.
     ///

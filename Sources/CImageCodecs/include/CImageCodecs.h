@@ -66,9 +66,22 @@ void nr_jpeg_close(nr_jpeg_decoder *decoder);
 /// YCbCr/RGB, 4 CMYK/YCCK).
 void nr_jpeg_header(const nr_jpeg_decoder *decoder, int *width, int *height, int *components);
 
-/// Chooses the output layout and the DCT scale `scale_num / 8` (1...8) and reports the output
-/// size libjpeg will produce.
-int nr_jpeg_configure(nr_jpeg_decoder *decoder, int layout, int scale_num, int *out_width, int *out_height);
+/// Every scan of a progressive JPEG is read.
+#define NR_JPEG_SCANS_ALL 0
+/// At 1/8 only the DC scans of a progressive JPEG are read: libjpeg-turbo's 1x1 inverse DCT
+/// reads nothing else, so the pixels are those of a decode of every scan. (Its 2x2 and 4x4
+/// ones read coefficients up to the block's highest frequencies, so other scales read all.)
+#define NR_JPEG_SCANS_EXACT 1
+/// At 1/8, 1/4 and 1/2 only the scans that carry a coefficient of the block's top-left 1x1,
+/// 2x2 or 4x4 corner are read, and refinements of what was dropped are dropped: the pixels are
+/// close to, not equal to, those of a decode of every scan.
+#define NR_JPEG_SCANS_APPROXIMATE 2
+
+/// Chooses the output layout, the DCT scale `scale_num / 8` (1...8) and which scans of a
+/// progressive file to read (NR_JPEG_SCANS_*), and reports the output size libjpeg will
+/// produce.
+int nr_jpeg_configure(
+    nr_jpeg_decoder *decoder, int layout, int scale_num, int scans, int *out_width, int *out_height);
 
 /// Decodes the whole image into `pixels` (rows of `bytes_per_row`; `capacity` bytes in all).
 /// A premature end of data (libjpeg's "Premature end of JPEG file" warning) is reported as

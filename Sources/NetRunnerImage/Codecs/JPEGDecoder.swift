@@ -48,7 +48,14 @@ enum JPEGDecoder {
         }
         var outWidth: Int32 = 0
         var outHeight: Int32 = 0
-        status = nr_jpeg_configure(decoder, DecodeContext.layout(pixelFormat), Int32(numerator), &outWidth, &outHeight)
+        let scans: Int32
+        switch context.options.progressiveScans {
+        case .all: scans = NR_JPEG_SCANS_ALL
+        case .needed: scans = NR_JPEG_SCANS_EXACT
+        case .lowFrequencies: scans = NR_JPEG_SCANS_APPROXIMATE
+        }
+        status = nr_jpeg_configure(
+            decoder, DecodeContext.layout(pixelFormat), Int32(numerator), scans, &outWidth, &outHeight)
         guard status == NR_CODEC_OK else { throw failure(status) }
         try context.checkSize(width: Int(outWidth), height: Int(outHeight))
         let scaled = PixelSize(width: Int(outWidth), height: Int(outHeight))

@@ -198,6 +198,7 @@ struct DecoderFuzzTests {
             return [
                 "Tests/Fixtures/Photos/test/grace_hopper.jpg", "Tests/Fixtures/Photos/calibration/dog.jpg",
                 "Tests/Fixtures/ImageReference/orientation_6.jpg", "Tests/Fixtures/ImageReference/cmyk.jpg",
+                "Tests/Fixtures/ImageReference/variants/wide_420_progressive.jpg",
             ].compactMap { fixture($0, jpegFields) }
         case .png:
             return [
@@ -467,7 +468,14 @@ struct DecoderFuzzTests {
             mutationCounts[Self.mutate(&bytes, original, format: format, using: &random)] += 1
             if format == .png && index % 2 == 0 { Self.fixCRCs(&bytes) }
             options.pixelFormat = [nil, .rgb24, .gray8, .bgra32][index % 4]
-            options.minimumSize = index % 5 == 0 ? PixelSize(width: 40, height: 40) : nil  // WebP: 1/2
+            // WebP: 1/2; a progressive JPEG at 1/8 or 1/4 reads only some of its scans.
+            options.minimumSize =
+                switch index % 5 {
+                case 0: PixelSize(width: 40, height: 40)
+                case 1 where format == .jpeg: PixelSize(width: 1, height: 1)
+                default: nil
+                }
+            options.progressiveScans = [.needed, .lowFrequencies, .all][index % 3]
             if let currentFile { try Data(bytes).write(to: URL(fileURLWithPath: currentFile)) }
             do {
                 // HEIC and AVIF go to a decoder process, as serve and the command line send them:

@@ -19,7 +19,7 @@ order, best of --rounds, each a whole process timed by its wall clock:
   limit     python pool_folder.py --mode invoke --workers N  (invoke only: the runtime's limit)
 
 With --iphone-count N (24 by default), N iPhone-like HEICs (12 MP in 512x512 HEVC tiles with a
-320-pixel thumbnail, a quarter portrait; python/heif_iphone.py) and JPEG copies of the same pixels:
+320-pixel thumbnail, a quarter portrait stored landscape under an irot; python/heif_iphone.py) and JPEG copies of the same pixels:
 exact and fast (which decodes the thumbnail) against pillow-heif's full decode (plain) and its
 thumbnail (draft mode) in a Pool, with the fast path's top-1 against the exact path's beside
 draft()'s against plain Pillow's on the JPEG copies (issue 45's bar).
@@ -287,8 +287,9 @@ IPHONE_SIZE = (4032, 3024)  # 12 MP, as an iPhone's main camera
 
 def make_iphone_set(count: int) -> tuple[str, str]:
     """`count` iPhone-like HEICs (12 MP in a grid of 512x512 HEVC tiles, a 320-pixel thumbnail, a
-    quarter portrait: python/heif_iphone.py, through libheif's own encoder) and JPEG copies of the
-    same pixels (quality 90, 4:2:0), made once and kept."""
+    quarter portrait, stored landscape and turned by an irot: python/heif_iphone.py, through
+    libheif's own encoder) and JPEG copies of the same pixels (quality 90, 4:2:0), made once and
+    kept."""
     source = os.path.join(OUT, f"decode-iphone-source-{count}")
     make_set(source, count, 11.0, 12.5, 15, ["--phone"])
     heic = os.path.join(OUT, f"decode-iphone-heic-{count}")
@@ -309,7 +310,13 @@ def make_iphone_set(count: int) -> tuple[str, str]:
         photo = ImageOps.fit(photo, size, Image.Resampling.BILINEAR)
         stem = os.path.splitext(name)[0]
         photo.save(os.path.join(jpeg, stem + ".jpg"), quality=90, subsampling=2)
-        heif_iphone.write(photo, os.path.join(heic, stem + ".heic"))
+        if index % 4:
+            heif_iphone.write(photo, os.path.join(heic, stem + ".heic"))
+        else:
+            # A portrait photo as an iPhone stores one: the sensor's landscape grid, turned by an
+            # irot (EXIF orientation 6's turn).
+            heif_iphone.write(photo.transpose(Image.Transpose.ROTATE_90), os.path.join(heic, stem + ".heic"),
+                              orientation=6)
     return heic, jpeg
 
 

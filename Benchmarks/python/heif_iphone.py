@@ -43,6 +43,8 @@ def library() -> ctypes.CDLL:
         "heif_context_add_image_tile": [p, p, ctypes.c_uint32, ctypes.c_uint32, p, p],
         "heif_context_encode_image": [p, p, p, p, ctypes.POINTER(p)],
         "heif_context_assign_thumbnail": [p, p, p],
+        "heif_item_add_raw_property": [p, ctypes.c_uint32, ctypes.c_uint32, p, ctypes.c_char_p, ctypes.c_size_t,
+                                       ctypes.c_int, ctypes.POINTER(ctypes.c_uint32)],
         "heif_context_set_primary_image": [p, p],
         "heif_context_write_to_file": [p, ctypes.c_char_p],
     }.items():
@@ -53,6 +55,7 @@ def library() -> ctypes.CDLL:
     lib.heif_context_alloc.restype = p
     lib.heif_encoding_options_alloc.restype = p
     lib.heif_encoding_options_free.argtypes = [p]
+    lib.heif_image_handle_get_item_id.argtypes, lib.heif_image_handle_get_item_id.restype = [p], ctypes.c_uint32
     lib.heif_image_get_plane.argtypes = [p, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
     lib.heif_image_get_plane.restype = ctypes.POINTER(ctypes.c_uint8)
     for name in ("heif_context_free", "heif_encoder_release", "heif_image_release", "heif_image_handle_release"):
@@ -78,8 +81,13 @@ def heif_image(lib: ctypes.CDLL, pixels: np.ndarray) -> ctypes.c_void_p:
     return image
 
 
-def write(photo: Image.Image, path: str, quality: int = 75, preset: str = "ultrafast") -> None:
-    """Writes `photo` (RGB) to `path` as an iPhone-like HEIC."""
+def write(photo: Image.Image, path: str, quality: int = 75, preset: str = "ultrafast", tile: int = TILE,
+          orientation: int = 1, thumbnail_size: int = THUMBNAIL) -> None:
+    """Writes `photo` (RGB, as stored) to `path` as an iPhone-like HEIC: a grid of `tile` x `tile`
+    tiles, shown turned as the EXIF `orientation` (1, 3, 6 or 8) says, as an iPhone writes a
+    portrait photo: the sensor's landscape grid with an `irot` (written as a raw property:
+    libheif 1.19's encoding option for it turns each tile of a grid on its own), and an upright
+    thumbnail."""
     lib = library()
     context = lib.heif_context_alloc()
     encoder = ctypes.c_void_p()
@@ -91,21 +99,26 @@ def write(photo: Image.Image, path: str, quality: int = 75, preset: str = "ultra
         check(lib.heif_encoder_set_lossy_quality(encoder, quality), "quality")
         check(lib.heif_encoder_set_parameter_string(encoder, b"preset", preset.encode()), "preset")
         width, height = photo.size
-        columns, rows = -(-width // TILE), -(-height // TILE)
+        columns, rows = -(-width // tile), -(-height // tile)
         grid = ctypes.c_void_p()
         check(lib.heif_context_add_grid_image(context, width, height, columns, rows, options, ctypes.byref(grid)),
               "grid")
         pixels = np.asarray(photo, dtype=np.uint8)
         for row in range(rows):
             for column in range(columns):
-                tile = np.zeros((TILE, TILE, 3), dtype=np.uint8)
-                part = pixels[row * TILE:(row + 1) * TILE, column * TILE:(column + 1) * TILE]
-                tile[:part.shape[0], :part.shape[1]] = part
-                image = heif_image(lib, tile)
+                block = np.zeros((tile, tile, 3), dtype=np.uint8)
+                part = pixels[row * tile:(row + 1) * tile, column * tile:(column + 1) * tile]
+                block[:part.shape[0], :part.shape[1]] = part
+                image = heif_image(lib, block)
                 images.append(image)
                 check(lib.heif_context_add_image_tile(context, grid, column, row, image, encoder), "tile")
-        scale = THUMBNAIL / max(width, height)
-        small = photo.resize((max(1, round(width * scale)), max(1, round(height * scale))), Image.Resampling.LANCZOS)
+        # The thumbnail upright (libheif adds a clap to it, and an irot written after that would
+        # be applied in the wrong order).
+        upright = photo if orientation == 1 else photo.transpose(
+            {3: Image.Transpose.ROTATE_180, 6: Image.Transpose.ROTATE_270, 8: Image.Transpose.ROTATE_90}[orientation])
+        scale = thumbnail_size / max(width, height)
+        small = upright.resize((max(1, round(upright.width * scale)), max(1, round(upright.height * scale))),
+                               Image.Resampling.LANCZOS)
         thumbnail_image = heif_image(lib, np.asarray(small, dtype=np.uint8))
         images.append(thumbnail_image)
         thumbnail = ctypes.c_void_p()
@@ -115,6 +128,12 @@ def write(photo: Image.Image, path: str, quality: int = 75, preset: str = "ultra
         # first, and the file then says the grid is the thumbnail's thumbnail): the thumbnail
         # first here, as heif-info confirms.
         check(lib.heif_context_assign_thumbnail(context, thumbnail, grid), "thmb")
+        if orientation != 1:
+            # The grid stored as the sensor saw it and turned by an irot, as an iPhone's.
+            turns = {3: 2, 6: 3, 8: 1}[orientation]  # quarter turns counter-clockwise
+            item = lib.heif_image_handle_get_item_id(grid)
+            check(lib.heif_item_add_raw_property(context, item, int.from_bytes(b"irot", "big"), None,
+                                                 bytes([turns]), 1, 1, None), "irot")
         check(lib.heif_context_set_primary_image(context, grid), "primary")
         check(lib.heif_context_write_to_file(context, path.encode()), "write")
         lib.heif_image_handle_release(thumbnail)

@@ -18,7 +18,7 @@ public struct DecodedImage: Sendable, Equatable {
     public var fullSize: PixelSize
     /// Where ``pixels`` lie in the whole image of ``fullSize``: all of it unless
     /// ``DecodingOptions/region`` kept only part (then at least that part, a little more where
-    /// the JPEG's blocks are wider).
+    /// the JPEG's blocks or the HEIC's tiles are wider).
     public var region: PixelRect
     /// Whether ``pixels``, ``fullSize`` and ``region`` are upright: `false` when
     /// ``DecodingOptions/defersOrientation`` left a turned photo as stored, for the consumer

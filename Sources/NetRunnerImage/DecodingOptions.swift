@@ -82,9 +82,10 @@ public struct DecodingOptions: Sendable, Hashable, Codable {
     /// The part of the (upright) image to decode: ``DecodingRegion/whole`` by default.
     ///
     /// JPEGs then decode only the rows and columns that hold the region (libjpeg-turbo's
-    /// `jpeg_skip_scanlines` and `jpeg_crop_scanline`), and those pixels are byte for byte the
-    /// ones a full decode gives; ``DecodedImage/region`` says where the returned pixels lie.
-    /// Other formats decode everything.
+    /// `jpeg_skip_scanlines` and `jpeg_crop_scanline`), and a HEIC grid (a phone's photo) only
+    /// the tiles that do (7 of 8 columns of a 12 MP photo's for the centre square); those pixels
+    /// are byte for byte the ones a full decode gives; ``DecodedImage/region`` says where the
+    /// returned pixels lie. Other formats decode everything.
     public var region: DecodingRegion
 
     /// Creates options.

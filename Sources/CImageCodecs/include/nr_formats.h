@@ -101,6 +101,15 @@ int nr_heif_tiling(nr_heif_decoder *decoder, uint32_t *width, uint32_t *height, 
 /// is pillow-heif's (libheif 1.23) for a HEIC, Pillow's (libavif and libyuv) when `as_libavif`.
 int nr_heif_decode(nr_heif_decoder *decoder, int with_alpha, int as_libavif, int *width, int *height);
 
+/// Decodes only the grid tiles of the primary image that cover the rectangle (in the pixels of
+/// the image as displayed), instead of `nr_heif_decode`, and reports the rectangle decoded
+/// (whole tiles, turned as the image is): its pixels are those a whole decode gives there.
+/// Returns -1 when it would decode every tile or the file is not one it handles (not a grid of
+/// 8-bit 4:2:0 tiles of even sizes without alpha, untransformed or only rotated; AVIF's RGB is
+/// not libheif's): call `nr_heif_decode` then.
+int nr_heif_decode_region(nr_heif_decoder *decoder, int with_alpha, int left, int top, int width, int height,
+    int *out_left, int *out_top, int *out_width, int *out_height);
+
 /// Copies the decoded image's rows into `pixels`.
 int nr_heif_copy(nr_heif_decoder *decoder, uint8_t *pixels, size_t bytes_per_row, size_t capacity);
 

@@ -174,6 +174,11 @@ enum HEIFDecoder {
             }
         }
         let format = colourLayout(hasAlpha: hasAlpha != 0, context)
+        if !fromThumbnail, context.format == .heif, format == .rgb24, context.options.region != .whole,
+            let image = try decodeRegion(decoder, context, size: PixelSize(width: Int(width), height: Int(height)))
+        {
+            return image
+        }
         var decodedWidth: Int32 = 0
         var decodedHeight: Int32 = 0
         // An AVIF is converted to RGB as Pillow's libavif does, a HEIC as pillow-heif's libheif.
@@ -193,6 +198,39 @@ enum HEIFDecoder {
         return DecodedImage(
             pixels: pixels, format: context.format, orientation: .up,
             storedSize: PixelSize(width: Int(width), height: Int(height)), scaleNumerator: eighths)
+    }
+
+    /// Decodes only the grid tiles that cover ``DecodingOptions/region``, or returns `nil`.
+    ///
+    /// A phone's centre square is 7 of 8 columns of tiles. `nil` where the shim would decode
+    /// them all or does not handle the file (`nr_heif_decode_region`). The pixels there are a
+    /// whole decode's.
+    private static func decodeRegion(
+        _ decoder: OpaquePointer, _ context: DecodeContext, size: PixelSize
+    ) throws(ImageError) -> DecodedImage? {
+        let wanted = context.options.region.rect(in: size)
+        var left: Int32 = 0
+        var top: Int32 = 0
+        var width: Int32 = 0
+        var height: Int32 = 0
+        let status = nr_heif_decode_region(
+            decoder, 0, Int32(wanted.x), Int32(wanted.y), Int32(wanted.width), Int32(wanted.height), &left, &top,
+            &width, &height)
+        guard status != -1 else { return nil }
+        func failure(_ status: Int32, byteCount: Int = 0) -> ImageError {
+            context.error(status: status, message: String(cString: nr_heif_message(decoder)), byteCount: byteCount)
+        }
+        guard status == NR_CODEC_OK else { throw failure(status) }
+        let pixels = try context.decodePixels(
+            width: Int(width), height: Int(height), format: .rgb24, writesEveryByte: true
+        ) {
+            nr_heif_copy(decoder, $0, $1, $2)
+        } failure: {
+            failure($0, byteCount: $1)
+        }
+        return DecodedImage(
+            pixels: pixels, format: context.format, orientation: .up, storedSize: size, scaleNumerator: 8,
+            fullSize: size, region: PixelRect(x: Int(left), y: Int(top), width: Int(width), height: Int(height)))
     }
 
     /// Checks what the decode will really do, which a file may declare apart from its `ispe`

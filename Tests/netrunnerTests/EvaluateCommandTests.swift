@@ -80,6 +80,28 @@ struct EvaluateCommandTests {
         #expect(mixed.status != 0 && mixed.stderr.contains("holds the runs of shard 0/2"), "\(mixed.stderr)")
     }
 
+    /// Two versions of one model share their `model.json` id; before, their runs were counted as
+    /// one model's (both rows showed the same mixed figures).
+    @Test("Two compared models with one id are told apart: ID and ID#2, each with its own runs")
+    func repeatedIDs() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let float = Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_float32.tiobundle")
+        let copy = folder.path("copy.tiobundle")
+        try FileManager.default.copyItem(atPath: float, toPath: copy)
+        let uint8 = Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_uint8.tiobundle")
+        let run = try evaluate(
+            Self.imagenet, "--compare", float, "--compare", uint8, "--compare", copy, "-o", folder.path("out"))
+        #expect(run.status == 0, "\(run.stderr)")
+        let models = try report(folder.path("out") + "/imagenet-sample-photos/report.json").models
+        #expect(
+            models.map(\.id) == [
+                "mobilenet-v2-1.0-224-float32", "mobilenet-v2-1.0-224-uint8", "mobilenet-v2-1.0-224-float32#2",
+            ])
+        #expect(models.map(\.runs) == [24, 24, 24])
+        #expect(models[0].metric == models[2].metric)
+    }
+
     @Test("The sample bundles print accuracy and latency per model and write JSON and HTML reports")
     func sampleBundles() throws {
         let folder = try TemporaryFolder()

@@ -161,6 +161,17 @@ extension NetRunnerCommand.Evaluate {
             throw ValidationError(message)
         }
 
+        /// The ids with repeats told apart: the second model of an id is `ID#2`, the third `ID#3`
+        /// (two versions of one model share their `model.json` id, and their results would
+        /// otherwise be counted as one model's).
+        static func distinct(_ ids: [String]) -> [String] {
+            var seen: [String: Int] = [:]
+            return ids.map { id in
+                seen[id, default: 0] += 1
+                return seen[id] == 1 ? id : "\(id)#\(seen[id] ?? 1)"
+            }
+        }
+
         /// Each model once per accelerator: ids suffixed `@cpu`, `@gpu` when there are several.
         static func expand(_ entries: [TestBundleRunner.Model], accelerators: [Accelerator]) -> [TestBundleRunner.Model]
         {
@@ -277,6 +288,7 @@ extension NetRunnerCommand.Evaluate {
                 } else {
                     for name in compare { entries.append(try await Tests.resolve(compared: name, in: directory)) }
                 }
+                for (index, id) in Tests.distinct(entries.map(\.id)).enumerated() { entries[index].id = id }
                 entries = Tests.expand(entries, accelerators: accelerator)
                 var runner = try TestBundleRunner(
                     test: test, models: entries, threadCount: threads, exactDecoding: !fastDecoding)
@@ -402,7 +414,9 @@ extension NetRunnerCommand.Evaluate {
         func run() async throws {
             for path in testBundles {
                 let test = try TestBundle(path: path)
-                let order = compare.isEmpty ? test.description.models : compare.map { ModelDirectory.id(ofModelAt: $0) }
+                let order =
+                    compare.isEmpty
+                    ? test.description.models : Tests.distinct(compare.map { ModelDirectory.id(ofModelAt: $0) })
                 let merged = try EvaluationRun.merge(test, shards: shards, modelOrder: order, into: output)
                 Console.diagnostic("Merged \(merged.shards) shards of \(test.description.name): \(merged.runs) runs.")
             }

@@ -35,7 +35,10 @@ struct ClassificationEvaluation: TaskEvaluation {
 
     func agreement(of answer: ImageAnswer, with baseline: ImageAnswer) -> (same: Bool, scoreDifference: Double?)? {
         guard case .classification(let mine) = answer, case .classification(let theirs) = baseline else { return nil }
-        guard let top = mine.categories.first, let theirTop = theirs.categories.first, top.index == theirTop.index
+        // By label where both have one: two models' label lists may be numbered apart (Coral's
+        // ImageNet models list `background` first, so every class is one index later).
+        guard let top = mine.categories.first, let theirTop = theirs.categories.first,
+            top.label != nil && theirTop.label != nil ? top.label == theirTop.label : top.index == theirTop.index
         else { return (false, nil) }
         return (true, Double(abs(top.score - theirTop.score)))
     }

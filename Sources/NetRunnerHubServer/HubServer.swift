@@ -12,6 +12,12 @@ import SQLiteKit
 package import ServiceLifecycle
 import UnixSignals
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `netrunner hub serve`: the self-hosted model hub.
 ///
 ///     let hub = HubServer(configuration: .init(dataFolder: "/srv/models", adminKey: key))
@@ -67,6 +73,16 @@ package struct HubServer: Sendable {
         /// After SIGTERM or SIGINT, how long the requests in flight may take before their
         /// connections are cut and the hub stops.
         package var drainTimeout: Duration = .seconds(20)
+        /// The folder of the `.testbundle` folders gates name (`--test-bundles`); `nil`: no
+        /// gates can be set.
+        package var testBundles: String?
+        /// The `netrunner` that runs the gates' evaluations; `nil`: `NETRUNNER_EVALUATOR`, else
+        /// `netrunner` beside the running executable, else on `PATH`.
+        package var evaluator: String?
+        /// The most gate evaluations at once (`--gate-concurrency`).
+        package var gateConcurrency = 1
+        /// The longest one gate evaluation may take (`--gate-timeout`).
+        package var gateTimeout: Duration = .seconds(900)
 
         /// Creates a configuration.
         ///
@@ -245,13 +261,42 @@ package struct HubServer: Sendable {
         // Uploads cut off by a crash are never recorded: their files go at the next start
         // (only this machine's, of processes that are gone: other nodes may share the folder).
         Uploads.removeAbandoned(in: folder + "/uploads")
+        let blobs = try BlobStore(dataFolder: folder)
+        let gates = GateRunner(
+            store: store, blobs: blobs,
+            settings: .init(
+                evaluator: Self.evaluator(configuration.evaluator), testBundles: configuration.testBundles,
+                dataFolder: folder, concurrency: max(1, configuration.gateConcurrency),
+                timeout: configuration.gateTimeout),
+            logger: logger)
+        // Evaluations a stop cut short (or another node left) run again.
+        await gates.submit(try await store.pendingEvaluations())
         var routes = HubRoutes(
-            store: store, blobs: try BlobStore(dataFolder: folder), dataFolder: folder,
-            maximumUploadBytes: configuration.maximumUploadBytes, anonymousRead: configuration.anonymousRead,
-            adoptionLimit: configuration.adoptionLimit, logger: logger
+            store: store, blobs: blobs, dataFolder: folder, maximumUploadBytes: configuration.maximumUploadBytes,
+            anonymousRead: configuration.anonymousRead, adoptionLimit: configuration.adoptionLimit, gates: gates,
+            testBundles: configuration.testBundles, logger: logger
         ).routes
         try routes.addOpenAPIDocument(base: HubOpenAPI.base, operations: HubOpenAPI.operations)
         return routes
+    }
+
+    /// The evaluator: `explicit`, else `NETRUNNER_EVALUATOR`, else `netrunner` beside the running
+    /// executable (`netrunner-net` is installed beside it; a test binary is built beside it),
+    /// else on `PATH`; `nil` when none is executable.
+    static func evaluator(_ explicit: String?) -> String? {
+        let environment = getenv("NETRUNNER_EVALUATOR").map { String(cString: $0) }
+        if let chosen = explicit ?? environment, !chosen.isEmpty { return access(chosen, X_OK) == 0 ? chosen : nil }
+        var candidates: [String] = []
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        if count > 0 {
+            let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if let slash = path.lastIndex(of: "/") { candidates.append(String(path[..<slash]) + "/netrunner") }
+        }
+        for folder in (getenv("PATH").map { String(cString: $0) } ?? "").split(separator: ":") {
+            candidates.append("\(folder)/netrunner")
+        }
+        return candidates.first { access($0, X_OK) == 0 }
     }
 
     /// A database URL without its password, for messages.

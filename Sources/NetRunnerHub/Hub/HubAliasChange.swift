@@ -6,7 +6,9 @@ public struct HubAliasChange: Codable, Equatable, Sendable {
     public var alias: String
     /// The entry's number in this alias's history, from 1.
     public var sequence: Int
-    /// `set`, `rollback` or `delete`.
+    /// `set`, `rollback`, `delete`, `force` (moved past its gate by an admin: ``reason`` says
+    /// why, ``overridden`` what) or `promote` (moved by its gate once the version published to
+    /// it passed).
     public var action: String
     /// Where it points after the change (empty after `delete`).
     public var targets: [HubAliasTarget]
@@ -16,11 +18,16 @@ public struct HubAliasChange: Codable, Equatable, Sendable {
     public var changedAt: String
     /// Who (the name of their key).
     public var changedBy: String
+    /// Why a `force` was made, as its admin gave it.
+    public var reason: String?
+    /// What a `force` overrode: each version's status and failing rules.
+    public var overridden: [String]?
 
     /// Creates a history entry.
     public init(
         name: String, alias: String, sequence: Int, action: String, targets: [HubAliasTarget],
-        previous: [HubAliasTarget], changedAt: String, changedBy: String
+        previous: [HubAliasTarget], changedAt: String, changedBy: String, reason: String? = nil,
+        overridden: [String]? = nil
     ) {
         self.name = name
         self.alias = alias
@@ -30,10 +37,12 @@ public struct HubAliasChange: Codable, Equatable, Sendable {
         self.previous = previous
         self.changedAt = changedAt
         self.changedBy = changedBy
+        self.reason = reason
+        self.overridden = overridden
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, alias, sequence, action, targets, previous
+        case name, alias, sequence, action, targets, previous, reason, overridden
         case changedAt = "changed_at"
         case changedBy = "changed_by"
     }

@@ -274,11 +274,19 @@ public struct HubClient: Sendable {
     }
 
     /// Points an alias at a version, or at several with weights (a staged rollout).
-    public func setAlias(_ alias: String, model name: String, targets: [HubAliasTarget]) async throws(HubClientError)
-        -> HubAlias
-    {
-        struct Body: Encodable { var targets: [HubAliasTarget] }
-        let data = (try? JSONEncoder().encode(Body(targets: targets))) ?? Data()
+    ///
+    /// A gated alias (``HubGate``) moves only to versions that passed its gate; `force` (an
+    /// admin key) moves it anyway, the reason kept in its history.
+    public func setAlias(
+        _ alias: String, model name: String, targets: [HubAliasTarget], force reason: String? = nil
+    ) async throws(HubClientError) -> HubAlias {
+        struct Body: Encodable {
+            var targets: [HubAliasTarget]
+            var force: Bool?
+            var reason: String?
+        }
+        let body = Body(targets: targets, force: reason == nil ? nil : true, reason: reason)
+        let data = (try? JSONEncoder().encode(body)) ?? Data()
         let (status, reply) = try await send(
             "PUT", "/v1/models/\(Self.escaped(name))/aliases/\(Self.escaped(alias))",
             headers: [("Content-Type", "application/json")], body: .bytes(ByteBuffer(bytes: data)))

@@ -24,6 +24,10 @@ struct HubRoutes: Sendable {
     let anonymousRead: Bool
     /// The most client ids whose adoption is kept per model (`--adoption-limit`).
     let adoptionLimit: Int
+    /// The gates' evaluations.
+    let gates: GateRunner
+    /// The folder of the test bundles gates name (`--test-bundles`), or `nil`.
+    let testBundles: String?
     let logger: Logger
 
     /// The largest version number (PostgreSQL's `INTEGER` is 32 bits).
@@ -95,8 +99,9 @@ struct HubRoutes: Sendable {
             let (name, alias) = (
                 try Self.name(context), try Self.checkedAlias(context.parameters.get("alias") ?? "")
             )
-            let targets = try await Self.targets(request)
-            return HTTPReply.json(try await store.setAlias(alias, of: name, targets: targets, by: who))
+            let (targets, force) = try await Self.targets(request)
+            if force != nil { _ = try await authorize(request, .admin) }
+            return HTTPReply.json(try await store.setAlias(alias, of: name, targets: targets, by: who, force: force))
         }
         routes.post("/v1/models/{name}/aliases/{alias}/rollback", .keyed, .operation("rollback")) { request, context in
             let who = try await authorize(request, .publish)
@@ -161,6 +166,7 @@ struct HubRoutes: Sendable {
             guard try await store.deleteKey(named: name) else { throw HubError.notFound("No key named \(name).") }
             return HTTPReply.json(["deleted": name])
         }
+        addGateRoutes(to: &routes)
         return routes
     }
 
@@ -219,10 +225,11 @@ struct HubRoutes: Sendable {
         let format = staged.path.lowercased().hasSuffix(".tflite") ? "tflite" : "zip"
         try blobs.adopt(file, sha256: sha256)
         kept = true
-        let version = try await store.publish(
+        let (version, evaluations) = try await store.publish(
             name: name, sha256: sha256, size: size, format: format, task: staged.kind.rawValue, modelID: staged.id,
             description: staged.name, by: who, alias: alias)
         logger.notice("published \(name)@\(version.version) (\(sha256.prefix(12)), \(size) bytes) by \(who)")
+        await gates.submit(evaluations)
         return version
     }
 
@@ -455,11 +462,15 @@ struct HubRoutes: Sendable {
         "The request body ended before its Content-Length said it would (\(error)); nothing was stored."
     }
 
-    /// `{"version": 7}` or `{"targets": [{"version": 7, "weight": 90}, {"version": 8, "weight": 10}]}`.
-    static func targets(_ request: Request) async throws -> [HubAliasTarget] {
+    /// `{"version": 7}` or `{"targets": [{"version": 7, "weight": 90}, {"version": 8, "weight": 10}]}`,
+    /// with `"force": true, "reason": "..."` to move past the alias's gate; the reason comes back
+    /// when forced.
+    static func targets(_ request: Request) async throws -> (targets: [HubAliasTarget], force: String?) {
         struct Body: Decodable {
             var version: Int?
             var targets: [HubAliasTarget]?
+            var force: Bool?
+            var reason: String?
         }
         let data = try await Self.body(of: request, upTo: 64 << 10)
         guard let body = try? JSONDecoder().decode(Body.self, from: data) else {
@@ -488,6 +499,12 @@ struct HubRoutes: Sendable {
         } catch let error as NumberOutOfRange {
             throw HubError.badRequest("\(error) \(rule)")
         }
-        return targets
+        guard body.force == true else { return (targets, nil) }
+        let reason = (body.reason ?? "").trimmingPrefix(while: \.isWhitespace)
+        guard !reason.isEmpty, reason.utf8.count <= 500 else {
+            throw HubError.badRequest(
+                "A forced move needs a reason of 1 to 500 bytes (\"reason\": \"...\"), kept in the alias's history.")
+        }
+        return (targets, String(reason))
     }
 }

@@ -41,14 +41,17 @@ extension HubStore {
             .first(decoding: AliasRow.self)?.record
     }
 
-    /// Points an alias at versions (each must exist), appending to its history.
-    func setAlias(_ alias: String, of name: String, targets: [HubAliasTarget], by who: String) async throws -> HubAlias
-    {
+    /// Points an alias at versions (each must exist, and must have passed the alias's gate
+    /// unless `force` gives a reason), appending to its history.
+    func setAlias(
+        _ alias: String, of name: String, targets: [HubAliasTarget], by who: String, force: String? = nil
+    ) async throws -> HubAlias {
         await acquire()
         defer { release() }
         return try await retrying("moving \(alias) of \(name)") {
             try await transaction { db in
-                try await HubStore.setAlias(db, name: name, alias: alias, targets: targets, by: who, action: "set")
+                try await HubStore.setAlias(
+                    db, name: name, alias: alias, targets: targets, by: who, action: "set", force: force)
             }
         }
     }
@@ -83,8 +86,15 @@ extension HubStore {
         }
     }
 
+    /// Points an alias at versions in an open transaction.
+    ///
+    /// A `set` is checked against the
+    /// alias's gate (``checkGate(_:name:alias:targets:force:)``): refused, or with `force`
+    /// recorded as `force` with its reason and what it overrode. A rollback goes back to where
+    /// the alias was, which is not gated: it is how a bad version is taken away fast.
     static func setAlias(
-        _ db: any SQLDatabase, name: String, alias: String, targets: [HubAliasTarget], by who: String, action: String
+        _ db: any SQLDatabase, name: String, alias: String, targets: [HubAliasTarget], by who: String, action: String,
+        force: String? = nil
     ) async throws -> HubAlias {
         for target in targets {
             let found = try await db.raw(
@@ -95,6 +105,9 @@ extension HubStore {
             ).first()
             guard found != nil else { throw HubError.notFound("\(name) has no version \(target.version)") }
         }
+        let overridden =
+            action == "set" ? try await checkGate(db, name: name, alias: alias, targets: targets, force: force) : []
+        let recorded = overridden.isEmpty ? action : "force"
         let previous =
             try await db.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)")
             .first(decoding: AliasRow.self)?.record.targets ?? []
@@ -114,10 +127,14 @@ extension HubStore {
         try await db.raw(
             """
             INSERT INTO hub_alias_history (name, alias, sequence, action, targets, previous, changed_at, changed_by) \
-            VALUES (\(bind: name), \(bind: alias), \(bind: sequence + 1), \(bind: action), \(bind: encoded), \
+            VALUES (\(bind: name), \(bind: alias), \(bind: sequence + 1), \(bind: recorded), \(bind: encoded), \
             \(bind: encodeTargets(previous)), \(bind: now), \(bind: who))
             """
         ).run()
+        if let force, !overridden.isEmpty {
+            try await recordOverride(
+                db, name: name, alias: alias, sequence: sequence + 1, reason: force, overridden: overridden)
+        }
         return HubAlias(name: name, alias: alias, targets: targets, updatedAt: now, updatedBy: who)
     }
 
@@ -130,16 +147,20 @@ extension HubStore {
         var previous: String
         var changedAt: String
         var changedBy: String
+        /// From `hub_alias_overrides`, for a forced move.
+        var reason: String?
+        var overridden: String?
 
         var record: HubAliasChange {
             HubAliasChange(
                 name: name, alias: alias, sequence: sequence, action: action,
                 targets: HubStore.decodeTargets(targets), previous: HubStore.decodeTargets(previous),
-                changedAt: changedAt, changedBy: changedBy)
+                changedAt: changedAt, changedBy: changedBy, reason: reason,
+                overridden: overridden.flatMap { HubStore.decode([String].self, $0) })
         }
 
         enum CodingKeys: String, CodingKey {
-            case name, alias, sequence, action, targets, previous
+            case name, alias, sequence, action, targets, previous, reason, overridden
             case changedBy = "changed_by"
             case changedAt = "changed_at"
         }
@@ -150,8 +171,10 @@ extension HubStore {
         defer { release() }
         return try await database.raw(
             """
-            SELECT * FROM hub_alias_history WHERE name = \(bind: name) AND alias = \(bind: alias) \
-            ORDER BY sequence
+            SELECT h.name, h.alias, h.sequence, h.action, h.targets, h.previous, h.changed_at, h.changed_by, \
+            o.reason, o.overridden FROM hub_alias_history h LEFT JOIN hub_alias_overrides o \
+            ON o.name = h.name AND o.alias = h.alias AND o.sequence = h.sequence \
+            WHERE h.name = \(bind: name) AND h.alias = \(bind: alias) ORDER BY h.sequence
             """
         ).all(decoding: HistoryRow.self).map(\.record)
     }

@@ -30,12 +30,13 @@ extension HubStore {
         }
     }
 
-    /// Publishes a version: numbered the highest + 1 inside the transaction, and, if asked,
-    /// an alias moved to it in the same transaction.
+    /// Publishes a version: numbered the highest + 1 inside the transaction, its evaluation
+    /// queued against every gate of the model, and, if asked, an alias moved to it in the same
+    /// transaction (a gated alias moves once the version passes: its evaluation `promotes`).
     func publish(
         name: String, sha256: String, size: Int, format: String, task: String, modelID: String, description: String,
         by who: String, alias: String?
-    ) async throws -> HubVersion {
+    ) async throws -> (version: HubVersion, evaluations: [HubEvaluation]) {
         await acquire()
         defer { release() }
         for attempt in 0..<5 {
@@ -57,12 +58,19 @@ extension HubStore {
                         \(bind: now), \(bind: who))
                         """
                     ).run()
-                    if let alias {
+                    let gates = try await HubStore.gates(db, of: name)
+                    var queued: [HubEvaluation] = []
+                    for gate in gates {
+                        queued.append(
+                            try await HubStore.queueEvaluation(
+                                db, name: name, version: record.version, gate: gate, promotes: gate.alias == alias))
+                    }
+                    if let alias, !gates.contains(where: { $0.alias == alias }) {
                         _ = try await HubStore.setAlias(
                             db, name: name, alias: alias, targets: [HubAliasTarget(version: record.version)], by: who,
                             action: "set")
                     }
-                    return record
+                    return (record, queued)
                 }
             } catch let error as HubError {
                 throw error

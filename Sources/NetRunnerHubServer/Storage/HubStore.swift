@@ -12,7 +12,7 @@ import SQLKit
 /// once get two versions, never one twice or one lost (the loser retries).
 ///
 /// This file holds the store itself (one operation at a time, transactions, retries); its
-/// operations are in `HubStore+Versions`, `+Aliases`, `+Adoption` and `+Keys`.
+/// operations are in `HubStore+Versions`, `+Aliases`, `+Gates`, `+Adoption` and `+Keys`.
 actor HubStore {
     private(set) var database: any SQLDatabase
     let logger: Logger
@@ -89,7 +89,7 @@ actor HubStore {
         ]
         // Two nodes starting at once may both create a table: the loser's error passes on a retry.
         try await retrying("creating the tables") {
-            for statement in statements { try await database.raw(statement).run() }
+            for statement in statements + HubStore.gateTables { try await database.raw(statement).run() }
         }
     }
 

@@ -25,7 +25,7 @@ extension NetRunnerNetCommand {
                 """,
             subcommands: [
                 Serve.self, Push.self, List.self, Show.self, Pull.self, Alias.self, Rollback.self, History.self,
-                Delete.self, Key.self, Cache.self,
+                Gate.self, Delete.self, Key.self, Cache.self,
             ])
     }
 }
@@ -100,12 +100,34 @@ extension NetRunnerNetCommand.Hub {
         )
         var adoptionLimit = 100_000
 
+        @Option(
+            name: .customLong("test-bundles"),
+            help:
+                "The folder of .testbundle folders that gates evaluate versions on (netrunner hub gate); without it no gate can be set."
+        )
+        var testBundles: String?
+
+        @Option(help: "The netrunner that evaluates versions for the gates (default: the one beside netrunner-net).")
+        var evaluator: String?
+
+        @Option(
+            name: .customLong("gate-concurrency"), parsing: .unconditional,
+            help: "The most gate evaluations at once (each a netrunner evaluate process).")
+        var gateConcurrency = 1
+
+        @Option(
+            name: .customLong("gate-timeout"), parsing: .unconditional,
+            help: "The seconds one gate evaluation may take before it is stopped and counted as failed.")
+        var gateTimeout = 900.0
+
         @OptionGroup var connections: ConnectionOptions
 
         @OptionGroup var modelMemory: ModelMemoryOption
 
         func validate() throws {
             try OptionLimits.check(port, "--port", in: 0...65_535)
+            try OptionLimits.check(gateConcurrency, "--gate-concurrency", in: 1...64)
+            try OptionLimits.check(gateTimeout, "--gate-timeout", in: 1...86_400)
             try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 34))
             try OptionLimits.check(adoptionLimit, "--adoption-limit", in: 0...10_000_000)
             try OptionLimits.check(databaseTimeout, "--database-timeout", in: 0.1...3600)
@@ -148,6 +170,12 @@ extension NetRunnerNetCommand.Hub {
             configuration.requestTimeout = connections.request(or: configuration.requestTimeout)
             configuration.drainTimeout = connections.drain
             configuration.adoptionLimit = adoptionLimit
+            configuration.testBundles = testBundles.map {
+                $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0
+            }
+            configuration.evaluator = evaluator
+            configuration.gateConcurrency = gateConcurrency
+            configuration.gateTimeout = .milliseconds(Int64(gateTimeout * 1000))
             return HubServer(configuration: configuration, logger: logger)
         }
 
@@ -193,9 +221,18 @@ extension NetRunnerNetCommand.Hub {
             let client = options.client
             let (file, name, alias) = (self.file, self.name, self.alias)
             let version = try await client.push(file: file, name: name, alias: alias)
+            // A gated alias moves once the version passes its gate.
+            let gated = try await client.gates(model: name).map(\.alias)
+            var moved = ""
+            if let alias {
+                moved =
+                    gated.contains(alias)
+                    ? "; \(alias) moves to it once it passes its gate (netrunner hub show \(name))"
+                    : "; \(alias) -> \(version.version)"
+            }
             Console.print(
                 "published \(version.name)@\(version.version) (sha256 \(version.sha256.prefix(12)), \(version.size) bytes, "
-                    + "\(version.task))" + (alias.map { "; \($0) -> \(version.version)" } ?? ""))
+                    + "\(version.task))" + moved)
         }
     }
 
@@ -252,6 +289,19 @@ extension NetRunnerNetCommand.Hub {
             for alias in model.aliases {
                 Console.print(
                     "  \(alias.alias) -> \(alias.targets.summary)  (\(alias.updatedAt) by \(alias.updatedBy))")
+            }
+            // Each gate, and where the newest versions stand with it.
+            let gates = try await client.gates(model: name)
+            guard !gates.isEmpty else { return }
+            for gate in gates {
+                Console.print(
+                    "  gate on \(gate.alias) (revision \(gate.revision)): \(gate.bundles.joined(separator: ", ")); "
+                        + gate.rules.map(\.description).joined(separator: "; "))
+            }
+            for version in (model.versions ?? []).suffix(10) {
+                for evaluation in try await client.evaluations(model: name, version: version.version) {
+                    Console.print("  \(version.version)  \(Gate.summary(evaluation))")
+                }
             }
         }
     }
@@ -341,6 +391,12 @@ extension NetRunnerNetCommand.Hub {
         @Argument(help: "VERSION, or VERSION:PERCENT for each version of a staged rollout.")
         var targets: [String]
 
+        @Option(
+            help:
+                "Move a gated alias to versions that have not passed its gate (an admin key), giving the reason kept in its history."
+        )
+        var force: String?
+
         @OptionGroup var options: HubOptions
 
         func run() async throws {
@@ -370,9 +426,11 @@ extension NetRunnerNetCommand.Hub {
                 throw ValidationError("\(error) The percents of a rollout add up to 100: 7:90 8:10.")
             }
             let client = options.client
-            let (name, alias, chosen) = (self.name, self.alias, parsed)
-            let found = try await client.setAlias(alias, model: name, targets: chosen)
-            Console.print("\(found.name): \(found.alias) -> \(found.targets.summary)")
+            let (name, alias, chosen, force) = (self.name, self.alias, parsed, self.force)
+            let found = try await client.setAlias(alias, model: name, targets: chosen, force: force)
+            Console.print(
+                "\(found.name): \(found.alias) -> \(found.targets.summary)"
+                    + (force == nil ? "" : " (forced past its gate)"))
         }
     }
 
@@ -417,8 +475,110 @@ extension NetRunnerNetCommand.Hub {
                 let before = change.previous.isEmpty ? "(new)" : change.previous.summary
                 Console.print(
                     "\(change.sequence)  \(change.changedAt)  \(change.changedBy)  \(change.action)  "
-                        + "\(before) -> \(change.targets.summary)")
+                        + "\(before) -> \(change.targets.summary)"
+                        + (change.reason.map { "  reason: \($0)" } ?? "")
+                        + (change.overridden.map { "  overrode: \($0.joined(separator: "; "))" } ?? ""))
             }
+        }
+    }
+
+    /// `netrunner hub gate NAME [ALIAS] [--bundle B]... [--rule R]... [--remove]`.
+    struct Gate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show or set what a version must pass before an alias may point to it.",
+            discussion: """
+                With --bundle and --rule, sets ALIAS's gate (an admin key): every version is evaluated on the \
+                test bundles (folders of the hub's --test-bundles) beside the version the alias serves now \
+                (the baseline), as netrunner evaluate --compare runs them, and the alias then moves only to \
+                versions that passed every rule; a version published with --alias ALIAS moves it once it \
+                passes. A rule is MLflow's MetricThreshold: METRIC:threshold=X,min_absolute_change=X,\
+                min_relative_change=X (greater_is_better=false turns them). Metrics: top1, top5, \
+                classification_accuracy, mAP50, mAP50to95, pck, oks, mean_iou, pixel_accuracy (the \
+                evaluation's), latency_p50_ms, latency_p90_ms, agreement (top-1 agreement with the baseline) \
+                and size_bytes.
+
+                netrunner hub gate flowers production --bundle flowers-test \\
+                    --rule classification_accuracy:min_absolute_change=-0.02 --rule agreement:threshold=0.85 \\
+                    --rule latency_p50_ms:min_relative_change=-0.2
+                """)
+
+        @Argument(help: "The model's name.")
+        var name: String
+
+        @Argument(help: "The alias (all the model's gates without it).")
+        var alias: String?
+
+        @Option(help: "A test bundle of the hub's --test-bundles folder (repeat for several).")
+        var bundle: [String] = []
+
+        @Option(help: "A rule, METRIC:threshold=X,min_absolute_change=X,min_relative_change=X (repeat).")
+        var rule: [String] = []
+
+        @Flag(help: "Remove the alias's gate and its evaluations.")
+        var remove = false
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        @OptionGroup var options: HubOptions
+
+        func validate() throws {
+            if (!bundle.isEmpty || !rule.isEmpty || remove) && alias == nil {
+                throw ValidationError("Name the ALIAS whose gate to set or remove.")
+            }
+            if remove && (!bundle.isEmpty || !rule.isEmpty) {
+                throw ValidationError("Give --remove alone, or --bundle and --rule to set the gate.")
+            }
+            if bundle.isEmpty != rule.isEmpty {
+                throw ValidationError("A gate needs both: at least one --bundle and at least one --rule.")
+            }
+            for text in rule {
+                do { _ = try HubGateRule(parsing: text) } catch { throw ValidationError(error.description) }
+            }
+        }
+
+        func run() async throws {
+            let client = options.client
+            let (name, alias, bundles, json) = (self.name, self.alias, self.bundle, self.json)
+            let rules = try rule.map { try HubGateRule(parsing: $0) }
+            if remove, let alias {
+                try await client.removeGate(alias, model: name)
+                return Console.print("\(name): the gate on \(alias) is removed")
+            }
+            if let alias, !bundles.isEmpty {
+                let gate = try await client.setGate(alias, model: name, bundles: bundles, rules: rules)
+                if json { return try Console.printJSON(gate) }
+                return Console.print(
+                    "\(name): gate on \(alias) set (revision \(gate.revision)); every version is evaluated again "
+                        + "(netrunner hub show \(name))")
+            }
+            let gates = try await client.gates(model: name).filter { alias == nil || $0.alias == alias }
+            if json { return try Console.printJSON(["gates": gates]) }
+            if gates.isEmpty { Console.print("\(name) has no gate" + (alias.map { " on \($0)" } ?? "")) }
+            for gate in gates {
+                Console.print("\(gate.alias) (revision \(gate.revision), by \(gate.updatedBy) at \(gate.updatedAt))")
+                Console.print("  bundles: \(gate.bundles.joined(separator: ", "))")
+                for rule in gate.rules { Console.print("  rule: \(rule)") }
+            }
+        }
+
+        /// One line for a version's evaluation: status, metrics beside the baseline's, failures.
+        static func summary(_ evaluation: HubEvaluation) -> String {
+            var text = "\(evaluation.alias): \(evaluation.status.rawValue)"
+            if let baseline = evaluation.baseline { text += " against \(baseline)" }
+            for (bundle, metrics) in evaluation.metrics.sorted(by: { $0.key < $1.key }) {
+                let base = evaluation.baselineMetrics[bundle] ?? [:]
+                let shown = metrics.keys.sorted().filter { $0 != "size_bytes" }.map { key in
+                    let value = HubGateRule.format(metrics[key] ?? 0)
+                    return base[key].map { "\(key) \(value) (\(HubGateRule.format($0)))" } ?? "\(key) \(value)"
+                }
+                text += "; \(bundle): " + shown.joined(separator: ", ")
+            }
+            if !evaluation.failures.isEmpty {
+                text += "; failed: " + evaluation.failures.map(\.reason).joined(separator: "; ")
+            }
+            if let message = evaluation.message { text += "; \(message)" }
+            return text
         }
     }
 

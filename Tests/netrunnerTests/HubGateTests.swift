@@ -1,0 +1,162 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+/// `netrunner hub gate`: a version reaches a gated alias only after passing its evaluation, run
+/// by the hub as `netrunner evaluate --compare BASELINE --compare CANDIDATE` on real models and
+/// the sample test bundle. The figures the rules see are `evaluate`'s, which
+/// `EvaluateCommandTests` holds to the Python reference (MobileNet V2 float and uint8: top-5
+/// accuracy 0.875 on the 8 photos; Tests/Fixtures/Evaluation/sample_bundles_reference.json).
+@Suite("netrunner hub gate: versions pass their evaluation before an alias moves", .serialized)
+struct HubGateTests {
+    static let float = Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_float32.tiobundle")
+    static let uint8 = Fixtures.path("Models/bundles/mobilenet_v2_1.0_224_uint8.tiobundle")
+    /// Coral's MobileNet V1 0.25 128: 5 of the 8 photos right at top 5.
+    static let weak = Fixtures.path("Tests/Fixtures/Gates/mobilenet_v1_0.25_128_quant.tiobundle")
+
+    struct Evaluation: Decodable {
+        struct Failure: Decodable {
+            var bundle: String
+            var metric: String
+            var value: Double?
+            var baseline: Double?
+            var reason: String
+        }
+        var alias: String
+        var status: String
+        var baseline: Int?
+        var metrics: [String: [String: Double]]
+        var baselineMetrics: [String: [String: Double]]
+        var failures: [Failure]
+        var message: String?
+
+        enum CodingKeys: String, CodingKey {
+            case alias, status, baseline, metrics, failures, message
+            case baselineMetrics = "baseline_metrics"
+        }
+    }
+
+    /// A version's evaluation against an alias's gate once it is no longer pending.
+    func finished(_ hub: LiveServer, version: Int, alias: String) async throws -> Evaluation {
+        var found: Evaluation?
+        try await Eventually.wait(for: "version \(version)'s evaluation for \(alias)", upTo: .seconds(240)) {
+            let reply = try await hub.request("/v1/models/mnv2/versions/\(version)/evaluations")
+            struct List: Decodable { var evaluations: [Evaluation] }
+            let list = try JSONDecoder().decode(List.self, from: reply.body)
+            found = list.evaluations.first { $0.alias == alias && $0.status != "pending" }
+            return found != nil
+        }
+        return try #require(found)
+    }
+
+    func target(_ hub: LiveServer, alias: String) async throws -> Int? {
+        struct Alias: Decodable {
+            struct Target: Decodable { var version: Int }
+            var targets: [Target]
+        }
+        let reply = try await hub.request("/v1/models/mnv2/aliases/\(alias)")
+        return try? JSONDecoder().decode(Alias.self, from: reply.body).targets.first?.version
+    }
+
+    @Test(
+        "Quantized passes the float's gate and is promoted; a weak model is refused with its figures, then forced with a reason; a slower one fails a latency rule"
+    )
+    func gates() async throws {
+        try await HubCommandTests.Setup.with(["--test-bundles", Fixtures.path("TestBundles")]) { setup in
+            let hub = setup.hub
+            let first = try await setup.netrunner([
+                "hub", "push", Self.float, "--name", "mnv2", "--alias", "production",
+            ])
+            #expect(first.status == 0, "\(first.stderr)")
+            let gate = try await setup.netrunner([
+                "hub", "gate", "mnv2", "production", "--bundle", "imagenet-sample", "--rule",
+                "classification_accuracy:min_absolute_change=-0.02", "--rule", "agreement:threshold=0.85",
+            ])
+            #expect(gate.status == 0 && gate.stdout.contains("gate on production set (revision 1)"), "\(gate.stderr)")
+            // A gate names test bundles the hub has, and metrics that exist.
+            let unknown = try await setup.netrunner([
+                "hub", "gate", "mnv2", "production", "--bundle", "nowhere", "--rule", "top1:threshold=0.5",
+            ])
+            #expect(unknown.status != 0 && unknown.stderr.contains("it has: "), "\(unknown.stderr)")
+            #expect(unknown.stderr.contains("imagenet-sample"))
+            let typo = try await setup.netrunner([
+                "hub", "gate", "mnv2", "production", "--bundle", "imagenet-sample", "--rule", "accuracy:threshold=0.5",
+            ])
+            #expect(typo.status != 0 && typo.stderr.contains("No metric \"accuracy\""), "\(typo.stderr)")
+
+            // The quantized model, published to production: it moves once it passes.
+            let second = try await setup.netrunner([
+                "hub", "push", Self.uint8, "--name", "mnv2", "--alias", "production",
+            ])
+            #expect(second.stdout.contains("production moves to it once it passes its gate"), "\(second.stdout)")
+            let passed = try await finished(hub, version: 2, alias: "production")
+            #expect(passed.status == "passed", "\(passed.failures.map(\.reason)) \(passed.message ?? "")")
+            #expect(passed.baseline == 1)
+            let metrics = try #require(passed.metrics["imagenet-sample"])
+            let base = try #require(passed.baselineMetrics["imagenet-sample"])
+            #expect(metrics["classification_accuracy"] == 0.875 && base["classification_accuracy"] == 0.875)
+            #expect(try #require(metrics["agreement"]) >= 0.85)
+            #expect(metrics["latency_p50_ms"] != nil && base["latency_p50_ms"] != nil)
+            try await Eventually.wait(for: "production promoted to 2") {
+                try await target(hub, alias: "production") == 2
+            }
+            let history = try await setup.netrunner(["hub", "history", "mnv2", "production"])
+            #expect(history.stdout.contains("gate  promote  1 -> 2"), "\(history.stdout)")
+
+            // The weak model fails, named by metric and values, and the alias will not move to it.
+            #expect(try await setup.netrunner(["hub", "push", Self.weak, "--name", "mnv2"]).status == 0)
+            let failed = try await finished(hub, version: 3, alias: "production")
+            #expect(failed.status == "failed")
+            #expect(failed.baseline == 2)
+            let accuracy = try #require(failed.failures.first { $0.metric == "classification_accuracy" })
+            #expect(accuracy.value == 0.625 && accuracy.baseline == 0.875 && accuracy.bundle == "imagenet-sample")
+            #expect(accuracy.reason.contains("a gain of -0.25, less than min_absolute_change -0.02"))
+            let refused = try await setup.netrunner(["hub", "alias", "mnv2", "production", "3"])
+            #expect(refused.status != 0 && refused.stderr.contains("409"), "\(refused.stderr)")
+            #expect(
+                refused.stderr.contains("version 3 failed: classification_accuracy 0.625 against the baseline's 0.875"))
+            #expect(try await target(hub, alias: "production") == 2)
+            let report = try await hub.request("/v1/models/mnv2/versions/3/evaluations/production/imagenet-sample")
+            #expect(
+                report.status == 200
+                    && String(decoding: report.body, as: UTF8.self).contains("mobilenet-v1-0.25-128-quant"))
+
+            // Forcing takes an admin key and a reason, both kept.
+            let keyed = try await setup.netrunner(["hub", "key", "ci", "--scope", "publish"])
+            let publishKey = keyed.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last
+                .map(String.init)
+            let notAdmin = try await setup.netrunner(
+                ["hub", "alias", "mnv2", "production", "3", "--force", "kiosk"], token: publishKey)
+            #expect(notAdmin.status != 0 && notAdmin.stderr.contains("403"), "\(notAdmin.stderr)")
+            let forced = try await setup.netrunner([
+                "hub", "alias", "mnv2", "production", "3", "--force", "the kiosk needs the small model",
+            ])
+            #expect(forced.status == 0 && forced.stdout.contains("forced past its gate"), "\(forced.stderr)")
+            let log = try await setup.netrunner(["hub", "history", "mnv2", "production"])
+            #expect(
+                log.stdout.contains("admin  force  2 -> 3  reason: the kiosk needs the small model"), "\(log.stdout)")
+            #expect(log.stdout.contains("overrode: version 3 failed: classification_accuracy 0.625"))
+
+            // A latency rule on another alias: the float model is far slower than the quantized
+            // one it would replace (its median about 1.8 times on these machines).
+            #expect(try await setup.netrunner(["hub", "alias", "mnv2", "fast", "2"]).status == 0)
+            let latency = try await setup.netrunner([
+                "hub", "gate", "mnv2", "fast", "--bundle", "imagenet-sample", "--rule",
+                "latency_p50_ms:min_relative_change=-0.25",
+            ])
+            #expect(latency.status == 0, "\(latency.stderr)")
+            let slow = try await finished(hub, version: 1, alias: "fast")
+            #expect(slow.status == "failed" && slow.baseline == 2)
+            #expect(slow.failures.map(\.metric) == ["latency_p50_ms"], "\(slow.failures.map(\.reason))")
+            let quick = try await finished(hub, version: 3, alias: "fast")
+            #expect(quick.status == "passed", "\(quick.failures.map(\.reason))")
+            let refusedSlow = try await setup.netrunner(["hub", "alias", "mnv2", "fast", "1"])
+            #expect(refusedSlow.status != 0 && refusedSlow.stderr.contains("latency_p50_ms"), "\(refusedSlow.stderr)")
+            let show = try await setup.netrunner(["hub", "show", "mnv2"])
+            #expect(
+                show.stdout.contains(
+                    "gate on fast (revision 1): imagenet-sample; latency_p50_ms:min_relative_change=-0.25"))
+            #expect(show.stdout.contains("3  production: failed against 2"), "\(show.stdout)")
+        }
+    }
+}

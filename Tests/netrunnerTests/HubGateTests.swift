@@ -37,10 +37,10 @@ struct HubGateTests {
     }
 
     /// A version's evaluation against an alias's gate once it is no longer pending.
-    func finished(_ hub: LiveServer, version: Int, alias: String) async throws -> Evaluation {
+    func finished(_ hub: LiveServer, _ model: String = "mnv2", version: Int, alias: String) async throws -> Evaluation {
         var found: Evaluation?
         try await Eventually.wait(for: "version \(version)'s evaluation for \(alias)", upTo: .seconds(240)) {
-            let reply = try await hub.request("/v1/models/mnv2/versions/\(version)/evaluations")
+            let reply = try await hub.request("/v1/models/\(model)/versions/\(version)/evaluations")
             struct List: Decodable { var evaluations: [Evaluation] }
             let list = try JSONDecoder().decode(List.self, from: reply.body)
             found = list.evaluations.first { $0.alias == alias && $0.status != "pending" }
@@ -49,12 +49,12 @@ struct HubGateTests {
         return try #require(found)
     }
 
-    func target(_ hub: LiveServer, alias: String) async throws -> Int? {
+    func target(_ hub: LiveServer, _ model: String = "mnv2", alias: String) async throws -> Int? {
         struct Alias: Decodable {
             struct Target: Decodable { var version: Int }
             var targets: [Target]
         }
-        let reply = try await hub.request("/v1/models/mnv2/aliases/\(alias)")
+        let reply = try await hub.request("/v1/models/\(model)/aliases/\(alias)")
         return try? JSONDecoder().decode(Alias.self, from: reply.body).targets.first?.version
     }
 
@@ -157,6 +157,53 @@ struct HubGateTests {
                 show.stdout.contains(
                     "gate on fast (revision 1): imagenet-sample; latency_p50_ms:min_relative_change=-0.25"))
             #expect(show.stdout.contains("3  production: failed against 2"), "\(show.stdout)")
+        }
+    }
+
+    /// The figures are held to the Python reference of the same bundles
+    /// (Tests/Fixtures/Evaluation/*_sample.python.json: ai_edge_litert, Pillow, the same metrics).
+    @Test("Pose is gated on PCK and OKS, segmentation on mean IoU: DeepLab's 0.5 depth is refused")
+    func poseAndSegmentation() async throws {
+        try await HubCommandTests.Setup.with(["--test-bundles", Fixtures.path("TestBundles")]) { setup in
+            let hub = setup.hub
+            let movenet = Fixtures.path("Models/bundles/movenet_single_pose_lightning_ptq.tiobundle")
+            #expect(
+                try await setup.netrunner(["hub", "push", movenet, "--name", "pose", "--alias", "production"]).status
+                    == 0)
+            for (alias, rules) in [
+                ("production", ["pck:threshold=0.9", "oks:threshold=0.85"]), ("strict", ["pck:threshold=0.97"]),
+            ] {
+                let set = try await setup.netrunner(
+                    ["hub", "gate", "pose", alias, "--bundle", "pose-sample"] + rules.flatMap { ["--rule", $0] })
+                #expect(set.status == 0, "\(set.stderr)")
+            }
+            let pose = try await finished(hub, "pose", version: 1, alias: "production")
+            #expect(pose.status == "passed", "\(pose.failures.map(\.reason)) \(pose.message ?? "")")
+            let figures = try #require(pose.metrics["pose-sample"])
+            #expect(abs(try #require(figures["pck"]) - 0.9607843137254902) < 1e-3, "Python's PCK@0.2")
+            #expect(abs(try #require(figures["oks"]) - 0.9065226246441674) < 1e-3, "Python's OKS")
+            let strict = try await finished(hub, "pose", version: 1, alias: "strict")
+            #expect(strict.status == "failed")
+            #expect(strict.failures.map(\.reason) == ["pck 0.9608 is below the threshold 0.97"])
+
+            let full = Fixtures.path("Models/bundles/deeplabv3_mnv2_pascal_quant.tiobundle")
+            let half = Fixtures.path("Models/bundles/deeplabv3_mnv2_dm05_pascal_quant.tiobundle")
+            #expect(
+                try await setup.netrunner(["hub", "push", full, "--name", "seg", "--alias", "production"]).status == 0)
+            let gate = try await setup.netrunner([
+                "hub", "gate", "seg", "production", "--bundle", "segmentation-sample", "--rule",
+                "mean_iou:min_absolute_change=-0.05",
+            ])
+            #expect(gate.status == 0, "\(gate.stderr)")
+            #expect(
+                try await setup.netrunner(["hub", "push", half, "--name", "seg", "--alias", "production"]).status == 0)
+            let smaller = try await finished(hub, "seg", version: 2, alias: "production")
+            #expect(smaller.status == "failed" && smaller.baseline == 1)
+            let miou = try #require(smaller.failures.first)
+            #expect(abs(try #require(miou.value) - 0.4550119104019874) < 1e-3, "Python's mean IoU of the 0.5 depth")
+            #expect(abs(try #require(miou.baseline) - 0.5725264624763546) < 1e-3, "Python's mean IoU of the full depth")
+            #expect(miou.metric == "mean_iou" && miou.reason.contains("less than min_absolute_change -0.05"))
+            #expect(try await target(hub, "seg", alias: "production") == 1, "the alias stays on the full depth")
         }
     }
 }

@@ -92,11 +92,34 @@ async function show(name) {
   $("model-name").textContent = model.name;
   $("model-description").textContent = model.description;
   const versions = (model.versions || []).slice().reverse();
-  $("versions").tBodies[0].replaceChildren(...versions.map((version) => el("tr", {},
-    el("td", {}, String(version.version)), el("td", { class: "digest", title: version.sha256 },
-      version.sha256.slice(0, 12)), el("td", {}, bytes(version.size)), el("td", {}, version.task),
-    el("td", { class: "when" }, version.created_at), el("td", {}, version.created_by),
-    el("td", { class: "actions" }, deleteButton(name, version.version)))));
+  const { gates } = await hub(path + "/gates");
+  // Each version's evaluations against the gates (the newest twenty: one request each).
+  const evaluations = new Map();
+  if (gates.length) {
+    for (const version of versions.slice(0, 20)) {
+      evaluations.set(version.version, (await hub(path + "/versions/" + version.version + "/evaluations")).evaluations);
+    }
+  }
+  // A version's row, and below it a row of its evaluations' details (folded) when it has any.
+  $("versions").tBodies[0].replaceChildren(...versions.flatMap((version) => {
+    const mine = evaluations.get(version.version) || [];
+    const row = el("tr", { "data-version": String(version.version) },
+      el("td", {}, String(version.version)), el("td", { class: "digest", title: version.sha256 },
+        version.sha256.slice(0, 12)), el("td", {}, bytes(version.size)), el("td", {}, version.task),
+      el("td", { class: "when" }, version.created_at), el("td", {}, version.created_by),
+      el("td", { class: "gate-cell" }, ...mine.map((evaluation) => el("span",
+        { class: "gate-badge " + evaluation.status, title: evaluation.failures.map((f) => f.reason).join("\n") },
+        evaluation.alias + ": " + evaluation.status))),
+      el("td", { class: "actions" }, deleteButton(name, version.version)));
+    if (!mine.length) return [row];
+    return [row, el("tr", { class: "evaluation-row", "data-version": String(version.version) },
+      el("td", { colspan: "8" }, ...mine.map((evaluation) => gateStatus(name, evaluation))))];
+  }));
+  $("gates").replaceChildren(...(gates.length ? gates.map((gate) => el("div", { class: "gate" },
+    el("strong", {}, gate.alias), " on " + gate.bundles.join(", ") + " (revision " + gate.revision + ", " +
+      gate.updated_by + "): ",
+    el("code", {}, gate.rules.map(ruleText).join("; ")))) : [el("p", { class: "muted" },
+      "No gates: any version may be moved to any alias (netrunner hub gate sets one).")]));
   const aliases = [];
   for (const alias of model.aliases) {
     const { history } = await hub(path + "/aliases/" + encodeURIComponent(alias.alias) + "/history");
@@ -110,9 +133,13 @@ async function show(name) {
         $("alias-targets").focus();
       }),
       aliasButton("Roll back", "roll-back", () => rollback(name, alias.alias)),
-      el("ol", { class: "history" }, ...history.slice().reverse().map((change) => el("li", {},
+      el("ol", { class: "history" }, ...history.slice().reverse().map((change) => el("li",
+        change.action === "force" ? { class: "forced" } : {},
         el("span", { class: "when" }, change.changed_at), " " + change.changed_by + " " + change.action + ": " +
-        (change.previous.length ? targets(change.previous) : "(new)") + " → " + targets(change.targets))))));
+        (change.previous.length ? targets(change.previous) : "(new)") + " → " + targets(change.targets) +
+        (change.action === "force" ? " — forced past its gate: " + change.reason : ""),
+        ...(change.overridden ? [el("span", { class: "muted" }, " (overrode: " + change.overridden.join("; ") +
+          ")")] : []))))));
   }
   $("aliases").replaceChildren(...(aliases.length ? aliases : [el("p", { class: "muted" }, "No aliases.")]));
   const adoption = (await hub(path + "/adoption")).versions;
@@ -125,6 +152,46 @@ async function show(name) {
   $("model-details").hidden = false;
   for (const id of ["upload-name", "alias-model"]) $(id).value = name;
   say("");
+}
+
+// A rule as `netrunner hub gate --rule` writes it.
+function ruleText(rule) {
+  const bounds = [["threshold", rule.threshold], ["min_absolute_change", rule.min_absolute_change],
+    ["min_relative_change", rule.min_relative_change], ["greater_is_better", rule.greater_is_better]]
+    .filter(([, value]) => value !== undefined && value !== null).map(([key, value]) => key + "=" + value);
+  return rule.metric + ":" + bounds.join(",");
+}
+
+// A version's standing with one alias's gate, folded: the rules it missed, per test bundle its
+// metrics beside the baseline's, and the report.
+function gateStatus(name, evaluation) {
+  const parts = [];
+  for (const [bundle, metrics] of Object.entries(evaluation.metrics)) {
+    const base = evaluation.baseline_metrics[bundle] || {};
+    parts.push(el("table", { class: "metrics" },
+      el("caption", {}, bundle + " ", el("a", {
+        href: modelPath(name) + "/versions/" + evaluation.version + "/evaluations/" +
+          encodeURIComponent(evaluation.alias) + "/" + encodeURIComponent(bundle), target: "_blank", rel: "noopener",
+      }, "report")),
+      el("thead", {}, el("tr", {}, el("th", {}, "Metric"), el("th", {}, "This version"),
+        el("th", {}, evaluation.baseline ? "Baseline (" + evaluation.baseline + ")" : "Baseline"))),
+      el("tbody", {}, ...Object.keys(metrics).sort().map((key) => el("tr", {}, el("td", {}, key),
+        el("td", {}, format(metrics[key])), el("td", {}, key in base ? format(base[key]) : ""))))));
+  }
+  const missed = evaluation.failures.length;
+  return el("details", { class: "gate-status " + evaluation.status },
+    el("summary", {}, "Gate of " + evaluation.alias + ": " + evaluation.status +
+      (evaluation.baseline ? " against version " + evaluation.baseline : "") +
+      (missed ? ", " + missed + (missed === 1 ? " rule" : " rules") + " missed" : "")),
+    ...(missed ? [el("ul", { class: "failures" },
+      ...evaluation.failures.map((failure) => el("li", {}, failure.reason + " (" + failure.bundle + ")")))] : []),
+    ...(evaluation.message ? [el("p", { class: "muted" }, evaluation.message)] : []),
+    el("div", { class: "metric-tables" }, ...parts));
+}
+
+// A metric for people: up to 4 decimals.
+function format(value) {
+  return Number.isInteger(value) ? String(value) : String(Math.round(value * 10000) / 10000);
 }
 
 // The model shown no longer exists (its last version was deleted): the panel goes back to asking for one.
@@ -204,7 +271,9 @@ async function setAlias() {
   const alias = $("alias-name").value.trim();
   const path = modelPath(name);
   if (!alias) throw new Error("Name the alias: production, staging...");
-  const body = JSON.stringify(parseTargets($("alias-targets").value));
+  const reason = $("alias-force").value.trim();
+  const body = JSON.stringify(Object.assign(parseTargets($("alias-targets").value),
+    reason ? { force: true, reason } : {}));
   const moved = await hub(path + "/aliases/" + encodeURIComponent(alias),
     { method: "PUT", body, headers: { "Content-Type": "application/json" } });
   chosen = name;

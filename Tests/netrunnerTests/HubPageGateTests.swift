@@ -1,0 +1,71 @@
+import Foundation
+import NetRunnerTestSupport
+import Testing
+
+/// The hub's page shows where each version stands with the gates (issue 46): its status, its
+/// metrics beside the baseline's, the rules it missed and its report; a move the gate refuses
+/// shows the hub's 409, and a forced move is marked as such in the history. In Chromium, with
+/// screenshots at 1280 and 390 pixels wide.
+@Suite("netrunner hub: the hub's page shows its gates", .serialized)
+struct HubPageGateTests {
+    @Test("In Chromium: gate statuses, a failed version's figures and report, a refused move, a forced one")
+    func gatesInBrowser() async throws {
+        let python = Fixtures.path(".venv-test/bin/python")
+        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+            "run scripts/install-test-packages.sh (make test does)")
+        let setup = try HubCommandTests.ProcessSetup(["--test-bundles", Fixtures.path("TestBundles")])
+        for arguments in [
+            ["hub", "push", HubGateTests.float, "--name", "mnv2", "--alias", "production"],
+            [
+                "hub", "gate", "mnv2", "production", "--bundle", "imagenet-sample", "--rule",
+                "classification_accuracy:min_absolute_change=-0.02", "--rule", "agreement:threshold=0.85",
+            ],
+            ["hub", "push", HubGateTests.uint8, "--name", "mnv2", "--alias", "production"],
+            ["hub", "push", HubGateTests.weak, "--name", "mnv2"],
+        ] {
+            let run = try setup.netrunner(arguments)
+            #expect(run.status == 0, "\(arguments): \(run.stderr)")
+        }
+        try await Eventually.wait(for: "version 3's evaluation", upTo: .seconds(240)) {
+            let (_, _, body) = try await setup.hub.request("/v1/models/mnv2/versions/3/evaluations")
+            return String(decoding: body, as: UTF8.self).contains("\"failed\"")
+        }
+        let shots = Fixtures.path("out/hub-page")
+        let run = try ProcessResult.run(
+            python, [Fixtures.path("tools/hub/page_gate_check.py"), setup.hub.address, HubProcess.adminKey, shots])
+        #expect(run.status == 0, "\(run.stderr.suffix(2000))")
+        let line = try #require(run.stdout.split(separator: "\n").last)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(
+            report["statuses"] as? [String]
+                == ["production: failed", "production: passed", "production: passed"],
+            "\(line)")
+        #expect(
+            (report["gates"] as? [String])?.first?.contains(
+                "classification_accuracy:min_absolute_change=-0.02; agreement:threshold=0.85") == true, "\(line)")
+        let failures = report["failures"] as? [String] ?? []
+        #expect(
+            failures.first
+                == "classification_accuracy 0.625 against the baseline's 0.875: a gain of -0.25, less than "
+                + "min_absolute_change -0.02 (imagenet-sample)", "\(line)")
+        #expect(report["summary"] as? String == "Gate of production: failed against version 2, 2 rules missed")
+        let metrics = report["metrics"] as? [[String]] ?? []
+        #expect(metrics.contains(["classification_accuracy", "0.625", "0.875"]), "\(line)")
+        #expect(metrics.contains(["agreement", "0.375", ""]), "\(line)")
+        #expect((report["report_title"] as? String ?? "").contains("ImageNet sample photos"), "\(line)")
+        let links = report["report_links"] as? [String] ?? []
+        #expect(links == ["\(setup.hub.address)/v1/models/mnv2/versions/3/evaluations/production/imagenet-sample"])
+        #expect((report["refusal"] as? String ?? "").contains("version 3 failed: classification_accuracy"), "\(line)")
+        #expect(report["forced"] as? String == "mnv2: production → 3.", "\(line)")
+        #expect(
+            (report["forced_entries"] as? [String])?.first?.contains(
+                "force: 2 → 3 — forced past its gate: the kiosk needs the small model") == true, "\(line)")
+        #expect(report["console_errors"] as? [String] == [], "\(line)")
+        #expect(report["narrow_overflow"] as? Bool == false, "\(line)")
+        #expect(FileManager.default.fileExists(atPath: shots + "/hub-page-gates-1280.png"))
+        #expect(FileManager.default.fileExists(atPath: shots + "/hub-page-gates-390.png"))
+    }
+}

@@ -9,6 +9,8 @@ enum HubError: KindedFailure {
     case forbidden(String)
     case notFound(String)
     case conflict(String)
+    /// A gated alias asked to point at versions that have not passed its gate (409).
+    case gateRefused(String)
     case tooLarge(String)
     case invalidModel(String)
     /// The database did not answer in time (try again in a second).
@@ -20,7 +22,7 @@ enum HubError: KindedFailure {
         case .unauthorized: .unauthorized
         case .forbidden: .forbidden
         case .notFound: .notFound
-        case .conflict: .conflict
+        case .conflict, .gateRefused: .conflict
         case .tooLarge: .tooLarge
         case .invalidModel: .unprocessable
         case .unavailable: .unavailable(retryAfter: 1)
@@ -30,7 +32,8 @@ enum HubError: KindedFailure {
     var description: String {
         switch self {
         case .badRequest(let text), .unauthorized(let text), .forbidden(let text), .notFound(let text),
-            .conflict(let text), .tooLarge(let text), .invalidModel(let text), .unavailable(let text):
+            .conflict(let text), .gateRefused(let text), .tooLarge(let text), .invalidModel(let text),
+            .unavailable(let text):
             text
         }
     }

@@ -157,6 +157,17 @@ struct HubGateTests {
                 show.stdout.contains(
                     "gate on fast (revision 1): imagenet-sample; latency_p50_ms:min_relative_change=-0.25"))
             #expect(show.stdout.contains("3  production: failed against 2"), "\(show.stdout)")
+            // The counts, for Prometheus: 6 evaluations (v1 to v3 on production, then on fast), 2
+            // of them failed; 2 moves refused (v3 and v1); 1 forced.
+            let counts = String(decoding: try await hub.request("/metrics").body, as: UTF8.self)
+            for line in [
+                #"netrunner_hub_gate_evaluations_total{status="passed"} 4"#,
+                #"netrunner_hub_gate_evaluations_total{status="failed"} 2"#,
+                "netrunner_hub_gate_evaluations_waiting 0", "netrunner_hub_gate_refusals_total 2",
+                "netrunner_hub_gate_forced_total 1",
+            ] {
+                #expect(counts.contains(line + "\n"), "\(line) in \(counts)")
+            }
         }
     }
 

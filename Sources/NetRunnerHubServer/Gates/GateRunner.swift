@@ -39,8 +39,37 @@ actor GateRunner {
     let logger: Logger
     private var queue: [HubEvaluation] = []
     private var running = 0
-    /// Evaluations finished, by status, for `/metrics`-style counts and the tests.
+    /// Evaluations finished, by status (`/metrics`).
     private(set) var finished: [HubGateStatus: Int] = [:]
+    /// Alias moves refused by a gate, and moves forced past one (`/metrics`).
+    private(set) var refusals = 0
+    private(set) var forced = 0
+
+    func countRefusal() { refusals += 1 }
+    func countForced() { forced += 1 }
+
+    /// The counts in Prometheus's text format (version 0.0.4).
+    func metricsText() -> String {
+        var lines = [
+            "# HELP netrunner_hub_gate_evaluations_total Gate evaluations finished, by result.",
+            "# TYPE netrunner_hub_gate_evaluations_total counter",
+        ]
+        for status in [HubGateStatus.passed, .failed] {
+            lines.append("netrunner_hub_gate_evaluations_total{status=\"\(status.rawValue)\"} \(finished[status, default: 0])")
+        }
+        lines += [
+            "# HELP netrunner_hub_gate_evaluations_waiting Gate evaluations queued or running.",
+            "# TYPE netrunner_hub_gate_evaluations_waiting gauge",
+            "netrunner_hub_gate_evaluations_waiting \(backlog)",
+            "# HELP netrunner_hub_gate_refusals_total Alias moves refused because a version had not passed the gate.",
+            "# TYPE netrunner_hub_gate_refusals_total counter",
+            "netrunner_hub_gate_refusals_total \(refusals)",
+            "# HELP netrunner_hub_gate_forced_total Alias moves an admin forced past a gate.",
+            "# TYPE netrunner_hub_gate_forced_total counter",
+            "netrunner_hub_gate_forced_total \(forced)",
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
 
     init(store: HubStore, blobs: BlobStore, settings: Settings, logger: Logger) {
         self.store = store

@@ -147,6 +147,8 @@ enum HubOpenAPI {
                   "required": ["key", "name", "scope"]}}}},
                   "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}}},
+          "metrics": {"responses": {"200": {"description": "The gates' counts in Prometheus's text format.",
+                "content": {"text/plain": {"schema": {"type": "string"}}}}}},
           "listGates": {"parameters": [{"$ref": "#/components/parameters/name"}],
               "responses": {"200": {"description": "The model's gates.", "content": {"application/json": {"schema": {"type": "object",
                 "required": ["gates"], "properties": {"gates": {"type": "array", "items": {"$ref": "#/components/schemas/Gate"}}}}}}},

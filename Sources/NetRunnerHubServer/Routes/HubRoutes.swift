@@ -43,6 +43,12 @@ struct HubRoutes: Sendable {
         routes.get("/", .open, page) { _, _ in HubPage.response() }
         routes.on(.head, "/", .open, page) { _, _ in HubPage.response() }
         routes.get("/v1/health", .open, .operation("health")) { _, _ in HTTPReply.json(["status": "ok"]) }
+        routes.get("/metrics", .open, .operation("metrics")) { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(
+                status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: await gates.metricsText())))
+        }
         routes.get("/v1/models", .keyed, .operation("listModels")) { request, _ in
             _ = try await authorize(request, .read)
             let models = try await store.models(search: request.uri.queryParameters.get("q"))
@@ -101,7 +107,16 @@ struct HubRoutes: Sendable {
             )
             let (targets, force) = try await Self.targets(request)
             if force != nil { _ = try await authorize(request, .admin) }
-            return HTTPReply.json(try await store.setAlias(alias, of: name, targets: targets, by: who, force: force))
+            do {
+                let moved = try await store.setAlias(alias, of: name, targets: targets, by: who, force: force)
+                if force != nil, try await store.history(of: alias, of: name).last?.action == "force" {
+                    await gates.countForced()
+                }
+                return HTTPReply.json(moved)
+            } catch HubError.gateRefused(let text) {
+                await gates.countRefusal()
+                throw HubError.gateRefused(text)
+            }
         }
         routes.post("/v1/models/{name}/aliases/{alias}/rollback", .keyed, .operation("rollback")) { request, context in
             let who = try await authorize(request, .publish)

@@ -300,7 +300,7 @@ extension HubStore {
             }
         }
         guard !problems.isEmpty, force == nil else { return problems }
-        throw HubError.conflict(
+        throw HubError.gateRefused(
             "\"\(alias)\" of \(name) is gated (revision \(gate.revision)): " + problems.joined(separator: "; ")
                 + ". An admin may force the move, giving a reason (netrunner hub alias --force REASON; "
                 + "\"force\": true with a \"reason\" in the API).")

@@ -55,7 +55,8 @@ actor GateRunner {
             "# TYPE netrunner_hub_gate_evaluations_total counter",
         ]
         for status in [HubGateStatus.passed, .failed] {
-            lines.append("netrunner_hub_gate_evaluations_total{status=\"\(status.rawValue)\"} \(finished[status, default: 0])")
+            lines.append(
+                "netrunner_hub_gate_evaluations_total{status=\"\(status.rawValue)\"} \(finished[status, default: 0])")
         }
         lines += [
             "# HELP netrunner_hub_gate_evaluations_waiting Gate evaluations queued or running.",

@@ -59,10 +59,12 @@ struct HubGateTests {
     }
 
     @Test(
-        "Quantized passes the float's gate and is promoted; a weak model is refused with its figures, then forced with a reason; a slower one fails a latency rule"
-    )
-    func gates() async throws {
-        try await HubCommandTests.Setup.with(["--test-bundles", Fixtures.path("TestBundles")]) { setup in
+        "Quantized passes the float's gate and is promoted; a weak model is refused with its figures, then forced with a reason; a slower one fails a latency rule",
+        arguments: ["SQLite", "PostgreSQL"])
+    func gates(store: String) async throws {
+        // PostgreSQL: a fresh database on the test server (make test starts it).
+        let database = store == "PostgreSQL" ? ["--database", try HubPostgresTests.freshDatabase()] : []
+        try await HubCommandTests.Setup.with(["--test-bundles", Fixtures.path("TestBundles")] + database) { setup in
             let hub = setup.hub
             let first = try await setup.netrunner([
                 "hub", "push", Self.float, "--name", "mnv2", "--alias", "production",
@@ -116,6 +118,10 @@ struct HubGateTests {
             #expect(
                 refused.stderr.contains("version 3 failed: classification_accuracy 0.625 against the baseline's 0.875"))
             #expect(try await target(hub, alias: "production") == 2)
+            // Nor through a staged rollout: every target must have passed.
+            let rollout = try await setup.netrunner(["hub", "alias", "mnv2", "production", "2:90", "3:10"])
+            #expect(rollout.status != 0 && rollout.stderr.contains("version 3 failed"), "\(rollout.stderr)")
+            #expect(try await target(hub, alias: "production") == 2)
             let report = try await hub.request("/v1/models/mnv2/versions/3/evaluations/production/imagenet-sample")
             #expect(
                 report.status == 200
@@ -158,12 +164,12 @@ struct HubGateTests {
                     "gate on fast (revision 1): imagenet-sample; latency_p50_ms:min_relative_change=-0.25"))
             #expect(show.stdout.contains("3  production: failed against 2"), "\(show.stdout)")
             // The counts, for Prometheus: 6 evaluations (v1 to v3 on production, then on fast), 2
-            // of them failed; 2 moves refused (v3 and v1); 1 forced.
+            // of them failed; 3 moves refused (v3, the rollout to it, v1 on fast); 1 forced.
             let counts = String(decoding: try await hub.request("/metrics").body, as: UTF8.self)
             for line in [
                 #"netrunner_hub_gate_evaluations_total{status="passed"} 4"#,
                 #"netrunner_hub_gate_evaluations_total{status="failed"} 2"#,
-                "netrunner_hub_gate_evaluations_waiting 0", "netrunner_hub_gate_refusals_total 2",
+                "netrunner_hub_gate_evaluations_waiting 0", "netrunner_hub_gate_refusals_total 3",
                 "netrunner_hub_gate_forced_total 1",
             ] {
                 #expect(counts.contains(line + "\n"), "\(line) in \(counts)")

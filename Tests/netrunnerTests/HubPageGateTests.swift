@@ -41,7 +41,10 @@ struct HubPageGateTests {
         let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(
             report["statuses"] as? [String]
-                == ["production: failed", "production: passed", "production: passed"],
+                == [
+                    "production: failed", "staging: failed", "production: passed", "staging: passed",
+                    "production: passed", "staging: passed",
+                ],
             "\(line)")
         #expect(
             (report["gates"] as? [String])?.first?.contains(
@@ -51,13 +54,24 @@ struct HubPageGateTests {
             failures.first
                 == "classification_accuracy 0.625 against the baseline's 0.875: a gain of -0.25, less than "
                 + "min_absolute_change -0.02 (imagenet-sample)", "\(line)")
+        #expect(
+            report["gate_set"] as? String
+                == "mnv2: the gate on staging is set (revision 1); every version is evaluated against it.", "\(line)")
+        #expect(
+            report["staging_gate"] as? String
+                == "staging on imagenet-sample (revision 1, admin): top5:threshold=0.8; latency_p50_ms:threshold=1000",
+            "\(line)")
         #expect(report["summary"] as? String == "Gate of production: failed against version 2, 2 rules missed")
         let metrics = report["metrics"] as? [[String]] ?? []
         #expect(metrics.contains(["classification_accuracy", "0.625", "0.875"]), "\(line)")
         #expect(metrics.contains(["agreement", "0.375", ""]), "\(line)")
         #expect((report["report_title"] as? String ?? "").contains("ImageNet sample photos"), "\(line)")
         let links = report["report_links"] as? [String] ?? []
-        #expect(links == ["\(setup.hub.address)/v1/models/mnv2/versions/3/evaluations/production/imagenet-sample"])
+        #expect(
+            links
+                == ["production", "staging"].map {
+                    "\(setup.hub.address)/v1/models/mnv2/versions/3/evaluations/\($0)/imagenet-sample"
+                })
         #expect((report["refusal"] as? String ?? "").contains("version 3 failed: classification_accuracy"), "\(line)")
         #expect(report["forced"] as? String == "mnv2: production → 3.", "\(line)")
         #expect(

@@ -66,8 +66,25 @@ def main():
         wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, '#models tbody tr[data-name="mnv2"]'), "the model")
         driver.find_element(By.CSS_SELECTOR, '#models tbody tr[data-name="mnv2"]').click()
         wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#versions .gate-status"), "the gate statuses")
+        # A gate set from the page: the hub evaluates every version against it.
+        wait_for(lambda: find("set-gate").is_enabled(), "the gate controls")
+        fill("gate-alias", "staging")
+        fill("gate-bundles", "imagenet-sample")
+        fill("gate-rules", "top5:threshold=0.8\nlatency_p50_ms:threshold=1000")
+        find("set-gate").click()
+        report["gate_set"] = wait_for(lambda: "gate on staging" in status() and status(), "the gate set")
+        def staging_evaluated():
+            staging = [text for text in texts("#versions .gate-badge") if text.startswith("staging: ")]
+            if len(staging) == 3 and "staging: pending" not in staging:
+                return True
+            find("reload").click()
+            time.sleep(0.5)
+            return False
+
+        wait_for(staging_evaluated, "the staging evaluations", seconds=120)
         report["statuses"] = texts("#versions tbody tr td.gate-cell .gate-badge")
         report["gates"] = texts("#gates .gate")
+        report["staging_gate"] = next((text for text in report["gates"] if text.startswith("staging")), "")
         # Version 3's fold: the rules it missed, its metrics beside the baseline's, its report.
         row = driver.find_element(By.CSS_SELECTOR, '#versions tr.evaluation-row[data-version="3"]')
         row.find_element(By.CSS_SELECTOR, "details summary").click()

@@ -150,7 +150,7 @@ async function show(name) {
         el("td", {}, "version " + count.version),
         el("td", {}, bar(count.clients / total), count.clients + (count.clients === 1 ? " client" : " clients"))))));
   $("model-details").hidden = false;
-  for (const id of ["upload-name", "alias-model"]) $(id).value = name;
+  for (const id of ["upload-name", "alias-model", "gate-model"]) $(id).value = name;
   say("");
 }
 
@@ -278,6 +278,23 @@ async function setAlias() {
     { method: "PUT", body, headers: { "Content-Type": "application/json" } });
   chosen = name;
   if (await refresh()) say(moved.name + ": " + moved.alias + " → " + targets(moved.targets) + ".", true);
+}
+
+// Sets an alias's gate (an admin key): every version is evaluated against it again.
+async function setGate() {
+  const name = $("gate-model").value.trim();
+  const alias = $("gate-alias").value.trim();
+  if (!alias) throw new Error("Name the alias the gate guards: production...");
+  const bundles = $("gate-bundles").value.split(/[\s,]+/).filter(Boolean);
+  const rules = $("gate-rules").value.split("\n").map((line) => line.trim()).filter(Boolean);
+  const gate = await hub(modelPath(name) + "/gates/" + encodeURIComponent(alias), {
+    method: "PUT", body: JSON.stringify({ bundles, rules }), headers: { "Content-Type": "application/json" },
+  });
+  chosen = name;
+  if (await refresh()) {
+    say(name + ": the gate on " + gate.alias + " is set (revision " + gate.revision +
+      "); every version is evaluated against it.", true);
+  }
 }
 
 async function rollback(name, alias) {
@@ -421,7 +438,7 @@ function useKey() {
   keyList = [];
   forgetNewKey();
   $("keys").hidden = true;
-  for (const id of ["upload-controls", "alias-controls"]) $(id).disabled = !key;
+  for (const id of ["upload-controls", "alias-controls", "gate-controls"]) $(id).disabled = !key;
   for (const button of document.querySelectorAll(".alias button, .delete-version")) button.disabled = !key;
   $("manage-note").textContent = key
     ? "Changes are made with the key entered above; it needs the publish or admin scope (admin to delete " +
@@ -457,6 +474,7 @@ $("key").addEventListener("keydown", (event) => {
 $("reload").addEventListener("click", refresh);
 $("upload").addEventListener("click", () => act($("upload"), upload));
 $("set-alias").addEventListener("click", () => act($("set-alias"), setAlias));
+$("set-gate").addEventListener("click", () => act($("set-gate"), setGate));
 $("rollback").addEventListener("click", () =>
   act($("rollback"), () => rollback($("alias-model").value.trim(), $("alias-name").value.trim())));
 $("make-key").addEventListener("click", () => act($("make-key"), makeKey));

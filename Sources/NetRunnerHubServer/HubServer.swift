@@ -171,8 +171,9 @@ package struct HubServer: Sendable {
         }
         let store = HubStore(database: database, reconnect: reconnect, logger: logger)
         let router: Router<BasicRequestContext>
+        let gates: GateRunner
         do {
-            router = try await makeRouter(store: store)
+            (router, gates) = try await makeRouterAndGates(store: store)
         } catch {
             try? await close()
             throw error
@@ -196,7 +197,11 @@ package struct HubServer: Sendable {
         // cancels the service's task): closing on a cancelled task could give up before the
         // connection was closed, and SQLiteNIO asserts in a connection's deinit that it was (a
         // debug-build test run died of it). An unstructured task is not cancelled with this one.
-        let closing: @Sendable () async throws -> Void = { try await Task { try await close() }.value }
+        let closing: @Sendable () async throws -> Void = {
+            // Evaluations still running stop with the hub (they run again at its next start).
+            await gates.stopRunning()
+            try await Task { try await close() }.value
+        }
         do {
             try await body(app)
         } catch {
@@ -234,7 +239,13 @@ package struct HubServer: Sendable {
     /// - Returns: The router.
     /// - Throws: The store's errors; the data folder's when it cannot hold blobs.
     func makeRouter(store: HubStore) async throws -> Router<BasicRequestContext> {
-        let routes = try await makeRoutes(store: store)
+        try await makeRouterAndGates(store: store).router
+    }
+
+    /// The router of ``makeRouter(store:)`` and the gates' runner behind it (stopped with the
+    /// hub).
+    func makeRouterAndGates(store: HubStore) async throws -> (router: Router<BasicRequestContext>, gates: GateRunner) {
+        let (routes, gates) = try await makeRoutesAndGates(store: store)
         let router = Router()
         router.add(
             middleware: HubBrowserMiddleware<BasicRequestContext>(
@@ -244,7 +255,7 @@ package struct HubServer: Sendable {
         // What the handlers throw: a HubError as its status, anything else logged and 500.
         router.add(middleware: FailureMiddleware<BasicRequestContext>(logger: logger, unexpected: "The hub failed"))
         routes.register(on: router)
-        return router
+        return (router, gates)
     }
 
     /// The hub's routes over a store, each declared once, with the OpenAPI document's.
@@ -253,6 +264,12 @@ package struct HubServer: Sendable {
     /// - Returns: The routes.
     /// - Throws: The store's errors; the data folder's when it cannot hold blobs.
     func makeRoutes(store: HubStore) async throws -> RouteList<BasicRequestContext> {
+        try await makeRoutesAndGates(store: store).routes
+    }
+
+    /// The routes of ``makeRoutes(store:)`` and the gates' runner they queue evaluations on.
+    func makeRoutesAndGates(store: HubStore) async throws -> (routes: RouteList<BasicRequestContext>, gates: GateRunner)
+    {
         let folder = configuration.dataFolder
         try await store.migrate()
         if let key = configuration.adminKey, !key.isEmpty {
@@ -277,7 +294,7 @@ package struct HubServer: Sendable {
             testBundles: configuration.testBundles, logger: logger
         ).routes
         try routes.addOpenAPIDocument(base: HubOpenAPI.base, operations: HubOpenAPI.operations)
-        return routes
+        return (routes, gates)
     }
 
     /// The evaluator: `explicit`, else `NETRUNNER_EVALUATOR`, else `netrunner` beside the running

@@ -39,6 +39,10 @@ actor GateRunner {
     let logger: Logger
     private var queue: [HubEvaluation] = []
     private var running = 0
+    /// The process groups of the evaluations running now.
+    private var children: Set<pid_t> = []
+    /// Set by ``stopRunning()``: nothing more starts.
+    private var stopped = false
     /// Evaluations finished, by status (`/metrics`).
     private(set) var finished: [HubGateStatus: Int] = [:]
     /// Alias moves refused by a gate, and moves forced past one (`/metrics`).
@@ -103,8 +107,19 @@ actor GateRunner {
         pump()
     }
 
+    /// Stops the evaluations running (their process groups killed; they stay pending in the
+    /// store and run again at the next start) and starts no more.
+    func stopRunning() {
+        stopped = true
+        queue.removeAll()
+        for child in children { kill(-child, SIGKILL) }
+    }
+
+    private func started(_ child: pid_t) { children.insert(child) }
+    private func ended(_ child: pid_t) { children.remove(child) }
+
     private func pump() {
-        while running < settings.concurrency, !queue.isEmpty {
+        while !stopped, running < settings.concurrency, !queue.isEmpty {
             let next = queue.removeFirst()
             running += 1
             Task { await self.run(next) }
@@ -191,7 +206,10 @@ actor GateRunner {
         let output = folder + "/out"
         let arguments =
             [evaluator, "evaluate"] + bundles + compared + ["--output", output, "--no-progress", "--restart"]
-        let status = await Self.runProcess(arguments, log: folder + "/evaluate.log", timeout: settings.timeout)
+        let status = await Self.runProcess(
+            arguments, log: folder + "/evaluate.log", timeout: settings.timeout,
+            started: { child in await self.started(child) }, ended: { child in await self.ended(child) })
+        guard !stopped else { return nil }
         guard status == 0 else {
             let log = (try? String(contentsOfFile: folder + "/evaluate.log", encoding: .utf8)) ?? ""
             let tail = log.split(separator: "\n").suffix(3).joined(separator: " ")
@@ -319,7 +337,10 @@ actor GateRunner {
     /// Runs `arguments[0]` in a process group of its own, stdout and stderr to `log`; its exit
     /// status, -1 when it was killed for taking longer than `timeout`, -2 when it could not
     /// start.
-    static func runProcess(_ arguments: [String], log: String, timeout: Duration) async -> Int32 {
+    static func runProcess(
+        _ arguments: [String], log: String, timeout: Duration, started: @Sendable (pid_t) async -> Void = { _ in },
+        ended: @Sendable (pid_t) async -> Void = { _ in }
+    ) async -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -347,20 +368,26 @@ actor GateRunner {
         }
         guard spawned == 0 else { return -2 }
         let child = pid
+        await started(child)
         // Polled: a blocking wait would hold one of Swift's few threads for minutes.
         let deadline = ContinuousClock.now + timeout
         var status: Int32 = 0
-        while true {
+        var result: Int32?
+        while result == nil {
             let done = waitpid(child, &status, WNOHANG)
-            if done == child { break }
-            if done < 0 && errno != EINTR { return -2 }
-            if ContinuousClock.now >= deadline {
+            if done == child {
+                result = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            } else if done < 0 && errno != EINTR {
+                result = -2
+            } else if ContinuousClock.now >= deadline {
                 kill(-child, SIGKILL)
                 waitpid(child, &status, 0)
-                return -1
+                result = -1
+            } else {
+                try? await Task.sleep(for: .milliseconds(20))
             }
-            try? await Task.sleep(for: .milliseconds(20))
         }
-        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        await ended(child)
+        return result ?? -2
     }
 }

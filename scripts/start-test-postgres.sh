@@ -30,6 +30,12 @@ if "$bin/pg_isready" -h 127.0.0.1 -p "$port" -q; then
   echo "$url"
   exit 0
 fi
+# The server outlives this script: it must not keep what it inherited open. A CI run's lock
+# (.ci/run's flock on fd 9) held by a server left running made every later CI run build from
+# nothing ("another CI run holds ..."); so every descriptor past stderr is closed first.
+for fd in $(ls /proc/$$/fd); do
+  if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi
+done
 # PostgreSQL refuses to run as root: as root, the cluster belongs to the postgres user.
 run() { if [ "$(id -u)" -eq 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
 mkdir -p "$dir"

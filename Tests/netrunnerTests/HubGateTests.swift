@@ -59,7 +59,7 @@ struct HubGateTests {
     }
 
     @Test(
-        "Quantized passes the float's gate and is promoted; a weak model is refused with its figures, then forced with a reason; a slower one fails a latency rule",
+        "Quantized passes the float's gate and is promoted; a weak model is refused with its figures, then forced with a reason; slower ones fail a latency rule",
         arguments: ["SQLite", "PostgreSQL"])
     func gates(store: String) async throws {
         // PostgreSQL: a fresh database on the test server (make test starts it).
@@ -143,17 +143,21 @@ struct HubGateTests {
                 log.stdout.contains("admin  force  2 -> 3  reason: the kiosk needs the small model"), "\(log.stdout)")
             #expect(log.stdout.contains("overrode: version 3 failed: classification_accuracy 0.625"))
 
-            // A latency rule on another alias: the float model is far slower than the quantized
-            // one it would replace (its median about 1.8 times on these machines).
-            #expect(try await setup.netrunner(["hub", "alias", "mnv2", "fast", "2"]).status == 0)
+            // A latency rule on another alias, with a margin no load on the machine closes (a
+            // CI run under load measured the float model within 25% of the uint8 one): at most
+            // twice the baseline's median, against MobileNet V1 0.25 at 128 pixels, about a
+            // tenth of MobileNet V2's time (0.65 against 4.7 and 7 ms idle).
+            #expect(try await setup.netrunner(["hub", "alias", "mnv2", "fast", "3"]).status == 0)
             let latency = try await setup.netrunner([
                 "hub", "gate", "mnv2", "fast", "--bundle", "imagenet-sample", "--rule",
-                "latency_p50_ms:min_relative_change=-0.25",
+                "latency_p50_ms:min_relative_change=-1",
             ])
             #expect(latency.status == 0, "\(latency.stderr)")
-            let slow = try await finished(hub, version: 1, alias: "fast")
-            #expect(slow.status == "failed" && slow.baseline == 2)
-            #expect(slow.failures.map(\.metric) == ["latency_p50_ms"], "\(slow.failures.map(\.reason))")
+            for version in [1, 2] {
+                let slow = try await finished(hub, version: version, alias: "fast")
+                #expect(slow.status == "failed" && slow.baseline == 3, "version \(version)")
+                #expect(slow.failures.map(\.metric) == ["latency_p50_ms"], "\(slow.failures.map(\.reason))")
+            }
             let quick = try await finished(hub, version: 3, alias: "fast")
             #expect(quick.status == "passed", "\(quick.failures.map(\.reason))")
             let refusedSlow = try await setup.netrunner(["hub", "alias", "mnv2", "fast", "1"])
@@ -161,14 +165,14 @@ struct HubGateTests {
             let show = try await setup.netrunner(["hub", "show", "mnv2"])
             #expect(
                 show.stdout.contains(
-                    "gate on fast (revision 1): imagenet-sample; latency_p50_ms:min_relative_change=-0.25"))
+                    "gate on fast (revision 1): imagenet-sample; latency_p50_ms:min_relative_change=-1"))
             #expect(show.stdout.contains("3  production: failed against 2"), "\(show.stdout)")
-            // The counts, for Prometheus: 6 evaluations (v1 to v3 on production, then on fast), 2
+            // The counts, for Prometheus: 6 evaluations (v1 to v3 on production, then on fast), 3
             // of them failed; 3 moves refused (v3, the rollout to it, v1 on fast); 1 forced.
             let counts = String(decoding: try await hub.request("/metrics").body, as: UTF8.self)
             for line in [
-                #"netrunner_hub_gate_evaluations_total{status="passed"} 4"#,
-                #"netrunner_hub_gate_evaluations_total{status="failed"} 2"#,
+                #"netrunner_hub_gate_evaluations_total{status="passed"} 3"#,
+                #"netrunner_hub_gate_evaluations_total{status="failed"} 3"#,
                 "netrunner_hub_gate_evaluations_waiting 0", "netrunner_hub_gate_refusals_total 3",
                 "netrunner_hub_gate_forced_total 1",
             ] {
@@ -179,10 +183,33 @@ struct HubGateTests {
 
     /// The figures are held to the Python reference of the same bundles
     /// (Tests/Fixtures/Evaluation/*_sample.python.json: ai_edge_litert, Pillow, the same metrics).
-    @Test("Pose is gated on PCK and OKS, segmentation on mean IoU: DeepLab's 0.5 depth is refused")
-    func poseAndSegmentation() async throws {
+    @Test(
+        "Detection is gated on mAP, pose on PCK and OKS, segmentation on mean IoU: DeepLab's 0.5 depth is refused")
+    func otherTasks() async throws {
         try await HubCommandTests.Setup.with(["--test-bundles", Fixtures.path("TestBundles")]) { setup in
             let hub = setup.hub
+            // Detection: Python's mAP50 1.0 and mAP50to95 0.6338 (sample_bundles_reference.json).
+            let faces = Fixtures.path("Models/bundles/face_detection_short_range.tiobundle")
+            #expect(
+                try await setup.netrunner(["hub", "push", faces, "--name", "faces", "--alias", "production"]).status
+                    == 0)
+            for (alias, rules) in [
+                ("production", ["mAP50:threshold=0.9", "mAP50to95:threshold=0.6"]),
+                ("strict", ["mAP50to95:threshold=0.7"]),
+            ] {
+                let set = try await setup.netrunner(
+                    ["hub", "gate", "faces", alias, "--bundle", "faces"] + rules.flatMap { ["--rule", $0] })
+                #expect(set.status == 0, "\(set.stderr)")
+            }
+            let detector = try await finished(hub, "faces", version: 1, alias: "production")
+            #expect(detector.status == "passed", "\(detector.failures.map(\.reason)) \(detector.message ?? "")")
+            let boxes = try #require(detector.metrics["faces"])
+            #expect(boxes["mAP50"] == 1.0, "Python's mAP50")
+            #expect(abs(try #require(boxes["mAP50to95"]) - 0.6338283828382839) < 1e-3, "Python's mAP50to95")
+            let strictBoxes = try await finished(hub, "faces", version: 1, alias: "strict")
+            #expect(strictBoxes.status == "failed")
+            #expect(strictBoxes.failures.map(\.metric) == ["mAP50to95"], "\(strictBoxes.failures.map(\.reason))")
+
             let movenet = Fixtures.path("Models/bundles/movenet_single_pose_lightning_ptq.tiobundle")
             #expect(
                 try await setup.netrunner(["hub", "push", movenet, "--name", "pose", "--alias", "production"]).status

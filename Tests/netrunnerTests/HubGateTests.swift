@@ -90,7 +90,10 @@ struct HubGateTests {
             let second = try await setup.netrunner([
                 "hub", "push", Self.uint8, "--name", "mnv2", "--alias", "production",
             ])
-            #expect(second.stdout.contains("production moves to it once it passes its gate"), "\(second.stdout)")
+            #expect(second.status == 0, "\(second.stdout) \(second.stderr)")
+            #expect(
+                second.stdout.contains("once it passes its gate (netrunner hub show mnv2)"),
+                "\(second.stdout) \(second.stderr)")
             let passed = try await finished(hub, version: 2, alias: "production")
             #expect(passed.status == "passed", "\(passed.failures.map(\.reason)) \(passed.message ?? "")")
             #expect(passed.baseline == 1)

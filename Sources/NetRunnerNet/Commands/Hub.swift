@@ -221,14 +221,17 @@ extension NetRunnerNetCommand.Hub {
             let client = options.client
             let (file, name, alias) = (self.file, self.name, self.alias)
             let version = try await client.push(file: file, name: name, alias: alias)
-            // A gated alias moves once the version passes its gate.
-            let gated = try await client.gates(model: name).map(\.alias)
+            // A gated alias moves once the version passes its gate. The version is published
+            // whatever the gates' answer: without one, the line says both ways.
             var moved = ""
             if let alias {
-                moved =
-                    gated.contains(alias)
-                    ? "; \(alias) moves to it once it passes its gate (netrunner hub show \(name))"
-                    : "; \(alias) -> \(version.version)"
+                switch try? await client.gates(model: name).contains(where: { $0.alias == alias }) {
+                case true?: moved = "; \(alias) moves to it once it passes its gate (netrunner hub show \(name))"
+                case false?: moved = "; \(alias) -> \(version.version)"
+                case nil:
+                    moved =
+                        "; \(alias) -> \(version.version), or once it passes its gate if \(alias) has one (netrunner hub show \(name))"
+                }
             }
             Console.print(
                 "published \(version.name)@\(version.version) (sha256 \(version.sha256.prefix(12)), \(version.size) bytes, "

@@ -22,10 +22,14 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hub_benchmark import wrk  # noqa: E402  (wrk and its --latency output read once)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -52,25 +56,6 @@ def waiting(address):
         if line.startswith("netrunner_hub_gate_evaluations_waiting "):
             return int(line.split()[1])
     raise SystemExit("no netrunner_hub_gate_evaluations_waiting in /metrics")
-
-
-def wrk(url, seconds, connections):
-    """wrk on one thread for `seconds`: requests/s, p50 and p99 (ms), non-2xx/3xx answers."""
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", url]
-    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    figures = {"requests_per_second": None, "p50_ms": None, "p99_ms": None, "errors": 0}
-    for line in out.splitlines():
-        parts = line.split()
-        if line.startswith("Requests/sec:"):
-            figures["requests_per_second"] = float(parts[1])
-        elif len(parts) == 2 and parts[0] in ("50%", "99%"):
-            value = parts[1]
-            ms = float(value[:-2]) if value.endswith("ms") else float(value[:-2]) / 1000 if value.endswith("us") \
-                else float(value[:-1]) * 1000
-            figures["p50_ms" if parts[0] == "50%" else "p99_ms"] = ms
-        elif "Non-2xx or 3xx responses" in line:
-            figures["errors"] += int(parts[-1])
-    return figures
 
 
 def main():
@@ -117,10 +102,16 @@ def main():
             run("hub", "push", MODELS[index % len(MODELS)], "--name", "mnv2")
         pushed = time.time() - started
         results["pushed_s"] = round(pushed, 2)
-        # Both routes at once while the evaluations run (4 connections each).
+
+        def both():
+            """wrk on both routes at once, 4 connections each."""
+            with ThreadPoolExecutor(2) as pool:
+                return dict(zip(routes, pool.map(
+                    lambda url: wrk(url, threads=1, connections=4, seconds=args.seconds), routes.values())))
+
+        # While the evaluations run.
         before = waiting(address)
-        with ThreadPoolExecutor(2) as pool:
-            during = dict(zip(routes, pool.map(lambda url: wrk(url, args.seconds, 4), routes.values())))
+        during = both()
         after = waiting(address)
         for figures in during.values():
             figures["waiting_before"], figures["waiting_after"] = before, after
@@ -129,8 +120,7 @@ def main():
             time.sleep(0.2)
         results["all_evaluated_s"] = round(time.time() - started, 1)
         # The same, with nothing to evaluate (the model now has every version).
-        with ThreadPoolExecutor(2) as pool:
-            results["idle"] = dict(zip(routes, pool.map(lambda url: wrk(url, args.seconds, 4), routes.values())))
+        results["idle"] = both()
         statuses = json.loads(get(address + "/v1/models/mnv2"))
         results["versions_published"] = len(statuses.get("versions", []))
     finally:

@@ -24,29 +24,12 @@ import base64
 import json
 import os
 import sys
-import time
 import urllib.error
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
+from browser import chromium, wait_for, texts
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
-
-
-def wait_for(condition, what, seconds=60):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise SystemExit(f"timed out waiting for {what}")
-
-
-def texts(driver, selector):
-    return [element.text for element in driver.find_elements(By.CSS_SELECTOR, selector)]
 
 
 def api(url, path, key):
@@ -65,13 +48,7 @@ def api(url, path, key):
 def main():
     url, publish_key, admin_key, out = sys.argv[1:5]
     os.makedirs(out, exist_ok=True)
-    options = Options()
-    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1280,900"]:
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = chromium(1280, 900)
 
     def find(id):
         return driver.find_element(By.ID, id)

@@ -16,38 +16,15 @@ Usage: .venv-test/bin/python tools/hub/page_manage_check.py HUB_URL READ_KEY ADM
 import json
 import os
 import sys
-import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
+from browser import chromium, wait_for, texts
 from selenium.webdriver.common.by import By
-
-
-def wait_for(condition, what, seconds=60):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise SystemExit(f"timed out waiting for {what}")
-
-
-def texts(driver, selector):
-    return [element.text for element in driver.find_elements(By.CSS_SELECTOR, selector)]
 
 
 def main():
     url, read_key, admin_key, file, out = sys.argv[1:6]
     os.makedirs(out, exist_ok=True)
-    options = Options()
-    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1280,900"]:
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = chromium(1280, 900)
 
     def find(id):
         return driver.find_element(By.ID, id)

@@ -108,10 +108,8 @@ struct HubRoutes: Sendable {
             let (targets, force) = try await Self.targets(request)
             if force != nil { _ = try await authorize(request, .admin) }
             do {
-                let moved = try await store.setAlias(alias, of: name, targets: targets, by: who, force: force)
-                if force != nil, try await store.history(of: alias, of: name).last?.action == "force" {
-                    await gates.countForced()
-                }
+                let (moved, forced) = try await store.setAlias(alias, of: name, targets: targets, by: who, force: force)
+                if forced { await gates.countForced() }
                 return HTTPReply.json(moved)
             } catch HubError.gateRefused(let text) {
                 await gates.countRefusal()

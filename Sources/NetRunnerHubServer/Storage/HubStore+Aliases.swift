@@ -42,10 +42,11 @@ extension HubStore {
     }
 
     /// Points an alias at versions (each must exist, and must have passed the alias's gate
-    /// unless `force` gives a reason), appending to its history.
+    /// unless `force` gives a reason), appending to its history; `forced` when the reason was
+    /// used (a version had not passed).
     func setAlias(
         _ alias: String, of name: String, targets: [HubAliasTarget], by who: String, force: String? = nil
-    ) async throws -> HubAlias {
+    ) async throws -> (alias: HubAlias, forced: Bool) {
         await acquire()
         defer { release() }
         return try await retrying("moving \(alias) of \(name)") {
@@ -82,7 +83,8 @@ extension HubStore {
                     "\"\(alias)\" of \(name) has no earlier target to go back to (it was created by its last change)")
             }
             return try await HubStore.setAlias(
-                db, name: name, alias: alias, targets: last.previous, by: who, action: "rollback")
+                db, name: name, alias: alias, targets: last.previous, by: who, action: "rollback"
+            ).alias
         }
     }
 
@@ -95,7 +97,7 @@ extension HubStore {
     static func setAlias(
         _ db: any SQLDatabase, name: String, alias: String, targets: [HubAliasTarget], by who: String, action: String,
         force: String? = nil
-    ) async throws -> HubAlias {
+    ) async throws -> (alias: HubAlias, forced: Bool) {
         for target in targets {
             let found = try await db.raw(
                 """
@@ -135,7 +137,9 @@ extension HubStore {
             try await recordOverride(
                 db, name: name, alias: alias, sequence: sequence + 1, reason: force, overridden: overridden)
         }
-        return HubAlias(name: name, alias: alias, targets: targets, updatedAt: now, updatedBy: who)
+        return (
+            HubAlias(name: name, alias: alias, targets: targets, updatedAt: now, updatedBy: who), !overridden.isEmpty
+        )
     }
 
     struct HistoryRow: Decodable {

@@ -161,11 +161,7 @@ extension HubStore {
     static func queueEvaluation(
         _ db: any SQLDatabase, name: String, version: Int, gate: HubGate, promotes: Bool = false
     ) async throws -> HubEvaluation {
-        let targets =
-            try await db.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: gate.alias)")
-            .first(decoding: AliasRow.self)?.record.targets ?? []
-        // A staged rollout's baseline is its largest share.
-        let baseline = targets.max { $0.weight < $1.weight }?.version
+        let baseline = try await HubStore.baseline(db, alias: gate.alias, of: name)
         let evaluation = HubEvaluation(
             name: name, version: version, alias: gate.alias, gateRevision: gate.revision, status: .pending,
             baseline: baseline == version ? nil : baseline, promotes: promotes, queuedAt: now())
@@ -184,8 +180,12 @@ extension HubStore {
     func baseline(of alias: String, of name: String) async throws -> Int? {
         await acquire()
         defer { release() }
+        return try await HubStore.baseline(database, alias: alias, of: name)
+    }
+
+    static func baseline(_ db: any SQLDatabase, alias: String, of name: String) async throws -> Int? {
         let targets =
-            try await database.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)")
+            try await db.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)")
             .first(decoding: AliasRow.self)?.record.targets ?? []
         return targets.max { $0.weight < $1.weight }?.version
     }
@@ -260,7 +260,8 @@ extension HubStore {
                 if evaluation.status == .passed && evaluation.promotes {
                     promoted = try await HubStore.setAlias(
                         db, name: evaluation.name, alias: evaluation.alias,
-                        targets: [HubAliasTarget(version: evaluation.version)], by: "gate", action: "promote")
+                        targets: [HubAliasTarget(version: evaluation.version)], by: "gate", action: "promote"
+                    ).alias
                 }
                 return (evaluation, promoted)
             }

@@ -135,13 +135,7 @@ actor HubStore {
         Date.now.ISO8601Format()
     }
 
-    static func encodeTargets(_ targets: [HubAliasTarget]) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return (try? encoder.encode(targets)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-    }
+    static func encodeTargets(_ targets: [HubAliasTarget]) -> String { encode(targets) }
 
-    static func decodeTargets(_ text: String) -> [HubAliasTarget] {
-        (try? JSONDecoder().decode([HubAliasTarget].self, from: Data(text.utf8))) ?? []
-    }
+    static func decodeTargets(_ text: String) -> [HubAliasTarget] { decode([HubAliasTarget].self, text) ?? [] }
 }

@@ -34,13 +34,16 @@ package enum HTTPDownload {
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 
-    /// A client of its own for one request that must not go out on a pooled connection
-    /// (an upload: not repeatable if the connection turns out to be closing); the caller shuts
-    /// it down afterwards.
+    /// A client of its own for one request that must not go out on a pooled connection.
+    ///
+    /// An upload is not repeatable if the connection turns out to be closing; the caller shuts
+    /// it down afterwards. It waits 5 minutes for a byte, not 30 s: a hub answers an upload only
+    /// once a child process has run the model, which took over 30 s on a loaded machine (a CI
+    /// run's push failed so, its version published all the same).
     static func unpooledClient() -> HTTPClient {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: 5, allowCycles: false),
-            timeout: .init(connect: .seconds(10), read: .seconds(30)), decompression: .disabled)
+            timeout: .init(connect: .seconds(10), read: .seconds(300)), decompression: .disabled)
         configuration.connectionPool.retryConnectionEstablishment = false
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
@@ -199,7 +202,7 @@ package enum HTTPDownload {
         if let error = error as? HTTPClientError {
             let readings: [(HTTPClientError, String)] = [
                 (.connectTimeout, "no connection within 10 seconds"),
-                (.readTimeout, "the server sent nothing for 30 seconds"),
+                (.readTimeout, "the server sent nothing for 30 seconds (5 minutes for an upload's answer)"),
                 (.deadlineExceeded, "it took longer than 6 hours"),
                 (.invalidURL, "it is not a valid http(s) URL"),
                 (.emptyHost, "it is not a valid http(s) URL (no host)"),

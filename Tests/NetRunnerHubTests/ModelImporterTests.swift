@@ -97,6 +97,30 @@ struct ModelImporterTests {
         #expect(result.categories.first?.displayName == "espresso")
     }
 
+    @Test(
+        "A download goes on while every cooperative thread is busy: the read timeout counts only the server's silence")
+    func downloadWhileThreadsAreBusy() async throws {
+        let setup = try Setup()
+        let zip = try Self.zippedBundle()
+        try setup.publish(zip, as: "m.tfbundle.zip")
+        let target = setup.folder.path("download")
+        let url = setup.server.url("slow/m.tfbundle.zip")
+        // /slow/ sends 64 KiB every 50 ms: about 3 s for the bundle, the server never silent
+        // for 1 s. Before, the body went through this task: with the threads held, the
+        // client stopped reading and timed out (so a CI run's import failed).
+        async let outcome = HTTPDownload.download(
+            url, to: target, limit: 1 << 30,
+            addresses: AddressCheck(allowsPrivate: true), progress: { _, _ in }, readTimeout: .seconds(1))
+        try await Task.sleep(for: .milliseconds(200))
+        let threads = ProcessInfo.processInfo.activeProcessorCount
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<threads { group.addTask { usleep(2_500_000) } }
+        }
+        let result = try await outcome
+        #expect(result.byteCount == zip.count)
+        #expect(result.sha256 == (try Self.sha256sum(setup.site + "/m.tfbundle.zip")))
+    }
+
     @Test("A .tflite by URL and a bundle folder by path are installed; a second import of an id needs replace")
     func tfliteAndFolder() async throws {
         let setup = try Setup()

@@ -3,6 +3,7 @@ import FoundationEssentials
 import NIOCore
 import NIOHTTP1
 import NetRunnerSupport
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -77,13 +78,16 @@ package enum HTTPDownload {
     ///   - limit: The most bytes accepted: a larger `Content-Length` is refused before the body
     ///     is read, a body that grows past it is cut off.
     ///   - addresses: Which hosts may be connected to (``AddressCheck``).
-    ///   - progress: Called with the bytes received so far and the total, if known.
+    ///   - progress: Called with the bytes received so far and the total, if known (on the
+    ///     client's event loop).
+    ///   - readTimeout: How long the server may send nothing (30 s; the tests shorten it).
     /// - Returns: The digest, size and the server's content type.
     /// - Throws: ``ImportError/downloadFailed(source:reason:)``, ``ImportError/tooLarge(source:limit:)``,
     ///   ``ImportError/badSource(source:reason:)`` for a host that is not allowed. Every URL in
     ///   them has its user and password masked.
     package static func download(
-        _ url: String, to path: String, limit: Int, addresses: AddressCheck, progress: @Sendable (Int, Int?) -> Void
+        _ url: String, to path: String, limit: Int, addresses: AddressCheck,
+        progress: @escaping @Sendable (Int, Int?) -> Void, readTimeout: Duration = .seconds(30)
     ) async throws(ImportError) -> Outcome {
         let shown = URLCredentials.masked(url)
         // Removed unless finished: a failed download leaves nothing.
@@ -93,23 +97,24 @@ package enum HTTPDownload {
         } catch {
             throw .installFailed(path: path, reason: error.reason)
         }
-        var received = 0
-        var contentType: String?
+        let sink = FileSink(writer: writer, source: shown, path: path, limit: limit, progress: progress)
+        defer { sink.release() }
         var client: HTTPClient?
         do {
             // The deadline bounds the whole request; the read timeout catches a stall sooner.
             let deadline = NIODeadline.now() + .hours(6)
             var current = url
             var visited: Set<String> = [url]
-            var response: HTTPClientResponse
             while true {
                 let target = try await addresses.target(for: current, source: shown, redirected: current != url)
-                let hop = makeClient(dnsOverride: target.dnsOverride)
+                let hop = makeClient(
+                    dnsOverride: target.dnsOverride,
+                    readTimeout: .nanoseconds(
+                        readTimeout.components.seconds * 1_000_000_000 + readTimeout.components.attoseconds
+                            / 1_000_000_000))
                 client = hop
-                response = try await hop.execute(HTTPClientRequest(url: current), deadline: deadline)
-                guard [301, 302, 303, 307, 308].contains(response.status.code),
-                    let location = response.headers.first(name: "location")
-                else { break }
+                let location = try await sink.fetch(current, with: hop, deadline: deadline)
+                guard let location else { break }
                 guard let next = URL(string: location, relativeTo: URL(string: current))?.absoluteString,
                     isHTTP(next)
                 else {
@@ -123,38 +128,9 @@ package enum HTTPDownload {
                 guard visited.count <= 6 else {
                     throw ImportError.downloadFailed(source: shown, reason: "it redirected more than 5 times")
                 }
-                // The redirect's own body is read and dropped (a small one; a large one is cut).
-                var discarded = 0
-                for try await buffer in response.body {
-                    discarded += buffer.readableBytes
-                    if discarded > 1 << 20 { break }
-                }
                 client = nil
                 try? await hop.shutdown()
                 current = next
-            }
-            guard response.status.code == 200 else {
-                throw ImportError.downloadFailed(
-                    source: shown,
-                    reason: "the server answered \(response.status.code) \(response.status.reasonPhrase)")
-            }
-            let total = response.headers.first(name: "content-length").flatMap { Int($0) }
-            if let total, total > limit { throw ImportError.tooLarge(source: shown, limit: limit) }
-            contentType = response.headers.first(name: "content-type")
-            progress(0, total)
-            for try await buffer in response.body {
-                received += buffer.readableBytes
-                guard received <= limit else { throw ImportError.tooLarge(source: shown, limit: limit) }
-                do {
-                    try buffer.withUnsafeReadableBytes { try writer.write($0) }
-                } catch {
-                    throw ImportError.installFailed(path: path, reason: (error as? FileError)?.reason ?? "\(error)")
-                }
-                progress(received, total)
-            }
-            if let total, received != total {
-                throw ImportError.downloadFailed(
-                    source: shown, reason: "the connection closed after \(received) of \(total) bytes")
             }
             if let client { try? await client.shutdown() }
         } catch {
@@ -168,17 +144,18 @@ package enum HTTPDownload {
         } catch {
             throw .installFailed(path: path, reason: error.reason)
         }
+        let (received, contentType) = sink.result
         return Outcome(
             sha256: sha256, byteCount: received, contentType: contentType,
             suggestedName: suggestedName(for: url))
     }
 
-    /// A client for one request: redirects not followed (``download(_:to:limit:addresses:progress:)``
+    /// A client for one request: redirects not followed (``download(_:to:limit:addresses:progress:readTimeout:)``
     /// checks each target first), connecting to the checked address of the host.
-    private static func makeClient(dnsOverride: [String: String]) -> HTTPClient {
+    private static func makeClient(dnsOverride: [String: String], readTimeout: TimeAmount) -> HTTPClient {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(10), read: .seconds(30)),
+            timeout: .init(connect: .seconds(10), read: readTimeout),
             decompression: .disabled)
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.dnsOverride = dnsOverride
@@ -218,5 +195,97 @@ package enum HTTPDownload {
             return "the connection was refused (is the server running?)"
         }
         return text
+    }
+}
+
+/// Where a download's body goes: written and hashed on the client's event loop as each piece
+/// arrives (see ``EventLoopBody``).
+private final class FileSink: ResponseConsumer {
+    /// A redirect's `Location`: the hop ends there, its body unread.
+    private struct Redirect: Error {
+        let location: String
+    }
+
+    private struct State {
+        var received = 0
+        var total: Int?
+        var contentType: String?
+    }
+
+    // Used only on the event loop, one piece after another; let go by release() (the client
+    // may hold this object after the request has ended).
+    nonisolated(unsafe) private var writer: HashingFileWriter?
+    private let source: String
+    private let path: String
+    private let limit: Int
+    private let progress: @Sendable (Int, Int?) -> Void
+    private let state = Mutex(State())
+
+    init(
+        writer: HashingFileWriter, source: String, path: String, limit: Int,
+        progress: @escaping @Sendable (Int, Int?) -> Void
+    ) {
+        self.writer = writer
+        self.source = source
+        self.path = path
+        self.limit = limit
+        self.progress = progress
+    }
+
+    /// Lets go of the file once the requests have ended: the caller's reference decides, alone,
+    /// when a file not finished is removed.
+    func release() { writer = nil }
+
+    /// The bytes received and the server's `Content-Type`.
+    var result: (received: Int, contentType: String?) { state.withLock { ($0.received, $0.contentType) } }
+
+    /// Requests `url`: its body into the file, or its redirect's `Location` (nothing written).
+    ///
+    /// - Throws: ``ImportError`` for a status other than 200, a body over the limit or shorter
+    ///   than its `Content-Length`, a write that failed; the client's errors as they are.
+    func fetch(_ url: String, with client: HTTPClient, deadline: NIODeadline) async throws -> String? {
+        do {
+            try await EventLoopBody.read(try HTTPClient.Request(url: url), with: client, deadline: deadline, into: self)
+        } catch let redirect as Redirect {
+            return redirect.location
+        }
+        let (received, total) = state.withLock { ($0.received, $0.total) }
+        if let total, received != total {
+            throw ImportError.downloadFailed(
+                source: source, reason: "the connection closed after \(received) of \(total) bytes")
+        }
+        return nil
+    }
+
+    func receive(head: HTTPResponseHead) throws {
+        if [301, 302, 303, 307, 308].contains(head.status.code), let location = head.headers.first(name: "location") {
+            throw Redirect(location: location)
+        }
+        guard head.status.code == 200 else {
+            throw ImportError.downloadFailed(
+                source: source, reason: "the server answered \(head.status.code) \(head.status.reasonPhrase)")
+        }
+        let total = head.headers.first(name: "content-length").flatMap { Int($0) }
+        if let total, total > limit { throw ImportError.tooLarge(source: source, limit: limit) }
+        state.withLock {
+            $0.total = total
+            $0.contentType = head.headers.first(name: "content-type")
+        }
+        progress(0, total)
+    }
+
+    func receive(body buffer: ByteBuffer) throws -> Duration {
+        let (received, total) = state.withLock {
+            $0.received += buffer.readableBytes
+            return ($0.received, $0.total)
+        }
+        guard received <= limit else { throw ImportError.tooLarge(source: source, limit: limit) }
+        do {
+            try buffer.withUnsafeReadableBytes { try writer?.write($0) }
+        } catch {
+            throw ImportError.installFailed(path: path, reason: (error as? FileError)?.reason ?? "\(error)")
+        }
+        progress(received, total)
+        return .zero
     }
 }

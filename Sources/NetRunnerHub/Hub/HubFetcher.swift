@@ -3,6 +3,7 @@ import FoundationEssentials
 import NIOCore
 import NIOHTTP1
 import NetRunnerSupport
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -34,7 +35,7 @@ struct HubFetcher: Sendable {
     var retries = 4
 
     func fetch(
-        _ resolution: HubResolution, progress: @Sendable (_ received: Int, _ total: Int) -> Void
+        _ resolution: HubResolution, progress: @escaping @Sendable (_ received: Int, _ total: Int) -> Void
     ) async throws(HubClientError) -> HubCache.Entry {
         if let entry = cache.blob(sha256: resolution.sha256) { return entry }
         try client.check(resolution, name: resolution.name)
@@ -94,7 +95,7 @@ struct HubFetcher: Sendable {
     /// - Returns: The SHA-256 of the whole file.
     private func transfer(
         _ resolution: HubResolution, into partial: String, lock: FileLock,
-        progress: @Sendable (_ received: Int, _ total: Int) -> Void
+        progress: @escaping @Sendable (_ received: Int, _ total: Int) -> Void
     ) async throws -> String {
         var have = 0
         var status = stat()
@@ -107,43 +108,101 @@ struct HubFetcher: Sendable {
         // The key goes only to the hub's own origin (async-http-client drops it on a redirect
         // to another origin).
         let (url, sameOrigin) = try client.download(resolution.download)
-        var request = HTTPClientRequest(url: url)
-        if sameOrigin, let token = client.token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        let etag = "\"sha256:\(resolution.sha256.hex)\""
-        if have > 0 {
-            request.headers.add(name: "Range", value: "bytes=\(have)-")
-            request.headers.add(name: "If-Range", value: etag)
-        }
-        let response: HTTPClientResponse
+        var request: HTTPClient.Request
         do {
-            response = try await HTTPDownload.client.execute(request, timeout: .hours(6))
+            request = try HTTPClient.Request(url: url)
         } catch {
             throw HubClientError.unreachable(hub: client.address, reason: HTTPDownload.reason(for: error))
         }
-        let code = Int(response.status.code)
-        switch code {
-        case 206:
-            break
-        case 200:
-            have = 0  // the whole file: start again
-        case 416:
-            unlink(partial)
-            throw Restart(
-                error: .badResponse(hub: client.address, reason: "the partial download no longer fits (416)"))
-        default:
-            let body = try? await response.body.collect(upTo: 1 << 16)
-            let text = body.map { String(decoding: $0.readableBytesView, as: UTF8.self) } ?? ""
-            throw HubClientError.refused(hub: client.address, status: code, message: text)
+        if sameOrigin, let token = client.token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if have > 0 {
+            request.headers.add(name: "Range", value: "bytes=\(have)-")
+            request.headers.add(name: "If-Range", value: "\"sha256:\(resolution.sha256.hex)\"")
         }
-        // More than the size published is refused before a byte is written.
-        let longer = HubClientError.badResponse(
-            hub: client.address,
+        let sink = TransferSink(
+            resolution: resolution, hub: client.address, partial: partial, have: have, lock: lock,
+            maximumBytesPerSecond: maximumBytesPerSecond, progress: progress)
+        defer { sink.settle() }
+        do {
+            try await EventLoopBody.read(
+                request, with: HTTPDownload.client, deadline: .now() + .hours(6), into: sink)
+        } catch let error as HubClientError {
+            throw error
+        } catch let restart as Restart {
+            throw restart
+        } catch {
+            throw HubClientError.unreachable(hub: client.address, reason: HTTPDownload.reason(for: error))
+        }
+        return try sink.finish()
+    }
+}
+
+/// One transfer's response, taken on the client's event loop as it arrives (see
+/// ``EventLoopBody``): the head decides where the bytes go, each piece is checked against the
+/// size published, appended, hashed, and paced by the rate limit.
+private final class TransferSink: ResponseConsumer {
+    private struct State {
+        var received = 0
+        var started = ContinuousClock.now
+        var lastBeat = ContinuousClock.now
+        /// Kept for the next attempt to resume, unless found longer than published.
+        var keepsPartial = true
+        /// A refusal's status and the start of its body, read to say why.
+        var refusal: (status: Int, text: String)?
+    }
+
+    private let resolution: HubResolution
+    private let hub: String
+    private let partial: String
+    private let lock: FileLock
+    private let maximumBytesPerSecond: Int?
+    private let progress: @Sendable (_ received: Int, _ total: Int) -> Void
+    private let state: Mutex<State>
+    private let have: Int
+    // Set by the head and used for each piece after it, all on the event loop one after
+    // another, then by finish() once the request has ended.
+    nonisolated(unsafe) private var writer: HashingFileWriter?
+
+    init(
+        resolution: HubResolution, hub: String, partial: String, have: Int, lock: FileLock,
+        maximumBytesPerSecond: Int?, progress: @escaping @Sendable (_ received: Int, _ total: Int) -> Void
+    ) {
+        self.resolution = resolution
+        self.hub = hub
+        self.partial = partial
+        self.have = have
+        self.lock = lock
+        self.maximumBytesPerSecond = maximumBytesPerSecond
+        self.progress = progress
+        state = Mutex(State())
+    }
+
+    /// More than the size published: refused before a byte is written, cut off where it passes.
+    private var longer: HubClientError {
+        .badResponse(
+            hub: hub,
             reason:
                 "it sent more than the \(resolution.size) bytes published for \(resolution.name)@\(resolution.version); "
                 + "the partial file was removed")
-        if let text = response.headers.first(name: "content-length") {
+    }
+
+    func receive(head: HTTPResponseHead) throws {
+        var kept = have
+        switch Int(head.status.code) {
+        case 206:
+            break
+        case 200:
+            kept = 0  // the whole file: start again
+        case 416:
+            unlink(partial)
+            throw Restart(error: .badResponse(hub: hub, reason: "the partial download no longer fits (416)"))
+        default:
+            state.withLock { $0.refusal = (Int(head.status.code), "") }
+            return
+        }
+        if let text = head.headers.first(name: "content-length") {
             let length = try? CheckedNumber.integer(text, "Content-Length", in: 0...Int.max)
-            guard let length, length <= resolution.size - have else {
+            guard let length, length <= resolution.size - kept else {
                 unlink(partial)
                 throw longer
             }
@@ -151,57 +210,93 @@ struct HubFetcher: Sendable {
         // The digest runs over the kept part (read back once) and then every piece as it comes.
         let writer: HashingFileWriter
         do {
-            writer = try HashingFileWriter(resuming: partial, keeping: have)
+            writer = try HashingFileWriter(resuming: partial, keeping: kept)
         } catch {
             throw HubClientError.storage(path: partial, reason: error.reason)
         }
-        // Kept for the next attempt to resume, unless found longer than published.
-        var keepsPartial = true
-        defer { if keepsPartial { writer.keepPartial() } }
-        var received = have
-        let started = ContinuousClock.now
-        var lastBeat = started
-        progress(received, resolution.size)
-        do {
-            for try await buffer in response.body {
-                guard buffer.readableBytes <= resolution.size - received else {
-                    keepsPartial = false
-                    throw longer
+        self.writer = writer
+        state.withLock {
+            $0.received = kept
+            $0.started = .now
+            $0.lastBeat = .now
+        }
+        progress(kept, resolution.size)
+    }
+
+    func receive(body buffer: ByteBuffer) throws -> Duration {
+        let size = resolution.size
+        let (received, pause) = try state.withLock { state throws -> (Int, Duration) in
+            if var refusal = state.refusal {
+                if refusal.text.utf8.count < 1 << 16 {
+                    refusal.text += String(decoding: buffer.readableBytesView, as: UTF8.self)
+                    state.refusal = refusal
                 }
-                do {
-                    try buffer.withUnsafeReadableBytes { try writer.write($0) }
-                } catch {
-                    throw HubClientError.storage(path: partial, reason: (error as? FileError)?.reason ?? "\(error)")
-                }
-                received += buffer.readableBytes
-                progress(received, resolution.size)
-                let now = ContinuousClock.now
-                if now - lastBeat > .seconds(1) {
-                    lock.touch()
-                    lastBeat = now
-                }
-                if let limit = maximumBytesPerSecond, limit > 0 {
-                    // Sleep until the average rate is back under the cap.
-                    let due = Duration.seconds(Double(received - have) / Double(limit))
-                    let elapsed = now - started
-                    if due > elapsed { try? await Task.sleep(for: due - elapsed) }
-                }
+                return (state.received, .zero)
             }
-        } catch let error as HubClientError {
-            throw error
-        } catch {
-            throw HubClientError.unreachable(hub: client.address, reason: HTTPDownload.reason(for: error))
+            guard let writer else { return (state.received, .zero) }
+            guard buffer.readableBytes <= size - state.received else {
+                state.keepsPartial = false
+                throw longer
+            }
+            do {
+                try buffer.withUnsafeReadableBytes { try writer.write($0) }
+            } catch {
+                throw HubClientError.storage(path: partial, reason: (error as? FileError)?.reason ?? "\(error)")
+            }
+            state.received += buffer.readableBytes
+            let now = ContinuousClock.now
+            if now - state.lastBeat > .seconds(1) {
+                lock.touch()
+                state.lastBeat = now
+            }
+            // Wait until the average rate is back under the cap.
+            var pause = Duration.zero
+            if let limit = maximumBytesPerSecond, limit > 0 {
+                let due = Duration.seconds(Double(state.received - have) / Double(limit))
+                let elapsed = now - state.started
+                if due > elapsed { pause = due - elapsed }
+            }
+            return (state.received, pause)
         }
-        guard received == resolution.size else {
-            throw HubClientError.unreachable(
-                hub: client.address, reason: "the connection closed after \(received) of \(resolution.size) bytes")
+        if state.withLock({ $0.refusal == nil }) { progress(received, size) }
+        return pause
+    }
+
+    /// After the response: the refusal it was, or the whole file's digest.
+    ///
+    /// - Returns: The SHA-256 of the whole file.
+    /// - Throws: ``HubClientError/refused(hub:status:message:)`` for a status the transfer does
+    ///   not take; ``HubClientError/unreachable(hub:reason:)`` when the body ended short.
+    func finish() throws(HubClientError) -> String {
+        try state.withLock { state throws(HubClientError) -> String in
+            if let refusal = state.refusal {
+                throw .refused(hub: hub, status: refusal.status, message: refusal.text)
+            }
+            guard let writer else {
+                throw .unreachable(hub: hub, reason: "the hub sent no answer")
+            }
+            guard state.received == resolution.size else {
+                throw .unreachable(
+                    hub: hub, reason: "the connection closed after \(state.received) of \(resolution.size) bytes")
+            }
+            state.keepsPartial = false
+            do {
+                return try writer.finish()
+            } catch {
+                throw .storage(path: partial, reason: (error as? FileError)?.reason ?? "\(error)")
+            }
         }
-        keepsPartial = false
-        do {
-            return try writer.finish()
-        } catch {
-            throw HubClientError.storage(path: partial, reason: error.reason)
-        }
+    }
+
+    /// Closes the partial file once the request has ended, however it ended.
+    ///
+    /// It is kept for the next attempt to resume, or removed when the hub sent more than it
+    /// published. Called by the
+    /// transfer, not left to `deinit` (the client may hold this object past the process's exit).
+    func settle() {
+        guard let writer else { return }
+        if state.withLock({ $0.keepsPartial }) { writer.keepPartial() }
+        self.writer = nil  // the last reference: an unkept file is removed here
     }
 }
 

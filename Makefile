@@ -83,7 +83,11 @@ test: setup test-python gpu-packages
 	$(SWIFT) build --build-tests
 	@# The hub's PostgreSQL tests use a private Debian postgresql on 127.0.0.1:55432.
 	@# NETRUNNER_TEST_REQUIRE_GPU: lavapipe is installed, so a GPU test that finds no GPU fails instead of skipping.
-	$(TEST_ENV) NETRUNNER_TEST_REQUIRE_GPU=1 NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) $(SWIFT) test --skip-build
+	@# On failure, the failed tests and their issues again from the XML results (swift test's own
+	@# console lines have gone missing under load: a CI run counted 3 issues and printed none).
+	rm -rf .build/test-results && mkdir -p .build/test-results
+	$(TEST_ENV) NETRUNNER_TEST_REQUIRE_GPU=1 NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) $(SWIFT) test --skip-build \
+		--xunit-output .build/test-results/results.xml || { python3 scripts/test-failures.py .build/test-results; exit 1; }
 	@# The three end-to-end checks below at once, each on files of its own (out/ and Models/ are the
 	@# README's; Slurm and the package work in temporary folders): mostly waiting on processes, they
 	@# take about a minute less together than one after another. Each one's output comes whole.

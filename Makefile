@@ -12,7 +12,7 @@ NETRUNNER_OPTIMIZE_C ?= 1
 export NETRUNNER_OPTIMIZE_C
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-readme test-slurm test-package test-asan asan-build asan-run test-python gpu-packages setup runtime system build-core build install package bench bench-setup bench-decode bench-gpu bench-tasks trial format lint clean
+.PHONY: run test test-readme test-slurm test-cluster test-package test-asan asan-build asan-run test-python gpu-packages setup runtime system build-core build install package bench bench-setup bench-decode bench-gpu bench-tasks trial format lint clean
 
 PREFIX ?= $(HOME)/.local
 
@@ -88,10 +88,11 @@ test: setup test-python gpu-packages
 	rm -rf .build/test-results && mkdir -p .build/test-results
 	$(TEST_ENV) NETRUNNER_TEST_REQUIRE_GPU=1 NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) $(SWIFT) test --skip-build \
 		--xunit-output .build/test-results/results.xml || { python3 scripts/test-failures.py .build/test-results; exit 1; }
-	@# The three end-to-end checks below at once, each on files of its own (out/ and Models/ are the
-	@# README's; Slurm and the package work in temporary folders): mostly waiting on processes, they
-	@# take about a minute less together than one after another. Each one's output comes whole.
-	$(MAKE) --no-print-directory -j3 --output-sync=target test-readme test-slurm test-package
+	@# The four end-to-end checks below at once, each on files of its own (out/ and Models/ are the
+	@# README's; Slurm, the cluster and the package work in temporary folders): mostly waiting on
+	@# processes, they take minutes less together than one after another. Each one's output comes
+	@# whole.
+	$(MAKE) --no-print-directory -j4 --output-sync=target test-readme test-slurm test-cluster test-package
 
 # README.md and docs/*.md, pasted: every sh block run in a random order, each on its own, every
 # transcript's output compared; as a user of an installed copy runs them: `make install` of the
@@ -107,6 +108,11 @@ test-readme:
 # loopback: skipped without root.
 test-slurm:
 	NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache scripts/test-slurm.sh .build/debug/netrunner
+
+# deploy/slurm/ across hosts: a controller and three compute nodes in network namespaces, an
+# array spread over them, a node killed mid-array: skipped without root or namespaces.
+test-cluster:
+	NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache scripts/test-cluster.sh .build/debug/netrunner
 
 # The Debian package of the debug build (make package CONFIG=debug) installed by apt in a clean
 # Debian bookworm root (mmdebstrap, cached a week in ~/.cache/netrunner), run there: skipped

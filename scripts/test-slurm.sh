@@ -38,8 +38,9 @@ fi
 unset NETRUNNER_SHARD_COUNT JOB_COMPLETION_INDEX JOB_COMPLETION_COUNT SBATCH_EXPORT SLURM_CONF
 for name in $(compgen -e | grep -E '^(SLURM|SBATCH|SQUEUE|SCONTROL)_' || true); do unset "$name"; done
 
-# Seconds since $1 (a `date +%s.%N`), to a tenth.
-since() { awk -v from="$1" -v now="$(date +%s.%N)" 'BEGIN { printf "%.1f", now - from }'; }
+# since, start_munged, states, wait_jobs, expect_completed, answers, expect_same_results.
+SLURM_CLIENT=
+source "$root/scripts/lib/slurm.sh"
 say() { echo "[test-slurm $(since "$started")s] $*"; }
 fail() {
   echo "FAIL test-slurm: $*" >&2
@@ -116,20 +117,10 @@ sockets = [socket.socket() for _ in range(2)]
 for s in sockets: s.bind(("127.0.0.1", 0))
 print(*(s.getsockname()[1] for s in sockets))')
 
-# munged: a private key, socket and files (munged refuses to run as root).
-mkdir -p "$base/munge" "$base/state" "$base/spool" "$base/log"
-chmod 755 "$base/munge"
-head -c 1024 /dev/urandom >"$base/munge/munge.key"
-chmod 400 "$base/munge/munge.key"
-chown -R munge:munge "$base/munge"
+mkdir -p "$base/state" "$base/spool" "$base/log"
 chown slurm:slurm "$base/state" "$base/log"
-socket=$base/munge/munge.socket
-setpriv --reuid=munge --regid=munge --init-groups /usr/sbin/munged --foreground --key-file="$base/munge/munge.key" \
-  --socket="$socket" --pid-file="$base/munge/munged.pid" --log-file="$base/munge/munged.log" \
-  --seed-file="$base/munge/munged.seed" --num-threads=2 >"$base/log/munged.out" 2>&1 &
-pids+=($!)
-for ((i = 0; i < 100; i++)); do [[ -S "$socket" ]] && break; sleep 0.05; done
-[[ -S "$socket" ]] || fail "munged did not start: $(cat "$base/munge/munged.log" 2>/dev/null)"
+start_munged "$base/munge" pids
+socket=$MUNGE_SOCKET
 
 # The configuration of ../shared/docs/slurm.md, plus: bound to 127.0.0.1 only (NoInAddrAny,
 # NoCtldInAddrAny), free ports, the private munge socket.
@@ -218,45 +209,6 @@ single_evaluate_s=$(since "$t0")
 say "single runs: bulk of $images photos ${single_bulk_s}s, evaluate ${single_evaluate_s}s"
 
 # --- Helpers.
-# The state of every task of a job, one per line ("COMPLETED", "PENDING:DependencyNeverSatisfied").
-states() {
-  scontrol show job -o "$1" 2>/dev/null | sed -nE 's/.*JobState=([A-Z_]+) Reason=([^ ]+).*/\1:\2/p'
-}
-# Waits, within a deadline of $1 seconds, until no task of the jobs given is pending, running or
-# ending, but for a job waiting on a dependency that can never be met.
-wait_jobs() {
-  local deadline=$((SECONDS + $1)) job all
-  shift
-  while true; do
-    all=""
-    for job in "$@"; do all+=$(states "$job")$'\n'; done
-    grep -v '^PENDING:DependencyNeverSatisfied$' <<<"$all" \
-      | grep -qE '^(PENDING|RUNNING|CONFIGURING|COMPLETING|REQUEUED|REQUEUE_HOLD|RESIZING|SUSPENDED)' || return 0
-    ((SECONDS < deadline)) || fail "jobs $* not done in $1 s: $(tr '\n' ' ' <<<"$all")"
-    sleep 0.25
-  done
-}
-# Every task of a job completed.
-expect_completed() {
-  local got
-  got=$(states "$1" | sort | uniq -c | tr -s ' ' | tr '\n' ',')
-  [[ "$(states "$1" | grep -cv '^COMPLETED:')" == 0 && -n "$(states "$1")" ]] || fail "job $1 ($2): $got"
-}
-# A results file without its latencies, keys sorted (as Tests/NetRunnerTestSupport/ResultsLines.swift).
-answers() {
-  python3 -c '
-import json, sys
-for line in open(sys.argv[1], encoding="utf-8"):
-    record = json.loads(line)
-    for key in ("decode_latency", "preprocessor_latency", "inference_latency", "total_latency"):
-        record.pop(key, None)
-    print(json.dumps(record, sort_keys=True))' "$1"
-}
-expect_same_results() {  # a b what
-  [[ -f "$1" ]] || fail "$3: no $1"
-  cmp -s <(answers "$1") <(answers "$2") || fail "$3: $1 differs from the single run's $2:
-$(diff <(answers "$1") <(answers "$2") | head -n 10)"
-}
 # The metrics of an evaluation's reports, per test and model.
 metrics() {
   python3 -c '

@@ -1,0 +1,437 @@
+#!/usr/bin/env bash
+# deploy/slurm/ across hosts: a controller and three compute hosts on this machine, each a network
+# namespace with its own address, routes, ports and host name (a UTS namespace), joined by veth
+# pairs to a bridge in a namespace of its own; the filesystem stays shared, as a cluster's shared
+# storage is. Debian's slurm-wlm: slurmctld on ctl (10.213.0.1), one slurmd per compute host
+# n1-n3 (10.213.0.11-13), one munge key. See ../shared/docs/hosts.md for the technique.
+#
+#   scripts/test-cluster.sh .build/debug/netrunner
+#
+# 1. bulk over real photos as a 6-task array (deploy/slurm/submit-bulk.sh, unchanged) spread over
+#    the three nodes: each task's log names the node it ran on, the merge equals one machine's
+#    `netrunner bulk` line for line; its wall time against the same array on one node.
+# 2. A node dies mid-array: once a task on n2 has written answers, every process of host n2 is
+#    killed (-9: its slurmd, the task's slurmstepd and netrunner) and its link taken down.
+#    slurmctld marks n2 down (SlurmdTimeout), requeues its tasks (--requeue) on n1 and n3, each
+#    resumes its shard file; the merge runs once every task succeeded: every photo answered
+#    exactly once, the single run's answers. Then n2 comes back (its link up, slurmd again) and
+#    takes tasks again (ReturnToService=2).
+# 3. A replica dies under load: `serve` on n1-n3, nginx on lb (10.213.0.30) with
+#    deploy/nginx/netrunner-serve.conf as shipped but for its addresses, 32 connections from ctl
+#    (tools/cluster/load.py): n2's replica killed with -9, then started again; every request
+#    answered (the conf's proxy_next_upstream retries what met the dead or loading replica), n2
+#    takes requests again once ready; p50 and p99 before, during and after. Then n3's replica
+#    stopped with SIGTERM under load: it drains, exits 0, and nothing fails.
+#
+# Needs root and network namespaces; prints SKIP and exits 0 without them. Everything it made is
+# named nrcXXXX-* and removed at the end, also when a check fails; processes stop by their PIDs,
+# and whatever is left in its namespaces is killed before they are deleted.
+set -euo pipefail
+
+if [[ $# -ne 1 ]]; then
+  echo "usage: scripts/test-cluster.sh PATH/TO/netrunner" >&2
+  exit 2
+fi
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+netrunner=$(realpath "$1")
+[[ -x "$netrunner" ]] || { echo "test-cluster: $1 is not an executable" >&2; exit 2; }
+started=$(date +%s.%N)
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "SKIP test-cluster: needs root, to make network namespaces and start munged, slurmctld and slurmd (run make test as root)."
+  exit 0
+fi
+prefix=nrc$(printf '%04x' $((RANDOM)))
+if ! ip netns add "$prefix-probe" 2>/dev/null; then
+  echo "SKIP test-cluster: network namespaces cannot be made here (ip netns add failed)."
+  exit 0
+fi
+ip netns del "$prefix-probe"
+
+unset NETRUNNER_SHARD_COUNT JOB_COMPLETION_INDEX JOB_COMPLETION_COUNT SBATCH_EXPORT SLURM_CONF
+for name in $(compgen -e | grep -E '^(SLURM|SBATCH|SQUEUE|SCONTROL)_' || true); do unset "$name"; done
+
+say() { echo "[test-cluster $(since "$started")s] $*"; }
+fail() {
+  echo "FAIL test-cluster: $*" >&2
+  exit 1
+}
+# Every Slurm client runs on the controller's host (only it reaches 10.213.0.1).
+SLURM_CLIENT=client
+client() { on ctl "$@"; }
+source "$root/scripts/lib/slurm.sh"
+
+if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then
+  say "installing Debian's slurm-wlm"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q slurm-wlm >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q slurm-wlm >/dev/null; }
+fi
+for tool in ip nsenter unshare mount munged slurmctld slurmd sbatch squeue scontrol sinfo scancel setpriv python3; do
+  command -v "$tool" >/dev/null || fail "$tool is missing"
+done
+if [[ -z "${NETRUNNER_LITERT_LIBRARY:-}" ]]; then
+  NETRUNNER_LITERT_LIBRARY=$("$root/scripts/install-runtime.sh" --print)
+fi
+[[ -f "$NETRUNNER_LITERT_LIBRARY" ]] || fail "no LiteRT runtime at $NETRUNNER_LITERT_LIBRARY (run scripts/install-runtime.sh)"
+export NETRUNNER_LITERT_LIBRARY
+
+base=$(mktemp -d /tmp/netrunner-cluster.XXXXXX)
+chmod 755 "$base"
+hosts=(ctl n1 n2 n3 lb)
+declare -A address=([ctl]=10.213.0.1 [n1]=10.213.0.11 [n2]=10.213.0.12 [n3]=10.213.0.13 [lb]=10.213.0.30)
+pids=()
+declare -A slurmd_pid=() serve_pid=()
+cleanup() {
+  local status=$?
+  set +e
+  if [[ -f "$base/slurmctld.started" ]]; then
+    local jobs
+    jobs=$($SLURM_CLIENT squeue -h -o %A 2>/dev/null | sort -u | tr '\n' ' ')
+    [[ -n "${jobs// /}" ]] && $SLURM_CLIENT scancel $jobs 2>/dev/null
+  fi
+  for pid in "${slurmd_pid[@]}" "${serve_pid[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null; done
+  for pid in "${slurmd_pid[@]}" "${serve_pid[@]}" "${pids[@]}"; do
+    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  # Whatever still runs on a host (a task's slurmstepd, a netrunner), then the hosts themselves.
+  local ns
+  for ns in "${hosts[@]/#/$prefix-}" "$prefix-sw"; do
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+    ip netns del "$ns" 2>/dev/null
+  done
+  if [[ $status -ne 0 ]]; then
+    for log in "$base"/log/*.log "$base"/log/*.out "$base"/shared/results/*/logs/*.log "$base"/nginx/error.log; do
+      [[ -f "$log" ]] && { echo "--- $log (last lines)"; tail -n 15 "$log"; }
+    done >&2
+  fi
+  if [[ -n "${NETRUNNER_CLUSTER_KEEP:-}" ]]; then echo "test-cluster: left $base" >&2; else rm -rf "$base"; fi
+  exit $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- The hosts: a bridge in a namespace of its own (the switch), a veth pair from each host to it.
+ip netns add "$prefix-sw"
+ip -n "$prefix-sw" link add br0 type bridge
+ip -n "$prefix-sw" link set br0 up
+for host in "${hosts[@]}"; do
+  ip netns add "$prefix-$host"
+  ip link add "$prefix-$host" netns "$prefix-$host" type veth peer name "$host" netns "$prefix-sw"
+  ip -n "$prefix-sw" link set "$host" master br0 up
+  ip -n "$prefix-$host" link set "$prefix-$host" name eth0
+  ip -n "$prefix-$host" addr add "${address[$host]}/24" dev eth0
+  ip -n "$prefix-$host" link set eth0 up
+  ip -n "$prefix-$host" link set lo up
+done
+# Every host's name and address, as each host's /etc/hosts.
+for host in "${hosts[@]}"; do echo "${address[$host]} $host"; done >"$base/hosts"
+# On a host: its network namespace, a UTS namespace named after it (hostname is the host's), and
+# a mount namespace where /etc/hosts is the cluster's. nsenter, not `ip netns exec`: that one
+# mounts a fresh /sys, without the cgroup file system slurmd needs.
+on() {
+  local host=$1
+  shift
+  nsenter --net="/run/netns/$prefix-$host" unshare --uts --mount \
+    sh -c 'mount --bind "$1" /etc/hosts && hostname "$0" && shift && exec "$@"' "$host" "$base/hosts" "$@"
+}
+# A daemon on a host, in the background: `$!` is the daemon's own PID (nsenter, unshare and sh
+# each exec the next), so that it can be killed and waited for.
+start_on() {
+  local host=$1 log=$2
+  shift 2
+  (exec nsenter --net="/run/netns/$prefix-$host" unshare --uts --mount \
+    sh -c 'mount --bind "$1" /etc/hosts && hostname "$0" && shift && exec "$@"' "$host" "$base/hosts" "$@" \
+    >>"$log" 2>&1) &
+}
+say "hosts up: ${hosts[*]} on 10.213.0.0/24 (namespaces $prefix-*; the nodes reach the controller: see below)"
+
+# --- Slurm: one munge key (munged's socket is a file, and the files are shared), slurmctld on ctl,
+# a slurmd per compute host. One CPU per node, so a 6-task array runs 3 at a time, one per node.
+mkdir -p "$base/state" "$base/spool"/n{1,2,3} "$base/log"
+chown slurm:slurm "$base/state" "$base/log"
+start_munged "$base/munge" pids
+export SLURM_CONF=$base/slurm.conf
+cat >"$SLURM_CONF" <<EOF
+ClusterName=nrc
+SlurmctldHost=ctl(${address[ctl]})
+CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
+SlurmUser=slurm
+AuthType=auth/munge
+AuthInfo=socket=$MUNGE_SOCKET,cred_expire=5
+CredType=cred/munge
+StateSaveLocation=$base/state
+SlurmdSpoolDir=$base/spool/%n
+SlurmctldPidFile=$base/slurmctld.pid
+SlurmdPidFile=$base/slurmd-%n.pid
+SlurmctldLogFile=$base/log/slurmctld.log
+SlurmdLogFile=$base/log/slurmd-%n.log
+MailProg=/bin/true
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+JobRequeue=1
+SlurmdTimeout=6
+MessageTimeout=3
+MinJobAge=600
+NodeName=n1 NodeAddr=${address[n1]} CPUs=1 RealMemory=1000 State=UNKNOWN
+NodeName=n2 NodeAddr=${address[n2]} CPUs=1 RealMemory=1000 State=UNKNOWN
+NodeName=n3 NodeAddr=${address[n3]} CPUs=1 RealMemory=1000 State=UNKNOWN
+PartitionName=all Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+start_on ctl "$base/log/slurmctld.out" /usr/sbin/slurmctld -D
+pids+=($!)
+touch "$base/slurmctld.started"
+start_slurmd() {
+  start_on "$1" "$base/log/slurmd-$1.out" /usr/sbin/slurmd -D -N "$1"
+  slurmd_pid[$1]=$!
+}
+for host in n1 n2 n3; do start_slurmd "$host"; done
+# Node states, "n1:idle n2:idle n3:idle".
+nodes() { $SLURM_CLIENT sinfo -h -N -o '%N:%T' 2>/dev/null | sort | tr '\n' ' ' | sed 's/ $//'; }
+wait_nodes() {  # expected deadline
+  local deadline=$((SECONDS + $2))
+  until [[ "$(nodes)" =~ $1 ]]; do
+    ((SECONDS < deadline)) || fail "nodes are not $1 after $2 s: $(nodes)"
+    sleep 0.25
+  done
+}
+wait_nodes '^n1:idle n2:idle n3:idle$' 30
+say "slurm up: slurmctld on ctl ${address[ctl]}, slurmd on n1 n2 n3: $(nodes)"
+
+# --- The shared folder: the fixtures' photos, 12 copies of each under names of their own (hard
+# links), so that each task runs long enough for a node to die under it.
+shared=$base/shared
+mkdir -p "$shared/photos"
+for copy in $(seq 1 12); do
+  for photo in "$root"/Tests/Fixtures/Photos/{test,calibration,faces}/*.{jpg,png}; do
+    [[ -f "$photo" ]] || continue
+    ln "$photo" "$shared/photos/$copy-$(basename "$(dirname "$photo")")-$(basename "$photo")" 2>/dev/null \
+      || cp "$photo" "$shared/photos/$copy-$(basename "$(dirname "$photo")")-$(basename "$photo")"
+  done
+done
+images=$(find "$shared/photos" -type f | wc -l)
+((images >= 60)) || fail "only $images photos"
+chmod -R a+rX "$base"
+export NETRUNNER=$netrunner
+export NETRUNNER_SHARED=$shared
+export NETRUNNER_PHOTOS=$shared/photos
+export NETRUNNER_MODEL=$root/Models/mobilenet_v2_1.0_224_uint8.tflite
+export NETRUNNER_SHARD_COUNT=6
+sbatch_options=(--cpus-per-task=1)
+
+single=$base/single
+mkdir -p "$single"
+t0=$(date +%s.%N)
+(unset NETRUNNER_SHARD_COUNT; "$netrunner" bulk "$NETRUNNER_PHOTOS" --model "$NETRUNNER_MODEL" \
+  --output "$single/bulk.jsonl" --threads 1 --no-progress 2>"$single/bulk.err") || fail "single bulk: $(cat "$single/bulk.err")"
+single_s=$(since "$t0")
+say "single run: bulk of $images photos on one thread in ${single_s}s"
+
+# Which node each task of an array ran on, from its log ("task 3 on n2 (restart 0)"), one per line.
+placements() {
+  local k
+  for ((k = 0; k < NETRUNNER_SHARD_COUNT; k++)); do
+    sed -nE "s/^netrunner-bulk: array job [0-9]+ task ($k) on ([a-z0-9]+) \(restart ([0-9]+)\).*/task \1 on \2 (restart \3)/p" \
+      "$NETRUNNER_RESULTS/logs/bulk-${1}_$k.log"
+  done
+}
+# Every image of the folder exactly once in a results file.
+expect_each_once() {
+  python3 - "$1" "$NETRUNNER_PHOTOS" <<'PY' || fail "$2"
+import json, os, sys
+lines = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
+seen = [line["image"] for line in lines]
+photos = sorted(os.path.join(sys.argv[2], name) for name in os.listdir(sys.argv[2]))
+twice = sorted({image for image in seen if seen.count(image) > 1})
+missing = sorted(set(photos) - set(seen))
+errors = [line["image"] for line in lines if line.get("error")]
+if twice or missing or errors or len(seen) != len(photos):
+    sys.exit(f"{len(seen)} lines for {len(photos)} photos; twice {twice[:3]}, missing {missing[:3]}, errors {errors[:3]}")
+PY
+}
+
+# --- 1. A 6-task array over the three nodes.
+export NETRUNNER_RESULTS=$shared/results/spread
+t0=$(date +%s.%N)
+read -r array merge < <($SLURM_CLIENT "$root/deploy/slurm/submit-bulk.sh" "${sbatch_options[@]}" 2>"$base/submit.err") \
+  || fail "submit-bulk.sh: $(cat "$base/submit.err")"
+wait_jobs 180 "$array" "$merge"
+spread_s=$(since "$t0")
+expect_completed "$array" "array over three nodes"
+expect_completed "$merge" "its merge"
+expect_same_results "$NETRUNNER_RESULTS/merged.jsonl" "$single/bulk.jsonl" "merged over three nodes"
+expect_each_once "$NETRUNNER_RESULTS/merged.jsonl" "merged over three nodes"
+spread=$(placements "$array")
+echo "$spread" | sed 's/^/    /'
+used=$(grep -oE 'on n[0-9]' <<<"$spread" | sort -u | wc -l)
+((used == 3)) || fail "the array ran on $used node(s), not 3"
+say "array $array over n1 n2 n3 and merge $merge in ${spread_s}s: the single run's $images lines"
+
+# The same array held to one node, for the wall time.
+export NETRUNNER_RESULTS=$shared/results/one-node
+t0=$(date +%s.%N)
+read -r array merge < <($SLURM_CLIENT "$root/deploy/slurm/submit-bulk.sh" "${sbatch_options[@]}" --nodelist=n1 \
+  2>"$base/submit.err") || fail "submit-bulk.sh --nodelist=n1: $(cat "$base/submit.err")"
+wait_jobs 300 "$array" "$merge"
+one_s=$(since "$t0")
+expect_completed "$array" "array on one node"
+expect_same_results "$NETRUNNER_RESULTS/merged.jsonl" "$single/bulk.jsonl" "merged on one node"
+[[ "$(placements "$array" | grep -c 'on n1')" == "$NETRUNNER_SHARD_COUNT" ]] || fail "--nodelist=n1 ran elsewhere"
+say "the same array on n1 alone in ${one_s}s (three nodes: ${spread_s}s; this machine has $(nproc) cores for all hosts)"
+
+# --- 2. A node dies mid-array.
+export NETRUNNER_RESULTS=$shared/results/node-died
+t0=$(date +%s.%N)
+read -r array merge < <($SLURM_CLIENT "$root/deploy/slurm/submit-bulk.sh" "${sbatch_options[@]}" 2>"$base/submit.err") \
+  || fail "submit-bulk.sh: $(cat "$base/submit.err")"
+# A task of this array running on n2 with answers written.
+victim=""
+deadline=$((SECONDS + 120))
+while [[ -z "$victim" ]]; do
+  ((SECONDS < deadline)) || fail "no task ran on n2 within 120 s: $($SLURM_CLIENT squeue 2>&1)"
+  for task in $($SLURM_CLIENT squeue -h -j "$array" -t RUNNING -w n2 -o %i 2>/dev/null); do
+    k=${task##*_}
+    [[ -s "$NETRUNNER_RESULTS/shard-$k.jsonl" ]] && victim=$k
+  done
+  sleep 0.1
+done
+before=$(wc -l <"$NETRUNNER_RESULTS/shard-$victim.jsonl")
+killed_at=$(date +%s.%N)
+# Every process of host n2 (slurmd, slurmstepd, the task's netrunner), and its cable.
+ip netns pids "$prefix-n2" | xargs -r kill -KILL
+ip -n "$prefix-sw" link set n2 down
+# (bash reports a background job killed by a signal on its stderr: not a failure here)
+{ wait "${slurmd_pid[n2]}" || true; } 2>/dev/null
+unset 'slurmd_pid[n2]'
+say "killed host n2 (every process, link down) while task ${array}_$victim had $before of its photos answered"
+wait_nodes 'n2:down' 60
+down_s=$(since "$killed_at")
+reason=$($SLURM_CLIENT sinfo -h -R -n n2 -o '%E' 2>/dev/null)
+say "slurmctld marked n2 down after ${down_s}s (reason: ${reason:-?})"
+wait_jobs 240 "$array" "$merge"
+recovered_s=$(since "$killed_at")
+died_s=$(since "$t0")
+expect_completed "$array" "array with a node killed"
+expect_completed "$merge" "its merge"
+expect_same_results "$NETRUNNER_RESULTS/merged.jsonl" "$single/bulk.jsonl" "merged with a node killed"
+expect_each_once "$NETRUNNER_RESULTS/merged.jsonl" "merged with a node killed"
+died=$(placements "$array")
+echo "$died" | sed 's/^/    /'
+grep -qE "^task $victim on n[13] \(restart [1-9]" <<<"$died" \
+  || fail "task $victim did not run again on n1 or n3: $died"
+log=$(cat "$NETRUNNER_RESULTS/logs/bulk-${array}_$victim.log")
+grep -qE "[0-9]+ of [0-9]+ images to go" <<<"$log" || fail "the requeued task did not resume its file: $log"
+say "task ${array}_$victim requeued and resumed on $(grep -oE "^task $victim on n[13] \(restart [1-9]" <<<"$died" | tail -1 | cut -d' ' -f4); merge in ${recovered_s}s after the kill (${died_s}s in all): every photo once, the single run's answers"
+
+# n2 comes back and takes work again.
+ip -n "$prefix-sw" link set n2 up
+start_slurmd n2
+wait_nodes 'n2:idle' 60
+back=$($SLURM_CLIENT sbatch --parsable -w n2 --output="$base/log/back-%j.log" --wrap 'hostname' 2>&1) || fail "sbatch -w n2: $back"
+wait_jobs 60 "$back"
+expect_completed "$back" "a job on n2 after it came back"
+[[ "$(cat "$base/log/back-$back.log")" == n2 ]] || fail "the job on n2 printed $(cat "$base/log/back-$back.log")"
+say "n2 back: $(nodes); a job ran on it"
+
+# --- 3. A replica dies under load. serve on n1, n2 and n3 (one thread each), nginx on lb with
+# deploy/nginx/netrunner-serve.conf as shipped but for its addresses, 32 connections from ctl.
+port=8081
+start_serve() {
+  start_on "$1" "$base/log/serve-$1.out" "$netrunner" serve --models "$base/models" --host "${address[$1]}" \
+    --port "$port" --threads 1 --allowed-host "${address[lb]}" --allowed-host "${address[$1]}"
+  serve_pid[$1]=$!
+}
+# Waits, within $2 seconds, until host $1's replica answers ready.
+wait_ready() {
+  local deadline=$((SECONDS + $2))
+  until ip netns exec "$prefix-ctl" curl -sf -o /dev/null "http://${address[$1]}:$port/v2/health/ready"; do
+    ((SECONDS < deadline)) || fail "the replica on $1 is not ready after $2 s: $(tail -n 5 "$base/log/serve-$1.out")"
+    kill -0 "${serve_pid[$1]}" 2>/dev/null || fail "the replica on $1 exited: $(tail -n 5 "$base/log/serve-$1.out")"
+    sleep 0.1
+  done
+}
+mkdir -p "$base/models"  # the embedded models only
+for host in n1 n2 n3; do start_serve "$host"; done
+for host in n1 n2 n3; do wait_ready "$host" 60; done
+mkdir -p "$base/nginx"
+servers=""
+for host in n1 n2 n3; do servers+="    server ${address[$host]}:$port max_fails=1 fail_timeout=2s;"$'\n'; done
+python3 "$root/tools/cluster/nginx_site.py" "$root/deploy/nginx/netrunner-serve.conf" "$base/nginx" "$servers" \
+  "${address[lb]}:8080" || fail "deploy/nginx/netrunner-serve.conf changed shape"
+start_on lb "$base/nginx/nginx.out" nginx -p "$base/nginx" -c "$base/nginx/nginx.conf"
+pids+=($!)
+entry=http://${address[lb]}:8080
+deadline=$((SECONDS + 30))
+until ip netns exec "$prefix-ctl" curl -sf -o /dev/null "$entry/v2/health/ready"; do
+  ((SECONDS < deadline)) || fail "nginx on lb does not answer: $(cat "$base/nginx/error.log")"
+  sleep 0.1
+done
+model=mobilenet-v2-1.0-224-uint8
+photo=$root/Tests/Fixtures/Photos/test/coffee.jpg
+answer=$(ip netns exec "$prefix-ctl" curl -sf --data-binary @"$photo" "$entry/v1/models/$model/classify") \
+  || fail "classify through nginx failed"
+grep -q espresso <<<"$answer" || fail "classify through nginx: $answer"
+say "serve on n1 n2 n3 behind nginx on lb (${address[lb]}:8080): coffee.jpg is espresso"
+
+# Waits until $1 seconds have passed since $load_started.
+sleep_until() {
+  while awk -v now="$(since "$load_started")" -v until="$1" 'BEGIN { exit !(now < until) }'; do sleep 0.05; done
+}
+timeline() { python3 "$root/tools/cluster/timeline.py" "$@"; }
+
+# kill -9 of n2's replica 8 s in, started again at 14 s. nginx's policy (proxy_next_upstream
+# error timeout http_502 http_503 non_idempotent, 3 tries): a request that meets the dead or the
+# loading replica is sent to another, so none is lost.
+load=$base/load-kill.jsonl
+load_started=$(date +%s.%N)
+ip netns exec "$prefix-ctl" python3 "$root/tools/cluster/load.py" "$entry/v1/models/$model/classify" "$photo" 32 24 "$load" &
+load_pid=$!
+sleep_until 8
+kill -KILL "${serve_pid[n2]}"
+killed=$(since "$load_started")
+{ wait "${serve_pid[n2]}" || true; } 2>/dev/null
+sleep_until 14
+start_serve n2
+restarted=$(since "$load_started")
+wait_ready n2 30
+ready=$(since "$load_started")
+wait "$load_pid" || fail "the load client failed"
+summary=$(timeline "$load" "before:1:$killed" "n2 dead:$killed:$restarted" "n2 loading:$restarted:$ready" "after:$ready:24")
+echo "$summary" | sed 's/^/    /'
+lost=$(timeline "$load" --failed)
+requests=$(wc -l <"$load")
+from=$(awk -v s="$load_started" -v r="$ready" 'BEGIN { printf "%.3f", s + r }')
+rejoined=$(awk -v from="$from" -v n2="${address[n2]}:$port" '$1 >= from && $3 == n2 && $2 == 200' "$base/nginx/access.log" | wc -l)
+retried=$(awk '$3 ~ /,$/' "$base/nginx/access.log" | wc -l)
+[[ "$lost" == 0 ]] || fail "$lost of $requests requests failed through nginx while a replica was killed (its policy retries them): $summary"
+((rejoined > 0)) || fail "n2's replica took no requests after it came back"
+say "replica n2 killed (-9) at ${killed}s under 32 connections, started again at ${restarted}s, ready at ${ready}s: 0 of $requests requests failed, $retried sent on to another replica by nginx, $rejoined answered by n2 after it rejoined"
+
+# SIGTERM to n3's replica under load: it stops taking connections and finishes what it has.
+load=$base/load-drain.jsonl
+load_started=$(date +%s.%N)
+ip netns exec "$prefix-ctl" python3 "$root/tools/cluster/load.py" "$entry/v1/models/$model/classify" "$photo" 32 10 "$load" &
+load_pid=$!
+sleep_until 3
+kill -TERM "${serve_pid[n3]}"
+drained=0
+wait "${serve_pid[n3]}" || drained=$?
+unset 'serve_pid[n3]'
+wait "$load_pid" || fail "the load client failed"
+lost=$(timeline "$load" --failed)
+[[ "$drained" == 0 ]] || fail "n3's replica exited $drained on SIGTERM"
+[[ "$lost" == 0 ]] || fail "$lost requests failed while n3 drained: $(timeline "$load" all:0:10)"
+say "replica n3 stopped with SIGTERM under load: drained, exit 0, 0 of $(wc -l <"$load") requests failed"
+
+echo "PASS test-cluster: $images photos, 6 tasks: three nodes ${spread_s}s, one node ${one_s}s, single run ${single_s}s; node n2 killed mid-array: down after ${down_s}s, every photo answered once ${recovered_s}s after the kill; a replica killed under 32 connections: 0 of $requests requests lost; $(since "$started")s in all"

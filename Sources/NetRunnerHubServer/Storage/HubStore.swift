@@ -20,6 +20,10 @@ actor HubStore {
     /// before each operation; `nil` for SQLite, which is a file.
     private let reconnect: (@Sendable () async throws -> (any SQLDatabase)?)?
 
+    /// Connections tried before an operation gives up on a closed PostgreSQL connection, 250 ms
+    /// apart.
+    static let reconnectAttempts = 20
+
     /// One statement sequence at a time: an SQLite connection is one session, and an actor
     /// lets another call in at every `await`, which would interleave with an open transaction.
     private var isBusy = false
@@ -33,13 +37,23 @@ actor HubStore {
         } else {
             isBusy = true
         }
-        if let reconnect {
+        guard let reconnect else { return }
+        // A restart or a failover closes the connection for a moment (0.2 s for a fast restart
+        // here): tried again for up to 5 s, so that the operation goes through.
+        for attempt in 1...Self.reconnectAttempts {
             do {
                 if let fresh = try await reconnect() { database = fresh }
+                return
             } catch {
-                // PostgreSQL cannot be reached yet: this operation fails on the closed
-                // connection with its own error, and the next one tries again.
-                logger.warning("cannot connect to PostgreSQL again: \(String(reflecting: error))")
+                guard attempt < Self.reconnectAttempts else {
+                    // Still unreachable: this operation fails at once with a 503 (a statement
+                    // written to the closed connection would never be answered, and it would
+                    // wait out the statement deadline), and the next one tries again.
+                    logger.warning("cannot connect to PostgreSQL again: \(String(reflecting: error))")
+                    database = UnreachableDatabase(base: database)
+                    return
+                }
+                try? await Task.sleep(for: .milliseconds(250))
             }
         }
     }

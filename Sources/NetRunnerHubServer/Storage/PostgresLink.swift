@@ -12,8 +12,9 @@ import Synchronization
 /// connection).
 ///
 /// ``HubStore`` asks before each operation, holding its one-at-a-time lock, so two reconnections
-/// never race. An operation already running when the connection drops fails (its transaction
-/// is rolled back by the server); the next one runs on the new connection.
+/// never race; it tries for up to 5 s (a restart), then fails the operation at once
+/// (``UnreachableDatabase``). An operation already running when the connection drops fails
+/// (its transaction is rolled back by the server); the next one runs on the new connection.
 ///
 /// Every statement has a deadline: one not answered in time fails with
 /// ``HubError/unavailable(_:)`` (503) and the connection is closed, so the next operation
@@ -150,6 +151,29 @@ struct DeadlineDatabase: SQLDatabase {
     static func seconds(_ amount: TimeAmount) -> String {
         amount.nanoseconds % 1_000_000_000 == 0
             ? String(amount.nanoseconds / 1_000_000_000) : String(Double(amount.nanoseconds) / 1e9)
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try await execute(sql: query, onRow).get()
+    }
+}
+
+/// The database of a connection that could not be opened again: every statement fails at once
+/// with ``HubError/unavailable(_:)`` (503), until an operation connects again.
+struct UnreachableDatabase: SQLDatabase {
+    let base: any SQLDatabase
+
+    var logger: Logger { base.logger }
+    var eventLoop: any EventLoop { base.eventLoop }
+    var version: (any SQLDatabaseReportedVersion)? { base.version }
+    var dialect: any SQLDialect { base.dialect }
+    var queryLogLevel: Logger.Level? { base.queryLogLevel }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void)
+        -> EventLoopFuture<Void>
+    {
+        eventLoop.makeFailedFuture(
+            HubError.unavailable("The hub cannot reach its database (PostgreSQL); try again in a moment."))
     }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {

@@ -9,7 +9,10 @@
 #
 # 1. bulk over real photos as a 6-task array (deploy/slurm/submit-bulk.sh, unchanged) spread over
 #    the three nodes: each task's log names the node it ran on, the merge equals one machine's
-#    `netrunner bulk` line for line; its wall time against the same array on one node.
+#    `netrunner bulk` line for line; its wall time against the same array on one node. evaluate
+#    the same way (submit-evaluate.sh): the merged results and metrics are one run's. The
+#    results folder unwritable when an array starts (chattr +i): each task fails saying why,
+#    the merge waits; writable again, the tasks requeued: the single run's lines.
 # 2. A node dies mid-array: once a task on n2 has written answers, every process of host n2 is
 #    killed (-9: its slurmd, the task's slurmstepd and netrunner) and its link taken down.
 #    slurmctld marks n2 down (SlurmdTimeout), requeues its tasks (--requeue) on n1 and n3, each
@@ -73,7 +76,7 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
   export DEBIAN_FRONTEND=noninteractive
   apt-get install -y -q slurm-wlm >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q slurm-wlm >/dev/null; }
 fi
-for tool in ip nsenter unshare mount munged slurmctld slurmd sbatch squeue scontrol sinfo scancel setpriv python3; do
+for tool in ip nsenter unshare mount chattr munged slurmctld slurmd sbatch squeue scontrol sinfo scancel setpriv python3; do
   command -v "$tool" >/dev/null || fail "$tool is missing"
 done
 if [[ -z "${NETRUNNER_LITERT_LIBRARY:-}" ]]; then
@@ -90,9 +93,11 @@ declare -A address=([ctl]=10.213.0.1 [n1]=10.213.0.11 [n2]=10.213.0.12 [n3]=10.2
 pids=()
 declare -A slurmd_pid=() serve_pid=() hub_pid=()
 pg_started=""
+immutable=""
 cleanup() {
   local status=$?
   set +e
+  [[ -n "$immutable" ]] && chattr -i "$immutable"
   if [[ -f "$base/slurmctld.started" ]]; then
     local jobs
     jobs=$($SLURM_CLIENT squeue -h -o %A 2>/dev/null | sort -u | tr '\n' ' ')
@@ -290,6 +295,53 @@ echo "$spread" | sed 's/^/    /'
 used=$(grep -oE 'on n[0-9]' <<<"$spread" | sort -u | wc -l)
 ((used == 3)) || fail "the array ran on $used node(s), not 3"
 say "array $array over n1 n2 n3 and merge $merge in ${spread_s}s: the single run's $images lines"
+
+# evaluate as a 6-task array over the three nodes: the merged results and metrics are one run's.
+export NETRUNNER_RESULTS=$shared/results/evaluate
+export NETRUNNER_MODELS=$root/Models
+export NETRUNNER_TESTBUNDLES=$root/TestBundles/imagenet-sample.testbundle:$root/TestBundles/faces.testbundle
+(unset NETRUNNER_SHARD_COUNT; IFS=: read -r -a bundles <<<"$NETRUNNER_TESTBUNDLES"
+  "$netrunner" evaluate "${bundles[@]}" --models "$NETRUNNER_MODELS" --output "$single/evaluate" --no-progress \
+    >"$single/evaluate.out" 2>&1) || fail "single evaluate: $(cat "$single/evaluate.out")"
+t0=$(date +%s.%N)
+read -r array merge < <($SLURM_CLIENT "$root/deploy/slurm/submit-evaluate.sh" "${sbatch_options[@]}" 2>"$base/submit.err") \
+  || fail "submit-evaluate.sh: $(cat "$base/submit.err")"
+wait_jobs 180 "$array" "$merge"
+evaluate_s=$(since "$t0")
+expect_completed "$array" "evaluate over three nodes"
+expect_completed "$merge" "its merge"
+expect_same_evaluation "$NETRUNNER_RESULTS/merged" "evaluate merged over three nodes"
+hosts_used=$(cat "$NETRUNNER_RESULTS"/logs/evaluate-"${array}"_*.log | grep -oE '^netrunner-evaluate: .* on n[0-9]' | grep -oE 'n[0-9]$' | sort -u | tr '\n' ' ')
+[[ "$hosts_used" == "n1 n2 n3 " ]] || fail "evaluate ran on $hosts_used, not n1 n2 n3"
+say "evaluate: array $array over ${hosts_used}and merge $merge in ${evaluate_s}s: the single run's results and metrics"
+
+# The shared folder unwritable (immutable: even root cannot make files there) when an array
+# starts: every task fails saying why, the merge waits; writable again, the tasks requeued and
+# the merge submitted again: the single run's lines.
+export NETRUNNER_RESULTS=$shared/results/unwritable
+mkdir -p "$NETRUNNER_RESULTS/logs"
+chattr +i "$NETRUNNER_RESULTS" || fail "chattr +i: this file system has no immutable flag"
+immutable=$NETRUNNER_RESULTS
+array=$(NETRUNNER_SHARD_COUNT=3 $SLURM_CLIENT sbatch --parsable --export=ALL --array=0-2 "${sbatch_options[@]}" \
+  --output="$base/log/unwritable-%A_%a.log" "$root/deploy/slurm/bulk.sbatch" 2>&1) || fail "sbatch: $array"
+wait_jobs 60 "$array"
+[[ "$(states "$array" | grep -c '^FAILED:')" == 3 ]] || fail "tasks writing to an unwritable folder: $(states "$array")"
+why=$(grep -h -m1 -i "permitted\|permission\|cannot\|could not" "$base"/log/unwritable-"$array"_*.log | head -n 1)
+[[ -n "$why" ]] || fail "the failed tasks do not say why: $(cat "$base"/log/unwritable-"$array"_*.log)"
+chattr -i "$NETRUNNER_RESULTS"
+immutable=""
+for k in 0 1 2; do
+  $SLURM_CLIENT scontrol requeue "${array}_$k"
+  $SLURM_CLIENT scontrol update JobId="${array}_$k" StartTime=now
+done
+# (afterok on the whole array stays unmet once a task failed: the merge waits on each task.)
+merge=$($SLURM_CLIENT "$root/deploy/slurm/submit-bulk.sh" --merge-after "${array}_0:${array}_1:${array}_2" \
+  "${sbatch_options[@]}" 2>"$base/submit.err") || fail "submit-bulk.sh --merge-after: $(cat "$base/submit.err")"
+wait_jobs 120 "$array" "$merge"
+expect_completed "$array" "the tasks requeued once the folder was writable"
+expect_completed "$merge" "the merge after them"
+expect_same_results "$NETRUNNER_RESULTS/merged.jsonl" "$single/bulk.jsonl" "merged after the folder was unwritable"
+say "results folder immutable: the 3 tasks failed (\"$why\"); writable again, requeued and merged: the single run's lines"
 
 # The same array held to one node, for the wall time.
 export NETRUNNER_RESULTS=$shared/results/one-node

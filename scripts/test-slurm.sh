@@ -38,7 +38,8 @@ fi
 unset NETRUNNER_SHARD_COUNT JOB_COMPLETION_INDEX JOB_COMPLETION_COUNT SBATCH_EXPORT SLURM_CONF
 for name in $(compgen -e | grep -E '^(SLURM|SBATCH|SQUEUE|SCONTROL)_' || true); do unset "$name"; done
 
-# since, start_munged, states, wait_jobs, expect_completed, answers, expect_same_results.
+# since, start_munged, states, wait_jobs, expect_completed, answers, expect_same_results,
+# metrics, expect_same_evaluation.
 SLURM_CLIENT=
 source "$root/scripts/lib/slurm.sh"
 say() { echo "[test-slurm $(since "$started")s] $*"; }
@@ -207,25 +208,6 @@ t0=$(date +%s.%N)
     >"$single/evaluate.out" 2>&1) || fail "single evaluate: $(cat "$single/evaluate.out")"
 single_evaluate_s=$(since "$t0")
 say "single runs: bulk of $images photos ${single_bulk_s}s, evaluate ${single_evaluate_s}s"
-
-# --- Helpers.
-# The metrics of an evaluation's reports, per test and model.
-metrics() {
-  python3 -c '
-import json, sys
-for test in ("imagenet-sample-photos", "faces-sample-photos"):
-    report = json.load(open(f"{sys.argv[1]}/{test}/report.json"))
-    for model in report["models"]:
-        print(test, model["id"], model["evaluated"], model["runs"], json.dumps(model["metric"], sort_keys=True))' "$1"
-}
-expect_same_evaluation() {  # merged-folder what
-  local test
-  for test in imagenet-sample-photos faces-sample-photos; do
-    expect_same_results "$1/$test/results.jsonl" "$single/evaluate/$test/results.jsonl" "$2 $test"
-  done
-  [[ "$(metrics "$1")" == "$(metrics "$single/evaluate")" && -n "$(metrics "$1")" ]] \
-    || fail "$2: metrics differ: $(metrics "$1") vs $(metrics "$single/evaluate")"
-}
 
 # --- 1. The job arrays and their merges, as shipped.
 export NETRUNNER_RESULTS=$shared/results/bulk

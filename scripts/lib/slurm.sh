@@ -70,3 +70,24 @@ expect_same_results() {
   cmp -s <(answers "$1") <(answers "$2") || fail "$3: $1 differs from the single run's $2:
 $(diff <(answers "$1") <(answers "$2") | head -n 10)"
 }
+
+# The metrics of an evaluation's reports (the sample test bundles'), per test and model.
+metrics() {
+  python3 -c '
+import json, sys
+for test in ("imagenet-sample-photos", "faces-sample-photos"):
+    report = json.load(open(f"{sys.argv[1]}/{test}/report.json"))
+    for model in report["models"]:
+        print(test, model["id"], model["evaluated"], model["runs"], json.dumps(model["metric"], sort_keys=True))' "$1"
+}
+
+# A merged evaluation folder $1 answers as the single run's ($single/evaluate) does: results line
+# for line, the same metrics ($2 says what, for the message).
+expect_same_evaluation() {
+  local test
+  for test in imagenet-sample-photos faces-sample-photos; do
+    expect_same_results "$1/$test/results.jsonl" "$single/evaluate/$test/results.jsonl" "$2 $test"
+  done
+  [[ "$(metrics "$1")" == "$(metrics "$single/evaluate")" && -n "$(metrics "$1")" ]] \
+    || fail "$2: metrics differ: $(metrics "$1") vs $(metrics "$single/evaluate")"
+}

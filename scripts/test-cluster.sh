@@ -71,19 +71,11 @@ SLURM_CLIENT=client
 client() { on ctl "$@"; }
 source "$root/scripts/lib/slurm.sh"
 
-if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then
-  say "installing Debian's slurm-wlm"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -q slurm-wlm >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q slurm-wlm >/dev/null; }
-fi
+install_slurm
 for tool in ip nsenter unshare mount chattr munged slurmctld slurmd sbatch squeue scontrol sinfo scancel setpriv python3; do
   command -v "$tool" >/dev/null || fail "$tool is missing"
 done
-if [[ -z "${NETRUNNER_LITERT_LIBRARY:-}" ]]; then
-  NETRUNNER_LITERT_LIBRARY=$("$root/scripts/install-runtime.sh" --print)
-fi
-[[ -f "$NETRUNNER_LITERT_LIBRARY" ]] || fail "no LiteRT runtime at $NETRUNNER_LITERT_LIBRARY (run scripts/install-runtime.sh)"
-export NETRUNNER_LITERT_LIBRARY
+export_litert_library
 
 base=$(mktemp -d /tmp/netrunner-cluster.XXXXXX)
 chmod 755 "$base"
@@ -144,6 +136,16 @@ for host in "${hosts[@]}"; do
 done
 # Every host's name and address, as each host's /etc/hosts.
 for host in "${hosts[@]}"; do echo "${address[$host]} $host"; done >"$base/hosts"
+# Waits, within $2 seconds, until URL $3 answers 2xx from ctl, failing early if PID $4 (the
+# daemon on host $1, logging to log/$5-$1.out, named $6 in messages) has exited.
+wait_up() {
+  local deadline=$((SECONDS + $2))
+  until ip netns exec "$prefix-ctl" curl -sf -o /dev/null "$3"; do
+    ((SECONDS < deadline)) || fail "$6 on $1 is not up after $2 s: $(tail -n 5 "$base/log/$5-$1.out")"
+    kill -0 "$4" 2>/dev/null || fail "$6 on $1 exited: $(tail -n 5 "$base/log/$5-$1.out")"
+    sleep 0.1
+  done
+}
 # On a host: its network namespace, a UTS namespace named after it (hostname is the host's), and
 # a mount namespace where /etc/hosts is the cluster's. nsenter, not `ip netns exec`: that one
 # mounts a fresh /sys, without the cgroup file system slurmd needs.
@@ -446,14 +448,7 @@ start_serve() {
   serve_pid[$1]=$!
 }
 # Waits, within $2 seconds, until host $1's replica answers ready.
-wait_ready() {
-  local deadline=$((SECONDS + $2))
-  until ip netns exec "$prefix-ctl" curl -sf -o /dev/null "http://${address[$1]}:$port/v2/health/ready"; do
-    ((SECONDS < deadline)) || fail "the replica on $1 is not ready after $2 s: $(tail -n 5 "$base/log/serve-$1.out")"
-    kill -0 "${serve_pid[$1]}" 2>/dev/null || fail "the replica on $1 exited: $(tail -n 5 "$base/log/serve-$1.out")"
-    sleep 0.1
-  done
-}
+wait_ready() { wait_up "$1" "$2" "http://${address[$1]}:$port/v2/health/ready" "${serve_pid[$1]}" serve "the replica"; }
 mkdir -p "$base/models"  # the embedded models only
 for host in n1 n2 n3; do start_serve "$host"; done
 for host in n1 n2 n3; do wait_ready "$host" 60; done
@@ -552,14 +547,7 @@ start_hub() {
     --host "${address[$1]}" --port "$hub_port" --admin-key "$key" --allowed-host "${address[$1]}"
   hub_pid[$1]=$!
 }
-wait_hub() {
-  local deadline=$((SECONDS + $2))
-  until ip netns exec "$prefix-ctl" curl -sf -o /dev/null "http://${address[$1]}:$hub_port/v1/health"; do
-    ((SECONDS < deadline)) || fail "the hub on $1 is not up after $2 s: $(tail -n 5 "$base/log/hub-$1.out")"
-    kill -0 "${hub_pid[$1]}" 2>/dev/null || fail "the hub on $1 exited: $(tail -n 5 "$base/log/hub-$1.out")"
-    sleep 0.1
-  done
-}
+wait_hub() { wait_up "$1" "$2" "http://${address[$1]}:$hub_port/v1/health" "${hub_pid[$1]}" hub "the hub"; }
 for host in n1 n2; do start_hub "$host"; done
 for host in n1 n2; do wait_hub "$host" 60; done
 # netrunner's hub commands on host $1 against the hub on host $2.

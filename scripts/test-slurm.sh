@@ -48,11 +48,7 @@ fail() {
   exit 1
 }
 
-if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then
-  say "installing Debian's slurm-wlm"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -q slurm-wlm >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q slurm-wlm >/dev/null; }
-fi
+install_slurm
 for tool in munged slurmctld slurmd sbatch squeue scontrol sinfo scancel ss setpriv python3; do
   command -v "$tool" >/dev/null || fail "$tool is missing"
 done
@@ -75,11 +71,7 @@ done
 
 # The LiteRT runtime, where scripts/install-runtime.sh put it (as the other tests find it),
 # given to the jobs through the variable the batch scripts document.
-if [[ -z "${NETRUNNER_LITERT_LIBRARY:-}" ]]; then
-  NETRUNNER_LITERT_LIBRARY=$("$root/scripts/install-runtime.sh" --print)
-fi
-[[ -f "$NETRUNNER_LITERT_LIBRARY" ]] || fail "no LiteRT runtime at $NETRUNNER_LITERT_LIBRARY (run scripts/install-runtime.sh)"
-export NETRUNNER_LITERT_LIBRARY
+export_litert_library
 
 base=$(mktemp -d /tmp/netrunner-slurm.XXXXXX)
 chmod 755 "$base"

@@ -105,17 +105,29 @@ struct ModelImporterTests {
         try setup.publish(zip, as: "m.tfbundle.zip")
         let target = setup.folder.path("download")
         let url = setup.server.url("slow/m.tfbundle.zip")
-        // /slow/ sends 64 KiB every 50 ms: about 3 s for the bundle, the server never silent
-        // for 1 s. Before, the body went through this task: with the threads held, the
-        // client stopped reading and timed out (so a CI run's import failed).
+        // Bytes received so far, as the download reports them (from the client's event loop).
+        let received = Shared()
+        let total = zip.count
         async let outcome = HTTPDownload.download(
-            url, to: target, limit: 1 << 30,
-            addresses: AddressCheck(allowsPrivate: true), progress: { _, _ in }, readTimeout: .seconds(1))
-        try await Task.sleep(for: .milliseconds(200))
+            url, to: target, limit: 1 << 30, addresses: AddressCheck(allowsPrivate: true),
+            progress: { count, _ in received.bytes.store(count, ordering: .relaxed) }, readTimeout: .seconds(1))
+        try await Eventually.wait(for: "the download's first bytes") { received.bytes.load(ordering: .relaxed) > 0 }
+        // Every cooperative thread held until the whole body has arrived (or 20 s): with the old
+        // loop nothing more was read meanwhile, and the 1 s read timeout ended the download.
         let threads = ProcessInfo.processInfo.activeProcessorCount
+        let held = Shared()
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<threads { group.addTask { usleep(2_500_000) } }
+            for _ in 0..<threads {
+                group.addTask {
+                    let deadline = ContinuousClock.now + .seconds(20)
+                    while received.bytes.load(ordering: .relaxed) < total, ContinuousClock.now < deadline {
+                        usleep(10_000)
+                    }
+                    if received.bytes.load(ordering: .relaxed) == total { held.bytes.store(total, ordering: .relaxed) }
+                }
+            }
         }
+        #expect(held.bytes.load(ordering: .relaxed) == total, "the body stopped while the threads were held")
         let result = try await outcome
         #expect(result.byteCount == zip.count)
         #expect(result.sha256 == (try Self.sha256sum(setup.site + "/m.tfbundle.zip")))
@@ -473,4 +485,9 @@ struct ModelImporterTests {
         try running.run()
         return (StagingFolderPID.neverAlive, running.processIdentifier)
     }
+}
+
+/// A count several tasks and the HTTP client's event loop read and write.
+private final class Shared: Sendable {
+    let bytes = Atomic<Int>(0)
 }

@@ -1,6 +1,25 @@
 # Helpers shared by scripts/test-slurm.sh and scripts/test-cluster.sh (sourced; each script
-# defines fail). Every Slurm client call goes through $SLURM_CLIENT (empty, or a command prefix
+# defines say and fail). Every Slurm client call goes through $SLURM_CLIENT (empty, or a command prefix
 # such as `ip netns exec HOST` when the controller lives on another host).
+
+# Debian's slurm-wlm, installed when its daemons are missing (the caller defines say and fail).
+install_slurm() {
+  if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then
+    say "installing Debian's slurm-wlm"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q slurm-wlm >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q slurm-wlm >/dev/null; }
+  fi
+}
+
+# The LiteRT runtime the jobs load, in NETRUNNER_LITERT_LIBRARY (the variable the batch scripts
+# document): where scripts/install-runtime.sh put it, unless already set. $root is the clone.
+export_litert_library() {
+  if [[ -z "${NETRUNNER_LITERT_LIBRARY:-}" ]]; then
+    NETRUNNER_LITERT_LIBRARY=$("$root/scripts/install-runtime.sh" --print)
+  fi
+  [[ -f "$NETRUNNER_LITERT_LIBRARY" ]] || fail "no LiteRT runtime at $NETRUNNER_LITERT_LIBRARY (run scripts/install-runtime.sh)"
+  export NETRUNNER_LITERT_LIBRARY
+}
 
 # Seconds since $1 (a `date +%s.%N`), to a tenth.
 since() { awk -v from="$1" -v now="$(date +%s.%N)" 'BEGIN { printf "%.1f", now - from }'; }

@@ -152,14 +152,11 @@ struct DeadlineDatabase: SQLDatabase {
         amount.nanoseconds % 1_000_000_000 == 0
             ? String(amount.nanoseconds / 1_000_000_000) : String(Double(amount.nanoseconds) / 1e9)
     }
-
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        try await execute(sql: query, onRow).get()
-    }
 }
 
 /// The database of a connection that could not be opened again: every statement fails at once
-/// with ``HubError/unavailable(_:)`` (503), until an operation connects again.
+/// with ``HubError/unavailable(_:)`` (503), until an operation connects again. (Like
+/// ``DeadlineDatabase``, it leaves the async `execute` to SQLKit's default, which awaits this one.)
 struct UnreachableDatabase: SQLDatabase {
     let base: any SQLDatabase
 
@@ -174,9 +171,5 @@ struct UnreachableDatabase: SQLDatabase {
     {
         eventLoop.makeFailedFuture(
             HubError.unavailable("The hub cannot reach its database (PostgreSQL); try again in a moment."))
-    }
-
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        try await execute(sql: query, onRow).get()
     }
 }

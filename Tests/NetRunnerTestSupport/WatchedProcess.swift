@@ -8,7 +8,7 @@ public final class WatchedProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var out = Data()
     private var err = Data()
-    private var ended = 0
+    private var readers: [PipeReader] = []
     private let outputs = (out: Pipe(), err: Pipe())
 
     /// Starts `executable` with `arguments`.
@@ -19,25 +19,13 @@ public final class WatchedProcess: @unchecked Sendable {
         process.standardOutput = outputs.out
         process.standardError = outputs.err
         try process.run()
-        // One reader per pipe, blocking until the pipe's end (on Linux a readability handler was
-        // not called at the end).
-        for (handle, isOutput) in [(outputs.out.fileHandleForReading, true), (outputs.err.fileHandleForReading, false)]
-        {
-            Thread.detachNewThread { [self] in
-                while true {
-                    let chunk = handle.availableData
-                    lock.withLock {
-                        if chunk.isEmpty {
-                            ended += 1
-                        } else if isOutput {
-                            out.append(chunk)
-                        } else {
-                            err.append(chunk)
-                        }
-                    }
-                    if chunk.isEmpty { return }
-                }
-            }
+        // One reader per pipe, blocking until the pipe's end.
+        for isOutput in [true, false] {
+            let handle = (isOutput ? outputs.out : outputs.err).fileHandleForReading
+            readers.append(
+                PipeReader(handle) { [self] chunk in
+                    lock.withLock { isOutput ? out.append(chunk) : err.append(chunk) }
+                })
         }
     }
 
@@ -69,7 +57,9 @@ public final class WatchedProcess: @unchecked Sendable {
         }
         process.waitUntilExit()
         // The last of its output: both pipes read to their end.
-        try Eventually.waitBlocking(for: "the end of its output", upTo: .seconds(10)) { lock.withLock { ended == 2 } }
+        for reader in readers where !reader.waitForEnd(upTo: .seconds(10)) {
+            throw Eventually.Timeout(description: "the end of its output within 10 s")
+        }
         return ProcessResult(status: process.terminationStatus, stdout: stdout, stderr: stderr)
     }
 }

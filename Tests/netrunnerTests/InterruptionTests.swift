@@ -65,6 +65,7 @@ struct InterruptionTests {
         private let errors = Captured()
         private let outPipe = Pipe()
         private let errPipe = Pipe()
+        private var readers: [PipeReader] = []
 
         init(_ arguments: [String]) throws {
             process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
@@ -72,13 +73,10 @@ struct InterruptionTests {
             SpawnLog.record(Fixtures.netrunner, arguments)
             process.standardOutput = outPipe
             process.standardError = errPipe
-            for (pipe, store) in [(outPipe, output), (errPipe, errors)] {
-                pipe.fileHandleForReading.readabilityHandler = { handle in
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { handle.readabilityHandler = nil } else { store.append(chunk) }
-                }
-            }
             try process.run()
+            readers = [(outPipe, output), (errPipe, errors)].map { pipe, store in
+                PipeReader(pipe.fileHandleForReading) { store.append($0) }
+            }
         }
 
         var stdout: String { output.text }
@@ -110,11 +108,7 @@ struct InterruptionTests {
             }
             process.waitUntilExit()
             // What is left in the pipes, now that the writer is gone.
-            for (pipe, store) in [(outPipe, output), (errPipe, errors)] {
-                pipe.fileHandleForReading.readabilityHandler = nil
-                let rest = pipe.fileHandleForReading.readDataToEndOfFile()
-                store.append(rest)
-            }
+            for reader in readers { reader.waitForEnd() }
             return elapsed
         }
 

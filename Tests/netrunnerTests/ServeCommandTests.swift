@@ -40,13 +40,10 @@ final class ServerProcess: @unchecked Sendable {
         SpawnLog.record(Fixtures.netrunner, process.arguments ?? [])
         process.standardOutput = output
         process.standardError = errors
+        try process.run()
         // Read the log as it comes, so a chatty server never blocks on a full pipe and a
         // failing test can show what the server said.
-        errors.fileHandleForReading.readabilityHandler = { [logged] handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil } else { logged.append(chunk) }
-        }
-        try process.run()
+        _ = PipeReader(errors.fileHandleForReading) { [logged] in logged.append($0) }
         // The first line says where it listens: "netrunner serve: listening on http://127.0.0.1:PORT (...)".
         var text = ""
         let handle = output.fileHandleForReading
@@ -108,7 +105,6 @@ final class ServerProcess: @unchecked Sendable {
     func stop() -> Int32 {
         process.terminate()
         process.waitUntilExit()
-        errors.fileHandleForReading.readabilityHandler = nil
         return process.terminationStatus
     }
 

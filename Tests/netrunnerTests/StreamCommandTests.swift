@@ -188,15 +188,13 @@ struct StreamCommandTests {
         // Interrupted once 10 frames are answered, however slowly the machine started it.
         let answered = Pipe()
         let lines = Mutex(0)
-        answered.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil }
-            lines.withLock { $0 += chunk.count { $0 == UInt8(ascii: "\n") } }
-        }
         process.standardOutput = answered
         let errors = Pipe()
         process.standardError = errors
         try process.run()
+        _ = PipeReader(answered.fileHandleForReading) { chunk in
+            lines.withLock { $0 += chunk.count { $0 == UInt8(ascii: "\n") } }
+        }
         let deadline = Date() + 60
         while process.isRunning, Date() < deadline, lines.withLock({ $0 }) < 10 { usleep(20_000) }
         let stopped = Date()

@@ -30,7 +30,7 @@
 #   /etc/netrunner/serve.conf and hub.conf (conffiles), postinst/prerm/postrm.
 # - Man pages (ArgumentParser's generate-manual, from each command's --experimental-dump-help),
 #   bash and zsh completions (--generate-completion-script).
-# - The bundles of Models/bundles (MobileNetV2, BlazeFace, MoveNet, DeepLab) in
+# - The bundles of Models/bundles (MobileNetV2, BlazeFace, MoveNet, DeepLab, the MobileNet V1 embedder) in
 #   /usr/share/netrunner/models, where `--model ID` finds them from any folder
 #   (ModelCatalog.installedFolder), with Models/SOURCES.md as their provenance and licences.
 #

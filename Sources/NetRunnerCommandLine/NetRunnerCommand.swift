@@ -22,7 +22,9 @@ struct NetRunnerCommand: AsyncParsableCommand {
         discussion: CommandLineMain.settingsHelp,
         version: CommandLineMain.version,
         subcommands: [
-            Classify.self, Detect.self, Pose.self, Segment.self, Run.self, Bulk.self, Report.self, Evaluate.self,
+            Classify.self, Detect.self, Pose.self, Segment.self, Embed.self, Similar.self, Imprint.self, Run.self,
+            Bulk.self, Report.self,
+            Evaluate.self,
             NetworkedServe.self, Inspect.self, Bench.self, Check.self, Bundle.self, NetworkedImport.self,
             NetworkedHub.self, Stream.self, Models.self,
         ]

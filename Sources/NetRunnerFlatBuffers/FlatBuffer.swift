@@ -106,6 +106,10 @@ extension FlatBuffer.Table {
     /// Whether field `index` is present.
     public func has(_ index: Int) -> Bool { fieldPosition(index) != nil }
 
+    /// The absolute position an offset field (a string, vector or table) points to, or `nil`
+    /// when absent or out of range: what a ``FlatBufferBuilder`` built over this buffer refers to.
+    public func referencePosition(_ index: Int) -> Int? { target(index) }
+
     /// The absolute position an offset field points to.
     private func target(_ index: Int) -> Int? {
         guard let field = fieldPosition(index), let offset = buffer.u32(at: field),

@@ -120,21 +120,22 @@ struct HelpAgreementTests {
     }
 
     @Test(
-        "Every image command lists the nine decoded formats; pose and segment say their default is the installed model"
+        "Every image command lists the nine decoded formats; pose, segment and embed say their default is the installed model"
     )
     func imagesAndRequiredModel() throws {
         let formats = "JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC, AVIF"
-        for command in [["classify"], ["detect"], ["segment"], ["pose"], ["bulk", "images"]] {
+        for command in [["classify"], ["detect"], ["segment"], ["pose"], ["embed"], ["bulk", "images"]] {
             let help = try netrunner(command + ["--help"]).stdout
             let images = try #require(Self.optionEntries(in: help).first { $0.hasPrefix("<images>") }, "\(command)")
             #expect(images.contains("Image files (\(formats)) or folders"), "\(command): \(images)")
         }
-        for command in ["pose", "segment"] {
+        for command in ["pose", "segment", "embed"] {
             let model = try #require(try entry("--model", of: [command]))
             #expect(
                 model.hasSuffix(
                     "(default: the model installed for this task with NetRunner (MoveNet for pose, DeepLab v3 for "
-                        + "segment); required where NetRunner is not installed: none is built in)."),
+                        + "segment, MobileNet V1's embedding extractor for embed); required where NetRunner is not "
+                        + "installed: none is built in)."),
                 "\(command): \(model)")
         }
         for command in ["classify", "detect"] {

@@ -183,6 +183,12 @@ int nr_resample_vertical(const uint8_t *source, size_t source_stride, long row_b
     const long *starts, const long *counts, const int32_t *weights, long taps, long output_size,
     uint8_t *destination, size_t destination_stride, int32_t *accumulator);
 
+// MARK: Similarity (dot_rows.c)
+
+/// `out[i]` = the dot product of `query` with row `first + i` of `rows` (rows of `dimension`
+/// floats, one after another), for `i` in 0..<`count`: AVX2 and FMA where the CPU has them.
+void nr_dot_rows(const float *query, const float *rows, size_t first, size_t count, size_t dimension, float *out);
+
 #endif  // NETRUNNER_CIMAGECODECS_H
 
 #include "nr_formats.h"

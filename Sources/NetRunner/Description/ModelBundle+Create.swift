@@ -22,13 +22,17 @@ extension ModelBundle {
     ///   - normalization: The image input's TensorIO normalisation (`[0,1]`, `[-1,1]`, or
     ///     scale and bias); `nil` uses the metadata's, else `[0,1]` for float inputs.
     ///   - type: The model type (`image.classification.imagenet` by default for classifiers).
+    ///   - crop: How images fit the image input (NetRunner's `"crop"` field); `nil` writes none
+    ///     (the task's default).
+    ///   - details: The description's `details`; `nil` takes the metadata's.
     /// - Returns: The new bundle.
     /// - Throws: ``ModelBundleError`` when `path` exists or cannot be written; the
     ///   interpreter's errors for a bad model.
     @discardableResult
     public static func create(
         at path: String, modelPath: String, labelsPath: String? = nil,
-        normalization: ModelDescription.Transform? = nil, type: String? = nil
+        normalization: ModelDescription.Transform? = nil, type: String? = nil,
+        crop: ImagePreprocessing.Cropping? = nil, details: String? = nil
     ) throws -> ModelBundle {
         let folder = path.hasSuffix("/") ? String(path.dropLast()) : path
         guard access(folder, F_OK) != 0 else {
@@ -53,6 +57,12 @@ extension ModelBundle {
                 layer["type"] = "image"
                 layer["shape"] = Array(shape.dropFirst())
                 layer["format"] = "RGB"
+                switch crop {
+                case .centerSquare?: layer["crop"] = "center"
+                case .stretch?: layer["crop"] = "stretch"
+                case .letterbox?: layer["crop"] = "letterbox"
+                case nil: break
+                }
                 if tensor.dataType == .float32 {
                     let transform =
                         normalization ?? metadata?.inputs[safe: index]?.normalization.map(Self.transform)
@@ -106,7 +116,7 @@ extension ModelBundle {
         ]
         if let chosen = type ?? (isClassifier ? "image.classification" : nil) { model["type"] = chosen }
         let description: [String: Any] = [
-            "name": metadata?.name ?? stem, "details": metadata?.description ?? "",
+            "name": metadata?.name ?? stem, "details": details ?? metadata?.description ?? "",
             "id": String(stem.lowercased().map { $0 == "_" ? "-" : $0 }), "version": metadata?.version ?? "1",
             "author": metadata?.author ?? "", "license": metadata?.license ?? "", "model": model, "inputs": inputs,
             "outputs": outputs,

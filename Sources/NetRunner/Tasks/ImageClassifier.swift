@@ -38,8 +38,9 @@ public final class ImageClassifier: VisionTask {
         public var categoryAllowlist: [String] = []
         /// These labels are never returned (full label or display name).
         public var categoryDenylist: [String] = []
-        /// How images are fitted to the model input (the seed's centre crop by default).
-        public var cropping: ImagePreprocessing.Cropping = .centerSquare
+        /// How images are fitted to the model input; `nil` (the default) leaves it to the
+        /// model's description (`"crop"` of a bundle's image input), else the seed's centre crop.
+        public var cropping: ImagePreprocessing.Cropping? = nil
         /// How pixels are normalised; `nil` leaves it to the model's description, else
         /// ``ImagePreprocessing``'s defaults.
         public var normalization: ImagePreprocessing.Normalization? = nil
@@ -53,7 +54,7 @@ public final class ImageClassifier: VisionTask {
         public var baseOptions = BaseOptions()
 
         /// Creates options with the defaults: top 5, the model's threshold (else no zero
-        /// scores), one thread, centre crop.
+        /// scores), one thread, the model's cropping (else the centre crop).
         public init() {}
 
         /// Sets the classifier's answer options: at most 5 categories and the model's own

@@ -24,8 +24,11 @@ extension NetRunnerCommand {
 
         @OptionGroup var results: ResultFlags
 
-        @Option(help: "How images fit the model input: center (crop the centred square) or stretch.")
-        var crop: CropChoice = .center
+        @Option(
+            help:
+                "How images fit the model input: center (crop the centred square) or stretch (default: the bundle's crop, else center)."
+        )
+        var crop: CropChoice?
 
         @Flag(help: "Print one JSON object per image (JSON Lines).")
         var json = false
@@ -48,7 +51,7 @@ extension NetRunnerCommand {
         func run() async throws {
             var options = ImageClassifier.Options()
             options.apply(results.options)
-            options.cropping = crop == .center ? .centerSquare : .stretch
+            options.cropping = crop.map { $0 == .center ? .centerSquare : .stretch }
             let (json, results) = (self.json, self.results.options)
             try await ImageRun.run(
                 ImageClassifier.self, options: options, model: model, inputs: inputs, json: json, saveInput: saveInput,

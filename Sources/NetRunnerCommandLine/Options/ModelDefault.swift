@@ -11,15 +11,16 @@ package enum EmbeddedModelDefault: ModelDefault {
     package static var modelHelp: String { "default: the embedded model" }
 }
 
-/// `pose` and `segment`: no model of theirs is linked in; an installed copy runs the model
+/// `pose`, `segment` and `embed`: no model of theirs is linked in; an installed copy runs the model
 /// installed for the task (``ModelCatalog/installedDefaults``), a build without one needs `--model`.
 package enum NoModelDefault: ModelDefault {
     /// `default: the installed model of the task; required where none is installed`.
     package static var modelHelp: String {
-        "default: the model installed for this task with NetRunner (MoveNet for pose, DeepLab v3 for segment); "
+        "default: the model installed for this task with NetRunner (MoveNet for pose, DeepLab v3 for segment, "
+            + "MobileNet V1's embedding extractor for embed); "
             + "required where NetRunner is not installed: none is built in"
     }
 }
 
-/// The model flags of `pose` and `segment`, whose `--model` is required.
+/// The model flags of `pose`, `segment` and `embed`, whose `--model` is required.
 package typealias RequiredModelOptions = ModelFlags<NoModelDefault>

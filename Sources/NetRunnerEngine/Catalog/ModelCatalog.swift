@@ -49,9 +49,11 @@ package struct ModelCatalog: Sendable {
     package static let defaultFolder = "Models"
 
     /// The installed model each task without an embedded one runs when `--model` is not given
-    /// (pose: MoveNet Lightning; segmentation: DeepLab v3 on MobileNetV2), by id.
+    /// (pose: MoveNet Lightning; segmentation: DeepLab v3 on MobileNetV2; embedding: Coral's MobileNet V1
+    /// embedding extractor), by id.
     package static let installedDefaults: [ImageTask.Kind: String] = [
         .pose: "movenet-single-pose-lightning-ptq", .segmentation: "deeplabv3-mnv2-pascal-quant",
+        .embedding: "mobilenet-v1-1.0-224-quant-embedding-extractor",
     ]
 
     /// The installed model a task runs without `--model`, when NetRunner is installed with it.

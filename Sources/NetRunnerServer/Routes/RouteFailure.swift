@@ -17,12 +17,13 @@ struct RouteFailure: KindedFailure {
     /// A model asked for a task it does not do (a detector's `/classify`): 404, the model
     /// exists but not this resource of it; the message names the route of its own task.
     static func wrongTask(id: String, kind: ImageTask.Kind, asked: ImageTask.Kind) -> RouteFailure {
+        // The definition's own article: "an image embedder", "a classifier".
         func noun(_ kind: ImageTask.Kind) -> String {
-            VisionTaskRegistry.definition(for: kind)?.modelName ?? kind.rawValue
+            VisionTaskRegistry.definition(for: kind)?.modelNameWithArticle ?? "a model of task \(kind.rawValue)"
         }
         let verb = VisionTaskRegistry.definition(for: kind)?.verb ?? kind.rawValue
         return RouteFailure(
             .notFound,
-            "Model \"\(id)\" is a \(noun(kind)), not a \(noun(asked)): POST to /v1/models/\(id)/\(verb) instead.")
+            "Model \"\(id)\" is \(noun(kind)), not \(noun(asked)): POST to /v1/models/\(id)/\(verb) instead.")
     }
 }

@@ -2,8 +2,8 @@ package import NetRunnerImage
 import Synchronization
 
 /// The vision tasks the library runs: ``ImageTask/Kind/classification``,
-/// ``ImageTask/Kind/detection``, ``ImageTask/Kind/pose`` and ``ImageTask/Kind/segmentation``
-/// from the start, and any task registered beside them.
+/// ``ImageTask/Kind/detection``, ``ImageTask/Kind/pose``, ``ImageTask/Kind/segmentation`` and
+/// ``ImageTask/Kind/embedding`` from the start, and any task registered beside them.
 ///
 /// Everything that depends on what a model does (making its task, telling the task from a
 /// `model.type`, writing and reading its results line, printing, drawing) asks here, so a
@@ -15,6 +15,7 @@ import Synchronization
 public enum VisionTaskRegistry {
     private static let registered = Mutex<[any VisionTaskDefinition]>([
         ClassificationDefinition(), DetectionDefinition(), PoseDefinition(), SegmentationDefinition(),
+        EmbeddingDefinition(),
     ])
 
     /// Registers a task, or replaces the definition registered under its kind.
@@ -30,7 +31,7 @@ public enum VisionTaskRegistry {
         }
     }
 
-    /// Every registered task, the library's four first.
+    /// Every registered task, the library's five first.
     public static var definitions: [any VisionTaskDefinition] {
         registered.withLock { $0 }
     }

@@ -1,0 +1,69 @@
+public import NetRunnerImage
+
+extension ImageTask.Kind {
+    /// It turns an image into a vector of numbers, near for images that look alike
+    /// (``ImageEmbedder``).
+    public static let embedding = ImageTask.Kind("embedding")
+}
+
+/// What an ``ImageEmbedder`` answers for one image: its embedding, as MediaPipe's
+/// `ImageEmbedderResult` holds one head's.
+public struct EmbeddingResult: RegisteredTaskResult {
+    /// ``ImageTask/Kind/embedding``.
+    public static let kind = ImageTask.Kind.embedding
+
+    /// The embedding as floats: the output dequantized, L2-normalised when the options ask.
+    ///
+    /// With ``ImageEmbedder/Options/quantize``, the values the quantized bytes stand for
+    /// (each byte divided by 128), so that every embedding compares the same way.
+    public var embedding: [Float]
+    /// The embedding as signed bytes (MediaPipe's `quantized_embedding`), when the options
+    /// ask for it: each value times 128, rounded and clamped to -128...127.
+    public var quantizedEmbedding: [Int8]?
+    /// The output the embedding was read from (MediaPipe's `head_name`).
+    public var headName: String
+    /// The original image's width in pixels.
+    public var imageWidth: Int
+    /// The original image's height in pixels.
+    public var imageHeight: Int
+    /// Milliseconds spent decoding the file.
+    public var decodingMilliseconds: Double
+    /// Milliseconds spent turning the image into the model's input.
+    public var preprocessingMilliseconds: Double
+    /// Milliseconds spent in the runtime.
+    public var inferenceMilliseconds: Double
+    /// Milliseconds spent reading, normalising and quantizing the output.
+    public var postprocessingMilliseconds: Double
+
+    /// Creates a result.
+    ///
+    /// - Parameters:
+    ///   - embedding: The embedding as floats.
+    ///   - quantizedEmbedding: The embedding as signed bytes, if quantized.
+    ///   - headName: The output's name.
+    ///   - imageSize: The original image's size.
+    ///   - decodingMilliseconds: Decoding time.
+    ///   - preprocessingMilliseconds: Preprocessing time.
+    ///   - inferenceMilliseconds: Inference time.
+    ///   - postprocessingMilliseconds: Post-processing time.
+    public init(
+        embedding: [Float], quantizedEmbedding: [Int8]? = nil, headName: String = "", imageSize: PixelSize,
+        decodingMilliseconds: Double = 0, preprocessingMilliseconds: Double = 0, inferenceMilliseconds: Double = 0,
+        postprocessingMilliseconds: Double = 0
+    ) {
+        self.embedding = embedding
+        self.quantizedEmbedding = quantizedEmbedding
+        self.headName = headName
+        self.imageWidth = imageSize.width
+        self.imageHeight = imageSize.height
+        self.decodingMilliseconds = decodingMilliseconds
+        self.preprocessingMilliseconds = preprocessingMilliseconds
+        self.inferenceMilliseconds = inferenceMilliseconds
+        self.postprocessingMilliseconds = postprocessingMilliseconds
+    }
+
+    /// The embedding's Euclidean length.
+    public var norm: Float {
+        embedding.reduce(0) { $0 + $1 * $1 }.squareRoot()
+    }
+}

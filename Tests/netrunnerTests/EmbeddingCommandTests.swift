@@ -1,0 +1,235 @@
+import Foundation
+import NetRunnerImage
+import NetRunnerTestSupport
+import Testing
+
+/// `embed`, `imprint` and `similar` on Coral's imprinting photos (cat, dog, hot dog) and on
+/// 3,000 photos made from the repository's, against Python's answers
+/// (`tools/embedding/record.sh`: ai_edge_litert on the same model bytes).
+@Suite("Embeddings: embed, imprint, similar")
+struct EmbeddingCommandTests {
+    static let extractor = Fixtures.path("Models/bundles/mobilenet_v1_1.0_224_quant_embedding_extractor.tiobundle")
+    static let photos = Fixtures.path("Tests/Fixtures/Embedding/imprinting")
+
+    func netrunner(_ arguments: [String], in folder: String? = nil) throws -> ProcessResult {
+        try ProcessResult.run(Fixtures.netrunner, arguments, workingDirectory: folder)
+    }
+
+    /// The JSON objects of JSON Lines output.
+    static func lines(_ text: String) -> [[String: Any]] {
+        text.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    @Test("embed --json gives Python's vectors; the text lists each pair, most alike first")
+    func embed() throws {
+        let run = try netrunner(["embed", "--model", Self.extractor, "--json", Self.photos])
+        #expect(run.status == 0, "\(run.stderr)")
+        let python = try #require(
+            try JSONSerialization.jsonObject(with: Fixtures.data("Tests/Fixtures/Embedding/imprinting.python.json"))
+                as? [String: [String: Any]])
+        let lines = Self.lines(run.stdout)
+        #expect(lines.count == 7)
+        for line in lines {
+            let name = ((line["image"] as? String) ?? "").split(separator: "/").last.map(String.init) ?? ""
+            let expected = try #require(python[name], "\(name)")
+            let raw = try #require(expected["raw"] as? [Int])
+            let scale = try #require(expected["scale"] as? Double)
+            let values = try #require(
+                ((line["inference_results"] as? [String: Any])?["embedding"] as? [String: Any])?["float_embedding"]
+                    as? [Double])
+            #expect(values.count == 1024)
+            let worst = zip(values, raw).map { abs($0 / scale - Double($1)) }.max() ?? .infinity
+            #expect(worst < 0.01, "\(name): \(worst) steps from Python")
+        }
+        let text = try netrunner(["embed", "--model", Self.extractor, Self.photos])
+        let pairs = text.stdout.split(separator: "\n").drop { !$0.hasPrefix("cosine similarity") }.dropFirst()
+        #expect(pairs.count == 21, "\(text.stdout)")
+        #expect(pairs.first?.contains("cat_test_0.png") == true && pairs.first?.contains("cat_train_0.png") == true)
+    }
+
+    @Test("imprint makes the .tflite Python ran: classify answers Python's scores and each test photo right")
+    func imprint() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-imprint")
+        defer { folder.remove() }
+        let bundle = folder.path("pets.tiobundle")
+        let made = try netrunner([
+            "imprint", Self.photos + "/train", "--model", Self.extractor, "--output", bundle,
+        ])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.stdout.contains("imprinted 3 classes (cat 1, dog 1, hotdog 2 photos)"), "\(made.stdout)")
+        let recorded = try #require(
+            try JSONSerialization.jsonObject(with: Fixtures.data("Tests/Fixtures/Embedding/imprinted.python.json"))
+                as? [String: Any])
+        // The very bytes Python ran (`record.sh`): imprinting is deterministic.
+        let model = try Data(contentsOf: URL(fileURLWithPath: bundle + "/pets.tflite"))
+        let digest = try ProcessResult.run("/usr/bin/sha256sum", [bundle + "/pets.tflite"]).stdout.prefix(64)
+        #expect(String(digest) == recorded["sha256"] as? String)
+        #expect(
+            try String(contentsOfFile: bundle + "/assets/labels.txt", encoding: .utf8) == "cat\ndog\nhotdog\n")
+
+        let answers = try #require(recorded["answers"] as? [String: [String: Any]])
+        let classify = try netrunner(["classify", "--model", bundle, "--json", Self.photos + "/test"])
+        #expect(classify.status == 0, "\(classify.stderr)")
+        let lines = Self.lines(classify.stdout)
+        #expect(lines.count == 3)
+        for line in lines {
+            let image = (line["image"] as? String) ?? ""
+            let name = image.split(separator: "/").last.map(String.init) ?? ""
+            let python = try #require(answers[name])
+            let best = try #require(
+                ((line["inference_results"] as? [String: Any])?["classification"] as? [[String: Any]])?.first)
+            #expect(best["index"] as? Int == python["index"] as? Int, "\(name)")
+            #expect(best["label"] as? String == name.split(separator: "_").first.map(String.init), "\(name)")
+            let score = try #require(best["score"] as? Double)
+            let expected = try #require(python["score"] as? Double)
+            #expect(abs(score - expected) < 1e-5, "\(name): \(score) vs Python's \(expected)")
+        }
+
+        // A second imprint into the same folder is refused and changes nothing.
+        let again = try netrunner(["imprint", Self.photos + "/train", "--model", Self.extractor, "--output", bundle])
+        #expect(again.status != 0 && again.stderr.contains("exists"), "\(again.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: bundle + "/pets.tflite")) == model)
+        let empty = try netrunner(["imprint", Self.photos + "/test", "--model", Self.extractor, "-o", folder.path("x")])
+        #expect(empty.status != 0 && empty.stderr.contains("holds no folder"), "\(empty.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path("x")))
+    }
+
+    @Test("similar: an index of the training photos; each test photo's nearest is its own class")
+    func search() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-similar")
+        defer { folder.remove() }
+        let index = folder.path("pets.nrindex")
+        let built = try netrunner(["similar", "index", Self.photos + "/train", "--model", Self.extractor, "-o", index])
+        #expect(built.status == 0 && built.stdout.contains("indexed 4 embeddings of 1024 values"), "\(built.stderr)")
+        let search = try netrunner(
+            ["similar", "search", index, "-k", "2", "--json"]
+                + ["cat", "dog", "hotdog"].map { Self.photos + "/test/\($0)_test_0.png" })
+        #expect(search.status == 0, "\(search.stderr)")
+        let answers = Self.lines(search.stdout)
+        #expect(answers.count == 3)
+        for answer in answers {
+            let query = ((answer["query"] as? String) ?? "").split(separator: "/").last ?? ""
+            let matches = answer["matches"] as? [[String: Any]] ?? []
+            #expect(matches.count == 2)
+            let nearest = ((matches.first?["path"] as? String) ?? "").split(separator: "/").last ?? ""
+            #expect(query.split(separator: "_").first == nearest.split(separator: "_").first, "\(answer)")
+        }
+        // An indexed photo is compared by its own embedding, itself left out.
+        let hotdog = Self.photos + "/train/hotdog/hotdog_train_0.png"
+        let own = try netrunner(["similar", "search", index, hotdog, "-k", "1"])
+        #expect(own.stdout.contains("hotdog_train_1.png") && own.stdout.components(separatedBy: hotdog).count == 2)
+
+        // The same index from a bulk results file.
+        let results = folder.path("train.jsonl")
+        #expect(
+            try netrunner(["bulk", Self.photos + "/train", "--model", Self.extractor, "-o", results]).status == 0)
+        let fromResults = try netrunner(["similar", "index", results, "-o", folder.path("again.nrindex")])
+        #expect(fromResults.stdout.contains("indexed 4 embeddings"), "\(fromResults.stderr)")
+
+        // Bad input: one clear message each.
+        try Data("NRINDEX1 and then nothing".utf8).write(to: URL(fileURLWithPath: folder.path("bad.nrindex")))
+        let bad = try netrunner(["similar", "search", folder.path("bad.nrindex"), hotdog])
+        #expect(bad.status != 0 && bad.stderr.contains("is not a NetRunner similarity index"), "\(bad.stderr)")
+        var cut = try Data(contentsOf: URL(fileURLWithPath: index))
+        cut.removeLast(100)
+        try cut.write(to: URL(fileURLWithPath: folder.path("cut.nrindex")))
+        let short = try netrunner(["similar", "duplicates", folder.path("cut.nrindex")])
+        #expect(short.status != 0 && short.stderr.contains("cut short"), "\(short.stderr)")
+        #expect(try netrunner(["similar", "search", index, hotdog, "-k", "0"]).status == 64)
+        #expect(try netrunner(["similar", "duplicates", index, "--threshold", "1.5"]).status == 64)
+        let classifier = try netrunner([
+            "similar", "index", results, "-o", folder.path("c.nrindex"), "--model", "mobilenet",
+        ])
+        #expect(classifier.status == 0)
+    }
+
+    /// 3,000 photos made from the repository's 25: each photo cropped at the 30 places of a 6x5
+    /// grid (35% of its width and height, a little jitter), each crop turned four ways (not
+    /// mirrored: a crop and its mirror image embed at about 0.98, near-duplicates indeed),
+    /// 128x128, JPEG quality 85. The same every run.
+    static func makePhotos(count: Int, in folder: String) throws -> [String] {
+        let sources = [
+            "Tests/Fixtures/Photos", "Tests/Fixtures/Embedding/imprinting", "Tests/Fixtures/Pose",
+            "Tests/Fixtures/Segmentation",
+        ]
+        .flatMap { root in
+            (FileManager.default.enumerator(atPath: Fixtures.path(root))?.allObjects as? [String] ?? [])
+                .filter { $0.hasSuffix(".jpg") || $0.hasSuffix(".png") }.map { Fixtures.path(root) + "/" + $0 }
+        }
+        .filter {
+            !$0.contains("python") && !$0.contains("mask")
+                && ((try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0) > 20_000
+        }
+        .sorted()
+        let images = try sources.map { try PixelBuffer(contentsOf: $0) }
+        var paths: [String] = []
+        var state: UInt64 = 7
+        func next() -> Double {
+            // SplitMix64: the same numbers on every machine.
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+        }
+        for index in 0..<count {
+            let image = images[index % images.count]
+            let round = index / images.count
+            let (turn, place) = (round % 4, (round / 4) % 30)
+            let width = Int(Double(image.width) * 0.35)
+            let height = Int(Double(image.height) * 0.35)
+            let column = Double(place % 6) / 5 + (next() - 0.5) * 0.04
+            let row = Double(place / 6) / 4 + (next() - 0.5) * 0.04
+            let x = min(max(0, Int(column * Double(image.width - width))), image.width - width)
+            let y = min(max(0, Int(row * Double(image.height - height))), image.height - height)
+            let crop = try image.cropped(to: PixelRect(x: x, y: y, width: width, height: height))
+                .resized(to: PixelSize(width: 128, height: 128))
+                .applyingOrientation([ImageOrientation.up, .right, .down, .left][turn])
+            let path = folder + "/" + String(format: "%04d.jpg", index)
+            try crop.write(to: path, format: .jpeg, quality: 85)
+            paths.append(path)
+        }
+        return paths
+    }
+
+    @Test("similar duplicates over 3,000 photos finds the hard-linked copies and nothing else")
+    func duplicates() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-duplicates")
+        defer { folder.remove() }
+        try FileManager.default.createDirectory(atPath: folder.path("photos"), withIntermediateDirectories: true)
+        let photos = try Self.makePhotos(count: 3000, in: folder.path("photos"))
+        // Ten photos linked once more, one twice: eleven groups.
+        var expected: Set<Set<String>> = []
+        for (number, index) in [5, 250, 777, 1001, 1234, 1500, 1999, 2345, 2600, 2999].enumerated() {
+            let copy = folder.path("photos/copy-\(number).jpg")
+            try FileManager.default.linkItem(atPath: photos[index], toPath: copy)
+            var group: Set<String> = [photos[index], copy]
+            if number == 0 {
+                let third = folder.path("photos/copy-again.jpg")
+                try FileManager.default.linkItem(atPath: photos[index], toPath: third)
+                group.insert(third)
+            }
+            expected.insert(group)
+        }
+        let index = folder.path("photos.nrindex")
+        let built = try netrunner(["similar", "index", folder.path("photos"), "--model", Self.extractor, "-o", index])
+        #expect(built.status == 0 && built.stdout.contains("indexed 3011 embeddings"), "\(built.stdout)\(built.stderr)")
+        // At 0.99: crops of one photo that overlap by two thirds reach 0.980 (measured, printed
+        // below); copies are at 1.0, re-encoded or halved copies at 0.987 and up (docs/similar.md).
+        let found = try netrunner([
+            "similar", "duplicates", index, "--threshold", "0.99", "--json", "--report", folder.path("groups.html"),
+        ])
+        #expect(found.status == 0, "\(found.stderr)")
+        let groups = Set(Self.lines(found.stdout).map { Set(($0["paths"] as? [String]) ?? []) })
+        #expect(groups == expected, "\(groups.subtracting(expected)) found, \(expected.subtracting(groups)) missed")
+        // What is the nearest pair that is not a copy? Printed for the record: the threshold's margin.
+        let lower = try netrunner(["similar", "duplicates", index, "--threshold", "0.95", "--json"])
+        let near = Self.lines(lower.stdout).flatMap { ($0["pairs"] as? [[String: Any]]) ?? [] }
+            .compactMap { $0["similarity"] as? Double }.filter { $0 < 0.9999 }
+        print("similar: \(groups.count) groups of copies found; the nearest other pair: \(near.max() ?? 0)")
+        let page = try String(contentsOfFile: folder.path("groups.html"), encoding: .utf8)
+        #expect(page.components(separatedBy: "<img").count - 1 == 21)
+    }
+}

@@ -140,7 +140,14 @@ struct VocabularyTests {
             ),
             (
                 ["classify", "--model", Fixtures.path("Models/bundles/face_detection_short_range.tiobundle"), chelsea],
-                "it looks like an object detector: use `netrunner detect`"
+                "is an object detector, not a classifier: use `netrunner detect`"
+            ),
+            (
+                [
+                    "classify", "--model",
+                    Fixtures.path("Models/mobilenet_v1_1.0_224_quant_embedding_extractor.tflite"), chelsea,
+                ],
+                "is an image embedder, not a classifier: use `netrunner embed`"
             ),
             (
                 ["detect", "--model", Fixtures.path("Models/mobilenet_v2_1.0_224_uint8.tflite"), chelsea],

@@ -153,13 +153,26 @@ public struct ImageTask {
     /// - Parameter model: The model.
     /// - Returns: The task.
     public static func kind(of model: LoadedModel) -> Kind {
+        declaredKind(of: model) ?? kind(outputCount: model.description?.outputs.count ?? model.outputCount ?? 1)
+    }
+
+    /// The task a model says it does, if it says.
+    ///
+    /// Its description's type, else the task that claims its outputs' shapes; `nil` when only
+    /// their number is left to go by (a bare `.tflite` of one output is taken for a classifier,
+    /// of several for a detector). A command of one task refuses a model that says it does
+    /// another.
+    ///
+    /// - Parameter model: The model.
+    /// - Returns: The task, or `nil`.
+    public static func declaredKind(of model: LoadedModel) -> Kind? {
         if let kind = kind(type: model.description?.model.type) { return kind }
         if model.description?.model.type == nil, let outputs = model.outputShapes,
             let claimed = VisionTaskRegistry.definitions.first(where: { $0.claims(outputs: outputs) })
         {
             return claimed.kind
         }
-        return kind(outputCount: model.description?.outputs.count ?? model.outputCount ?? 1)
+        return nil
     }
 
     /// The task a TensorIO `model.type` names, if a registered task claims it

@@ -28,6 +28,7 @@ enum ImageRun {
         print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
     ) async throws {
         let loaded = try await model.load(defaultFor: Task.kind)
+        if let refusal = otherTaskRefusal(loaded, task: Task.kind) { throw refusal }
         if let notice = model.assumptionNotice(for: loaded, task: Task.kind) { Console.diagnostic(notice) }
         var options = options
         options.baseOptions = model.baseOptions
@@ -39,6 +40,24 @@ enum ImageRun {
         } catch let error as NetRunnerError {
             throw otherCommandHint(error, model: loaded, task: Task.kind) ?? error
         }
+    }
+
+    /// Why a command of one task does not run a model that says it does another (its type, or
+    /// outputs only that task claims: `classify --model EMBEDDER`), naming the command to use;
+    /// `nil` when the model is the command's or says nothing.
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - task: The task the command runs.
+    /// - Returns: The refusal, or `nil`.
+    static func otherTaskRefusal(_ model: LoadedModel, task: ImageTask.Kind) -> TaskFailure? {
+        guard let declared = ImageTask.declaredKind(of: model), declared != task,
+            let definition = VisionTaskRegistry.definition(for: declared)
+        else { return nil }
+        let ours = VisionTaskRegistry.definition(for: task)?.modelNameWithArticle ?? "a model of task \(task)"
+        return TaskFailure(
+            message: "\(model.name) is \(definition.modelNameWithArticle), not \(ours): use "
+                + "`netrunner \(definition.verb)` (or `bulk`, which picks the task itself).")
     }
 
     /// The error again with the command to use instead, when a model of another task was

@@ -139,7 +139,7 @@ extension InferenceServer {
         routes.add(StreamRoutes(streams: streams).routes)
         routes.add(WebApp.routes)
         try routes.addOpenAPIDocument(
-            base: OpenAPIDocument.base, operations: OpenAPIDocument.operations(verbs: tasks.map(\.verb)))
+            base: OpenAPIDocument.base(tasks: tasks), operations: OpenAPIDocument.operations(verbs: tasks.map(\.verb)))
         return routes
     }
 

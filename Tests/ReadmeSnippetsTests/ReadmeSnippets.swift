@@ -28,8 +28,20 @@ func readmeExample2() throws {
     print(known, classify?.rawValue ?? "none")
 }
 
-/// Example 1 of docs/gpu.md.
+/// Example 1 of docs/embeddings.md.
 func readmeExample3() throws {
+    var options = ImageEmbedder.Options()
+    options.l2Normalize = true
+    let embedder = try ImageEmbedder(
+        modelPath: "Models/mobilenet_v1_1.0_224_quant_embedding_extractor.tflite", options: options)
+    let cat = try embedder.run(.file("Tests/Fixtures/Embedding/imprinting/test/cat_test_0.png"))
+    let kitten = try embedder.run(.file("Tests/Fixtures/Embedding/imprinting/train/cat/cat_train_0.png"))
+    let similarity = try ImageEmbedder.cosineSimilarity(cat, kitten)
+    print(cat.embedding.count, similarity)  // 1024 0.7328...
+}
+
+/// Example 1 of docs/gpu.md.
+func readmeExample4() throws {
     var options = Interpreter.Options()
     options.accelerator = .auto  // .cpu (the default), .gpu, .auto
     let interpreter = try Interpreter(modelPath: "Models/mobilenet_v2_1.0_224_float32.tflite", options: options)
@@ -37,7 +49,7 @@ func readmeExample3() throws {
 }
 
 /// Example 1 of docs/hub.md.
-func readmeExample4() async throws {
+func readmeExample5() async throws {
     let importer = ModelImporter(modelsFolder: "Models")
     let model = try await importer.importModel(from: "https://example.org/flowers.tiobundle.zip") { progress in
         if case .downloading(let received, let total) = progress { print(received, total ?? -1) }
@@ -46,7 +58,7 @@ func readmeExample4() async throws {
 }
 
 /// Example 2 of docs/hub.md.
-func readmeExample5() async throws {
+func readmeExample6() async throws {
     // The hub and its key, chosen in code: ML Kit's Firebase app becomes a HubClient. Without them
     // (ModelDownloader.modelDownloader()) they come from NETRUNNER_HUB and NETRUNNER_HUB_TOKEN,
     // else http://127.0.0.1:8090 with no key.
@@ -64,7 +76,7 @@ func readmeExample5() async throws {
 }
 
 /// Example 1 of docs/library.md.
-func readmeExample6() throws {
+func readmeExample7() throws {
     var options = Interpreter.Options()
     options.threadCount = 2
     let interpreter = try Interpreter(modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite", options: options)
@@ -83,7 +95,7 @@ func readmeExample6() throws {
 }
 
 /// Example 2 of docs/library.md.
-func readmeExample7() throws {
+func readmeExample8() throws {
     let classifier = try ImageClassifier(
         modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite", labelsPath: "Models/imagenet_labels.txt")
     let result = try classifier.classify(fileAt: "Tests/Fixtures/Photos/test/chelsea.png")  // or classify(data:)
@@ -100,7 +112,7 @@ func readmeExample7() throws {
 }
 
 /// Example 1 of docs/pose.md.
-func readmeExample8() throws {
+func readmeExample9() throws {
     let estimator = try PoseEstimator(modelPath: "Models/movenet_single_pose_lightning_ptq.tflite")
     let pose = try estimator.run(.file("Tests/Fixtures/Pose/squat.png"))
     for keypoint in pose.keypoints where keypoint.score >= 0.2 {
@@ -113,7 +125,7 @@ func readmeExample8() throws {
 }
 
 /// Example 1 of docs/segmentation.md.
-func readmeExample9() throws {
+func readmeExample10() throws {
     let segmenter = try ImageSegmenter(modelPath: "Models/bundles/deeplabv3_mnv2_pascal_quant.tiobundle")
     let result = try segmenter.run(.file("Tests/Fixtures/Segmentation/bird_segmentation.png"))
     for area in result.areas {
@@ -132,7 +144,7 @@ func readmeExample9() throws {
 }
 
 /// Example 1 of docs/streams.md.
-func readmeExample10() async throws {
+func readmeExample11() async throws {
     let pool = try VisionTaskPool(count: 1) { try ImageTask(modelAt: "Models/face_detection_short_range.tflite") }
     let frames = FrameSource(
         VideoSource("rtsp://camera/stream"), options: .init(frameSize: .covering(pool.preprocessing.size)))

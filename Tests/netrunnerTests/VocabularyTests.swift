@@ -23,7 +23,7 @@ struct VocabularyTests {
         try ProcessResult.run(Fixtures.netrunner, arguments)
     }
 
-    @Test("classify, detect, pose and segment --json, bulk and evaluate lines all match the one schema")
+    @Test("classify, detect, pose, segment and embed --json, bulk and evaluate lines all match the one schema")
     func oneShape() throws {
         let schema = try JSONSchemaCheck("docs/results-line.schema.json")
         let folder = try TemporaryFolder()
@@ -50,6 +50,13 @@ struct VocabularyTests {
             #expect(segment.status == 0, "\(segment.stderr)")
             lines += segment.stdout.split(separator: "\n").map { ("segment", $0) }
         }
+        // An embedding, as floats and as bytes.
+        let embed = try netrunner([
+            "embed", "--json", "--l2-normalize", "--quantize", "--model",
+            Fixtures.path("Models/mobilenet_v1_1.0_224_quant_embedding_extractor.tflite"), squat,
+        ])
+        #expect(embed.status == 0, "\(embed.stderr)")
+        lines += embed.stdout.split(separator: "\n").map { ("embed", $0) }
         let output = folder.path("bulk.jsonl")
         let bulk = try netrunner(["bulk", Self.photos, "--output", output, "--no-progress"])
         #expect(bulk.status == 0, "\(bulk.stderr)")

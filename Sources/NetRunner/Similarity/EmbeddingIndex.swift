@@ -201,7 +201,11 @@ public struct EmbeddingIndex: Sendable {
         append(UInt32(dimension))
         append(UInt64(count))
         appendText(model)
-        vectors.withUnsafeBytes { data.append(contentsOf: $0) }
+        #if _endian(big)
+            for value in vectors { append(value.bitPattern) }
+        #else
+            vectors.withUnsafeBytes { data.append(contentsOf: $0) }
+        #endif
         for path in paths { appendText(path) }
         try FileIO.writeAtomically(data, to: path)
     }
@@ -233,8 +237,17 @@ public struct EmbeddingIndex: Sendable {
         else { throw bad("its embeddings are cut short") }
         var index = EmbeddingIndex(dimension: dimension, model: model)
         index.vectors = bytes.withUnsafeBytes { raw in
-            (0..<values).map {
-                Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
+            [Float](unsafeUninitializedCapacity: values) { buffer, initialized in
+                // The file is little-endian, as the CPUs this runs on: the bytes are the floats.
+                if let destination = buffer.baseAddress, let source = raw.baseAddress {
+                    UnsafeMutableRawPointer(destination).copyMemory(from: source, byteCount: 4 * values)
+                }
+                #if _endian(big)
+                    for position in 0..<values {
+                        buffer[position] = Float(bitPattern: UInt32(littleEndian: buffer[position].bitPattern))
+                    }
+                #endif
+                initialized = values
             }
         }
         guard index.vectors.allSatisfy(\.isFinite) else { throw bad("an embedding holds a value that is not a number") }

@@ -8,8 +8,23 @@ import NetRunner
 /// list): each route names its operation here, or says where else it is described (KServe v2's
 /// own specification describes metadata, readiness and infer).
 enum OpenAPIDocument {
-    /// The document without its paths: the routes add them (`RouteList.openAPIDocument`).
-    static let base = #"""
+    /// The document without its paths (the routes add them, `RouteList.openAPIDocument`), each
+    /// registered task's results described by its definition's schema
+    /// (``VisionTaskDefinition/resultsSchema``): the document says what the server answers,
+    /// whatever tasks are registered.
+    ///
+    /// - Parameter tasks: The tasks the server runs (one look at the registry for the whole
+    ///   document).
+    /// - Returns: The document's JSON text.
+    static func base(tasks: [any VisionTaskDefinition]) -> String {
+        let results = tasks.map { "\"\($0.kind.rawValue)\": \($0.resultsSchema)" }.joined(separator: ",\n")
+        return template.replacing(resultsPlaceholder, with: "{\n" + results + "\n}")
+    }
+
+    /// Where ``base(tasks:)`` puts the tasks' results schemas.
+    private static let resultsPlaceholder = "\"@inference_results@\""
+
+    private static let template = #"""
         {
           "openapi": "3.0.3",
           "info": {"title": "netrunner serve", "version": "0.1.0",
@@ -101,26 +116,6 @@ enum OpenAPIDocument {
                   "received": {"type": "integer"}, "inferred": {"type": "integer"},
                   "dropped_while_busy": {"type": "integer"}, "dropped_by_interval": {"type": "integer"},
                   "reconnections": {"type": "integer"}, "restarts": {"type": "integer"}}},
-              "Category": {"type": "object", "required": ["index", "score"], "properties": {
-                "index": {"type": "integer"}, "label": {"type": "string"}, "display_name": {"type": "string"},
-                "score": {"type": "number"}}},
-              "Detection": {"type": "object", "required": ["box", "index", "score"], "properties": {
-                "box": {"type": "array", "items": {"type": "number"}}, "index": {"type": "integer"},
-                "label": {"type": "string"}, "display_name": {"type": "string"}, "score": {"type": "number"},
-                "keypoints": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}}},
-              "Keypoint": {"type": "object", "required": ["name", "x", "y", "score"], "properties": {
-                "name": {"type": "string"}, "x": {"type": "number", "description": "In the image's pixels."},
-                "y": {"type": "number"}, "score": {"type": "number"}}},
-              "Segmentation": {"type": "object", "required": ["areas", "mask"], "properties": {
-                "areas": {"type": "array", "description": "Each class found, largest first, its pixels the image's whatever the mask's resolution.", "items": {"type": "object",
-                  "required": ["index", "pixels"], "properties": {"index": {"type": "integer"}, "label": {"type": "string"},
-                  "pixels": {"type": "integer"}}}},
-                "mask": {"type": "object", "description": "The category mask over the whole image: at the model's output resolution (serve's default) or the image's (mask=image); scaled onto the image (image_width x image_height) by nearest neighbour.",
-                  "required": ["encoding", "width", "height", "data"], "properties": {
-                  "encoding": {"type": "string", "enum": ["png"]},
-                  "width": {"type": "integer", "description": "The mask's width: the model output's, or image_width."},
-                  "height": {"type": "integer", "description": "The mask's height: the model output's, or image_height."},
-                  "data": {"type": "string", "description": "Base64 of a grayscale PNG of width x height, each pixel's value its class index (255: unknown)."}}}}},
               "ResultLine": {"type": "object", "required": ["image", "error"], "properties": {
                 "image": {"type": "string"}, "model": {"type": "string"}, "error": {"type": "boolean"},
                 "error_description": {"type": "string"}, "image_width": {"type": "integer"},
@@ -130,11 +125,7 @@ enum OpenAPIDocument {
                 "input": {"type": "string", "description": "With preview=1: what the model saw, a PNG data URL."},
                 "skeleton": {"type": "array", "description": "Pose: the bones, pairs of indices into inference_results.pose.",
                   "items": {"type": "array", "items": {"type": "integer"}}},
-                "inference_results": {"type": "object", "properties": {
-                  "classification": {"type": "array", "items": {"$ref": "#/components/schemas/Category"}},
-                  "detection": {"type": "array", "items": {"$ref": "#/components/schemas/Detection"}},
-                  "pose": {"type": "array", "items": {"$ref": "#/components/schemas/Keypoint"}},
-                  "segmentation": {"$ref": "#/components/schemas/Segmentation"}}}}},
+                "inference_results": {"type": "object", "properties": \#(resultsPlaceholder)}}},
               "Import": {"type": "object", "required": ["id", "source", "state", "received_bytes"], "properties": {
                 "id": {"type": "string"}, "source": {"type": "string"},
                 "state": {"type": "string", "enum": ["downloading", "unpacking", "validating", "installing", "installed", "failed"]},

@@ -170,7 +170,9 @@ struct AddingATaskTests {
         }
     }
 
-    @Test("The server serves it: /v1/models/{id}/run and /mean-score answer with its results line")
+    @Test(
+        "The server serves it: /v1/models/{id}/run and /mean-score answer with its results line, described by its schema"
+    )
     func server() async throws {
         let folder = try TemporaryFolder(prefix: "netrunner-task")
         defer { folder.remove() }
@@ -199,7 +201,17 @@ struct AddingATaskTests {
                 }
             }
             try await client.execute(uri: "/openapi.json", method: .get) { response in
-                #expect(String(buffer: response.body).contains("\"/v1/models/{id}/mean-score\""))
+                let text = String(buffer: response.body)
+                #expect(text.contains("\"/v1/models/{id}/mean-score\""))
+                // Its results, in the answers' schema, are its definition's schema.
+                var node: Any? = try JSONSerialization.jsonObject(with: Data(text.utf8))
+                for key in ["components", "schemas", "ResultLine", "properties", "inference_results", "properties"] {
+                    node = (node as? [String: Any])?[key]
+                }
+                let results = node as? [String: Any]
+                let own = try JSONSerialization.jsonObject(with: Data(MeanScoreDefinition().resultsSchema.utf8))
+                #expect((results?["mean_score"] as? NSDictionary) == (own as? NSDictionary), "\(results ?? [:])")
+                #expect(Set(results?.keys.map { $0 } ?? []) == Set(VisionTaskRegistry.kinds.map(\.rawValue)))
             }
         }
     }

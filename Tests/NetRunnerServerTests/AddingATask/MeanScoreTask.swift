@@ -63,6 +63,12 @@ struct MeanScoreDefinition: VisionTaskDefinition {
     var verb: String { "mean-score" }
     var modelName: String { "score model" }
     var modelNameWithArticle: String { "a score model" }
+    var resultsSchema: String {
+        #"""
+        {"type": "object", "required": ["mean", "classes", "top"], "additionalProperties": false, "properties": {
+          "mean": {"type": "number"}, "classes": {"type": "integer", "minimum": 0}, "top": {"type": "string"}}}
+        """#
+    }
 
     func names(modelType: String) -> Bool { modelType.hasPrefix("image.mean_score") }
 

@@ -15,6 +15,17 @@ struct EmbeddingDefinition: VisionTaskDefinition {
     var verb: String { "embed" }
     var modelName: String { "image embedder" }
     var modelNameWithArticle: String { "an image embedder" }
+    var resultsSchema: String {
+        #"""
+        {"type": "object", "description": "MediaPipe's embedding of one head.",
+          "required": ["head_index", "head_name", "float_embedding"], "additionalProperties": false, "properties": {
+            "head_index": {"type": "integer", "minimum": 0},
+            "head_name": {"type": "string", "description": "The output the embedding was read from."},
+            "float_embedding": {"type": "array", "items": {"type": "number"}, "description": "The output dequantized; unit length with l2Normalize."},
+            "quantized_embedding": {"type": "array", "items": {"type": "integer", "minimum": -128, "maximum": 127},
+              "description": "With quantize: each value times 128, rounded, clamped (signed bytes)."}}}
+        """#
+    }
     var namesClasses: Bool { false }
     var assumedPreprocessing: String {
         "RGB, the whole image stretched to the input (no crop, as Coral's imprinting), the input's own "

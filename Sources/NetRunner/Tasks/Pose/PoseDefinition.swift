@@ -19,6 +19,13 @@ struct PoseDefinition: VisionTaskDefinition {
     var verb: String { "pose" }
     var modelName: String { "pose estimator" }
     var modelNameWithArticle: String { "a pose estimator" }
+    var resultsSchema: String {
+        #"""
+        {"type": "array", "description": "One person's keypoints in COCO's order (nose ... right_ankle), x and y in the image's pixels.",
+          "items": {"type": "object", "required": ["name", "x", "y", "score"], "additionalProperties": false, "properties": {
+            "name": {"type": "string"}, "x": {"type": "number"}, "y": {"type": "number"}, "score": {"type": "number"}}}}
+        """#
+    }
     var locatesInImage: Bool { true }
     var namesClasses: Bool { false }
     var assumedPreprocessing: String {

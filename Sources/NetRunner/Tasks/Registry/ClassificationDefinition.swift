@@ -9,6 +9,16 @@ struct ClassificationDefinition: VisionTaskDefinition {
     var verb: String { "classify" }
     var modelName: String { "classifier" }
     var modelNameWithArticle: String { "a classifier" }
+    var resultsSchema: String {
+        #"""
+        {"type": "array", "description": "Best first.", "items": {
+          "type": "object", "required": ["index", "score"], "additionalProperties": false, "properties": {
+            "index": {"type": "integer"},
+            "label": {"type": "string", "description": "The whole line of the labels file."},
+            "display_name": {"type": "string", "description": "The label's first name (before the first comma), or the display-names file's."},
+            "score": {"type": "number"}}}}
+        """#
+    }
     var runsInBatches: Bool { true }
     var runsAsDescribedModel: Bool { true }
     var assumedPreprocessing: String {

@@ -9,6 +9,18 @@ struct DetectionDefinition: VisionTaskDefinition {
     var verb: String { "detect" }
     var modelName: String { "detector" }
     var modelNameWithArticle: String { "an object detector" }
+    var resultsSchema: String {
+        #"""
+        {"type": "array", "description": "Best first.", "items": {
+          "type": "object", "required": ["box", "index", "score"], "additionalProperties": false, "properties": {
+            "box": {"type": "array", "items": {"type": "number"}, "description": "[x, y, width, height] in pixels."},
+            "index": {"type": "integer"},
+            "label": {"type": "string"},
+            "display_name": {"type": "string"},
+            "score": {"type": "number"},
+            "keypoints": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}}}}
+        """#
+    }
     var locatesInImage: Bool { true }
     var assumedPreprocessing: String {
         "RGB, letterboxing for raw anchor outputs and stretching for SSD outputs, raw bytes for uint8 "

@@ -51,6 +51,12 @@ public protocol VisionTaskDefinition: Sendable {
     /// - Returns: Whether the outputs are this task's.
     func claims(outputs: [(dimensions: [Int], dataType: Tensor.DataType?)]) -> Bool
 
+    /// The JSON Schema of its part of a results line, `inference_results.<kind>`, as JSON text
+    /// (self-contained: no `$ref`). The server's OpenAPI document describes each registered
+    /// task's results with it, and a test holds `docs/results-line.schema.json` to the library's
+    /// tasks' schemas.
+    var resultsSchema: String { get }
+
     /// Whether a TensorIO `model.type` names this task.
     ///
     /// - Parameter modelType: The description's `model.type`, lowercased.
@@ -149,6 +155,11 @@ extension VisionTaskDefinition {
 
     /// `true`: its answers are classes.
     public var namesClasses: Bool { true }
+
+    /// Any JSON value, described as unspecified: a task registered without a schema.
+    public var resultsSchema: String {
+        #"{"description": "A registered task's results; its definition gives no schema."}"#
+    }
 
     /// `false`: the task is never taken from the outputs alone.
     public func claims(outputs: [(dimensions: [Int], dataType: Tensor.DataType?)]) -> Bool { false }

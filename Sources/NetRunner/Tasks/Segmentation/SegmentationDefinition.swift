@@ -24,6 +24,24 @@ struct SegmentationDefinition: VisionTaskDefinition {
     var verb: String { "segment" }
     var modelName: String { "segmenter" }
     var modelNameWithArticle: String { "a segmenter" }
+    var resultsSchema: String {
+        #"""
+        {"type": "object", "required": ["areas", "mask"], "additionalProperties": false, "properties": {
+          "areas": {"type": "array",
+            "description": "Each class found and the image's pixels it covers (image_width x image_height in all, less unknown pixels), largest first: the same whatever the mask's resolution.",
+            "items": {"type": "object", "required": ["index", "pixels"], "additionalProperties": false, "properties": {
+              "index": {"type": "integer"},
+              "label": {"type": "string", "description": "Absent for a model without labels (a bare .tflite): classes by index."},
+              "pixels": {"type": "integer", "minimum": 0}}}},
+          "mask": {"type": "object",
+            "description": "The category mask over the whole image: at the image's size (the CLI's, and serve's with mask=image) or at the model's output resolution (serve's default, 513 x 513 for DeepLab whatever the image). Image pixel (x, y) has the class of mask pixel (floor((x + 0.5) * width / image_width), floor((y + 0.5) * height / image_height)): nearest-neighbour scaling.",
+            "required": ["encoding", "width", "height", "data"], "additionalProperties": false, "properties": {
+              "encoding": {"type": "string", "enum": ["png"]},
+              "width": {"type": "integer", "description": "The mask's width: image_width, or the model output's."},
+              "height": {"type": "integer", "description": "The mask's height: image_height, or the model output's."},
+              "data": {"type": "string", "description": "Base64 of a grayscale PNG of width x height pixels, each pixel's value its class index (255: unknown)."}}}}}
+        """#
+    }
     var locatesInImage: Bool { true }
     var assumedPreprocessing: String {
         "RGB, the whole image stretched to the input (no crop), raw bytes for uint8 inputs and values in [-1, 1] "

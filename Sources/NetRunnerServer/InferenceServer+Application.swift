@@ -105,7 +105,8 @@ extension InferenceServer {
     }
 
     /// Every route of the server, each declared once: the native API, imports, albums,
-    /// metrics, KServe v2, streams, the live socket, the web page and the OpenAPI document.
+    /// similarity indexes, metrics, KServe v2, streams, the live socket, the web page and the
+    /// OpenAPI document.
     func routes(streams: ServerStreams?, metrics: ServerMetrics, access: ServerAccess) throws -> RouteList<
         BasicRequestContext
     > {
@@ -129,6 +130,10 @@ extension InferenceServer {
             AlbumRoutes(
                 engine: engine, albums: AlbumRoutes.Album.load(configuration.albums, logger: logger),
                 maximumImageBytes: max(configuration.maximumUploadBytes, 64 << 20)
+            ).routes)
+        routes.add(
+            IndexRoutes(
+                engine: engine, indexes: configuration.indexes, maximumUploadBytes: configuration.maximumUploadBytes
             ).routes)
         routes.add(metrics.routes)
         routes.add(

@@ -1,4 +1,5 @@
 package import Logging
+package import NetRunner
 package import NetRunnerEngine
 import NetRunnerHTTP
 
@@ -60,6 +61,9 @@ package struct InferenceServer: Sendable {
         package var allowsPrivateImports = false
         /// Folders of photos offered as albums (`/v1/albums`).
         package var albums: [String] = []
+        /// Similarity indexes searched at `/v1/indexes/{name}/search`, by name; each one's model
+        /// must be served.
+        package var indexes: [String: EmbeddingIndex] = [:]
         /// Video sources the server reads itself (`/v1/streams`), by name.
         package var streams: [(name: String, source: String)] = []
         /// The model the streams run (an id of the engine's); `nil`: the first detector served,

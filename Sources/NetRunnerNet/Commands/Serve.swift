@@ -102,6 +102,13 @@ extension NetRunnerNetCommand {
         var albums: [String] = []
 
         @Option(
+            name: .customLong("index"),
+            help: ArgumentHelp(
+                "A similarity index (from `netrunner similar index`) searched with a photo at POST /v1/indexes/NAME/search: NAME=FILE; its model must be served; repeatable.",
+                valueName: "name=file"))
+        var indexes: [String] = []
+
+        @Option(
             name: .customLong("stream"),
             help: ArgumentHelp(
                 "A video source the server reads and the page previews live with the answers drawn: [NAME=]SOURCE, a camera (/dev/video0), a live URL, or a file played at its own rate in a loop; repeatable.",
@@ -169,6 +176,46 @@ extension NetRunnerNetCommand {
                     throw ValidationError("--stream \(error)")
                 }
             }
+        }
+
+        /// The indexes of `--index NAME=FILE`, read and checked.
+        ///
+        /// Names are of the route's form, and each index's model is among those served.
+        ///
+        /// - Parameter served: The models served.
+        /// - Returns: The indexes by name.
+        /// - Throws: `ValidationError` naming the flag for a bad name, an unreadable index or a
+        ///   model not served.
+        func loadedIndexes(served: [ServedModel]) throws -> [String: EmbeddingIndex] {
+            var loaded: [String: EmbeddingIndex] = [:]
+            for text in indexes {
+                guard let equals = text.firstIndex(of: "="), equals > text.startIndex else {
+                    throw ValidationError("--index \(text): give NAME=FILE (a name for the route, the index file).")
+                }
+                let name = String(text[..<equals])
+                let path = String(text[text.index(after: equals)...])
+                let isName =
+                    name.utf8.count <= 64 && name.first.map { $0.isASCII && ($0.isLetter || $0.isNumber) } == true
+                    && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+                guard isName else {
+                    throw ValidationError("--index \(name): a name is letters, digits, '.', '_' and '-' (at most 64).")
+                }
+                guard loaded[name] == nil else { throw ValidationError("--index names must differ: \(name) twice.") }
+                let index: EmbeddingIndex
+                do {
+                    index = try EmbeddingIndex.read(from: path)
+                } catch {
+                    throw ValidationError("--index \(name)=\(path): \(error)")
+                }
+                guard served.contains(where: { $0.id == index.model }) else {
+                    throw ValidationError(
+                        "--index \(name): its model \(index.model.isEmpty ? "(not named)" : index.model) is not served "
+                            + "(served: \(served.map(\.id).joined(separator: ", "))); index with `similar index --model ID`."
+                    )
+                }
+                loaded[name] = index
+            }
+            return loaded
         }
 
         /// The `--stream` values with their names (`stream1`, `stream2` and so on when none is given).
@@ -253,6 +300,7 @@ extension NetRunnerNetCommand {
                 streams: namedStreams(),
                 streamModel: streamModel, streamInterval: .milliseconds(streamInterval))
             configuration.allowsPrivateImports = allowsPrivateImports
+            configuration.indexes = try loadedIndexes(served: served)
             configuration.allowedHosts = Set(connections.allowedHosts)
             configuration.idleTimeout = connections.idle
             configuration.maximumConnections = connections.maximumConnections

@@ -1,0 +1,118 @@
+import FoundationEssentials
+import Hummingbird
+import NetRunner
+import NetRunnerEngine
+import NetRunnerHTTP
+import NetRunnerSupport
+
+/// Similar photos from the server: the indexes of `serve --index NAME=FILE`.
+///
+/// The indexes (made by `netrunner similar index`) are listed at `GET /v1/indexes` and searched
+/// with a photo at `POST /v1/indexes/{name}/search?k=5`. The photo is embedded by the index's
+/// own model, which the server serves; the answer is the `k` nearest photos of the index, most
+/// alike first.
+struct IndexRoutes {
+    let engine: InferenceEngine
+    /// The indexes, by name.
+    let indexes: [String: EmbeddingIndex]
+    let maximumUploadBytes: Int
+
+    /// The most photos one search answers.
+    static let maximumK = 1000
+
+    /// A query parameter out of range, or unknown: 400.
+    struct Invalid: KindedFailure {
+        var description: String
+        var failureKind: FailureKind { .invalid }
+    }
+
+    /// The routes.
+    var routes: RouteList<BasicRequestContext> {
+        var routes = RouteList<BasicRequestContext>()
+        routes.get("/v1/indexes", .open, .operation("listIndexes")) { _, _ in
+            HTTPReply.json(
+                IndexList(
+                    indexes: indexes.keys.sorted().compactMap { name in
+                        indexes[name].map {
+                            IndexList.Entry(name: name, model: $0.model, count: $0.count, dimension: $0.dimension)
+                        }
+                    }))
+        }
+        routes.post("/v1/indexes/{name}/search", .keyed, .operation("searchIndex")) { request, context in
+            try await search(request, name: context.parameters.get("name") ?? "")
+        }
+        return routes
+    }
+
+    /// The `k` (1 to ``maximumK``, 5 by default) of a search's query; any other parameter is refused.
+    static func k(_ query: Parameters) throws(Invalid) -> Int {
+        for name in query.map({ String($0.key) }) where name != "k" {
+            throw Invalid(description: "Unknown query parameter \"\(name.prefix(64))\": this route takes k.")
+        }
+        let given = query.getAll("k")
+        guard let text = given.first else { return 5 }
+        // A checked conversion: one value, digits only, at most 4 of them, then the range.
+        guard given.count == 1, text.utf8.count <= 4, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let value = Int(text), (1...maximumK).contains(value)
+        else {
+            throw Invalid(
+                description: "k must be given once, a whole number from 1 to \(maximumK), not \"\(text.prefix(32))\".")
+        }
+        return value
+    }
+
+    /// Embeds the upload with the index's model and answers its nearest photos.
+    func search(_ request: Request, name: String) async throws -> Response {
+        guard let index = indexes[name] else {
+            throw RouteFailure(
+                .notFound,
+                "No index named \"\(name.prefix(64))\": GET /v1/indexes lists them (serve --index NAME=FILE).")
+        }
+        let k = try Self.k(request.uri.queryParameters)
+        let upload = try await ImageUpload.read(request, limit: maximumUploadBytes)
+        let found = try await engine.answerShowingInput(model: index.model, image: upload.data, includeInput: false)
+        guard case .other(let result) = found.answer, let embedding = result as? EmbeddingResult else {
+            throw RouteFailure(.failed, "The index's model \"\(index.model)\" did not answer with an embedding.")
+        }
+        let matches = try index.search(embedding.embedding, k: k)
+        return HTTPReply.json(
+            SearchAnswer(
+                image: upload.name, index: name, model: index.model,
+                matches: matches.map { .init(path: $0.path, similarity: $0.similarity) },
+                decodeLatency: embedding.decodingMilliseconds, preprocessorLatency: embedding.preprocessingMilliseconds,
+                inferenceLatency: embedding.inferenceMilliseconds))
+    }
+
+    /// `GET /v1/indexes`.
+    struct IndexList: Encodable {
+        struct Entry: Encodable {
+            var name: String
+            var model: String
+            var count: Int
+            var dimension: Int
+        }
+        var indexes: [Entry]
+    }
+
+    /// A search's answer.
+    struct SearchAnswer: Encodable {
+        struct Match: Encodable {
+            var path: String
+            var similarity: Float
+        }
+        var image: String
+        var index: String
+        var model: String
+        var matches: [Match]
+        var decodeLatency: Double
+        var preprocessorLatency: Double
+        var inferenceLatency: Double
+
+        enum CodingKeys: String, CodingKey {
+            case image, index, model, matches
+            case decodeLatency = "decode_latency"
+            case preprocessorLatency = "preprocessor_latency"
+            case inferenceLatency = "inference_latency"
+        }
+    }
+}

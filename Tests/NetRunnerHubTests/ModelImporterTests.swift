@@ -119,9 +119,9 @@ struct ModelImporterTests {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<threads {
                 group.addTask {
-                    let deadline = ContinuousClock.now + .seconds(20)
-                    while received.bytes.load(ordering: .relaxed) < total, ContinuousClock.now < deadline {
-                        usleep(10_000)
+                    // Blocking on purpose: the thread is held, not given back to the pool.
+                    try? Eventually.waitBlocking(for: "the whole body", upTo: .seconds(20), every: .milliseconds(10)) {
+                        received.bytes.load(ordering: .relaxed) == total
                     }
                     if received.bytes.load(ordering: .relaxed) == total { held.bytes.store(total, ordering: .relaxed) }
                 }

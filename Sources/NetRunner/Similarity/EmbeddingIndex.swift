@@ -105,7 +105,7 @@ public struct EmbeddingIndex: Sendable {
                 DispatchQueue.concurrentPerform(iterations: chunks.count) { chunk in
                     var top = TopK(k: wanted)
                     let rows = chunks[chunk]
-                    let similarities = Self.dots(q.values, all.values, rows: rows, dimension: dimension)
+                    let similarities = DotProducts.of(q.values, with: all.values, rows: rows, dimension: dimension)
                     for (offset, similarity) in similarities.enumerated() where rows.lowerBound + offset != excluding {
                         top.insert(rows.lowerBound + offset, similarity)
                     }
@@ -139,7 +139,7 @@ public struct EmbeddingIndex: Sendable {
                 var row = worker
                 while row < rows {
                     let q = UnsafeBufferPointer(rebasing: all[row * dimension..<(row + 1) * dimension])
-                    let similarities = Self.dots(q, all, rows: (row + 1)..<rows, dimension: dimension)
+                    let similarities = DotProducts.of(q, with: all, rows: (row + 1)..<rows, dimension: dimension)
                     for (offset, similarity) in similarities.enumerated() where similarity >= threshold {
                         found.append((row, row + 1 + offset, similarity))
                     }
@@ -278,13 +278,6 @@ public struct EmbeddingIndex: Sendable {
             throw NetRunnerError.invalidOption(name: "embedding", reason: "\(what) is all zeros: it has no direction")
         }
         return values.map { $0 / norm }
-    }
-
-    /// The dot products of `q` with rows `rows` of `all` (``DotProducts``, in C).
-    static func dots(
-        _ q: UnsafeBufferPointer<Float>, _ all: UnsafeBufferPointer<Float>, rows: Range<Int>, dimension: Int
-    ) -> [Float] {
-        DotProducts.of(q, with: all, rows: rows, dimension: dimension)
     }
 
     /// Rows split into about four chunks per core.

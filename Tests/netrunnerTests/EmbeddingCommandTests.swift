@@ -49,6 +49,57 @@ struct EmbeddingCommandTests {
         #expect(pairs.first?.contains("cat_test_0.png") == true && pairs.first?.contains("cat_train_0.png") == true)
     }
 
+    @Test("--task picks the task, a model of another is refused; embed --penultimate equals Python's tensor")
+    func taskAndPenultimate() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-task")
+        defer { folder.remove() }
+        let test = Self.photos + "/test"
+        // The embedded MobileNet V2 cut at its penultimate layer, against Python's tensor read
+        // from the whole model (tools/embedding/record.sh).
+        let cut = try netrunner(["embed", "--penultimate", "--json", test])
+        #expect(cut.status == 0, "\(cut.stderr)")
+        let python = try #require(
+            try JSONSerialization.jsonObject(with: Fixtures.data("Tests/Fixtures/Embedding/penultimate.python.json"))
+                as? [String: [String: Any]])
+        let lines = Self.lines(cut.stdout)
+        #expect(lines.count == 3)
+        for line in lines {
+            let name = ((line["image"] as? String) ?? "").split(separator: "/").last.map(String.init) ?? ""
+            let expected = try #require(python[name], "\(name)")
+            let (raw, scale) = (try #require(expected["raw"] as? [Int]), try #require(expected["scale"] as? Double))
+            let zero = try #require(expected["zero_point"] as? Int)
+            let values = try #require(
+                ((line["inference_results"] as? [String: Any])?["embedding"] as? [String: Any])?["float_embedding"]
+                    as? [Double])
+            #expect(values.count == 1280)
+            let worst = zip(values, raw).map { abs($0 / scale + Double(zero) - Double($1)) }.max() ?? .infinity
+            #expect(worst < 0.01, "\(name): \(worst) steps from Python")
+        }
+        let pose = Fixtures.path("Models/movenet_single_pose_lightning_ptq.tflite")
+        let uncut = try netrunner(["embed", "--penultimate", "--model", pose, test])
+        #expect(uncut.status != 0 && uncut.stderr.contains("cannot be cut at a penultimate layer"), "\(uncut.stderr)")
+
+        // --task embed takes a bare classifier's one output for an embedding, in run and bulk.
+        let bare = Fixtures.path("Models/mobilenet_v2_1.0_224_float32.tflite")
+        let run = try netrunner(["run", "--task", "embed", "--json", bare, test + "/cat_test_0.png"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let embedding = (Self.lines(run.stdout).first?["inference_results"] as? [String: Any])?["embedding"]
+        #expect(((embedding as? [String: Any])?["float_embedding"] as? [Double])?.count == 1000, "\(run.stdout)")
+        let results = folder.path("out.jsonl")
+        let bulk = try netrunner(["bulk", "--task", "embed", "--model", bare, test, "-o", results])
+        #expect(bulk.status == 0, "\(bulk.stderr)")
+        #expect(Self.lines(try String(contentsOfFile: results, encoding: .utf8)).count == 3)
+        // The task is part of the run: resuming the file as a classifier is refused.
+        let resumed = try netrunner(["bulk", "--model", bare, test, "-o", results])
+        #expect(resumed.status == 1 && resumed.stderr.contains("--task"), "\(resumed.stderr)")
+
+        // A model that declares its task is refused for another, and an unknown task named.
+        let refused = try netrunner(["bulk", "--task", "classify", "--model", Self.extractor, test])
+        #expect(refused.status == 1 && refused.stderr.contains("give --task embed"), "\(refused.stderr)")
+        let unknown = try netrunner(["stream", "--task", "embedd", "--model", Self.extractor, test + "/x.mp4"])
+        #expect(unknown.status == 64 && unknown.stderr.contains("did you mean embed?"), "\(unknown.stderr)")
+    }
+
     @Test("imprint makes the .tflite Python ran: classify answers Python's scores and each test photo right")
     func imprint() throws {
         let folder = try TemporaryFolder(prefix: "netrunner-imprint")

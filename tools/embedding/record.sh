@@ -4,6 +4,8 @@
 # the venv with ai_edge_litert that scripts/record-local-reference.sh makes, and
 # .build/debug/netrunner).
 #   imprinting.python.json: the extractor's raw output for each of Coral's imprinting photos.
+#   penultimate.python.json: MobileNet V2 (uint8)'s penultimate layer (1280 values) for the photos,
+#   read in Python from the whole model with every tensor kept (not from NetRunner's cut model).
 #   imprinted.python.json: the classifier `netrunner imprint` makes from the training photos,
 #   its SHA-256 and Python's scores for the test photos, run on exactly those bytes.
 set -eu
@@ -14,6 +16,8 @@ EXTRACTOR=Models/mobilenet_v1_1.0_224_quant_embedding_extractor.tflite
 PHOTOS=Tests/Fixtures/Embedding/imprinting
 $PY tools/embedding/reference.py embed "$EXTRACTOR" $(find "$PHOTOS" -name '*.png' | sort) \
     > Tests/Fixtures/Embedding/imprinting.python.json
+$PY tools/embedding/reference.py penultimate Models/mobilenet_v2_1.0_224_uint8.tflite \
+    $(find "$PHOTOS" -name '*.png' | sort) > Tests/Fixtures/Embedding/penultimate.python.json
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$NETRUNNER" imprint "$PHOTOS/train" --model "$EXTRACTOR" --output "$work/pets.tiobundle" >&2

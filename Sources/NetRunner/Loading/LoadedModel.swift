@@ -45,6 +45,10 @@ public struct LoadedModel: Sendable {
     /// (``ModelTrust/checked``, the default) or trusts it.
     public var trust: ModelTrust = .checked
 
+    /// The task type given to a model made here without a description (a classifier cut at
+    /// its penultimate layer is an `image.embedding`), read where the description's type is.
+    var assignedType: String?
+
     /// A labels text and the file it came from.
     struct LabelsFile: Sendable {
         var text: String

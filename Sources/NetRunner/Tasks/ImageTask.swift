@@ -166,7 +166,7 @@ public struct ImageTask {
     /// - Parameter model: The model.
     /// - Returns: The task, or `nil`.
     public static func declaredKind(of model: LoadedModel) -> Kind? {
-        if let kind = kind(type: model.description?.model.type) { return kind }
+        if let kind = kind(type: model.description?.model.type ?? model.assignedType) { return kind }
         if model.description?.model.type == nil, let outputs = model.outputShapes,
             let claimed = VisionTaskRegistry.definitions.first(where: { $0.claims(outputs: outputs) })
         {

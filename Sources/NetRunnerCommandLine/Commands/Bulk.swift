@@ -58,6 +58,8 @@ extension NetRunnerCommand.Bulk {
 
         @OptionGroup var model: ModelOptions
 
+        @OptionGroup var taskChoice: TaskOption
+
         @Option(name: .shortAndLong, help: "Write the results to this file (resumable) instead of stdout.")
         var output: String?
 
@@ -118,7 +120,7 @@ extension NetRunnerCommand.Bulk {
             // Read once, and made into a task once before anything is written, so a bad model
             // is one clear error and no results file.
             let loaded = try await model.load(defaultFor: .classification)
-            options.kind = ImageTask.kind(of: loaded)
+            options.kind = try taskChoice.kind(for: loaded)
             if let kind = options.kind, let notice = model.assumptionNotice(for: loaded, task: kind) {
                 Console.diagnostic(notice)
             }
@@ -129,7 +131,7 @@ extension NetRunnerCommand.Bulk {
             do {
                 job = try BulkJob(
                     roots: inputs.images, listed: listed, shard: shard, model: loaded,
-                    identityOptions: try answerOptions(), output: output,
+                    identityOptions: try answerOptions(task: options.kind), output: output,
                     format: format?.format ?? .implied(by: output ?? ""), restart: restart, retryFailed: retryFailed)
             } catch let error as BulkJob.OtherRunError {
                 Console.diagnostic(FlagAdvice.message(for: error) ?? "\(error)")
@@ -205,8 +207,13 @@ extension NetRunnerCommand.Bulk {
         }
 
         /// The options that change answers, for the run's identity.
-        private func answerOptions() throws -> [BulkRunIdentity.Option: String] {
+        ///
+        /// - Parameter task: The task the model runs as (in the identity when `--task` chose it).
+        /// - Returns: Each option's canonical text.
+        /// - Throws: A labels file that cannot be read.
+        private func answerOptions(task: ImageTask.Kind?) throws -> [BulkRunIdentity.Option: String] {
             var options: [BulkRunIdentity.Option: String] = [:]
+            if taskChoice.task != nil, let task { options[.task] = task.rawValue }
             if let value = resultOptions.maxResults { options[.maxResults] = String(value) }
             if let value = resultOptions.scoreThreshold { options[.scoreThreshold] = String(value) }
             if !resultOptions.categoryAllowlist.isEmpty {

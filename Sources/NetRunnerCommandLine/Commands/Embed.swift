@@ -12,8 +12,8 @@ extension NetRunnerCommand {
                 Without --model, the embedder installed with NetRunner (mobilenet-v1-1.0-224-quant-embedding-extractor, \
                 Coral's MobileNet V1 cut at its average pool: 1024 values, in share/netrunner/models); a build that is \
                 not installed has none built in and needs --model: a model whose first output is one vector ([1, N] or \
-                [1, 1, 1, N]), as a .tflite file, a bundle folder, a zipped bundle, a catalog id or hub:. The whole \
-                image is resized to the input. With two images or more, the cosine similarity of each pair follows \
+                [1, 1, 1, N]), as a .tflite file, a bundle folder, a zipped bundle, a catalog id or hub:; or, with \
+                --penultimate, a classifier cut at its penultimate layer. The whole image is resized to the input. With two images or more, the cosine similarity of each pair follows \
                 (1: the same direction). --json prints MediaPipe's embedding per image (float_embedding, and \
                 quantized_embedding with --quantize); `bulk` writes them for a whole folder, and `similar` searches \
                 them.
@@ -34,6 +34,12 @@ extension NetRunnerCommand {
         )
         var quantize = false
 
+        @Flag(
+            help:
+                "Embed with a classifier's penultimate layer: the input of its last fully connected layer or 1 x 1 convolution (MobileNet V2: 1280 values). Without --model, the embedded MobileNet V2."
+        )
+        var penultimate = false
+
         @Flag(help: "Print one JSON object per image (JSON Lines).")
         var json = false
 
@@ -49,6 +55,8 @@ extension NetRunnerCommand {
             let answers = Mutex<[(file: String, result: EmbeddingResult)]>([])
             try await ImageRun.run(
                 ImageEmbedder.self, options: options, model: model, inputs: inputs, json: json,
+                defaultKind: penultimate ? .classification : .embedding,
+                adapt: { [penultimate] in penultimate ? try $0.penultimateLayer() : $0 },
                 print: { file, _, result in
                     try AnswerOutput.print(result.imageAnswer, file: file, json: json)
                     answers.withLock { $0.append((file, result)) }

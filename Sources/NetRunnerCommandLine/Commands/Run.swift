@@ -11,7 +11,8 @@ extension NetRunnerCommand {
             discussion: """
                 The bundle's model.json says how to prepare the image and read the outputs; the output is \
                 formatted by the model's type (image.classification.*: the top 5 labels above 0.1, by their \
-                display names as classify prints them; a detector: its boxes). The model is the first argument, \
+                display names as classify prints them; a detector: its boxes). --task runs the model as that \
+                task (classify, detect, pose, segment, embed), printed as its command prints answers. The model is the first argument, \
                 or --model, as in classify (then every argument is an image).
                 """)
 
@@ -29,6 +30,8 @@ extension NetRunnerCommand {
         var model: String?
 
         @OptionGroup var inputs: ImageArguments
+
+        @OptionGroup var taskChoice: TaskOption
 
         @OptionGroup var runtime: RuntimeOptions
         @OptionGroup var hardware: AcceleratorOptions
@@ -108,7 +111,9 @@ extension NetRunnerCommand {
         func run() async throws {
             let loaded = try LoadedModel(.path(await HubReference.localPath(modelText)))
             let inputs = images
-            if let task = Self.task(of: loaded) {
+            // --task: that task, whatever the description's type says of how `run` prints it.
+            let chosen = try taskChoice.chosen.map { _ in try taskChoice.kind(for: loaded) }
+            if let task = chosen.flatMap(VisionTaskRegistry.definition(for:)) ?? Self.task(of: loaded) {
                 // A detector's description (type image.detection…) runs as the detector: its
                 // outputs are boxes, not TensorIO arrays; a bare MoveNet or DeepLab as its task,
                 // with the notice of what is assumed.

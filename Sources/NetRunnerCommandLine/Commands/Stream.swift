@@ -34,6 +34,8 @@ extension NetRunnerCommand {
 
         @OptionGroup var model: ModelOptions
 
+        @OptionGroup var taskChoice: TaskOption
+
         @OptionGroup var results: ResultFlags
 
         @Option(
@@ -116,10 +118,12 @@ extension NetRunnerCommand {
             case .live: runningMode = .liveStream(minimumInterval: .milliseconds(interval ?? 0))
             }
             let loaded = try await model.load(defaultFor: .classification)
-            if let notice = model.assumptionNotice(for: loaded, task: ImageTask.kind(of: loaded)) {
+            let kind = try taskChoice.kind(for: loaded)
+            if let notice = model.assumptionNotice(for: loaded, task: kind) {
                 Console.diagnostic(notice)
             }
             var taskOptions = ImageTask.Options()
+            taskOptions.kind = kind
             taskOptions.baseOptions = model.baseOptions
             taskOptions.results = results.options
             // One interpreter reads the frames in order: --runtime-threads, else --threads, runs inside it.

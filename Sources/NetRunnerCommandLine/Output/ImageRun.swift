@@ -19,17 +19,22 @@ enum ImageRun {
     ///     (``ImageArguments/requiredFiles()``); else they are listed here.
     ///   - json: Whether errors are printed as JSON lines.
     ///   - saveInput: A folder to write what the model saw for each image (one thread is used).
+    ///   - defaultKind: Whose embedded or installed model runs without `--model` (the task's own).
+    ///   - adapt: Makes the task's model of the one loaded (`embed --penultimate` cuts a
+    ///     classifier).
     ///   - print: Prints one image's answer, with the model's name.
     /// - Throws: The model's loading errors; `ExitCode.failure` when any image failed or any
     ///   entry could not be searched.
     static func run<Task: VisionTask>(
         _ task: Task.Type, options: Task.Options, model: ModelFlags<some ModelDefault>, inputs: ImageArguments,
         listed: (files: [String], unreadable: Int)? = nil, json: Bool, saveInput: String? = nil,
+        defaultKind: ImageTask.Kind = Task.kind, adapt: (LoadedModel) throws -> LoadedModel = { $0 },
         print: @Sendable (_ file: String, _ model: String, _ answer: Task.Result) throws -> Void
     ) async throws {
-        let loaded = try await model.load(defaultFor: Task.kind)
+        let given = try await model.load(defaultFor: defaultKind)
+        let loaded = try adapt(given)
         if let refusal = otherTaskRefusal(loaded, task: Task.kind) { throw refusal }
-        if let notice = model.assumptionNotice(for: loaded, task: Task.kind) { Console.diagnostic(notice) }
+        if let notice = model.assumptionNotice(for: given, task: Task.kind) { Console.diagnostic(notice) }
         var options = options
         options.baseOptions = model.baseOptions
         do {

@@ -19,6 +19,8 @@ extension BulkRunIdentity {
         case fastDecoding = "--fast-decoding"
         /// The SHA-256 of a labels file replacing the model's.
         case labels = "--labels"
+        /// The task the model ran as, when `--task` chose it (its kind).
+        case task = "--task"
     }
 
     /// Creates an identity from typed options.

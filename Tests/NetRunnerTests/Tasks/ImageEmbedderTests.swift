@@ -158,4 +158,47 @@ struct ImageEmbedderTests {
             try ImageEmbedder(modelPath: Fixtures.path("Models/face_detection_short_range_ssd.tflite"))
         }
     }
+
+    @Test("MobileNet V2 cut at its penultimate layer: 1280 values equal to Python's tensor, the nearest photo right")
+    func penultimateLayer() throws {
+        let classifier = try LoadedModel(.path(Fixtures.path("Models/mobilenet_v2_1.0_224_uint8.tflite")))
+        let cut = try classifier.penultimateLayer()
+        // MobileNet V2 (uint8) pools with MEAN: [1, 1280], which no task claims by its shape.
+        #expect(cut.outputShapes?.map(\.dimensions) == [[1, 1280]])
+        #expect(ImageTask.declaredKind(of: cut) == .embedding)
+        #expect(try ImageTask(model: cut).kind == .embedding)
+        let embedder = try ImageEmbedder(model: cut)
+        #expect(embedder.dimension == 1280)
+        // Python reads the tensor from the whole model, every tensor kept (not from our cut).
+        let python = try JSONDecoder().decode(
+            [String: PythonEmbedding].self, from: try Fixtures.data("Tests/Fixtures/Embedding/penultimate.python.json"))
+        let paths = try Self.photoPaths()
+        try #require(python.count == 7)
+        var results: [String: EmbeddingResult] = [:]
+        for (name, expected) in python.sorted(by: { $0.key < $1.key }) {
+            let result = try embedder.run(.file(try #require(paths[name])))
+            try #require(result.embedding.count == expected.raw.count)
+            var largest = 0.0
+            var equal = 0
+            for (value, raw) in zip(result.embedding, expected.raw) {
+                let step = (Double(value) / expected.scale + Double(expected.zeroPoint)).rounded()
+                largest = max(largest, abs(step - Double(raw)))
+                if step == Double(raw) { equal += 1 }
+            }
+            print("penultimate \(name): \(equal) of 1280 values equal Python's, the largest difference \(largest) step")
+            #expect(largest <= 1, "\(name)")
+            #expect(equal >= 1200, "\(name): \(equal) of 1280")
+            results[name] = result
+        }
+        for (name, test) in results where name.contains("_test_") {
+            let nearest = try results.filter { $0.key.contains("_train_") }
+                .max {
+                    try ImageEmbedder.cosineSimilarity(test, $0.value) < ImageEmbedder.cosineSimilarity(test, $1.value)
+                }
+            #expect(nearest.map { Self.className($0.key) } == Self.className(name), "\(name)")
+        }
+        // A model without a classifier's head cannot be cut.
+        let pose = try LoadedModel(.path(Fixtures.path("Models/movenet_single_pose_lightning_ptq.tflite")))
+        #expect(throws: NetRunnerError.self) { try pose.penultimateLayer() }
+    }
 }

@@ -100,6 +100,73 @@ struct EmbeddingCommandTests {
         #expect(unknown.status == 64 && unknown.stderr.contains("did you mean embed?"), "\(unknown.stderr)")
     }
 
+    @Test("evaluate an embedder: Python's Recall@1 and @3, each photo's nearest and the recall per class")
+    func evaluate() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-evaluate-embedder")
+        defer { folder.remove() }
+        // A test bundle of the photos evaluation-classes.json names, each labelled with its class.
+        let classes = try #require(
+            try JSONSerialization.jsonObject(with: Fixtures.data("Tests/Fixtures/Embedding/evaluation-classes.json"))
+                as? [String: String])
+        let bundle = folder.path("pets.testbundle")
+        try FileManager.default.createDirectory(atPath: bundle + "/images", withIntermediateDirectories: true)
+        var images: [[String: String]] = []
+        var labels: [[String: Any]] = []
+        for (path, label) in classes.sorted(by: { $0.key < $1.key }) {
+            let name = "images/" + (path.split(separator: "/").last.map(String.init) ?? path)
+            try FileManager.default.copyItem(atPath: Fixtures.path(path), toPath: bundle + "/" + name)
+            images.append(["type": "file", "path": name])
+            labels.append(["path": name, "inference_results": ["embedding": ["class": label]]])
+        }
+        let test: [String: Any] = [
+            "name": "Pets by similarity", "id": "pets", "version": "1",
+            "models": ["mobilenet-v1-1.0-224-quant-embedding-extractor"],
+            "options": ["iterations": 1, "metric": "recall@3"], "images": images, "labels": labels,
+        ]
+        try JSONSerialization.data(withJSONObject: test).write(to: URL(fileURLWithPath: bundle + "/test.json"))
+        let run = try netrunner([
+            "evaluate", bundle, "--models", Fixtures.path("Models"), "-o", folder.path("out"), "--no-progress",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let python = try #require(
+            try JSONSerialization.jsonObject(with: Fixtures.data("Tests/Fixtures/Embedding/recall.python.json"))
+                as? [String: Any])
+        let report = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: folder.path("out/pets/report.json"))))
+                as? [String: Any])
+        let model = try #require((report["models"] as? [[String: Any]])?.first)
+        let recall = try #require(python["recall"] as? [String: Double])
+        // 8 of 9 queries (the horse and the giraffe are alone in their class): the second dog's
+        // nearest is the horses.
+        let metric = model["metric"] as? [String: Double] ?? [:]
+        #expect(metric.keys.sorted() == ["recall@1", "recall@3"], "\(run.stdout)")
+        for (key, value) in metric { #expect(abs(value - (recall[key] ?? -1)) < 1e-12, "\(key): \(value)") }
+        #expect(abs((recall["recall@1"] ?? -1) - 8.0 / 9) < 1e-12, "\(recall)")
+        #expect(run.stdout.contains("9/11") || run.stdout.contains("recall@1"), "\(run.stdout)")
+        let nearest = try #require(python["nearest"] as? [String: [[Any]]])
+        let examples = try #require(model["examples"] as? [[String: Any]])
+        #expect(examples.count == 9)
+        for example in examples {
+            let name = ((example["image"] as? String) ?? "").split(separator: "/").last.map(String.init) ?? ""
+            let ours = ((example["answers"] as? [[String: Any]]) ?? []).compactMap { $0["label"] as? String }
+            let theirs = (nearest[name] ?? []).prefix(5).compactMap { pair -> String? in
+                guard let other = pair.first as? String else { return nil }
+                let label = classes.first { $0.key.hasSuffix("/" + other) }?.value ?? "?"
+                return "\(label): \(other)"
+            }
+            #expect(ours == Array(theirs), "\(name)")
+        }
+        let perClass = try #require(python["per_class_recall@1"] as? [String: Double])
+        let rows = ((model["breakdown"] as? [String: Any])?["rows"] as? [[String: Any]]) ?? []
+        #expect(
+            Dictionary(
+                uniqueKeysWithValues: rows.compactMap { row in
+                    (row["label"] as? String).map { ($0, (row["values"] as? [Double])?.first ?? -1) }
+                }) == perClass)
+        #expect(FileManager.default.fileExists(atPath: folder.path("out/pets/report.html")))
+    }
+
     @Test("imprint makes the .tflite Python ran: classify answers Python's scores and each test photo right")
     func imprint() throws {
         let folder = try TemporaryFolder(prefix: "netrunner-imprint")

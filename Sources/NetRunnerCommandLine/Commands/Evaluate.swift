@@ -37,7 +37,9 @@ extension NetRunnerCommand.Evaluate {
                 for detectors (labels: inference_results.detection, [{"label", "box": [x, y, width, height]}]), \
                 PCK@0.2 / pck / oks for pose estimators (labels: inference_results.pose, {"keypoints": [{"name", "x", \
                 "y"}], "box"?}), mean_iou / mIoU / pixel_accuracy for segmenters (labels: \
-                inference_results.segmentation, {"mask": a PNG of class indices in the bundle, 255 not scored}); \
+                inference_results.segmentation, {"mask": a PNG of class indices in the bundle, 255 not scored}), \
+                recall@1 ... recall@100 for embedders (labels: inference_results.embedding, {"class": NAME}: an \
+                image counts when one of its K nearest others is of its class); \
                 docs/bulk-and-evaluation.md defines them.
 
                 Results go to OUTPUT/<test id>/: results.jsonl (one line per run; an interrupted evaluation \

@@ -1,11 +1,12 @@
 public import NetRunner
 import Synchronization
 
-/// The tasks evaluation knows: classification, detection, pose and segmentation from the
-/// start, and any ``TaskEvaluation`` registered since.
+/// The tasks evaluation knows: classification, detection, pose, segmentation and embedding
+/// from the start, and any ``TaskEvaluation`` registered since.
 public enum TaskEvaluationRegistry {
     private static let registered = Mutex<[any TaskEvaluation]>([
         ClassificationEvaluation(), DetectionEvaluation(), PoseEvaluation(), SegmentationEvaluation(),
+        EmbeddingEvaluation(),
     ])
 
     /// Registers a task's evaluation; registering a kind again replaces it.
@@ -21,7 +22,7 @@ public enum TaskEvaluationRegistry {
         }
     }
 
-    /// Every registered evaluation, the library's four first.
+    /// Every registered evaluation, the library's five first.
     public static var all: [any TaskEvaluation] { registered.withLock { $0 } }
 
     /// The evaluation of a task.

@@ -14,7 +14,7 @@
 /// (``init(parsing:)``).
 public struct HubGateRule: Codable, Equatable, Hashable, Sendable, CustomStringConvertible {
     /// The metric: one of the evaluation's (`top1`, `top5`, `classification_accuracy`, `mAP50`,
-    /// `mAP50to95`, `pck`, `oks`, `mean_iou`, `pixel_accuracy`), or one the hub measures beside
+    /// `mAP50to95`, `pck`, `oks`, `mean_iou`, `pixel_accuracy`, `recall@K`), or one the hub measures beside
     /// them (``HubGateRule/hubMetrics``).
     public var metric: String
     /// The absolute bound, or `nil`.

@@ -14,10 +14,24 @@ import NetRunnerSupport
 
 /// The gates' routes: set and read an alias's gate, a version's evaluations, their reports.
 extension HubRoutes {
-    /// The metrics a rule may name: the evaluation's (every task's) and the hub's own.
+    /// The metrics a rule may name: the evaluation's (every task's; an embedder's `recall@K`
+    /// for any K of 1 to 100) and the hub's own.
     static let gateMetrics =
-        ["top1", "top5", "classification_accuracy", "mAP50", "mAP50to95", "pck", "oks", "mean_iou", "pixel_accuracy"]
+        [
+            "top1", "top5", "classification_accuracy", "mAP50", "mAP50to95", "pck", "oks", "mean_iou", "pixel_accuracy",
+            "recall@K",
+        ]
         + HubGateRule.hubMetrics
+
+    /// Whether a rule may name a metric.
+    ///
+    /// - Parameter metric: The metric, as the rule names it (``gateMetrics``; `recall@1` ...
+    ///   `recall@100` for `recall@K`).
+    /// - Returns: Whether it is known.
+    static func isGateMetric(_ metric: String) -> Bool {
+        if metric.hasPrefix("recall@"), let k = Int(metric.dropFirst("recall@".count)) { return (1...100).contains(k) }
+        return metric != "recall@K" && gateMetrics.contains(metric)
+    }
 
     func addGateRoutes(to routes: inout RouteList<BasicRequestContext>) {
         routes.get("/v1/models/{name}/gates", .keyed, .operation("listGates")) { request, context in
@@ -130,7 +144,7 @@ extension HubRoutes {
                 do { rule = try HubGateRule(parsing: text) } catch { throw HubError.badRequest(error.description) }
             case .rule(let given): rule = given
             }
-            guard Self.gateMetrics.contains(rule.metric) else {
+            guard Self.isGateMetric(rule.metric) else {
                 throw HubError.badRequest(
                     "No metric \"\(rule.metric.prefix(64))\": a rule names one of \(Self.gateMetrics.joined(separator: ", "))."
                 )

@@ -15,7 +15,7 @@ extension NetRunnerNetCommand.Hub {
                 versions that passed every rule; a version published with --alias ALIAS moves it once it \
                 passes. A rule is MLflow's MetricThreshold: METRIC:threshold=X,min_absolute_change=X,\
                 min_relative_change=X (greater_is_better=false turns them). Metrics: top1, top5, \
-                classification_accuracy, mAP50, mAP50to95, pck, oks, mean_iou, pixel_accuracy (the \
+                classification_accuracy, mAP50, mAP50to95, pck, oks, mean_iou, pixel_accuracy, recall@K (the \
                 evaluation's), latency_p50_ms, latency_p90_ms, agreement (top-1 agreement with the baseline) \
                 and size_bytes.
 

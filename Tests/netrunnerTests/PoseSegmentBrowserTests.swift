@@ -2,10 +2,11 @@ import Foundation
 import NetRunnerTestSupport
 import Testing
 
-/// serve's web page with MoveNet and DeepLab in headless Chromium (`tools/pose/browser_check.py`):
-/// the live camera (a fake one playing a clip of the squat photo) with the skeleton drawn on the
-/// person, a picked photo's mask and legend, and the album's captions and opened photos, each
-/// against Python's answers on the photo (`tools/pose/record.sh`).
+/// serve's web page with MoveNet, DeepLab and Coral's embedding extractor in headless Chromium
+/// (`tools/pose/browser_check.py`): the live camera (a fake one playing a clip of the squat
+/// photo) with the skeleton drawn on the person, a picked photo's mask and legend, the album's
+/// captions and opened photos, and two photos' embeddings compared, each against Python's answers
+/// on the photo (`tools/pose/record.sh`, `tools/embedding/record.sh`).
 @Suite("pose and segmentation on the web page")
 struct PoseSegmentBrowserTests {
     /// Python's keypoints on the squat photo, `[x, y, score]` in its pixels.
@@ -106,11 +107,43 @@ struct PoseSegmentBrowserTests {
         #expect(abs(score - mean) <= 0.011 && caption.hasSuffix("17 keypoints"), "\(caption) vs Python's mean \(mean)")
         #expect(report["album_pose_answers"] as? [String] == names, "\(text)")
         #expect(try Self.isPythonPose(report["album_pose_drawn"]), "\(report["album_pose_drawn"] ?? "")")
+        // Coral's extractor on a cat, then another: the size, and Python's cosine of the two
+        // (0.7328, from imprinting.python.json's vectors), to the 4 decimals shown.
+        let embeddings = try JSONDecoder().decode(
+            [String: ImageEmbeddingFixture].self,
+            from: try Fixtures.data("Tests/Fixtures/Embedding/imprinting.python.json"))
+        let (first, second) = (
+            try #require(embeddings["cat_test_0.png"]?.values), try #require(embeddings["cat_train_0.png"]?.values)
+        )
+        let dot = zip(first, second).map(*).reduce(0, +)
+        let cosine = dot / (first.map { $0 * $0 }.reduce(0, +) * second.map { $0 * $0 }.reduce(0, +)).squareRoot()
+        // The panel's size is the second cat's, its length Python's to the 4 decimals shown.
+        let length = Double((report["embedding_size"] as? String)?.split(separator: " ").last ?? "") ?? -1
+        #expect((report["embedding_size"] as? String)?.hasPrefix("1024 values, length ") == true, "\(text)")
+        #expect(abs(length - second.map { $0 * $0 }.reduce(0, +).squareRoot()) <= 0.00015, "\(length)")
+        let shownCosine = Double(report["embedding_cosine"] as? String ?? "") ?? -1
+        #expect(abs(shownCosine - cosine) <= 0.00015, "shown \(shownCosine), Python's \(cosine)")
         #expect((report["console_errors"] as? [String]) == [], "\(report["console_errors"] ?? "")")
         for name in [
             "camera-pose.png", "camera-segment.png", "photo-segment.png", "album-segment.png", "album-pose.png",
+            "photo-embedding.png",
         ] {
             #expect(FileManager.default.fileExists(atPath: shots + "/" + name), "\(name)")
         }
     }
+}
+
+/// One photo's embedding as Python recorded it: raw values and their quantization.
+struct ImageEmbeddingFixture: Decodable {
+    var raw: [Double]
+    var scale: Double
+    var zeroPoint: Double
+
+    enum CodingKeys: String, CodingKey {
+        case raw, scale
+        case zeroPoint = "zero_point"
+    }
+
+    /// The real values.
+    var values: [Double] { raw.map { ($0 - zeroPoint) * scale } }
 }

@@ -10,6 +10,9 @@ makes from Coral's squat photo (a person, squatting).
    (photo-segment.png).
 3. The album (the server's --albums folder) with DeepLab, then MoveNet: the captions, one photo
    opened with its mask, then with its skeleton (album-segment.png, album-pose.png).
+4. Coral's embedding extractor on two photos picked one after the other (a cat, another cat):
+   the size the panel gives, and the cosine similarity of the second with the first
+   (photo-embedding.png).
 The figures are printed as one JSON object for the Swift test to assert on.
 
 Usage: .venv-test/bin/python tools/pose/browser_check.py URL OUT
@@ -40,6 +43,9 @@ def browser(clip):
 SQUAT = os.path.join(ROOT, "Tests/Fixtures/Pose/squat.png")
 MOVENET = "movenet-single-pose-lightning-ptq"
 DEEPLAB = "deeplabv3-mnv2-pascal-quant"
+EMBEDDER = "mobilenet-v1-1.0-224-quant-embedding-extractor"
+CATS = [os.path.join(ROOT, "Tests/Fixtures/Embedding/imprinting", name)
+        for name in ["test/cat_test_0.png", "train/cat/cat_train_0.png"]]
 
 # The overlay's drawn pixels: how many (alpha > 0) and their box, in the canvas's pixels.
 DRAWN = """
@@ -129,6 +135,21 @@ def main():
                     driver.execute_script(DRAWN, "album-overlay")), 10)
                 driver.save_screenshot(os.path.join(out, f"album-{name}.png"))
                 driver.find_element(By.ID, "album-close").click()
+        driver.find_element(By.ID, "tab-live").click()
+        select.select_by_value(EMBEDDER)
+        size = "const s = document.querySelector('#answers .embedding-size'); return s && s.textContent"
+        cosine = "const s = document.querySelector('#answers .row .score'); return s && s.textContent"
+        # The first cat (the page may first show the photo it had, embedded), then the second:
+        # the cosine shown changes to the second's with the first.
+        driver.find_element(By.ID, "file").send_keys(CATS[0])
+        wait(lambda: driver.execute_script(size), 30)
+        settled(lambda: (driver.execute_script(size), driver.execute_script(cosine)), 1.0, 15)
+        before = driver.execute_script(cosine)
+        driver.find_element(By.ID, "file").send_keys(CATS[1])
+        report["embedding_cosine"] = wait(lambda: (lambda now: now if now and now != before else None)(
+            driver.execute_script(cosine)), 30)
+        report["embedding_size"] = driver.execute_script(size)
+        driver.save_screenshot(os.path.join(out, "photo-embedding.png"))
         report["console_errors"] = [entry["message"] for entry in driver.get_log("browser")
                                     if entry.get("level") == "SEVERE"]
     finally:

@@ -1,7 +1,8 @@
 "use strict";
 // How the page shows each task's answer, from its results line: a classifier's top 5 with bars,
 // a detector's boxes and labels, a pose estimator's keypoints joined by the skeleton's bones, a
-// segmenter's category mask as a coloured overlay with a legend of its classes. Loaded before
+// segmenter's category mask as a coloured overlay with a legend of its classes, an embedder's
+// vector as a strip of shades with its cosine similarity to the embedding shown before it. Loaded before
 // app.js, which calls showTaskAnswer (the camera, a photo, the album, the streams) and
 // taskCaption (the album's tiles).
 
@@ -123,6 +124,52 @@ function drawSegmentation(line, canvas, answers) {
   image.src = "data:image/png;base64," + mask.data;
 }
 
+// The embedding each answers panel showed last: the next one on the panel is compared with it
+// (pick a photo, then another; or watch the camera's frames drift).
+const embeddingsShown = new WeakMap();
+
+// An embedding's values: MediaPipe's float_embedding, else its quantized bytes over 128.
+function embeddingValues(embedding) {
+  return embedding.float_embedding || (embedding.quantized_embedding || []).map((value) => value / 128);
+}
+
+// The cosine similarity of two vectors of one length, or null.
+function cosineSimilarity(u, v) {
+  if (!u || !v || u.length !== v.length || !u.length) return null;
+  let dot = 0, uu = 0, vv = 0;
+  for (let i = 0; i < u.length; i++) { dot += u[i] * v[i]; uu += u[i] * u[i]; vv += v[i] * v[i]; }
+  return uu > 0 && vv > 0 ? dot / Math.sqrt(uu * vv) : null;
+}
+
+// An embedder's answer: nothing is drawn on the picture; the panel gives the vector's size and
+// length, its values as a strip (white 0, darker larger, one column each, at most 1024), and
+// its cosine similarity with the embedding this panel showed before, when there is one.
+function drawEmbedding(line, answers) {
+  const values = embeddingValues(line.inference_results.embedding);
+  const length = Math.sqrt(values.reduce((sum, value) => sum + value * value, 0));
+  const size = document.createElement("div");
+  size.className = "embedding-size";
+  size.textContent = `${values.length} values, length ${length.toFixed(4)}`;
+  const strip = document.createElement("canvas");
+  strip.className = "embedding-strip";
+  strip.width = Math.max(1, Math.min(values.length, 1024));
+  strip.height = 1;
+  strip.style.cssText = "width: 100%; height: 18px; image-rendering: pixelated; border: 1px solid var(--line)";
+  const largest = values.reduce((most, value) => Math.max(most, Math.abs(value)), 0) || 1;
+  const pixels = strip.getContext("2d").createImageData(strip.width, 1);
+  for (let x = 0; x < strip.width; x++) {
+    const shade = 255 - Math.round(255 * Math.abs(values[Math.floor(x * values.length / strip.width)]) / largest);
+    pixels.data.set([shade, shade, 255 - (255 - shade) / 3, 255], x * 4);
+  }
+  strip.getContext("2d").putImageData(pixels, 0, 0);
+  answers.append(size, strip);
+  const similarity = cosineSimilarity(embeddingsShown.get(answers), values);
+  if (similarity !== null) {
+    answers.appendChild(answerRow("cosine with the previous image", similarity, similarity.toFixed(4)));
+  }
+  embeddingsShown.set(answers, values);
+}
+
 // A classifier's labels with bars (its top 5) or a detector's boxes, each with a tag.
 function drawLabelsAndBoxes(line, canvas, answers, threshold) {
   const results = line.inference_results || {};
@@ -157,12 +204,15 @@ function showTaskAnswer(line, canvas, answers, threshold) {
   masksDrawn.delete(canvas);
   if (results.pose) drawPose(line, canvas, answers, threshold);
   else if (results.segmentation) drawSegmentation(line, canvas, answers);
+  else if (results.embedding) drawEmbedding(line, answers);
   else drawLabelsAndBoxes(line, canvas, answers, threshold);
 }
 
 // An album tile's caption: the best label, the boxes found, the pose's mean score, the largest
-// class (its share of the image: `line`, the results line, has the image's size).
+// class (its share of the image: `line`, the results line, has the image's size), an
+// embedding's size.
 function taskCaption(results, line = {}) {
+  if (results.embedding) return `embedding, ${embeddingValues(results.embedding).length} values`;
   if (results.pose) {
     const scores = results.pose.map((point) => point.score);
     const mean = scores.reduce((sum, score) => sum + score, 0) / Math.max(1, scores.length);

@@ -4,8 +4,10 @@
 Every ```swift block of README.md and of each guide in docs/ (in that order, the guides sorted
 by name) becomes a function in Tests/ReadmeSnippetsTests/ReadmeSnippets.swift (its imports
 hoisted; its doc comment names the file, not the line, so that editing prose leaves it alone), which `swift build --build-tests` compiles,
-so an example that stops compiling fails CI. Run it to regenerate the file after editing them;
-`--check` (from `make lint`) fails when the committed file is not what they give.
+so an example that stops compiling fails CI. A block whose first line is `// File: PATH` is part
+of that source file instead (a guide's whole example, compiled and run by its tests): the file is
+its blocks, in order, one after another. Run it to regenerate the files after editing them;
+`--check` (from `make lint`) fails when a committed file is not what they give.
 """
 import glob
 import os
@@ -37,6 +39,7 @@ def generate():
     blocks = [(name, number, block) for name in documents() for number, block in swift_blocks(name)]
     # A package manifest is a file of its own, not code to run: SwiftPM itself checks it.
     blocks = [(name, number, block) for name, number, block in blocks if not block.startswith("// swift-tools-version")]
+    blocks = [(name, number, block) for name, number, block in blocks if not block.startswith("// File: ")]
     imports = set()
     bodies = []
     for name, number, block in blocks:
@@ -71,8 +74,33 @@ def generate():
     return formatted.stdout
 
 
+def source_files():
+    """{path: text} of the `// File: PATH` blocks: each file is its blocks joined by a blank line."""
+    files = {}
+    for name in documents():
+        for _, block in swift_blocks(name):
+            first, _, rest = block.partition("\n")
+            if first.startswith("// File: "):
+                files.setdefault(first[len("// File: "):].strip(), []).append(rest.strip("\n"))
+    return {path: "\n\n".join(parts) + "\n" for path, parts in files.items()}
+
+
 def main():
     generated = generate()
+    for path, text in source_files().items():
+        target = os.path.join(ROOT, path)
+        if "--check" in sys.argv:
+            try:
+                with open(target, encoding="utf-8") as handle:
+                    current = handle.read()
+            except FileNotFoundError:
+                current = ""
+            if current != text:
+                print(f"{path} is not what its // File: blocks in docs/ give: run scripts/check-readme.py")
+                return 1
+        else:
+            with open(target, "w", encoding="utf-8") as handle:
+                handle.write(text)
     if "--check" in sys.argv:
         try:
             with open(OUTPUT, encoding="utf-8") as handle:

@@ -19,17 +19,8 @@ func readmeExample1() throws {
     }
 }
 
-/// Example 1 of docs/adding-a-task.md.
-func readmeExample2() throws {
-    // Once, before the first model of the task is loaded (an app's start, a test's static let).
-    // Registering a kind again replaces its definition.
-    let known = VisionTaskRegistry.kinds  // [classification, detection, ...]
-    let classify = VisionTaskRegistry.definition(verb: "classify")?.kind
-    print(known, classify?.rawValue ?? "none")
-}
-
 /// Example 1 of docs/embeddings.md.
-func readmeExample3() throws {
+func readmeExample2() throws {
     var options = ImageEmbedder.Options()
     options.l2Normalize = true
     let embedder = try ImageEmbedder(
@@ -41,7 +32,7 @@ func readmeExample3() throws {
 }
 
 /// Example 1 of docs/gpu.md.
-func readmeExample4() throws {
+func readmeExample3() throws {
     var options = Interpreter.Options()
     options.accelerator = .auto  // .cpu (the default), .gpu, .auto
     let interpreter = try Interpreter(modelPath: "Models/mobilenet_v2_1.0_224_float32.tflite", options: options)
@@ -49,7 +40,7 @@ func readmeExample4() throws {
 }
 
 /// Example 1 of docs/hub.md.
-func readmeExample5() async throws {
+func readmeExample4() async throws {
     let importer = ModelImporter(modelsFolder: "Models")
     let model = try await importer.importModel(from: "https://example.org/flowers.tiobundle.zip") { progress in
         if case .downloading(let received, let total) = progress { print(received, total ?? -1) }
@@ -58,7 +49,7 @@ func readmeExample5() async throws {
 }
 
 /// Example 2 of docs/hub.md.
-func readmeExample6() async throws {
+func readmeExample5() async throws {
     // The hub and its key, chosen in code: ML Kit's Firebase app becomes a HubClient. Without them
     // (ModelDownloader.modelDownloader()) they come from NETRUNNER_HUB and NETRUNNER_HUB_TOKEN,
     // else http://127.0.0.1:8090 with no key.
@@ -76,7 +67,7 @@ func readmeExample6() async throws {
 }
 
 /// Example 1 of docs/library.md.
-func readmeExample7() throws {
+func readmeExample6() throws {
     var options = Interpreter.Options()
     options.threadCount = 2
     let interpreter = try Interpreter(modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite", options: options)
@@ -95,7 +86,7 @@ func readmeExample7() throws {
 }
 
 /// Example 2 of docs/library.md.
-func readmeExample8() throws {
+func readmeExample7() throws {
     let classifier = try ImageClassifier(
         modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite", labelsPath: "Models/imagenet_labels.txt")
     let result = try classifier.classify(fileAt: "Tests/Fixtures/Photos/test/chelsea.png")  // or classify(data:)
@@ -112,7 +103,7 @@ func readmeExample8() throws {
 }
 
 /// Example 1 of docs/pose.md.
-func readmeExample9() throws {
+func readmeExample8() throws {
     let estimator = try PoseEstimator(modelPath: "Models/movenet_single_pose_lightning_ptq.tflite")
     let pose = try estimator.run(.file("Tests/Fixtures/Pose/squat.png"))
     for keypoint in pose.keypoints where keypoint.score >= 0.2 {
@@ -125,7 +116,7 @@ func readmeExample9() throws {
 }
 
 /// Example 1 of docs/segmentation.md.
-func readmeExample10() throws {
+func readmeExample9() throws {
     let segmenter = try ImageSegmenter(modelPath: "Models/bundles/deeplabv3_mnv2_pascal_quant.tiobundle")
     let result = try segmenter.run(.file("Tests/Fixtures/Segmentation/bird_segmentation.png"))
     for area in result.areas {
@@ -144,7 +135,7 @@ func readmeExample10() throws {
 }
 
 /// Example 1 of docs/streams.md.
-func readmeExample11() async throws {
+func readmeExample10() async throws {
     let pool = try VisionTaskPool(count: 1) { try ImageTask(modelAt: "Models/face_detection_short_range.tflite") }
     let frames = FrameSource(
         VideoSource("rtsp://camera/stream"), options: .init(frameSize: .covering(pool.preprocessing.size)))

@@ -32,8 +32,11 @@ public struct ClassificationResult: Equatable, Hashable, Sendable, Codable {
 }
 
 extension ClassificationResult: VisionTaskResult {
-    /// 0: reading the scores is counted in ``inferenceMilliseconds``.
-    public var postprocessingMilliseconds: Double { 0 }
+    /// The stage times; reading the scores is counted in ``inferenceMilliseconds``.
+    public var timings: ResultTimings {
+        ResultTimings(
+            decoding: decodingMilliseconds, preprocessing: preprocessingMilliseconds, inference: inferenceMilliseconds)
+    }
 
     /// This result as an ``ImageAnswer``.
     public var imageAnswer: ImageAnswer { .classification(self) }

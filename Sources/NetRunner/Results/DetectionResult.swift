@@ -41,6 +41,13 @@ public struct DetectionResult: Equatable, Hashable, Sendable, Codable {
 }
 
 extension DetectionResult: VisionTaskResult {
+    /// The four stage times as one value.
+    public var timings: ResultTimings {
+        ResultTimings(
+            decoding: decodingMilliseconds, preprocessing: preprocessingMilliseconds, inference: inferenceMilliseconds,
+            postprocessing: postprocessingMilliseconds)
+    }
+
     /// This result as an ``ImageAnswer``.
     public var imageAnswer: ImageAnswer { .detection(self) }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import NetRunnerImage
+import NetRunnerSupport
 import TensorFlowLite
 
 /// What every vision task does the same way.
@@ -25,6 +26,16 @@ final class VisionTaskCore {
         var decode: Duration
         var preprocess: Duration
         var inference: Duration
+
+        /// The stage times of the answer.
+        ///
+        /// - Parameter postprocessing: How long the task took to read the outputs.
+        /// - Returns: The times, in milliseconds.
+        func timings(postprocessing: Duration = .zero) -> ResultTimings {
+            ResultTimings(
+                decoding: decode.inMilliseconds, preprocessing: preprocess.inMilliseconds,
+                inference: inference.inMilliseconds, postprocessing: postprocessing.inMilliseconds)
+        }
     }
 
     /// Creates the interpreter a task's options ask for, tensors allocated and the

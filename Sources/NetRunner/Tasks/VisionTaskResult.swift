@@ -1,14 +1,22 @@
 /// What a vision task answers for one image, with the time each stage took (Net Runner's
 /// `preprocessor_latency` and `inference_latency`).
+///
+/// A task's result holds its answer and one ``ResultTimings``; the four stage times read
+/// through it (`result.inferenceMilliseconds`).
 public protocol VisionTaskResult: Sendable {
-    /// Milliseconds spent decoding the file (0 for pixels given directly).
-    var decodingMilliseconds: Double { get }
-    /// Milliseconds spent turning the image into the model's input.
-    var preprocessingMilliseconds: Double { get }
-    /// Milliseconds spent in the runtime.
-    var inferenceMilliseconds: Double { get }
-    /// Milliseconds spent turning the outputs into the answer.
-    var postprocessingMilliseconds: Double { get }
+    /// The time each stage took.
+    var timings: ResultTimings { get }
     /// The answer as one of the answers every task can give.
     var imageAnswer: ImageAnswer { get }
+}
+
+extension VisionTaskResult {
+    /// Milliseconds spent decoding the file (0 for pixels given directly).
+    public var decodingMilliseconds: Double { timings.decoding }
+    /// Milliseconds spent turning the image into the model's input.
+    public var preprocessingMilliseconds: Double { timings.preprocessing }
+    /// Milliseconds spent in the runtime.
+    public var inferenceMilliseconds: Double { timings.inference }
+    /// Milliseconds spent turning the outputs into the answer.
+    public var postprocessingMilliseconds: Double { timings.postprocessing }
 }

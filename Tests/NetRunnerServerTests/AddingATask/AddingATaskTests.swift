@@ -21,7 +21,7 @@ struct AddingATaskTests {
 
     /// Registers the task, and its evaluation, once per process.
     static let registered: Void = {
-        VisionTaskRegistry.register(MeanScoreDefinition())
+        registerMeanScoreTask()
         TaskEvaluationRegistry.register(MeanScoreEvaluation())
     }()
 
@@ -104,8 +104,8 @@ struct AddingATaskTests {
     func resultsLineAndDrawing() throws {
         _ = Self.registered
         let score = MeanScore(
-            mean: 0.001, classes: 1000, top: "espresso", decodingMilliseconds: 1.5, preprocessingMilliseconds: 2,
-            inferenceMilliseconds: 3)
+            mean: 0.001, classes: 1000, top: "espresso",
+            timings: ResultTimings(decoding: 1.5, preprocessing: 2, inference: 3))
         let record = ResultsLine(image: "coffee.jpg", model: "mean", answer: score.imageAnswer)
         let line = BulkResultsFile.Format.jsonLines.line(for: record)
         let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

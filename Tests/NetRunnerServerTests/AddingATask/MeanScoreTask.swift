@@ -2,10 +2,10 @@ import NetRunner
 import NetRunnerImage
 import TensorFlowLite
 
-// A third task, written as docs/adding-a-task.md says, with nothing outside this folder
-// changed: its result, its task and its definition, registered once. It runs a classifier
-// model and answers how its scores spread: their mean, how many classes it scored, and the
-// best one.
+// A third task, with nothing outside this folder changed: its result, its task and its
+// definition, registered once. It runs a classifier model and answers how its scores spread:
+// their mean, how many classes it scored, and the best one. This file is the code of
+// docs/adding-a-task.md, block by block (scripts/check-readme.py keeps the two one).
 
 /// What the mean-score task answers for one image.
 struct MeanScore: RegisteredTaskResult {
@@ -17,44 +17,32 @@ struct MeanScore: RegisteredTaskResult {
     var classes: Int
     /// The best class's label.
     var top: String
-    var decodingMilliseconds: Double
-    var preprocessingMilliseconds: Double
-    var inferenceMilliseconds: Double
-    var postprocessingMilliseconds: Double = 0
+    /// The classifier's stage times.
+    var timings: ResultTimings
 }
 
-/// The task: the library's classifier asked for every class, its scores averaged.
-final class MeanScoreTask: VisionTask {
+/// The task: the library's classifier asked for every class, its scores averaged. Decoding,
+/// preprocessing, labels and the accelerator are the classifier's (`WrappingVisionTask`).
+final class MeanScoreTask: WrappingVisionTask {
     static var kind: ImageTask.Kind { MeanScore.kind }
 
-    private let classifier: ImageClassifier
+    let wrapped: ImageClassifier
 
     init(model: LoadedModel, options: ImageClassifier.Options) throws {
         var options = options
         options.maxResults = Int(Int32.max)
         options.scoreThreshold = 0
-        classifier = try ImageClassifier(model: model, options: options)
+        wrapped = try ImageClassifier(model: model, options: options)
     }
 
-    var preprocessing: ImagePreprocessing { classifier.preprocessing }
-    var decodingOptions: DecodingOptions { classifier.decodingOptions }
-    var labels: LabelMap? { classifier.labels }
-    var accelerator: Accelerator { classifier.accelerator }
-    var acceleratorFallbackReason: String? { classifier.acceleratorFallbackReason }
-
     func run(_ image: ImageInput) throws -> MeanScore {
-        let result = try classifier.run(image)
+        let result = try wrapped.run(image)
         let scores = result.categories.map(\.score)
         let best = result.categories.first
         return MeanScore(
             mean: scores.reduce(0, +) / Float(max(1, scores.count)), classes: scores.count,
-            top: best.map { $0.displayName ?? $0.label ?? "class \($0.index)" } ?? "",
-            decodingMilliseconds: result.decodingMilliseconds,
-            preprocessingMilliseconds: result.preprocessingMilliseconds,
-            inferenceMilliseconds: result.inferenceMilliseconds)
+            top: best.map { $0.displayName ?? $0.label ?? "class \($0.index)" } ?? "", timings: result.timings)
     }
-
-    func inputImage() throws -> PixelBuffer { try classifier.inputImage() }
 }
 
 /// Everything else the house needs to know about the task, in one place.
@@ -94,9 +82,7 @@ struct MeanScoreDefinition: VisionTaskDefinition {
         let results = try decoder.container(keyedBy: ResultsLineKey.self)
             .nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
         let line = try results.decode(Line.self, forKey: .results(of: kind))
-        return MeanScore(
-            mean: line.mean, classes: line.classes, top: line.top, decodingMilliseconds: timings.decoding,
-            preprocessingMilliseconds: timings.preprocessing, inferenceMilliseconds: timings.inference)
+        return MeanScore(mean: line.mean, classes: line.classes, top: line.top, timings: timings)
     }
 
     func csvFields(_ result: MeanScore) -> (answer: String, score: String, results: String) {
@@ -112,4 +98,11 @@ struct MeanScoreDefinition: VisionTaskDefinition {
     func shownAnswers(_ result: MeanScore) -> [(label: String, score: Float, box: [Float]?)] {
         [(result.top, result.mean, nil)]
     }
+}
+
+/// Registers the mean-score task with the house: once, before its first model is loaded (an
+/// app's start). Registering a kind again replaces its definition, so a second call does no
+/// harm.
+func registerMeanScoreTask() {
+    VisionTaskRegistry.register(MeanScoreDefinition())
 }

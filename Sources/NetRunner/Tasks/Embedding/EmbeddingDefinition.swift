@@ -68,8 +68,7 @@ struct EmbeddingDefinition: VisionTaskDefinition {
             imageSize: PixelSize(
                 width: try line.decode(Int.self, forKey: "image_width"),
                 height: try line.decode(Int.self, forKey: "image_height")),
-            decodingMilliseconds: timings.decoding, preprocessingMilliseconds: timings.preprocessing,
-            inferenceMilliseconds: timings.inference)
+            timings: timings)
     }
 
     /// The answer `embedding`, the score its length, the values separated by spaces.

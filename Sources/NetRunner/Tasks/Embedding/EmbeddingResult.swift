@@ -26,14 +26,9 @@ public struct EmbeddingResult: RegisteredTaskResult {
     public var imageWidth: Int
     /// The original image's height in pixels.
     public var imageHeight: Int
-    /// Milliseconds spent decoding the file.
-    public var decodingMilliseconds: Double
-    /// Milliseconds spent turning the image into the model's input.
-    public var preprocessingMilliseconds: Double
-    /// Milliseconds spent in the runtime.
-    public var inferenceMilliseconds: Double
-    /// Milliseconds spent reading, normalising and quantizing the output.
-    public var postprocessingMilliseconds: Double
+    /// The time each stage took (reading, normalising and quantizing the output is its
+    /// post-processing).
+    public var timings: ResultTimings
 
     /// Creates a result.
     ///
@@ -42,24 +37,17 @@ public struct EmbeddingResult: RegisteredTaskResult {
     ///   - quantizedEmbedding: The embedding as signed bytes, if quantized.
     ///   - headName: The output's name.
     ///   - imageSize: The original image's size.
-    ///   - decodingMilliseconds: Decoding time.
-    ///   - preprocessingMilliseconds: Preprocessing time.
-    ///   - inferenceMilliseconds: Inference time.
-    ///   - postprocessingMilliseconds: Post-processing time.
+    ///   - timings: The time each stage took.
     public init(
         embedding: [Float], quantizedEmbedding: [Int8]? = nil, headName: String = "", imageSize: PixelSize,
-        decodingMilliseconds: Double = 0, preprocessingMilliseconds: Double = 0, inferenceMilliseconds: Double = 0,
-        postprocessingMilliseconds: Double = 0
+        timings: ResultTimings = ResultTimings()
     ) {
         self.embedding = embedding
         self.quantizedEmbedding = quantizedEmbedding
         self.headName = headName
         self.imageWidth = imageSize.width
         self.imageHeight = imageSize.height
-        self.decodingMilliseconds = decodingMilliseconds
-        self.preprocessingMilliseconds = preprocessingMilliseconds
-        self.inferenceMilliseconds = inferenceMilliseconds
-        self.postprocessingMilliseconds = postprocessingMilliseconds
+        self.timings = timings
     }
 
     /// The embedding's Euclidean length.

@@ -21,7 +21,8 @@ public import TensorFlowLite
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
 public final class ImageEmbedder: VisionTask {
     /// Options of an embedder: the ``BaseOptions`` and MediaPipe's `l2_normalize` and
-    /// `quantize`.
+    /// `quantize` (no answer options: ``VisionTaskOptions/apply(_:)`` sets nothing, as an
+    /// embedding has no classes to cut or filter).
     public struct Options: VisionTaskOptions {
         /// Threads, accelerator, error logging and decoding (``BaseOptions``).
         public var baseOptions = BaseOptions()
@@ -35,11 +36,6 @@ public final class ImageEmbedder: VisionTask {
         /// Each value times 128, rounded, clamped to -128...127. It assumes values within
         /// -1...1, which ``l2Normalize`` makes sure of.
         public var quantize = false
-
-        /// Nothing to set: an embedding has no classes to cut or filter.
-        ///
-        /// - Parameter results: The answer options (unused).
-        public mutating func apply(_ results: ResultOptions) {}
 
         /// Creates the default options.
         public init() {}
@@ -120,10 +116,7 @@ public final class ImageEmbedder: VisionTask {
         }
         return EmbeddingResult(
             embedding: values, quantizedEmbedding: quantized, headName: headName,
-            imageSize: run.transform.imageSize, decodingMilliseconds: run.decode.inMilliseconds,
-            preprocessingMilliseconds: run.preprocess.inMilliseconds,
-            inferenceMilliseconds: run.inference.inMilliseconds,
-            postprocessingMilliseconds: (clock.now - start).inMilliseconds)
+            imageSize: run.transform.imageSize, timings: run.timings(postprocessing: clock.now - start))
     }
 
     /// The image the model received on the last run (see ``VisionTask/inputImage()``).

@@ -25,6 +25,13 @@ public struct PoseResult: RegisteredTaskResult {
     /// Milliseconds spent turning the output into keypoints.
     public var postprocessingMilliseconds: Double
 
+    /// The four stage times as one value.
+    public var timings: ResultTimings {
+        ResultTimings(
+            decoding: decodingMilliseconds, preprocessing: preprocessingMilliseconds, inference: inferenceMilliseconds,
+            postprocessing: postprocessingMilliseconds)
+    }
+
     /// Creates a result.
     ///
     /// - Parameters:

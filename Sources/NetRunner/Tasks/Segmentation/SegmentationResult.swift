@@ -31,6 +31,13 @@ public struct SegmentationResult: RegisteredTaskResult {
     /// Milliseconds spent making the mask.
     public var postprocessingMilliseconds: Double
 
+    /// The four stage times as one value.
+    public var timings: ResultTimings {
+        ResultTimings(
+            decoding: decodingMilliseconds, preprocessing: preprocessingMilliseconds, inference: inferenceMilliseconds,
+            postprocessing: postprocessingMilliseconds)
+    }
+
     /// Creates a result for a mask at the image's size, its areas counted from the mask.
     ///
     /// - Parameters:

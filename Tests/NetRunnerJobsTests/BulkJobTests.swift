@@ -17,12 +17,16 @@ struct BulkJobTests {
     }
 
     static func job(
-        output: String, files: [String], shard: BulkShard? = nil, options: [BulkRunIdentity.Option: String] = [:],
-        retryFailed: Bool = false
+        output: String, files: [String], roots: [String] = [photos], shard: BulkShard? = nil,
+        results: ResultOptions = ResultOptions(), retryFailed: Bool = false, threads: Int = 2
     ) throws -> BulkJob {
-        try BulkJob(
-            roots: [photos], listed: files, shard: shard, model: model(), identityOptions: options, output: output,
-            format: .jsonLines, restart: false, retryFailed: retryFailed)
+        var settings = BulkSettings(roots: roots, files: files, model: try model())
+        settings.output = output
+        settings.shard = shard
+        settings.options.results = results
+        settings.retryFailed = retryFailed
+        settings.threads = threads
+        return try BulkJob(settings)
     }
 
     @Test("A run writes a line per image; the same run resumes with nothing to do; another run is refused")
@@ -31,12 +35,11 @@ struct BulkJobTests {
         defer { folder.remove() }
         let output = folder.path("results.jsonl")
         let files = ImageFiles.listing(of: [Self.photos]).files
-        let model = try Self.model()
         do {
             // The job holds the results file's lock while it lives.
             let first = try Self.job(output: output, files: files)
-            #expect(first.pending.count == 4 && first.notes.isEmpty)
-            let tally = try first.run(threads: 2, makeTask: { _ in try ImageTask(model: model) })
+            #expect(first.pending.count == 4 && first.notes.isEmpty && first.kind == .classification)
+            let tally = try first.run()
             #expect(tally.count == 4 && tally.failed == 0 && tally.writeError == nil)
         }
         let records = try BulkResultsFile.records(in: output)
@@ -56,7 +59,7 @@ struct BulkJobTests {
                 ])
         }
         #expect(throws: BulkJob.OtherRunError.self) {
-            try Self.job(output: output, files: files, options: [.maxResults: "3"])
+            try Self.job(output: output, files: files, results: ResultOptions(maxResults: 3))
         }
     }
 
@@ -74,16 +77,12 @@ struct BulkJobTests {
         let output = folder.path("results.jsonl")
         let broken = try folder.write(Data("not an image".utf8), named: "broken.jpg")
         do {
-            let job = try BulkJob(
-                roots: [Self.photos, broken], listed: files + [broken], shard: nil, model: Self.model(),
-                identityOptions: [:], output: output, format: .jsonLines, restart: false, retryFailed: false)
-            let model = try Self.model()
-            let tally = try job.run(threads: 1, makeTask: { _ in try ImageTask(model: model) })
+            let job = try Self.job(output: output, files: files + [broken], roots: [Self.photos, broken], threads: 1)
+            let tally = try job.run()
             #expect(tally.count == 5 && tally.failed == 1)
         }
-        let retry = try BulkJob(
-            roots: [Self.photos, broken], listed: files + [broken], shard: nil, model: Self.model(),
-            identityOptions: [:], output: output, format: .jsonLines, restart: false, retryFailed: true)
+        let retry = try Self.job(
+            output: output, files: files + [broken], roots: [Self.photos, broken], retryFailed: true)
         #expect(retry.pending == [broken])
         #expect(retry.notes.contains(.retrying(count: 1, file: output)))
     }

@@ -111,32 +111,30 @@ extension NetRunnerCommand.Bulk {
         }
 
         func run() async throws {
-            let shard = try BulkShard.chosen(option: shard)
             let (listed, unreadable) = try inputs.requiredFiles()
-            var options = ImageTask.Options()
-            options.baseOptions = model.baseOptions
-            options.results = resultOptions.options
-            let threads = model.threadCount
-            // Read once, and made into a task once before anything is written, so a bad model
-            // is one clear error and no results file.
             let loaded = try await model.load(defaultFor: .classification)
-            options.kind = try taskChoice.kind(for: loaded)
-            if let kind = options.kind, let notice = model.assumptionNotice(for: loaded, task: kind) {
-                Console.diagnostic(notice)
-            }
-            let runOptions = options
-            _ = try ImageTask(model: loaded, options: options)
-
+            var settings = BulkSettings(roots: inputs.images, files: listed, model: loaded)
+            settings.task = try taskChoice.chosen.map { _ in try taskChoice.kind(for: loaded) }
+            settings.options.baseOptions = model.baseOptions
+            settings.options.results = resultOptions.options
+            settings.options.labelsPath = model.labels
+            settings.shard = try BulkShard.chosen(option: shard)
+            settings.threads = model.threadCount
+            settings.runtimeThreads = model.runtimeThreads
+            settings.batchSize = batchSize ?? Self.gpuBatch
+            settings.output = output
+            settings.format = format?.format ?? .implied(by: output ?? "")
+            (settings.restart, settings.retryFailed) = (restart, retryFailed)
             let job: BulkJob
             do {
-                job = try BulkJob(
-                    roots: inputs.images, listed: listed, shard: shard, model: loaded,
-                    identityOptions: try answerOptions(task: options.kind), output: output,
-                    format: format?.format ?? .implied(by: output ?? ""), restart: restart, retryFailed: retryFailed)
+                job = try BulkJob(settings)
             } catch let error as BulkJob.OtherRunError {
                 Console.diagnostic(FlagAdvice.message(for: error) ?? "\(error)")
                 throw ExitCode.failure
             }
+            if let notice = model.assumptionNotice(for: loaded, task: job.kind) { Console.diagnostic(notice) }
+            AcceleratorNotice.note(
+                requested: settings.options.accelerator, fallbackReason: job.acceleratorFallbackReason)
             for note in job.notes { Self.say(note) }
             if format == .csv && output == nil { Console.print(BulkResultsFile.csvColumns.joined(separator: ",")) }
             let lineFormat = format?.format ?? .jsonLines
@@ -145,18 +143,9 @@ extension NetRunnerCommand.Bulk {
             let progress = ProgressBar(total: job.pending.count, unit: "images", enabled: !noProgress)
             let clock = ContinuousClock()
             let started = clock.now
-            let (printsLines, results, model) = (output == nil, resultOptions.options, self.model)
+            let printsLines = output == nil
             let tally = try job.run(
-                threads: threads, accelerator: runOptions.accelerator, batchSize: batchSize ?? Self.gpuBatch,
-                makeTask: { threadCount in
-                    var taskOptions = runOptions
-                    taskOptions.threadCount = model.runtimeThreadCount(else: threadCount)
-                    let task = try ImageTask(model: loaded, options: taskOptions)
-                    AcceleratorNotice.note(
-                        requested: runOptions.accelerator, fallbackReason: task.acceleratorFallbackReason)
-                    return task
-                },
-                shown: { results.shown($0) }, isCancelled: { interrupted.happened },
+                isCancelled: { interrupted.happened },
                 deliver: { record in
                     if printsLines {
                         progress.finish()
@@ -171,7 +160,7 @@ extension NetRunnerCommand.Bulk {
                 Console.diagnostic("Stopped: \(writeError)")
                 throw ExitCode.failure
             }
-            Self.summarize(tally, elapsed: elapsed, threads: threads)
+            Self.summarize(tally, elapsed: elapsed, threads: settings.threads)
             if unreadable > 0 {
                 Console.diagnostic(
                     "\(unreadable) entries under \(inputs.images.joined(separator: ", ")) could not be searched.")
@@ -204,29 +193,6 @@ extension NetRunnerCommand.Bulk {
                         + (repaired ? " (an unfinished last line was cut off)" : "")
                         + ", \(pending) of \(total) images to go.")
             }
-        }
-
-        /// The options that change answers, for the run's identity.
-        ///
-        /// - Parameter task: The task the model runs as (in the identity when `--task` chose it).
-        /// - Returns: Each option's canonical text.
-        /// - Throws: A labels file that cannot be read.
-        private func answerOptions(task: ImageTask.Kind?) throws -> [BulkRunIdentity.Option: String] {
-            var options: [BulkRunIdentity.Option: String] = [:]
-            if taskChoice.task != nil, let task { options[.task] = task.rawValue }
-            if let value = resultOptions.maxResults { options[.maxResults] = String(value) }
-            if let value = resultOptions.scoreThreshold { options[.scoreThreshold] = String(value) }
-            if !resultOptions.categoryAllowlist.isEmpty {
-                options[.categoryAllowlist] = resultOptions.categoryAllowlist.joined(separator: "\u{1F}")
-            }
-            if !resultOptions.categoryDenylist.isEmpty {
-                options[.categoryDenylist] = resultOptions.categoryDenylist.joined(separator: "\u{1F}")
-            }
-            if model.fastDecoding { options[.fastDecoding] = "on" }
-            if let labels = model.labels {
-                options[.labels] = SHA256.hexDigest(of: try FileIO.contents(of: labels))
-            }
-            return options
         }
 
         private static func summarize(_ tally: BulkTally, elapsed: Duration, threads: Int) {

@@ -3,17 +3,18 @@ package import NetRunnerEvaluation
 import Synchronization
 package import TensorFlowLite
 
-/// One `netrunner bulk` run over folders of images: the shard's images, the run's identity
-/// beside its results file (a resumed file must be the same run), resume and retry of failed
-/// images, then the images to go through the model with every line written whole, and the
-/// tally.
+/// One `netrunner bulk` run over folders of images, made of its ``BulkSettings``: the shard's
+/// images, the run's identity beside its results file (a resumed file must be the same run),
+/// resume and retry of failed images, the model's task on every thread, then the images to go
+/// through it with every line written whole, and the tally.
 ///
-///     let job = try BulkJob(roots: ["photos"], listed: files, shard: nil, model: model,
-///                           identityOptions: [:], output: "out.jsonl", format: .jsonLines,
-///                           restart: false, retryFailed: false)
-///     let tally = try job.run(threads: 2, makeTask: { try ImageTask(model: model, options: $0) })
+///     var settings = BulkSettings(roots: ["photos"], files: listed, model: model)
+///     settings.output = "out.jsonl"
+///     let job = try BulkJob(settings)
+///     let tally = try job.run(deliver: { print($0.image) })
 ///
-/// Preparing writes nothing but the run's description (when the file is new, or had none);
+/// Preparing makes the task once (a model that cannot run is one error, and nothing is
+/// written), then writes nothing but the run's description (when the file is new, or had none);
 /// a file written by another run is refused, with what differs.
 package final class BulkJob: Sendable {
     /// What the command line says of a preparation, in order (diagnostics, not errors).
@@ -38,6 +39,12 @@ package final class BulkJob: Sendable {
     package let results: BulkResultsFile?
     /// What to say of the preparation.
     package let notes: [Note]
+    /// The settings the job was made of.
+    package let settings: BulkSettings
+    /// The task the model runs as: ``BulkSettings/task``, else the model's.
+    package let kind: ImageTask.Kind
+    /// Why the task runs on the CPU when it asked for ``Accelerator/auto``, or `nil`.
+    package let acceleratorFallbackReason: String?
 
     /// Another run's results are in the file.
     package struct OtherRunError: Error, CustomStringConvertible {
@@ -51,34 +58,33 @@ package final class BulkJob: Sendable {
         }
     }
 
-    /// Prepares a run: the shard's images, the results file opened (resumed unless
-    /// `restart`), the run's identity checked or written, failed lines dropped when
-    /// `retryFailed`, the images still to run.
+    /// Prepares a run: the task made once, the shard's images, the results file opened
+    /// (resumed unless ``BulkSettings/restart``), the run's identity checked or written, failed
+    /// lines dropped with ``BulkSettings/retryFailed``, the images still to run.
     ///
-    /// - Parameters:
-    ///   - roots: The folders and files given.
-    ///   - listed: Every image listed under them.
-    ///   - shard: The shard to run, or `nil` for all.
-    ///   - model: The model (its digest and name are the run's identity).
-    ///   - identityOptions: The options that change answers (part of the identity).
-    ///   - output: The results file, or `nil`.
-    ///   - format: The results file's format.
-    ///   - restart: Whether to start the file afresh.
-    ///   - retryFailed: Whether to run again the images whose lines say they failed.
-    /// - Throws: ``OtherRunError``; ``BulkError`` for a file that cannot be used.
-    package init(
-        roots: [String], listed: [String], shard: BulkShard?, model: LoadedModel,
-        identityOptions: [BulkRunIdentity.Option: String], output: String?, format: BulkResultsFile.Format,
-        restart: Bool,
-        retryFailed: Bool
-    ) throws {
+    /// - Parameter settings: The run.
+    /// - Throws: The task's errors (``NetRunnerError``, ``InterpreterError``); ``OtherRunError``;
+    ///   ``BulkError`` for a file that cannot be used.
+    package init(_ settings: BulkSettings) throws {
+        let (roots, listed, shard, model, output) = (
+            settings.roots, settings.files, settings.shard, settings.model, settings.output
+        )
+        let kind = settings.task ?? ImageTask.kind(of: model)
+        var options = settings.options
+        options.kind = kind
+        // Made once before anything is written: a model that cannot run is one clear error.
+        let probe = try ImageTask(model: model, options: options)
+        self.settings = settings
+        self.kind = kind
+        self.acceleratorFallbackReason = probe.acceleratorFallbackReason
         var notes: [Note] = []
         let files = shard.map { shard in listed.filter { shard.contains($0, roots: roots) } } ?? listed
         if let shard { notes.append(.shard(shard, kept: files.count, of: listed.count)) }
-        let results = try output.map { try BulkResultsFile(path: $0, format: format, resume: !restart) }
-        var options = identityOptions
-        if let shard { options[.shard] = shard.description }
-        let identity = BulkRunIdentity(modelSHA256: model.sha256, model: model.name, options: options, roots: roots)
+        let results = try output.map {
+            try BulkResultsFile(path: $0, format: settings.format, resume: !settings.restart)
+        }
+        let identity = BulkRunIdentity(
+            modelSHA256: model.sha256, model: model.name, options: try settings.identityOptions(), roots: roots)
         var spelling = identity
         if let results, let output {
             if let recorded = try BulkRunIdentity.read(for: output), results.resumedCount > 0 {
@@ -91,7 +97,7 @@ package final class BulkJob: Sendable {
                 }
                 try identity.write(for: output)
             }
-            if retryFailed { notes.append(.retrying(count: try results.dropFailedRecords(), file: output)) }
+            if settings.retryFailed { notes.append(.retrying(count: try results.dropFailedRecords(), file: output)) }
         }
         // Each file under the path the results file first used for its folder.
         let keys = files.map { identity.spelling(of: $0, as: spelling) }
@@ -111,39 +117,41 @@ package final class BulkJob: Sendable {
         self.notes = notes
     }
 
-    /// Runs the pending images: each line appended whole to the results file (or, without
-    /// one, handed to `deliver` only), in file order.
+    /// Runs the pending images on ``BulkSettings/threads`` tasks of its own: each line
+    /// appended whole to the results file (or, without one, handed to `deliver` only), in file
+    /// order.
     ///
     /// A write error (a full disk) stops the run after the images in flight; it is in the
     /// tally, not thrown.
     ///
     /// - Parameters:
-    ///   - threads: Interpreters side by side (``BulkInference``).
-    ///   - accelerator: What the tasks run on (on the GPU, one task and `threads` decoders).
-    ///   - batchSize: On the GPU, images per invoke of a classifier.
-    ///   - makeTask: One interpreter's task, given its runtime thread count.
-    ///   - shown: What is kept of each answer.
     ///   - isCancelled: Whether to stop taking images (Ctrl-C).
     ///   - deliver: Each record, after it is written.
     /// - Returns: The counts and latencies.
-    /// - Throws: The first error `makeTask` throws.
+    /// - Throws: The first error making a task throws.
     package func run(
-        threads: Int, accelerator: Accelerator = .cpu, batchSize: Int = 1,
-        makeTask: @Sendable (_ threadCount: Int) throws -> ImageTask,
-        shown: @Sendable (ImageAnswer) -> ImageAnswer = { $0 }, isCancelled: @Sendable () -> Bool = { false },
-        deliver: @Sendable (ResultsLine) -> Void = { _ in }
+        isCancelled: @Sendable () -> Bool = { false }, deliver: @Sendable (ResultsLine) -> Void = { _ in }
     ) throws -> BulkTally {
+        let (settings, kind) = (self.settings, self.kind)
+        let threads = settings.threads
+        let results = self.results
+        let shownAnswers = settings.options.results
         let tally = Mutex(BulkTally(warmUp: threads))
         let stopped = Atomic<Bool>(false)
         let keys = pendingKeys
-        let results = self.results
         try BulkInference.run(
-            files: pending, threads: threads, accelerator: accelerator, batchSize: batchSize, makeTask: makeTask,
+            files: pending, threads: threads, accelerator: settings.options.accelerator, batchSize: settings.batchSize,
+            makeTask: { threadCount in
+                var options = settings.options
+                options.kind = kind
+                options.threadCount = settings.runtimeThreads ?? threadCount
+                return try ImageTask(model: settings.model, options: options)
+            },
             isCancelled: { stopped.load(ordering: .relaxed) || isCancelled() },
             deliver: { index, outcome in
                 let record: ResultsLine
                 switch outcome {
-                case .success(let answer): record = ResultsLine(image: keys[index], answer: shown(answer))
+                case .success(let answer): record = ResultsLine(image: keys[index], answer: shownAnswers.shown(answer))
                 case .failure(let failure): record = ResultsLine(image: keys[index], error: failure.message)
                 }
                 tally.withLock { $0.add(record) }

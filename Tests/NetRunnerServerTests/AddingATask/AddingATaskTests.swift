@@ -79,10 +79,11 @@ struct AddingATaskTests {
         let files = ImageFiles.listing(of: [Self.photos]).files
         for format in [BulkResultsFile.Format.jsonLines, .csv] {
             let output = folder.path("results.\(format.rawValue)")
-            let job = try BulkJob(
-                roots: [Self.photos], listed: files, shard: nil, model: model, identityOptions: [:], output: output,
-                format: format, restart: false, retryFailed: false)
-            let tally = try job.run(threads: 2, makeTask: { _ in try ImageTask(model: model) })
+            var settings = BulkSettings(roots: [Self.photos], files: files, model: model)
+            (settings.output, settings.format, settings.threads) = (output, format, 2)
+            let job = try BulkJob(settings)
+            #expect(job.kind == MeanScore.kind)
+            let tally = try job.run()
             #expect(tally.count == files.count && tally.failed == 0)
             let written = try String(contentsOfFile: output, encoding: .utf8)
             if format == .csv {

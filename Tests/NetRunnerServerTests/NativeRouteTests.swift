@@ -137,6 +137,13 @@ struct NativeRouteTests {
             }
             #expect(report["done"] as? Int == 4 && report["failed"] as? Int == 0, "\(report)")
             let lines = report["results"] as? [[String: Any]] ?? []
+            // The latency summary is the lines' own, as bulk and evaluate summarise theirs.
+            let latency = try #require(report["latency"] as? [String: [String: Any]], "\(report)")
+            let inference = lines.compactMap { ($0["result"] as? [String: Any])?["inference_latency"] as? Double }
+            #expect(latency["inference"]?["count"] as? Int == 4 && inference.count == 4, "\(latency)")
+            let mean = inference.reduce(0, +) / Double(max(1, inference.count))
+            #expect(abs((latency["inference"]?["mean"] as? Double ?? -1) - mean) < 0.01, "\(latency) vs \(inference)")
+            #expect(Set(latency.keys) == ["decode", "preprocess", "inference", "total"])
             // Each answer is the one `classify --json` prints for the same photo.
             for line in lines {
                 let result = try #require(line["result"] as? [String: Any])

@@ -205,18 +205,10 @@ extension NetRunnerCommand.Bulk {
             if tally.skipped > 0 { line += ", \(tally.skipped) already done" }
             Console.diagnostic(line + ".")
             var warmUp = 0
-            for (name, values) in [
-                ("decode", tally.decode), ("preprocess", tally.preprocess), ("inference", tally.inference),
-                ("total", tally.total),
-            ] {
-                guard let summary = values.summary else { continue }
+            for (name, summary) in tally.latency.summary.stages {
+                guard let summary else { continue }
                 warmUp = summary.warmUpExcluded
-                Console.diagnostic(
-                    "  \(name) ms: mean \(Console.format(summary.mean, decimals: 2)), "
-                        + "median \(Console.format(summary.median, decimals: 2)), "
-                        + "p90 \(Console.format(summary.p90, decimals: 2)), "
-                        + "p99 \(Console.format(summary.p99, decimals: 2)), "
-                        + "max \(Console.format(summary.max, decimals: 2))")
+                Console.diagnostic("  \(name) ms: \(summary.text)")
             }
             if tally.batchCount > 0 {
                 // Which is which: the inference line above is each image's share of its batch.

@@ -203,16 +203,9 @@ extension NetRunnerCommand.Evaluate {
                     line += ", top-1 \(Console.format(scores.top1 * 100, decimals: 1))%"
                     line += ", top-5 \(Console.format(scores.top5 * 100, decimals: 1))%"
                 }
-                if let inference = model.latency.inference {
-                    line +=
-                        "; inference ms mean \(Console.format(inference.mean, decimals: 2)), "
-                        + "median \(Console.format(inference.median, decimals: 2)), "
-                        + "p90 \(Console.format(inference.p90, decimals: 2)), "
-                        + "p99 \(Console.format(inference.p99, decimals: 2))"
-                }
-                if let total = model.latency.total {
-                    line += "; total mean \(Console.format(total.mean, decimals: 2))"
-                }
+                let stages = model.latency.stages
+                if let inference = stages.inference { line += "; inference ms \(inference.text)" }
+                if let total = stages.total { line += "; total mean \(Console.format(total.mean, decimals: 2))" }
                 if !model.failures.isEmpty { line += "; \(model.failures.count) failed" }
                 if let agreement = model.agreement {
                     line +=

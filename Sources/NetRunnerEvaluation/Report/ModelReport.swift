@@ -42,6 +42,11 @@ public struct ModelReport: Codable, Equatable, Sendable {
         public var inferenceHistogram: Histogram?
         /// Total times in bins.
         public var totalHistogram: Histogram?
+
+        /// The four stages' summaries, as `bulk` and an album run report theirs.
+        public var stages: StageLatencies {
+            StageLatencies(decode: decode, preprocess: preprocess, inference: inference, total: total)
+        }
     }
 
     /// Counts of values in equal-width bins.

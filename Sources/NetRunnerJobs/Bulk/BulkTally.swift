@@ -10,14 +10,9 @@ package struct BulkTally: Sendable {
     package var skipped = 0
     /// Images that had failed in the resumed file (and were not retried).
     package var earlierFailures = 0
-    /// Decoding, in milliseconds (the first image of each thread left out as warm-up).
-    package var decode: LatencySamples
-    /// Preprocessing.
-    package var preprocess: LatencySamples
-    /// Inference.
-    package var inference: LatencySamples
-    /// The three together.
-    package var total: LatencySamples
+    /// Decoding, preprocessing, inference and all three, in milliseconds (the first image of
+    /// each thread left out as warm-up).
+    package var latency: StageLatencySamples
     /// Images that ran in batches (`bulk --batch` on the GPU).
     package var batchedImages = 0
     /// The batches they ran in: each image counts for 1/size of its batch.
@@ -32,10 +27,7 @@ package struct BulkTally: Sendable {
     ///
     /// - Parameter warmUp: The samples left out.
     package init(warmUp: Int) {
-        decode = LatencySamples(warmUp: warmUp)
-        preprocess = decode
-        inference = decode
-        total = decode
+        latency = StageLatencySamples(warmUp: warmUp)
     }
 
     /// Counts a record.
@@ -47,10 +39,7 @@ package struct BulkTally: Sendable {
             failed += 1
             return
         }
-        decode.add(answer.decodingMilliseconds)
-        preprocess.add(answer.preprocessingMilliseconds)
-        inference.add(answer.inferenceMilliseconds)
-        total.add(record.totalMilliseconds ?? 0)
+        latency.add(answer, totalMilliseconds: record.totalMilliseconds ?? 0)
         if let batch = answer.batch, batch.size > 0 {
             batchedImages += 1
             batchCount += 1 / Double(batch.size)

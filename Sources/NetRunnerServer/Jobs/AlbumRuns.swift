@@ -24,6 +24,8 @@ struct AlbumRunReport: Encodable, Sendable {
     var done = 0
     var failed = 0
     var offset = 0
+    /// The answered photos' latency per stage, as `bulk` and `evaluate` summarise theirs.
+    var latency = StageLatencies()
     var results: [Line] = []
 }
 
@@ -81,6 +83,7 @@ final class AlbumRuns: Sendable {
         guard let run = runs.job(id) else { return nil }
         var report = run.report
         report.offset = offset
+        report.latency = run.tally.latency.summary
         if offset < run.lines.count, limit > 0 {
             report.results = run.lines[offset..<min(run.lines.count, offset + limit)].compactMap { $0 }
         }

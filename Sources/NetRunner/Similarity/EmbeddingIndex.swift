@@ -275,9 +275,13 @@ public struct EmbeddingIndex: Sendable {
         }
         let norm = values.reduce(Float(0)) { $0 + $1 * $1 }.squareRoot()
         guard norm > 0, norm.isFinite else {
-            throw NetRunnerError.invalidOption(name: "embedding", reason: "\(what) is all zeros: it has no direction")
+            throw NetRunnerError.invalidOption(
+                name: "embedding",
+                reason: "\(what) "
+                    + (norm > 0 ? "is too long to measure (its length overflows)" : "is all zeros: it has no direction")
+            )
         }
-        return values.map { $0 / norm }
+        return ImageEmbedder.l2Normalized(values)
     }
 
     /// Rows split into about four chunks per core.

@@ -20,12 +20,6 @@ struct IndexRoutes {
     /// The most photos one search answers.
     static let maximumK = 1000
 
-    /// A query parameter out of range, or unknown: 400.
-    struct Invalid: KindedFailure {
-        var description: String
-        var failureKind: FailureKind { .invalid }
-    }
-
     /// The routes.
     var routes: RouteList<BasicRequestContext> {
         var routes = RouteList<BasicRequestContext>()
@@ -45,20 +39,13 @@ struct IndexRoutes {
     }
 
     /// The `k` (1 to ``maximumK``, 5 by default) of a search's query; any other parameter is refused.
-    static func k(_ query: Parameters) throws(Invalid) -> Int {
-        for name in query.map({ String($0.key) }) where name != "k" {
-            throw Invalid(description: "Unknown query parameter \"\(name.prefix(64))\": this route takes k.")
-        }
-        let given = query.getAll("k")
-        guard let text = given.first else { return 5 }
-        // A checked conversion: one value, digits only, at most 4 of them, then the range.
-        guard given.count == 1, text.utf8.count <= 4, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-            let value = Int(text), (1...maximumK).contains(value)
-        else {
-            throw Invalid(
-                description: "k must be given once, a whole number from 1 to \(maximumK), not \"\(text.prefix(32))\".")
-        }
-        return value
+    ///
+    /// - Parameter query: The request's query parameters.
+    /// - Returns: How many photos to answer.
+    /// - Throws: ``QueryParameterError`` for another value, or another parameter.
+    static func k(_ query: Parameters) throws(QueryParameterError) -> Int {
+        try QueryParameters.refuseUnknown(query, known: ["k"])
+        return try QueryParameters.wholeNumber("k", in: query, range: 1...maximumK) ?? 5
     }
 
     /// Embeds the upload with the index's model and answers its nearest photos.

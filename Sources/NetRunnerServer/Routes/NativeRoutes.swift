@@ -147,12 +147,6 @@ struct AnswerOptions {
     /// The names of the answer options, as the unknown-parameter error lists them.
     static let names = ["maxResults", "scoreThreshold", "categoryAllowlist", "categoryDenylist", "mask"]
 
-    /// A query parameter out of range, or unknown: 400.
-    struct Invalid: KindedFailure {
-        var description: String
-        var failureKind: FailureKind { .invalid }
-    }
-
     /// The defaults: no option given.
     init() {}
 
@@ -162,18 +156,13 @@ struct AnswerOptions {
     ///   - query: The query parameters.
     ///   - task: The model's task (a segmenter's mask is the model's size by default).
     ///   - also: Other parameters the route takes (not reported as unknown).
-    /// - Throws: ``Invalid`` for a value out of range or an unknown parameter.
+    /// - Throws: ``QueryParameterError`` for a value out of range or an unknown parameter.
     init(_ query: Parameters, task: ImageTask.Kind?, also: Set<String> = []) throws {
         self.task = task
-        if let text = query.get("maxResults") {
-            guard let value = Int(text), (1...10_000).contains(value) else {
-                throw Invalid(description: "maxResults must be a whole number from 1 to 10000, not \"\(text)\".")
-            }
-            results.maxResults = value
-        }
+        results.maxResults = try QueryParameters.wholeNumber("maxResults", in: query, range: 1...10_000)
         if let text = query.get("scoreThreshold") {
             guard let value = Float(text), value.isFinite, (0...1).contains(value) else {
-                throw Invalid(description: "scoreThreshold must be a number from 0 to 1, not \"\(text)\".")
+                throw QueryParameterError(description: "scoreThreshold must be a number from 0 to 1, not \"\(text)\".")
             }
             results.scoreThreshold = value
         }
@@ -183,18 +172,18 @@ struct AnswerOptions {
         results.categoryAllowlist = list("categoryAllowlist")
         results.categoryDenylist = list("categoryDenylist")
         if !results.categoryAllowlist.isEmpty, !results.categoryDenylist.isEmpty {
-            throw Invalid(description: "categoryAllowlist and categoryDenylist cannot be used together.")
+            throw QueryParameterError(description: "categoryAllowlist and categoryDenylist cannot be used together.")
         }
         if let text = query.get("mask") {
             guard let value = CategoryMask.Resolution(rawValue: text) else {
-                throw Invalid(
+                throw QueryParameterError(
                     description: "mask must be model (the mask at the model's output resolution, the default) or "
                         + "image (at the photo's size), not \"\(text)\".")
             }
             mask = value
         }
         for name in query.map({ String($0.key) }) where !Self.names.contains(name) && !also.contains(name) {
-            throw Invalid(
+            throw QueryParameterError(
                 description: "Unknown query parameter \"\(name)\": the answer options are maxResults, "
                     + "scoreThreshold, categoryAllowlist, categoryDenylist and mask.")
         }
@@ -202,13 +191,13 @@ struct AnswerOptions {
 
     /// A yes-or-no query parameter (`preview=1`): absent, `0` or `false` is no; `1` or `true` yes.
     ///
-    /// - Throws: ``Invalid`` for another value.
+    /// - Throws: ``QueryParameterError`` for another value.
     static func flag(_ query: Parameters, _ name: String) throws -> Bool {
         guard let text = query.get(name) else { return false }
         switch text {
         case "1", "true": return true
         case "0", "false": return false
-        default: throw Invalid(description: "\(name) must be 1 or 0, not \"\(text)\".")
+        default: throw QueryParameterError(description: "\(name) must be 1 or 0, not \"\(text)\".")
         }
     }
 

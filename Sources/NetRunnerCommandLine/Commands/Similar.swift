@@ -87,19 +87,8 @@ extension NetRunnerCommand.Similar {
                 }
                 files.append(embedded)
             }
-            var index: EmbeddingIndex?
-            var skipped = 0
-            for file in files {
-                for record in try BulkResultsFile.records(in: file) {
-                    guard case .other(let answer)? = record.answer, let embedding = answer as? EmbeddingResult else {
-                        skipped += 1
-                        continue
-                    }
-                    if index == nil { index = EmbeddingIndex(dimension: embedding.embedding.count, model: modelName) }
-                    try index?.add(path: record.image, embedding: embedding.embedding)
-                }
-            }
-            guard let index else {
+            let (built, skipped) = try Self.index(of: files, model: modelName)
+            guard let index = built else {
                 throw ValidationError(
                     "No embedding in \(files.joined(separator: ", ")) (\(skipped) other lines): index a bulk run of an "
                         + "image embedder (`netrunner bulk --model EMBEDDER ...`).")
@@ -110,6 +99,28 @@ extension NetRunnerCommand.Similar {
                 "indexed \(index.count) embeddings of \(index.dimension) values (\(index.model.isEmpty ? "model not named" : index.model)) "
                     + "into \(output) in \(fixedDecimals(seconds, 1)) s"
                     + (skipped > 0 ? "; \(skipped) lines without an embedding skipped" : ""))
+        }
+
+        /// The index of every embedding in results files, and the lines without one; built
+        /// outside the command's async context, whose captured variables cost a check on
+        /// every access.
+        ///
+        /// - Parameters:
+        ///   - files: JSON Lines results files.
+        ///   - model: The model the index records.
+        /// - Returns: The index (`nil` when no line holds an embedding) and the lines skipped.
+        /// - Throws: ``BulkError`` for a file that cannot be read; a `NetRunnerError` for an
+        ///   embedding the index refuses.
+        static func index(of files: [String], model: String) throws -> (EmbeddingIndex?, Int) {
+            var index: EmbeddingIndex?
+            var skipped = 0
+            for file in files {
+                skipped += try BulkResultsFile.forEachEmbedding(in: file) { image, embedding in
+                    if index == nil { index = EmbeddingIndex(dimension: embedding.count, model: model) }
+                    try index?.add(path: image, embedding: embedding)
+                }
+            }
+            return (index, skipped)
         }
     }
 

@@ -100,6 +100,11 @@ struct PoseSegmentBrowserTests {
                 == "bird \(Int((Double(bird.pixels) / Double(bird.total) * 100).rounded()))%",
             "\(captions)")
         #expect(report["album_segment_answers"] as? [String] == ["person"], "\(text)")
+        // The album run's status gives its latency, the run's own summary (GET /v1/runs/{id}).
+        for name in ["segment", "pose"] {
+            let status = report["album_\(name)_status"] as? String ?? ""
+            #expect(status.contains("2 of 2 photos; inference ") && status.contains(" ms mean, p90 "), "\(status)")
+        }
         let poses = ((report["album_pose_captions"] as? [[String]]) ?? []).first { $0.first == "squat.png" }
         let mean = try Self.python().map { $0[2] }.reduce(0, +) / 17
         let caption = poses?.last ?? ""

@@ -123,6 +123,7 @@ def main():
             wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#album-grid .tile")
                  and "of" in driver.find_element(By.ID, "album-status").text
                  and not driver.find_element(By.ID, "album-run").get_property("disabled"), 60)
+            report[f"album_{name}_status"] = driver.find_element(By.ID, "album-status").text
             report[f"album_{name}_captions"] = driver.execute_script(
                 "return [...document.querySelectorAll('#album-grid .tile')].map((t) => "
                 "[t.querySelector('.name').textContent, t.lastChild.textContent])")

@@ -507,7 +507,10 @@ async function runAlbum() {
     progress.hidden = false; progress.max = Math.max(1, run.total);
     while (true) {
       progress.value = run.done;
-      status.textContent = `${model.id}: ${run.done} of ${run.total} photos` + (run.failed ? `, ${run.failed} failed` : "");
+      // The run's latency per stage is bulk's summary (GET /v1/runs/{id}'s latency).
+      const inference = (run.latency || {}).inference;
+      status.textContent = `${model.id}: ${run.done} of ${run.total} photos` + (run.failed ? `, ${run.failed} failed` : "")
+        + (inference ? `; inference ${inference.mean.toFixed(1)} ms mean, p90 ${inference.p90.toFixed(1)}` : "");
       if (run.state === "finished") break;
       await new Promise((resolve) => setTimeout(resolve, 250));
       run = await (await fetch(`/v1/runs/${run.id}?limit=0`, authorized())).json();

@@ -124,6 +124,36 @@ package enum FileIO {
         }
     }
 
+    /// Reads a regular file from the front, piece by piece into the caller's memory: a file of
+    /// gigabytes read into the array it becomes, never held twice.
+    ///
+    /// - Parameters:
+    ///   - path: The file.
+    ///   - body: Called with the file's size and a function that fills a buffer with the next
+    ///     bytes (throwing ``FileError/unreadable(path:reason:)`` when fewer are left).
+    /// - Returns: What `body` returns.
+    /// - Throws: ``FileError``; what `body` throws.
+    package static func readSequentially<T>(
+        _ path: String,
+        _ body: (_ size: Int, _ next: (UnsafeMutableRawBufferPointer) throws -> Void) throws -> T
+    ) throws -> T {
+        let (descriptor, size) = try openRegularFile(path)
+        defer { close(descriptor) }
+        func next(_ buffer: UnsafeMutableRawBufferPointer) throws {
+            var done = 0
+            while done < buffer.count {
+                let count = read(descriptor, buffer.baseAddress.map { $0 + done }, buffer.count - done)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw FileError.unreadable(path: path, reason: errorText(errno))
+                }
+                if count == 0 { throw FileError.unreadable(path: path, reason: "it is cut short") }
+                done += count
+            }
+        }
+        return try body(size, next)
+    }
+
     /// Writes every byte to a descriptor, retrying short writes and EINTR.
     ///
     /// - Returns: `nil`, or the errno of the write that failed.

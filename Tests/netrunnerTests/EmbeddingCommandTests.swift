@@ -255,6 +255,23 @@ struct EmbeddingCommandTests {
         try cut.write(to: URL(fileURLWithPath: folder.path("cut.nrindex")))
         let short = try netrunner(["similar", "duplicates", folder.path("cut.nrindex")])
         #expect(short.status != 0 && short.stderr.contains("cut short"), "\(short.stderr)")
+        // Sizes a header declares are checked against the file before anything is allocated:
+        // 40 million embeddings (160 GB), or a 4 GB model name, in a file of a few bytes.
+        func header(count: UInt64, modelLength: UInt32) -> Data {
+            var data = Data("NRINDEX1".utf8)
+            withUnsafeBytes(of: UInt32(1024).littleEndian) { data.append(contentsOf: $0) }
+            withUnsafeBytes(of: count.littleEndian) { data.append(contentsOf: $0) }
+            withUnsafeBytes(of: modelLength.littleEndian) { data.append(contentsOf: $0) }
+            return data + Data("m".utf8)
+        }
+        for (name, data, message) in [
+            ("million", header(count: 40_000_000, modelLength: 1), "its embeddings are cut short"),
+            ("name", header(count: 1, modelLength: UInt32.max), "its model name is cut short"),
+        ] {
+            try data.write(to: URL(fileURLWithPath: folder.path(name + ".nrindex")))
+            let refused = try netrunner(["similar", "duplicates", folder.path(name + ".nrindex")])
+            #expect(refused.status == 1 && refused.stderr.contains(message), "\(name): \(refused.stderr)")
+        }
         #expect(try netrunner(["similar", "search", index, hotdog, "-k", "0"]).status == 64)
         #expect(try netrunner(["similar", "duplicates", index, "--threshold", "1.5"]).status == 64)
         let classifier = try netrunner([

@@ -217,31 +217,46 @@ public struct EmbeddingIndex: Sendable {
     /// - Throws: ``FileError`` when it cannot be read; ``NetRunnerError/invalidOption(name:reason:)``
     ///   naming the file for one that is not an index or is cut short.
     public static func read(from path: String) throws -> EmbeddingIndex {
-        let data = try FileIO.contents(of: path)
         func bad(_ reason: String) -> NetRunnerError {
             .invalidOption(name: "index", reason: "\(path) is not a NetRunner similarity index: \(reason)")
         }
-        var reader = ByteReader(data: data)
-        guard reader.take(magic.count).map(Array.init) == magic else { throw bad("it does not start with NRINDEX1") }
-        guard let dimension32 = reader.integer(UInt32.self), let count64 = reader.integer(UInt64.self) else {
-            throw bad("it is cut short")
-        }
-        let dimension = Int(dimension32)
-        guard (1...maximumDimension).contains(dimension) else { throw bad("a dimension of \(dimension)") }
-        guard count64 <= UInt64(maximumCount) else { throw bad("\(count64) embeddings (at most \(maximumCount))") }
-        let count = Int(count64)
-        guard let model = reader.text() else { throw bad("its model name is cut short or not UTF-8") }
-        let (values, overflow) = count.multipliedReportingOverflow(by: dimension)
-        guard !overflow, values <= reader.remaining / MemoryLayout<Float>.size,
-            let bytes = reader.take(values * MemoryLayout<Float>.size)
-        else { throw bad("its embeddings are cut short") }
-        var index = EmbeddingIndex(dimension: dimension, model: model)
-        index.vectors = bytes.withUnsafeBytes { raw in
-            [Float](unsafeUninitializedCapacity: values) { buffer, initialized in
+        // Read in order into what it becomes (the embeddings straight into their array), so a
+        // million embeddings (4 GB) are never in memory twice.
+        return try FileIO.readSequentially(path) { size, next in
+            func bytes(_ count: Int) throws -> Data {
+                // Every size was checked against the file's: only a file that shrinks meanwhile,
+                // or an I/O error, fails here (a FileError naming it).
+                var data = Data(count: count)
+                try data.withUnsafeMutableBytes { try next($0) }
+                return data
+            }
+            var remaining = size
+            let headerSize = magic.count + 4 + 8 + 4
+            guard remaining >= headerSize else { throw bad("it is cut short") }
+            var header = ByteReader(data: try bytes(headerSize))
+            remaining -= headerSize
+            guard header.take(magic.count).map(Array.init) == magic else {
+                throw bad("it does not start with NRINDEX1")
+            }
+            guard let dimension32 = header.integer(UInt32.self), let count64 = header.integer(UInt64.self),
+                let modelLength = header.integer(UInt32.self)
+            else { throw bad("it is cut short") }
+            let dimension = Int(dimension32)
+            guard (1...maximumDimension).contains(dimension) else { throw bad("a dimension of \(dimension)") }
+            guard count64 <= UInt64(maximumCount) else { throw bad("\(count64) embeddings (at most \(maximumCount))") }
+            let count = Int(count64)
+            guard modelLength <= 65_536, Int(modelLength) <= remaining,
+                let model = String(validating: try bytes(Int(modelLength)), as: UTF8.self)
+            else { throw bad("its model name is cut short or not UTF-8") }
+            remaining -= Int(modelLength)
+            let (values, overflow) = count.multipliedReportingOverflow(by: dimension)
+            guard !overflow, values <= remaining / MemoryLayout<Float>.size else {
+                throw bad("its embeddings are cut short")
+            }
+            var index = EmbeddingIndex(dimension: dimension, model: model)
+            index.vectors = try [Float](unsafeUninitializedCapacity: values) { buffer, initialized in
                 // The file is little-endian, as the CPUs this runs on: the bytes are the floats.
-                if let destination = buffer.baseAddress, let source = raw.baseAddress {
-                    UnsafeMutableRawPointer(destination).copyMemory(from: source, byteCount: 4 * values)
-                }
+                try next(UnsafeMutableRawBufferPointer(buffer))
                 #if _endian(big)
                     for position in 0..<values {
                         buffer[position] = Float(bitPattern: UInt32(littleEndian: buffer[position].bitPattern))
@@ -249,15 +264,19 @@ public struct EmbeddingIndex: Sendable {
                 #endif
                 initialized = values
             }
+            remaining -= values * MemoryLayout<Float>.size
+            var reader = ByteReader(data: try bytes(remaining))
+            guard index.vectors.allSatisfy(\.isFinite) else {
+                throw bad("an embedding holds a value that is not a number")
+            }
+            index.paths.reserveCapacity(count)
+            for _ in 0..<count {
+                guard let text = reader.text() else { throw bad("its paths are cut short") }
+                index.paths.append(text)
+            }
+            guard reader.remaining == 0 else { throw bad("\(reader.remaining) bytes follow its last path") }
+            return index
         }
-        guard index.vectors.allSatisfy(\.isFinite) else { throw bad("an embedding holds a value that is not a number") }
-        index.paths.reserveCapacity(count)
-        for _ in 0..<count {
-            guard let text = reader.text() else { throw bad("its paths are cut short") }
-            index.paths.append(text)
-        }
-        guard reader.remaining == 0 else { throw bad("\(reader.remaining) bytes follow its last path") }
-        return index
     }
 
     // MARK: - Arithmetic

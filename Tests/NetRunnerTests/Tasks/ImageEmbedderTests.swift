@@ -26,6 +26,19 @@ struct ImageEmbedderTests {
         }
     }
 
+    /// How far values are from Python's raw output, in its quantization steps: the largest
+    /// difference and how many are equal.
+    static func steps(_ values: [Float], from expected: PythonEmbedding) -> (largest: Double, equal: Int) {
+        var largest = 0.0
+        var equal = 0
+        for (value, raw) in zip(values, expected.raw) {
+            let step = (Double(value) / expected.scale + Double(expected.zeroPoint)).rounded()
+            largest = max(largest, abs(step - Double(raw)))
+            if step == Double(raw) { equal += 1 }
+        }
+        return (largest, equal)
+    }
+
     static func python() throws -> [String: PythonEmbedding] {
         try JSONDecoder().decode(
             [String: PythonEmbedding].self, from: try Fixtures.data("Tests/Fixtures/Embedding/imprinting.python.json"))
@@ -59,13 +72,7 @@ struct ImageEmbedderTests {
             let result = try embedder.run(.file(try #require(paths[name])))
             try #require(result.embedding.count == expected.raw.count)
             #expect(result.headName == "MobilenetV1/Logits/AvgPool_1a/AvgPool")
-            var largest = 0.0
-            var equal = 0
-            for (value, raw) in zip(result.embedding, expected.raw) {
-                let step = (Double(value) / expected.scale + Double(expected.zeroPoint)).rounded()
-                largest = max(largest, abs(step - Double(raw)))
-                if step == Double(raw) { equal += 1 }
-            }
+            let (largest, equal) = Self.steps(result.embedding, from: expected)
             print("embedding \(name): \(equal) of 1024 values equal Python's, the largest difference \(largest) step")
             #expect(largest <= 1, "\(name)")
             #expect(equal >= 1000, "\(name): \(equal) of 1024")
@@ -178,13 +185,7 @@ struct ImageEmbedderTests {
         for (name, expected) in python.sorted(by: { $0.key < $1.key }) {
             let result = try embedder.run(.file(try #require(paths[name])))
             try #require(result.embedding.count == expected.raw.count)
-            var largest = 0.0
-            var equal = 0
-            for (value, raw) in zip(result.embedding, expected.raw) {
-                let step = (Double(value) / expected.scale + Double(expected.zeroPoint)).rounded()
-                largest = max(largest, abs(step - Double(raw)))
-                if step == Double(raw) { equal += 1 }
-            }
+            let (largest, equal) = Self.steps(result.embedding, from: expected)
             print("penultimate \(name): \(equal) of 1280 values equal Python's, the largest difference \(largest) step")
             #expect(largest <= 1, "\(name)")
             #expect(equal >= 1200, "\(name): \(equal) of 1280")

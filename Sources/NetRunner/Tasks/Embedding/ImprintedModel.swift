@@ -167,20 +167,9 @@ package enum ImprintedModel {
             }
 
             // The subgraph: the extractor's, its output now the probabilities.
-            let tensorList = builder.vector(offsets: oldTensors + newTensors)
-            let operatorList = builder.vector(offsets: oldOperators + newOperators)
-            let outputs = builder.vector([probabilities])
-            builder.startTable()
-            builder.add(offset: tensorList, field: 0)
-            if let inputs = main.referencePosition(1) {
-                builder.add(offset: builder.reference(toTailPosition: inputs), field: 1)
-            }
-            builder.add(offset: outputs, field: 2)
-            builder.add(offset: operatorList, field: 3)
-            if let name = main.referencePosition(4) {
-                builder.add(offset: builder.reference(toTailPosition: name), field: 4)
-            }
-            let subgraph = builder.endTable()
+            let subgraph = builder.subgraph(
+                over: main, tensors: oldTensors + newTensors, operators: oldOperators + newOperators,
+                outputs: [probabilities])
 
             let description = builder.string(
                 "NetRunner weight imprinting: \(classes) classes on a \(dimension)-value embedding, scale \(scale)")

@@ -105,20 +105,9 @@ package enum PenultimateLayer {
             func reference(_ table: FlatBuffer.Table) -> FlatBufferBuilder.Offset {
                 builder.reference(toTailPosition: table.position)
             }
-            let tensorList = builder.vector(offsets: tensors.map(reference))
-            let operatorList = builder.vector(offsets: operators.prefix(last + 1).map(reference))
-            let outputs = builder.vector([tensor])
-            builder.startTable()
-            builder.add(offset: tensorList, field: 0)
-            if let inputs = main.referencePosition(1) {
-                builder.add(offset: builder.reference(toTailPosition: inputs), field: 1)
-            }
-            builder.add(offset: outputs, field: 2)
-            builder.add(offset: operatorList, field: 3)
-            if let name = main.referencePosition(4) {
-                builder.add(offset: builder.reference(toTailPosition: name), field: 4)
-            }
-            let subgraph = builder.endTable()
+            let subgraph = builder.subgraph(
+                over: main, tensors: tensors.map(reference), operators: operators.prefix(last + 1).map(reference),
+                outputs: [tensor])
             let name = target.string(3).value ?? "tensor \(tensor)"
             let description = builder.string("NetRunner: cut at its penultimate layer, \(name) (\(dimension) values)")
             let subgraphList = builder.vector(offsets: [subgraph] + subgraphs.dropFirst().map(reference))

@@ -114,7 +114,7 @@ extension NetRunnerCommand.Bulk {
             let (listed, unreadable) = try inputs.requiredFiles()
             let loaded = try await model.load(defaultFor: .classification)
             var settings = BulkSettings(roots: inputs.images, files: listed, model: loaded)
-            settings.task = try taskChoice.chosen.map { _ in try taskChoice.kind(for: loaded) }
+            settings.task = try taskChoice.chosenKind(for: loaded)
             settings.options.baseOptions = model.baseOptions
             settings.options.results = resultOptions.options
             settings.options.labelsPath = model.labels

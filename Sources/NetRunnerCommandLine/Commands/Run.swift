@@ -112,7 +112,7 @@ extension NetRunnerCommand {
             let loaded = try LoadedModel(.path(await HubReference.localPath(modelText)))
             let inputs = images
             // --task: that task, whatever the description's type says of how `run` prints it.
-            let chosen = try taskChoice.chosen.map { _ in try taskChoice.kind(for: loaded) }
+            let chosen = try taskChoice.chosenKind(for: loaded)
             if let task = chosen.flatMap(VisionTaskRegistry.definition(for:)) ?? Self.task(of: loaded) {
                 // A detector's description (type image.detection…) runs as the detector: its
                 // outputs are boxes, not TensorIO arrays; a bare MoveNet or DeepLab as its task,

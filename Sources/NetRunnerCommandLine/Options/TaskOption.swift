@@ -46,7 +46,17 @@ struct TaskOption: ParsableArguments {
     /// - Returns: The task.
     /// - Throws: `ValidationError` for an unknown name; ``TaskFailure`` for a model of another task.
     func kind(for model: LoadedModel) throws -> ImageTask.Kind {
-        guard let chosen = try chosen else { return ImageTask.kind(of: model) }
+        try chosenKind(for: model) ?? ImageTask.kind(of: model)
+    }
+
+    /// The task `--task` chose for a model, refusing a model that declares another; `nil`
+    /// without `--task`.
+    ///
+    /// - Parameter model: The model.
+    /// - Returns: The task, or `nil`.
+    /// - Throws: `ValidationError` for an unknown name; ``TaskFailure`` for a model of another task.
+    func chosenKind(for model: LoadedModel) throws -> ImageTask.Kind? {
+        guard let chosen = try chosen else { return nil }
         if let declared = ImageTask.declaredKind(of: model), declared != chosen,
             let definition = VisionTaskRegistry.definition(for: declared)
         {

@@ -1,7 +1,8 @@
 # NetRunner: the two commands of the README, and the pieces they are made of.
 #
 #   make run     set up, build, classify real photos with the embedded model, find faces, run the sample test bundles
-#   make test    set up, build, and run every test (CI also runs make test-asan and make lint)
+#   make test    set up, build, and run every test (CI also runs make test-asan, make lint and
+#                make test-fresh)
 #   make bench   the side-by-side benchmarks (ours vs Python ai_edge_litert, one run)
 #   make package the Debian package netrunner_<version>_amd64.deb (docs/install.md)
 
@@ -10,9 +11,16 @@ SWIFT ?= swift
 # optimizedC): one setting for all of make's builds, so that none rebuilds what another built.
 NETRUNNER_OPTIMIZE_C ?= 1
 export NETRUNNER_OPTIMIZE_C
+# The commit every build here is of, for --version (0.2.0 (62e46ba)): Package.swift makes it a
+# define of one C file (CBuildInfo), so a new commit recompiles that file and relinks, no more.
+# Empty without .git here (a tarball, even one unpacked inside another clone): "unknown".
+ifndef NETRUNNER_COMMIT
+NETRUNNER_COMMIT := $(shell test -e .git && git rev-parse --short=7 HEAD 2>/dev/null)
+endif
+export NETRUNNER_COMMIT
 PHOTOS ?= Tests/Fixtures/Photos/test
 
-.PHONY: run test test-readme test-slurm test-cluster test-package test-asan asan-build asan-run test-python gpu-packages setup runtime system build-core build install package bench bench-setup bench-decode bench-gpu bench-tasks trial format lint clean
+.PHONY: run test test-fresh test-readme test-slurm test-cluster test-package debug-tools test-asan asan-build asan-run test-python gpu-packages setup runtime system build-core build install package bench bench-setup bench-decode bench-gpu bench-tasks trial format lint clean
 
 PREFIX ?= $(HOME)/.local
 
@@ -62,6 +70,9 @@ run: build-core
 	.build/release/netrunner detect Tests/Fixtures/Photos/faces Tests/Fixtures/Photos/test/grace_hopper.jpg --annotate out/annotated
 	.build/release/netrunner evaluate TestBundles/imagenet-sample.testbundle TestBundles/faces.testbundle --output out/evaluation --restart
 
+# How many tests make test runs at a time (see the test recipe).
+TEST_WIDTH ?= 8
+
 # Model-check verdicts (ModelGate) of the tests go to a cache inside the build folder, not the user's.
 # The Python reference the bit-for-bit tests compare with is recorded on this machine's CPU.
 # (The children the tests crash on purpose, model checks and decoder processes, run with Swift's
@@ -72,6 +83,7 @@ TEST_ENV = NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache NETRUNNER_TEST_R
 # the Debian packages of the browser test (chromium, chromium-driver) and of the camera clip (ffmpeg).
 test-python:
 	scripts/setup-test-python.sh
+	scripts/setup-stats-python.sh
 	scripts/install-test-packages.sh
 
 # The Vulkan loader and lavapipe (software Vulkan, from bookworm-backports): the GPU tests run
@@ -80,19 +92,35 @@ gpu-packages:
 	scripts/install-gpu-packages.sh
 
 test: setup test-python gpu-packages
-	$(SWIFT) build --build-tests
+	@# The debug build prints no warning (CI fails on one; make test-fresh checks the release build).
+	@mkdir -p .build
+	{ $(SWIFT) build --build-tests 2>&1; echo $$? >.build/build-tests.status; } | tee .build/build-tests.log; exit $$(cat .build/build-tests.status)
+	@# (Of this package's files: SwiftPM prints the dependencies' manifest warnings too.)
+	@! grep -E '^$(CURDIR)/[^:]*:[0-9]+:[0-9]+: warning: ' .build/build-tests.log || { echo "make test: the build printed warnings (above)"; exit 1; }
 	@# The hub's PostgreSQL tests use a private Debian postgresql on 127.0.0.1:55432.
 	@# NETRUNNER_TEST_REQUIRE_GPU: lavapipe is installed, so a GPU test that finds no GPU fails instead of skipping.
 	@# On failure, the failed tests and their issues again from the XML results (swift test's own
 	@# console lines have gone missing under load: a CI run counted 3 issues and printed none).
+	@# The test binary is run as swift test runs it, with at most $(TEST_WIDTH) tests at a time
+	@# (swift test offers no such limit for Swift Testing): unbounded, every test started at once,
+	@# 100-odd servers, browsers and decoder children shared 2 cores, and a CI run saw good
+	@# requests wait 125 s. At 8 the whole run took 359 s against 402.
 	rm -rf .build/test-results && mkdir -p .build/test-results
-	$(TEST_ENV) NETRUNNER_TEST_REQUIRE_GPU=1 NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) $(SWIFT) test --skip-build \
-		--xunit-output .build/test-results/results.xml || { python3 scripts/test-failures.py .build/test-results; exit 1; }
+	$(TEST_ENV) NETRUNNER_TEST_REQUIRE_GPU=1 NETRUNNER_TEST_POSTGRES=$$(scripts/start-test-postgres.sh) \
+		NO_COLOR=1 $$($(SWIFT) build --show-bin-path)/NetRunnerPackageTests.xctest --testing-library swift-testing \
+		--experimental-maximum-parallelization-width $(TEST_WIDTH) \
+		--xunit-output .build/test-results/results-swift-testing.xml \
+		|| { python3 scripts/test-failures.py .build/test-results; exit 1; }
 	@# The four end-to-end checks below at once, each on files of its own (out/ and Models/ are the
 	@# README's; Slurm, the cluster and the package work in temporary folders): mostly waiting on
 	@# processes, they take minutes less together than one after another. Each one's output comes
 	@# whole.
-	$(MAKE) --no-print-directory -j4 --output-sync=target test-readme test-slurm test-cluster test-package
+	$(MAKE) --no-print-directory -j4 --output-sync=target E2E_PREBUILT=1 test-readme test-slurm test-cluster test-package
+
+# The debug build of both tools that the end-to-end checks below run, when one is run alone
+# (make test has built them with the tests and passes E2E_PREBUILT=1).
+debug-tools: setup
+	$(if $(E2E_PREBUILT),@true,$(SWIFT) build --product netrunner && $(SWIFT) build --product netrunner-net)
 
 # README.md and docs/*.md, pasted: every sh block run in a random order, each on its own, every
 # transcript's output compared; as a user of an installed copy runs them: `make install` of the
@@ -100,25 +128,33 @@ test: setup test-python gpu-packages
 # that copy alone on the PATH (no toolchain, no LD_LIBRARY_PATH), from a folder outside the clone
 # holding a copy of the data they read. (`scripts/run-readme.py .build/debug/netrunner` runs them
 # in the clone instead.)
-test-readme:
+test-readme: debug-tools test-python
 	$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/.build/installed CONFIG=debug
 	$(TEST_ENV) python3 scripts/run-readme.py --installed $(CURDIR)/.build/installed
 
 # deploy/slurm/ as shipped on a real one-node Slurm (Debian's slurm-wlm, installed if missing) on
 # loopback: skipped without root.
-test-slurm:
+test-slurm: debug-tools
 	NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache scripts/test-slurm.sh .build/debug/netrunner
 
 # deploy/slurm/ across hosts: a controller and three compute nodes in network namespaces, an
-# array spread over them, a node killed mid-array: skipped without root or namespaces.
-test-cluster:
+# array spread over them, a node killed mid-array, serve behind nginx (Debian's slurm-wlm and
+# nginx installed if missing): skipped without root or namespaces.
+test-cluster: debug-tools
 	NETRUNNER_CACHE_DIR=$(CURDIR)/.build/netrunner-cache scripts/test-cluster.sh .build/debug/netrunner
 
 # The Debian package of the debug build (make package CONFIG=debug) installed by apt in a clean
 # Debian bookworm root (mmdebstrap, cached a week in ~/.cache/netrunner), run there: skipped
 # without root.
-test-package:
+test-package: debug-tools
 	scripts/test-package.sh
+
+# The README's two commands on a machine like a new user's: a clean Debian bookworm root with only
+# swift.org's Debian 12 packages, python3, pip, venv and make, the toolchain mounted read-only, a
+# fresh clone of the commit; make run whole (its answers checked against the README) and make
+# test's set-up in it (scripts/test-fresh.sh; the root cached a week). Skipped without root.
+test-fresh:
+	scripts/test-fresh.sh
 
 # The unit tests of the modules below the servers (TensorFlowLite, NetRunnerImage, NetRunner,
 # NetRunnerEvaluation, NetRunnerVideo, NetRunnerSupport: where the C shims and the unsafe
@@ -131,7 +167,8 @@ test-package:
 # the sanitizer's allocator made them the run's longest, 79 of 90 s).
 ASAN_ENV = NETRUNNER_UNITS_ONLY=1 NETRUNNER_TEST_TOOL=$(CURDIR)/.build/debug/netrunner NETRUNNER_CHECKER=$(CURDIR)/.build/debug/netrunner NETRUNNER_DECODER=$(CURDIR)/.build/debug/netrunner NETRUNNER_TEST_GPU=off
 # The job queue's and the evaluation's tests are left out there: plain Swift over files and JSON
-# (two unsafe-pointer uses each, both in tests that run in make test).
+# (two unsafe-pointer uses each, both in tests that run in make test), all but the fuzzing of the
+# results-line reader (EmbeddingLineScan walks raw bytes through an unsafe buffer).
 test-asan: setup test-python asan-build
 	$(SWIFT) build --product netrunner
 	$(SWIFT) build --product netrunner-net
@@ -139,7 +176,7 @@ test-asan: setup test-python asan-build
 
 # The sanitized tests alone, both builds current (.ci/run, after make test and asan-build).
 asan-run:
-	$(TEST_ENV) $(ASAN_ENV) ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --skip '^(NetRunnerJobsTests|NetRunnerEvaluationTests)\.'
+	$(TEST_ENV) $(ASAN_ENV) ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --skip '^(NetRunnerJobsTests\.(?!ResultsLineFuzzTests)|NetRunnerEvaluationTests\.)'
 
 # The sanitized build alone, nothing set up first (.ci/run builds it in the background, at the
 # lowest priority, while make test runs).
@@ -184,9 +221,10 @@ bench-decode: bench-setup build
 bench-tasks: bench-setup build
 	.venv-bench/bin/python Benchmarks/task_benchmark.py --netrunner .build/release/netrunner
 
-# Issue 22's hostile trial replayed against serve and hub serve (74 cases, about 40 s); the
-# fixes' own tests are in make test.
-trial: setup
+# Issue 22's hostile trial replayed against serve and hub serve (74 cases, about 40 s), then the
+# later rounds' (round six: issue 54's crafted files, made by tools/trial/'s makers, Pillow with AVIF
+# from .venv-test); the fixes' own tests are in make test.
+trial: setup test-python
 	$(SWIFT) build --product netrunner
 	$(SWIFT) build --product netrunner-net
 	python3 tools/trial/hostile_trial.py --netrunner .build/debug/netrunner
@@ -195,11 +233,14 @@ format:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift
 
 lint:
+	@command -v node >/dev/null || scripts/install-test-packages.sh
 	@# The scripts of serve's page, the hub's page and the results gallery, parsed (a syntax error fails here, not in a user's browser).
-	@command -v node >/dev/null || { echo "make lint needs node: scripts/install-test-packages.sh installs Debian's nodejs"; exit 1; }
 	node --check Sources/NetRunnerServer/Resources/app.js
 	node --check Sources/NetRunnerServer/Resources/tasks.js
+	node --check Sources/NetRunnerServer/Resources/album.js
+	node --check Sources/NetRunnerServer/Resources/streams.js
 	node --check Sources/NetRunnerHubServer/Resources/hub.js
+	node --check Sources/NetRunnerHubServer/Resources/hub-gates.js
 	node --check Sources/NetRunnerEvaluation/Resources/results-gallery.js
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift
 	@# Expected outputs that depend on the CPU's kernels come from the record made on this machine
@@ -211,6 +252,8 @@ lint:
 	@! grep -rnE '^(public |package |internal )?import Foundation$$' Sources || { echo "Sources must not import Foundation (use FoundationEssentials)"; exit 1; }
 	@# The layers of docs/architecture.md: who may import whom, C behind its fences, one public type per file.
 	python3 scripts/check-layers.py
+	@# No source file over 500 lines (Sources/ and Tests/, fixtures aside): split along its seams.
+	python3 scripts/check-file-lengths.py
 	@# The swift blocks of README.md and docs/*.md, compiled by the ReadmeSnippetsTests target, must be current.
 	python3 scripts/check-readme.py --check
 	@# README.md's and the guides' code fences: each closed, and by a line that closes it (a fence

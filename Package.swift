@@ -19,6 +19,19 @@ let swiftSettings: [SwiftSetting] = [
 let optimizedC: [CSetting] =
     Context.environment["NETRUNNER_OPTIMIZE_C"] == "1" ? [.unsafeFlags(["-O2"], .when(configuration: .debug))] : []
 
+/// The commit a build is of, for `--version` (`0.2.0 (62e46ba)`).
+///
+/// NETRUNNER_COMMIT, which the Makefile sets from git (7 to 40 lowercase hex digits, else
+/// ignored); "unknown" without it (a plain `swift build`, a tarball without .git). A define of the
+/// one C file of CBuildInfo, so that a new commit recompiles that file and relinks, and nothing
+/// else is built again.
+let buildCommit: String = {
+    guard let given = Context.environment["NETRUNNER_COMMIT"], (7...40).contains(given.count),
+        given.allSatisfy({ "0123456789abcdef".contains($0) })
+    else { return "unknown" }
+    return given
+}()
+
 let package = Package(
     name: "NetRunner",
     platforms: [.macOS(.v14)],
@@ -102,11 +115,25 @@ let package = Package(
             name: "CDigest",
             linkerSettings: [.linkedLibrary("crypto")]
         ),
+        // Our own C API over FAISS's C++ (Debian's libfaiss-dev: a static library, no C API),
+        // for the similarity indexes of `similar index --index-type`. Linux only for now.
+        .target(
+            name: "CFaiss",
+            linkerSettings: [
+                .linkedLibrary("faiss"), .linkedLibrary("gomp"), .linkedLibrary("blas"), .linkedLibrary("lapack"),
+                .linkedLibrary("stdc++"),
+            ]
+        ),
+        // The commit a build is of (buildCommit above), for BuildVersion.
+        .target(
+            name: "CBuildInfo",
+            cSettings: [.define("NETRUNNER_COMMIT", to: "\"\(buildCommit)\"")]
+        ),
         // Package-internal helpers several modules share: whole-file I/O (FileIO, FileError),
         // fixed-decimal text, durations in milliseconds. `package` API only; not a product.
         .target(
             name: "NetRunnerSupport",
-            dependencies: ["CDigest"],
+            dependencies: ["CDigest", "CBuildInfo"],
             swiftSettings: swiftSettings
         ),
         // Pixels: decode/encode, PixelBuffer, orientation, crop, resize, drawing. Knows nothing of models.
@@ -119,7 +146,10 @@ let package = Package(
         // running many images (prefetcher, parallel workers, latency summaries).
         .target(
             name: "NetRunner",
-            dependencies: ["TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "NetRunnerSupport", "CArchive"],
+            dependencies: [
+                "TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "NetRunnerSupport", "CArchive",
+                .target(name: "CFaiss", condition: .when(platforms: [.linux])),
+            ],
             swiftSettings: swiftSettings
         ),
         // Evaluation: metrics, Net Runner test bundles, bulk results files, JSON and HTML reports.
@@ -183,6 +213,7 @@ let package = Package(
                 .embedInCode("Resources/hub.html"),
                 .embedInCode("Resources/hub.css"),
                 .embedInCode("Resources/hub.js"),
+                .embedInCode("Resources/hub-gates.js"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -197,6 +228,7 @@ let package = Package(
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -257,6 +289,8 @@ let package = Package(
                 .embedInCode("Resources/index.html"),
                 .embedInCode("Resources/app.js"),
                 .embedInCode("Resources/tasks.js"),
+                .embedInCode("Resources/album.js"),
+                .embedInCode("Resources/streams.js"),
                 .embedInCode("Resources/app.css"),
                 .embedInCode("Resources/favicon.svg"),
             ],
@@ -361,6 +395,8 @@ let package = Package(
                 "NetRunnerSupport",
                 "NetRunnerTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // An older node's writes, made in the store's own tables (HubGateRoutesTests).
+                .product(name: "SQLKit", package: "sql-kit"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -380,6 +416,23 @@ let package = Package(
                 "NetRunnerImage",
                 "NetRunnerTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The servers' connection handlers (rate floor, caps, budget, 100-continue) on NIO's
+        // EmbeddedChannel, its clock moved by hand.
+        .testTarget(
+            name: "NetRunnerHTTPTests",
+            dependencies: [
+                "NetRunnerHTTP",
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -419,7 +472,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-    ]
+    ],
+    // CFaiss's shim (FAISS's headers need C++11 at least; 17 is what Debian built FAISS with).
+    cxxLanguageStandard: .cxx17
 )
 
 // `make test-asan` (NETRUNNER_UNITS_ONLY=1): the modules below the servers and their tests, the

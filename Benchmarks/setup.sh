@@ -5,21 +5,21 @@
 set -euo pipefail
 # wrk (Debian) drives the serve and hub benchmarks; nginx (Debian) is the hub's yardstick;
 # tjbench and djpeg (Debian's libjpeg-turbo-progs) are libjpeg-turbo's own decode speed.
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+# shellcheck source=../scripts/lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/apt.sh"
 for tool in wrk:wrk nginx:nginx tjbench:libjpeg-turbo-progs; do
   command_name=${tool%%:*}
   package=${tool##*:}
   if ! command -v "$command_name" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$command_name" ]; then
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "$package" || {
-      $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "$package"; }
+    apt_install "$package"
   fi
 done
 # libheif's x265 encoder plugin: Benchmarks/python/heif_iphone.py writes the decode benchmark's
 # iPhone-like HEICs (a grid of tiles and a thumbnail, which pillow-heif does not write) through
 # the system's libheif. From bookworm-backports, as the libheif NetRunner uses.
-if ! dpkg-query -W -f='${Status}' libheif-plugin-x265 2>/dev/null | grep -q "install ok installed"; then
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q -t bookworm-backports libheif-plugin-x265
+if [[ -z "$(installed_version libheif-plugin-x265)" ]]; then
+  add_bookworm_backports
+  apt_install -t bookworm-backports libheif-plugin-x265
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv="$root/.venv-bench"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Debian package netrunner_<version>_amd64.deb from a build SwiftPM has made
+# Builds the Debian package netrunner_<release>_amd64.deb (Version <release>+g<commit>) from a build SwiftPM has made
 # (`make package` builds first, then runs this):
 #
 #   scripts/build-package.sh [--config release|debug] [--scratch-path .build] [--output DIR]
@@ -17,19 +17,23 @@
 #   without its -rpath=$ORIGIN): `swift build --static-swift-stdlib` puts -static-stdlib on
 #   every compile command too, so it recompiles everything (and the next plain build again),
 #   where this link takes seconds to a minute. Then stripped; a release build's debug symbols
-#   are kept beside the package (<output>/netrunner_<version>_amd64.debug/, with a
+#   are kept beside the package (<output>/netrunner_<release>_amd64.debug/, with a
 #   .gnu_debuglink in each binary). `ldd` must show no library of the toolchain.
 # - The LiteRT runtime (libLiteRt.so, libLiteRtWebGpuAccelerator.so) from the pinned
 #   ai-edge-litert wheel, checked by SHA-256 (scripts/install-runtime.sh --dest), in
 #   /usr/lib/netrunner/, where Runtime.swift looks beside the executable's folder; its licence
 #   in /usr/share/doc/netrunner/LICENSE.LiteRT, with a DEP-5 copyright file.
 # - Depends: computed from the binaries and libraries by dpkg-shlibdeps, then checked: every
-#   library a binary names (NEEDED, resolved by ldd) must belong to a declared package. Recommends: ffmpeg (streams).
+#   library a binary names (NEEDED, resolved by ldd) must belong to a declared package, or to one
+#   that Provides a declared alternative (libblas.so.3 of OpenBLAS for "libblas3 | libblas.so.3",
+#   FAISS's BLAS). Recommends: ffmpeg (streams), libopenblas0-pthread (FAISS's exact search 9x
+#   faster than with reference BLAS).
 #   Suggests: the Vulkan loader and Mesa's drivers (the GPU path).
 # - deploy/debian/: the systemd units (checked with systemd-analyze verify when it is there),
 #   /etc/netrunner/serve.conf and hub.conf (conffiles), postinst/prerm/postrm.
 # - Man pages (ArgumentParser's generate-manual, from each command's --experimental-dump-help),
-#   bash and zsh completions (--generate-completion-script).
+#   bash, zsh and fish completions (netrunner --generate-completion-script, which netrunner-net
+#   writes for it: every command's flags, serve's, hub's and import's included).
 # - The bundles of Models/bundles (MobileNetV2, BlazeFace, MoveNet, DeepLab, the MobileNet V1 embedder) in
 #   /usr/share/netrunner/models, where `--model ID` finds them from any folder
 #   (ModelCatalog.installedFolder), with Models/SOURCES.md as their provenance and licences.
@@ -89,6 +93,7 @@ rm -rf "$work"
 stage="$work/stage"
 mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/usr/lib/netrunner" "$stage/usr/share/doc/netrunner" \
   "$stage/usr/share/man/man1" "$stage/usr/share/bash-completion/completions" "$stage/usr/share/zsh/vendor-completions" \
+  "$stage/usr/share/fish/vendor_completions.d" \
   "$stage/lib/systemd/system" "$stage/etc/netrunner" "$work/linked" "$work/man"
 
 # 1. The static link: SwiftPM's own link command (its object list, its libraries), another output.
@@ -141,9 +146,18 @@ for product in netrunner netrunner-net; do
   fi
 done
 
-version=$("$work/linked/netrunner" --version)
-[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "netrunner --version printed '$version'"
-package="netrunner_${version}_amd64"
+# `--version` says the release and the commit (`0.2.0 (62e46ba)`; `unknown` for a build not made
+# from a clone). The package's Version carries both, the commit as Debian's `+g<commit>` after
+# the release (`0.2.0+g62e46ba`: dpkg -l then tells two builds of one release apart); the file is
+# named by the release alone (netrunner_0.2.0_amd64.deb), as the guides name it.
+printed=$("$work/linked/netrunner" --version)
+[[ "$printed" =~ ^([0-9]+\.[0-9]+\.[0-9]+)\ \(([0-9a-f]{7,40}|unknown)\)$ ]] \
+  || fail "netrunner --version printed '$printed', not RELEASE (COMMIT)"
+release=${BASH_REMATCH[1]}
+commit=${BASH_REMATCH[2]}
+version=$release
+[[ $commit == unknown ]] || version="$release+g$commit"
+package="netrunner_${release}_amd64"
 
 # 2. Stripped binaries (a release build's debug symbols beside the package).
 for product in netrunner netrunner-net; do
@@ -169,18 +183,21 @@ install -m 0644 deploy/debian/copyright deploy/debian/README.Debian "$stage/usr/
 manual_tool="$products/generate-manual"
 [[ -x "$manual_tool" ]] || fail "no $manual_tool (make package builds ArgumentParser's generate-manual)"
 # netrunner-net's commands are named `netrunner` (it runs as `netrunner serve`, git-style): its
-# page is generated apart and installed as netrunner-net.1. The completions are netrunner's
-# (which lists serve, hub and import too): netrunner-net's would define the same `netrunner`.
+# page is generated apart and installed as netrunner-net.1. The completions are netrunner's:
+# `netrunner --generate-completion-script` runs netrunner-net's, which completes every command,
+# serve, hub and import with their own flags (its NetRunnerCompletionCommand).
 "$manual_tool" "$stage/usr/bin/netrunner" --date 2026-01-01 --output-directory "$work/man" >/dev/null
 mkdir -p "$work/man-net"
 "$manual_tool" "$stage/usr/bin/netrunner-net" --date 2026-01-01 --output-directory "$work/man-net" >/dev/null
 mv "$work/man-net/netrunner.1" "$work/man/netrunner-net.1"
 "$stage/usr/bin/netrunner" --generate-completion-script bash >"$stage/usr/share/bash-completion/completions/netrunner"
 "$stage/usr/bin/netrunner" --generate-completion-script zsh >"$stage/usr/share/zsh/vendor-completions/_netrunner"
+"$stage/usr/bin/netrunner" --generate-completion-script fish >"$stage/usr/share/fish/vendor_completions.d/netrunner.fish"
 for page in "$work/man"/*.1; do
   gzip -9n <"$page" >"$stage/usr/share/man/man1/$(basename "$page").gz"
 done
-chmod 0644 "$stage/usr/share/man/man1/"* "$stage/usr/share/bash-completion/completions/"* "$stage/usr/share/zsh/vendor-completions/"*
+chmod 0644 "$stage/usr/share/man/man1/"* "$stage/usr/share/bash-completion/completions/"* "$stage/usr/share/zsh/vendor-completions/"* \
+  "$stage/usr/share/fish/vendor_completions.d/"*
 
 # 4b. The bundled models, found by id from any folder, and where they come from.
 mkdir -p "$stage/usr/share/netrunner/models"
@@ -249,7 +266,8 @@ shlibs=$(cd "$work/shlibs" && dpkg-shlibdeps -O "${elves[@]}" 2>"$work/shlibdeps
   || { cat "$work/shlibdeps.log" >&2; fail "dpkg-shlibdeps failed"; }
 shlibs=${shlibs#shlibs:Depends=}
 depends="adduser, $shlibs"
-declared=$(tr ',' '\n' <<<"$depends" | sed -E 's/^ *//; s/ .*//')
+# Every alternative of every entry ("libblas3 | libblas.so.3": both), without versions.
+declared=$(tr ',|' '\n\n' <<<"$depends" | sed -E 's/^ *//; s/ .*//; /^$/d')
 for elf in "${elves[@]}"; do
   # The libraries each file names itself (NEEDED): what they link in turn is their packages' own
   # Depends.
@@ -260,7 +278,8 @@ for elf in "${elves[@]}"; do
     owner=$(dpkg -S "$(realpath "$path")" 2>/dev/null | head -1 | cut -d: -f1) || true
     [[ -n "$owner" ]] || owner=$(dpkg -S "$path" 2>/dev/null | head -1 | cut -d: -f1) || true
     [[ -n "$owner" ]] || fail "$(basename "$elf") links $path, which no Debian package owns"
-    grep -qx "$owner" <<<"$declared" || fail "$(basename "$elf") links $path of $owner, not in Depends: $depends"
+    provides=$(dpkg-query -W -f='${Provides}' "$owner" 2>/dev/null | tr ',' '\n' | sed -E 's/^ *//; s/ .*//')
+    grep -qx "$owner" <<<"$declared" || grep -qxF -f <(printf '%s\n' "$declared") <<<"$provides" || fail "$(basename "$elf") links $path of $owner, not in Depends: $depends"
   done
 done
 say "Depends: $depends"
@@ -275,7 +294,7 @@ Section: science
 Priority: optional
 Installed-Size: $installed_size
 Depends: $depends
-Recommends: ffmpeg
+Recommends: ffmpeg, libopenblas0-pthread
 Suggests: mesa-vulkan-drivers, libvulkan1
 Description: LiteRT vision models on Linux: classify, detect, serve, hub
  netrunner runs TensorFlow Lite (LiteRT) vision models on photos, folders,

@@ -18,10 +18,10 @@ import sys
 # Module -> the project and package modules it may import (system modules are always allowed).
 MAY_IMPORT = {
     "NetRunnerFlatBuffers": set(),
-    "NetRunnerSupport": {"CDigest"},
+    "NetRunnerSupport": {"CDigest", "CBuildInfo"},
     "TensorFlowLite": {"CLiteRT", "NetRunnerFlatBuffers", "Logging"},
     "NetRunnerImage": {"CImageCodecs", "NetRunnerSupport"},
-    "NetRunner": {"TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "NetRunnerSupport", "CArchive"},
+    "NetRunner": {"TensorFlowLite", "NetRunnerImage", "NetRunnerFlatBuffers", "NetRunnerSupport", "CArchive", "CFaiss"},
     "NetRunnerEvaluation": {"NetRunner", "NetRunnerImage", "TensorFlowLite", "NetRunnerSupport"},
     # Above NetRunner: NetRunnerVideo and the command line (for netrunner-net) the only modules to
     # import Subprocess, NetRunnerHub the only one to import AsyncHTTPClient, and the two servers
@@ -36,7 +36,7 @@ MAY_IMPORT = {
     },
     # The HTTP plumbing of both servers.
     "NetRunnerHTTP": {
-        "NetRunnerSupport", "Hummingbird", "HummingbirdCore", "HTTPTypes", "NIOCore", "NIOHTTPTypes", "Logging",
+        "NetRunnerSupport", "Hummingbird", "HummingbirdCore", "HTTPTypes", "NIOCore", "NIOHTTPTypes", "NIOHTTP1", "Logging",
         "ServiceLifecycle", "UnixSignals",
     },
     # The jobs (bulk and evaluation runs, streams, the server's job store): no HTTP, no command line.
@@ -64,7 +64,7 @@ MAY_IMPORT = {
     },
 }
 SYSTEM = {"FoundationEssentials", "Glibc", "Darwin", "Dispatch", "Synchronization", "Musl", "Android"}
-C_MODULES = {"CLiteRT", "CImageCodecs", "CArchive", "CEmbeddedModels", "CDigest"}
+C_MODULES = {"CLiteRT", "CImageCodecs", "CArchive", "CEmbeddedModels", "CDigest", "CBuildInfo", "CFaiss"}
 C_FOLDERS = ("/Internal/", "/Codecs/", "/Storage/")
 IMPORT = re.compile(r"^\s*(?:@\w+\s+)*(?:public |package |internal |private |fileprivate )?import\s+(?:\w+\s+)?(\w+)")
 PUBLIC_TYPE = re.compile(r"^public (?:final )?(?:struct|enum|class|protocol|actor) (\w+)")

@@ -17,9 +17,16 @@ after it closes it):
 - outside fences, a line that starts with ``` but is no fence (a backtick after the run).
 
 A fence showing fences (Markdown about Markdown) uses a longer run, as CommonMark intends:
-```` around ``` lines. Prints each problem as FILE:LINE: ..., exits 1 if there is any.
+```` around ``` lines.
 
-Usage: scripts/check-markdown.py [FILE.md...]   (default: README.md and docs/*.md)
+It also checks that every guide the code cites exists: each `docs/NAME.md` (and
+`docs/NAME.md#anchor`) in a Swift file under Sources/ (help texts, hence the man pages, and
+comments) must name a file of docs/, and its anchor a heading of that file (GitHub's slugs).
+
+Prints each problem as FILE:LINE: ..., exits 1 if there is any.
+
+Usage: scripts/check-markdown.py [FILE.md...]   (default: README.md and docs/*.md, and the
+       guides cited in Sources/)
 """
 import glob
 import os
@@ -64,6 +71,61 @@ def problems(text):
     return found
 
 
+DOC_LINK = re.compile(r"docs/([A-Za-z0-9_./-]+?\.md)(?:#([A-Za-z0-9_-]+))?")
+HEADING = re.compile(r"^#{1,6}[ \t]+(.*?)[ \t#]*$")
+
+
+def slugs(text):
+    """The anchors GitHub gives a Markdown text's headings (outside fences): lowercased, every
+    character but letters, digits, spaces, hyphens and underscores dropped, spaces made hyphens,
+    a repeated one suffixed -1, -2..."""
+    found = set()
+    seen = {}
+    fence = None
+    for line in text.splitlines():
+        match = FENCE.match(line)
+        if match:
+            if fence is None:
+                fence = match.group(1)
+            elif match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) and not match.group(2).strip():
+                fence = None
+            continue
+        heading = HEADING.match(line) if fence is None else None
+        if not heading:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", heading.group(1).lower()).replace(" ", "-")
+        number = seen.get(slug, 0)
+        seen[slug] = number + 1
+        found.add(slug if number == 0 else f"{slug}-{number}")
+    return found
+
+
+def cited_guides(root):
+    """(file, line number, message) for every docs/NAME.md[#anchor] in Sources/ that names no
+    guide, or no heading of it."""
+    found = []
+    anchors = {}
+    for path in sorted(glob.glob(os.path.join(root, "Sources", "**", "*.swift"), recursive=True)):
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+        for number, line in enumerate(lines, start=1):
+            for match in DOC_LINK.finditer(line):
+                name, anchor = match.groups()
+                guide = os.path.join(root, "docs", name)
+                where = os.path.relpath(path, root)
+                if not os.path.isfile(guide):
+                    found.append((where, number, f"cites docs/{name}, which does not exist"))
+                    continue
+                if anchor is None:
+                    continue
+                if guide not in anchors:
+                    with open(guide, encoding="utf-8") as handle:
+                        anchors[guide] = slugs(handle.read())
+                if anchor not in anchors[guide]:
+                    found.append((where, number, f"cites docs/{name}#{anchor}, which is no heading of it"))
+    return found
+
+
 def self_test():
     """The checker on a text with each problem and on one without: it must tell them apart."""
     broken = "Text.\n\n```sh\nnetrunner evaluate x\n``` `ImageTask` answers\n\n## Serving\n\n```json\n{}\n```\n"
@@ -72,6 +134,9 @@ def self_test():
     assert [line for line, _ in problems("``` `x` y\n")] == [1]
     good = "```sh\nls\n```\n\n~~~\n```\n~~~\n\n````\n```json\n```\n````\n\n  ```sh\n  ls\n  ```\n\nA `` ``` `` span.\n"
     assert problems(good) == [], problems(good)
+    headings = "# A `netrunner similar`: near-duplicates\n```\n# not a heading\n```\n## One: `--json`\n## One: `--json`\n"
+    assert slugs(headings) == {"a-netrunner-similar-near-duplicates", "one---json", "one---json-1"}, slugs(headings)
+    assert DOC_LINK.findall("see docs/embeddings.md#what-it-means.") == [("embeddings.md", "what-it-means")]
 
 
 def main(arguments):
@@ -87,8 +152,12 @@ def main(arguments):
                 count += 1
     if count:
         print(f"check-markdown: {count} fence problem{'s' if count != 1 else ''} in {len(files)} files")
-        return 1
-    return 0
+    cited = [] if arguments else cited_guides(ROOT)
+    for where, line, message in cited:
+        print(f"{where}:{line}: {message}")
+    if cited:
+        print(f"check-markdown: {len(cited)} guide{'s' if len(cited) != 1 else ''} cited in Sources/ not found")
+    return 1 if count or cited else 0
 
 
 if __name__ == "__main__":

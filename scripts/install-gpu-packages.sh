@@ -17,21 +17,13 @@ set -euo pipefail
 MIN_MESA=24.0   # the oldest lavapipe seen to satisfy Dawn
 ICD=/usr/share/vulkan/icd.d/lvp_icd.json
 
-installed_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || true; }
+# shellcheck source=lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 
 mesa=$(installed_version mesa-vulkan-drivers)
 if [[ -z "$mesa" ]] || ! dpkg --compare-versions "$mesa" ge "$MIN_MESA" || [[ -z "$(installed_version libvulkan1)" ]]; then
-    SUDO=""
-    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-        echo "install-gpu-packages: adding Debian's bookworm-backports (for lavapipe >= $MIN_MESA)"
-        printf '%s\n' 'Types: deb' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm-backports' \
-            'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' |
-            $SUDO tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -q
-    $SUDO apt-get install -y -q --no-install-recommends -t bookworm-backports mesa-vulkan-drivers libvulkan1
+    add_bookworm_backports # lavapipe >= $MIN_MESA
+    apt_install -t bookworm-backports mesa-vulkan-drivers libvulkan1
     mesa=$(installed_version mesa-vulkan-drivers)
 fi
 if ! dpkg --compare-versions "$mesa" ge "$MIN_MESA"; then

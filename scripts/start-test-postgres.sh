@@ -10,10 +10,9 @@ url="postgres://postgres@127.0.0.1:$port/postgres?tlsmode=disable"
 find_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
 bin=$(find_bin)
 if [ -z "$bin" ]; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q postgresql ||
-    { $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q postgresql; }; } >&2
+  # shellcheck source=lib/apt.sh
+  source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+  apt_install postgresql >&2
   bin=$(find_bin)
 fi
 # The databases earlier runs' tests made (hub_<uuid>) are dropped, so that the cluster stays

@@ -93,8 +93,9 @@ say "package $(basename "$deb"): $(du -h "$deb" | cut -f1)"
 # 2. The clean root, cached.
 if ! command -v mmdebstrap >/dev/null; then
   say "installing Debian's mmdebstrap"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -q mmdebstrap >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q mmdebstrap >/dev/null; }
+  # shellcheck source=lib/apt.sh
+  source "$root/scripts/lib/apt.sh"
+  apt_install mmdebstrap || fail "apt-get could not install mmdebstrap"
 fi
 mirror=http://deb.debian.org/debian
 options=(--quiet --variant=minbase --mode=root --format=tar --skip=cleanup/apt/lists)
@@ -120,6 +121,8 @@ chroot_dir=$(mktemp -d /var/tmp/netrunner-package-test.XXXXXX)
 pids=()
 cleanup() {
   local status=$?
+  # Everything below runs whatever fails (set -e would end the trap at a kill of a process gone).
+  set +e
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   for mount in dev/pts dev proc; do
@@ -183,10 +186,13 @@ for binary in /usr/bin/netrunner /usr/bin/netrunner-net /usr/lib/netrunner/libLi
   fi
 done
 [[ ! -e "$chroot_dir/opt/swift" ]] || fail "/opt/swift appeared in the clean root"
+# Version 0.2.0+g62e46ba is what --version prints as 0.2.0 (62e46ba); 0.2.0 alone, 0.2.0 (unknown).
+expected="${version%%+g*} ($([[ $version == *+g* ]] && echo "${version##*+g}" || echo unknown))"
 got=$(inside netrunner --version)
-[[ "$got" == "$version" ]] || fail "netrunner --version printed '$got', expected $version"
+[[ "$got" == "$expected" ]] || fail "netrunner --version printed '$got', expected $expected (the package's Version $version)"
 for file in /usr/share/man/man1/netrunner.1.gz /usr/share/man/man1/netrunner-net.1.gz \
   /usr/share/bash-completion/completions/netrunner /usr/share/zsh/vendor-completions/_netrunner \
+  /usr/share/fish/vendor_completions.d/netrunner.fish \
   /usr/share/doc/netrunner/copyright /usr/share/doc/netrunner/LICENSE.LiteRT \
   /lib/systemd/system/netrunner-serve.service /lib/systemd/system/netrunner-hub.service \
   /etc/netrunner/serve.conf /etc/netrunner/hub.conf; do

@@ -1,7 +1,7 @@
 // The HEIF shim's own pixel work, which needs no libheif call: planes of 8-bit samples (ours or
 // views of libheif's), their crop, rotation and mirror, and the YCbCr to RGB conversions done as
-// libheif 1.23.6 (HEIC) and libavif 1.4.2 with libyuv (AVIF) do them (see heif_shim.c for why).
-// Private to CImageCodecs: heif_shim.c and heif_convert.c.
+// libheif 1.23.6 (HEIC) and libavif 1.4.2 with libyuv (AVIF) do them (see heif_decode.c for why).
+// Private to CImageCodecs: heif_decode.c, heif_region.c and heif_convert.c.
 #ifndef NETRUNNER_HEIF_CONVERT_H
 #define NETRUNNER_HEIF_CONVERT_H
 

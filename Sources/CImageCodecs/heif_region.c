@@ -119,7 +119,7 @@ int nr_heif_decode_region(nr_heif_decoder *decoder, int with_alpha, int left, in
         || colorspace != heif_colorspace_YCbCr || chroma != heif_chroma_420
         || heif_image_handle_get_image_tiling(decoder->handle, 0, &tiling).code != heif_error_Ok
         || tiling.num_columns * (uint64_t)tiling.num_rows < 2 || tiling.tile_width == 0 || tiling.tile_height == 0
-        || (tiling.tile_width & 1) || (tiling.tile_height & 1) || (tiling.image_width & 1)
+        || nr_heif_tiles_misfit_chroma(&tiling, chroma) != 0 || (tiling.image_width & 1)
         || (tiling.image_height & 1)
         || (uint64_t)tiling.num_columns * tiling.tile_width < tiling.image_width
         || (uint64_t)tiling.num_rows * tiling.tile_height < tiling.image_height

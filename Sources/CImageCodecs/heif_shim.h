@@ -1,5 +1,6 @@
-// The HEIF shim's decoder and the helpers heif_shim.c shares with heif_region.c (the grid tiles
-// a region covers, decoded alone). Private to CImageCodecs.
+// The HEIF shim's decoder and the helpers heif_shim.c and heif_decode.c (the primary image
+// converted and transformed as Python's readers do) share with heif_region.c (the grid tiles a
+// region covers, decoded alone). Private to CImageCodecs.
 #ifndef NETRUNNER_HEIF_SHIM_H
 #define NETRUNNER_HEIF_SHIM_H
 
@@ -35,8 +36,19 @@ struct nr_heif_step {
 /// More transformations than a real file has (one of each); past it libheif applies them.
 #define NR_HEIF_MAX_STEPS 8
 
+/// 420 or 422 when a grid's coded tiles (`tiling` untransformed) have a side `chroma` halves (an
+/// odd width with 4:2:0 or 4:2:2, an odd height with 4:2:0), which libheif 1.19 cannot paste
+/// into its grid without writing past the chroma plane; 0 when they fit.
+int nr_heif_tiles_misfit_chroma(const struct heif_image_tiling *tiling, enum heif_chroma chroma);
+
+/// Initialises libheif once for the process (`heif_init`, which loads its plugins).
+void nr_heif_prepare(void);
+
 /// libheif's error as an NR_CODEC_* status.
 int nr_heif_status(struct heif_error error);
+
+/// Keeps libheif's message in the decoder; returns the error as an NR_CODEC_* status.
+int nr_heif_fail(struct nr_heif_decoder *decoder, struct heif_error error);
 
 /// A view of one of libheif's 8-bit planes (or its interleaved RGB), valid while the image is.
 int nr_plane_view(struct nr_plane *plane, struct heif_image *image, enum heif_channel channel, uint32_t bytes);

@@ -25,8 +25,12 @@
 /// marker other than a dropped scan is copied as it is, so a file cut short stays cut short.
 /// Returns the new size, or 0 when nothing is dropped or the file does anything unusual
 /// (more than NR_JPEG_MAX_SCANS scans, an inconsistent progression, bytes between markers,
-/// an unknown component): libjpeg then reads the whole file and judges it.
-size_t nr_jpeg_keep_scans(
-    const uint8_t *data, size_t size, const struct jpeg_decompress_struct *info, const int *corners, uint8_t *out);
+/// an unknown or repeated component id, a dropped scan cut short by the end of the data or
+/// followed by an end of image with bytes after it, block smoothing that would tell the two
+/// reads apart): libjpeg then reads the whole file and judges it. `*smoothing` says whether
+/// the copy may smooth blocks as `info` says (1) or must not (0: a read of every scan would
+/// not), so that the copy's pixels at 1x1 are those of a read of every scan.
+size_t nr_jpeg_keep_scans(const uint8_t *data, size_t size, const struct jpeg_decompress_struct *info,
+    const int *corners, uint8_t *out, int *smoothing);
 
 #endif

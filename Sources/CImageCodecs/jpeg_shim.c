@@ -1,13 +1,16 @@
-// JPEG decoding and encoding over libjpeg-turbo, reading from and writing to memory only.
+// JPEG decoding and encoding over libjpeg-turbo, reading from and writing to memory only (the
+// encoder in jpeg_encode.c).
 //
 // Error handling: libjpeg reports fatal errors through `error_exit`, which we replace with a
-// longjmp back to the setjmp point armed at the top of every public function here. Warnings
-// go through `emit_message(-1)`: a premature end of data and the "Corrupt JPEG data" warnings
-// become errors (a grey or half-decoded image must never reach a model); the remaining
-// warnings (for example extraneous bytes before a marker) are harmless and ignored. Nothing is
-// printed: `output_message` is a no-op and messages are copied into the handle.
+// longjmp back to the setjmp point armed at the top of every public function here and in
+// jpeg_encode.c. Warnings go through `emit_message(-1)`: a premature end of data and the
+// "Corrupt JPEG data" warnings become errors (a grey or half-decoded image must never reach a
+// model); the remaining warnings (for example extraneous bytes before a marker) are harmless
+// and ignored. Nothing is printed: `output_message` is a no-op and messages are copied into the
+// handle.
 #include "CImageCodecs.h"
 #include "jpeg_scans.h"
+#include "jpeg_shim.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -19,13 +22,6 @@
 
 /// libjpeg may not use more working memory than this.
 #define NR_JPEG_MAX_MEMORY (1536L * 1024L * 1024L)
-
-struct nr_jpeg_error {
-    struct jpeg_error_mgr base;
-    jmp_buf jump;
-    int status;
-    char message[NR_CODEC_MESSAGE_SIZE];
-};
 
 struct nr_jpeg_decoder {
     struct jpeg_decompress_struct info;
@@ -91,7 +87,7 @@ static void nr_jpeg_progress(j_common_ptr cinfo) {
     }
 }
 
-static void nr_jpeg_install_errors(struct nr_jpeg_error *error) {
+void nr_jpeg_install_errors(struct nr_jpeg_error *error) {
     jpeg_std_error(&error->base);
     error->base.error_exit = nr_jpeg_error_exit;
     error->base.emit_message = nr_jpeg_emit_message;
@@ -190,7 +186,9 @@ static void nr_jpeg_drop_scans(nr_jpeg_decoder *decoder, int scale_num, int scan
     if (!decoder->filtered) {
         return;
     }
-    size_t length = nr_jpeg_keep_scans(decoder->data, decoder->size, info, corners, decoder->filtered);
+    int smoothing = 0;
+    boolean smooths = info->do_block_smoothing;
+    size_t length = nr_jpeg_keep_scans(decoder->data, decoder->size, info, corners, decoder->filtered, &smoothing);
     if (length == 0) {
         free(decoder->filtered);
         decoder->filtered = NULL;
@@ -199,9 +197,10 @@ static void nr_jpeg_drop_scans(nr_jpeg_decoder *decoder, int scale_num, int scan
     jpeg_abort_decompress(info);
     jpeg_mem_src(info, decoder->filtered, (unsigned long)length);
     jpeg_read_header(info, TRUE);
-    // Block smoothing guesses the low coefficients of blocks whose scans have not arrived;
-    // exactness wants none of it (a 1x1 inverse DCT would ignore it, a larger one not).
-    info->do_block_smoothing = FALSE;
+    // Block smoothing guesses the low coefficients of blocks whose scans have not arrived,
+    // and this copy lacks scans: it smooths only where a read of every scan would, and then
+    // alike on what the scale reads (nr_jpeg_keep_scans). The approximation never smooths.
+    info->do_block_smoothing = scans == NR_JPEG_SCANS_EXACT && smoothing ? smooths : FALSE;
 }
 
 int nr_jpeg_configure(
@@ -449,73 +448,3 @@ int nr_jpeg_read_region(nr_jpeg_decoder *decoder, int top, int height, uint8_t *
     jpeg_abort_decompress(&decoder->info);
     return NR_CODEC_OK;
 }
-
-// MARK: Encoding
-
-struct nr_jpeg_encoder {
-    struct jpeg_compress_struct info;
-    struct nr_jpeg_error error;
-    unsigned char *buffer;  // set by jpeg_mem_dest; lives on the heap so it survives a longjmp
-    unsigned long buffer_size;
-};
-
-int nr_jpeg_encode(
-    const uint8_t *pixels, int width, int height, size_t bytes_per_row, int layout, int quality, uint8_t **output,
-    size_t *output_size, char *message, size_t message_size) {
-    *output = NULL;
-    *output_size = 0;
-    if (width <= 0 || height <= 0 || quality < 1 || quality > 100) {
-        snprintf(message, message_size, "invalid size %dx%d or quality %d", width, height, quality);
-        return NR_CODEC_BAD_ARGUMENT;
-    }
-    struct nr_jpeg_encoder *encoder = calloc(1, sizeof *encoder);
-    if (!encoder) {
-        return NR_CODEC_NO_MEMORY;
-    }
-    encoder->info.err = &encoder->error.base;
-    nr_jpeg_install_errors(&encoder->error);
-    if (setjmp(encoder->error.jump)) {
-        snprintf(message, message_size, "%s", encoder->error.message);
-        int status = encoder->error.status;
-        jpeg_destroy_compress(&encoder->info);
-        free(encoder->buffer);
-        free(encoder);
-        return status == NR_CODEC_OK ? NR_CODEC_CORRUPT : status;
-    }
-    jpeg_create_compress(&encoder->info);
-    jpeg_mem_dest(&encoder->info, &encoder->buffer, &encoder->buffer_size);
-    encoder->info.image_width = (JDIMENSION)width;
-    encoder->info.image_height = (JDIMENSION)height;
-    switch (layout) {
-    case NR_LAYOUT_GRAY:
-        encoder->info.input_components = 1;
-        encoder->info.in_color_space = JCS_GRAYSCALE;
-        break;
-    case NR_LAYOUT_RGB:
-        encoder->info.input_components = 3;
-        encoder->info.in_color_space = JCS_EXT_RGB;
-        break;
-    case NR_LAYOUT_RGBA:
-        encoder->info.input_components = 4;
-        encoder->info.in_color_space = JCS_EXT_RGBA;
-        break;
-    default:
-        encoder->info.input_components = 4;
-        encoder->info.in_color_space = JCS_EXT_BGRA;
-    }
-    jpeg_set_defaults(&encoder->info);
-    jpeg_set_quality(&encoder->info, quality, TRUE);
-    jpeg_start_compress(&encoder->info, TRUE);
-    while (encoder->info.next_scanline < encoder->info.image_height) {
-        JSAMPROW row = (JSAMPROW)(pixels + (size_t)encoder->info.next_scanline * bytes_per_row);
-        jpeg_write_scanlines(&encoder->info, &row, 1);
-    }
-    jpeg_finish_compress(&encoder->info);
-    *output = encoder->buffer;
-    *output_size = encoder->buffer_size;
-    jpeg_destroy_compress(&encoder->info);
-    free(encoder);
-    return NR_CODEC_OK;
-}
-
-void nr_codec_free(void *block) { free(block); }

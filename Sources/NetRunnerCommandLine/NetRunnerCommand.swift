@@ -21,20 +21,32 @@ struct NetRunnerCommand: AsyncParsableCommand {
         abstract: "Run, inspect and measure TensorFlow Lite models on the LiteRT runtime.",
         discussion: CommandLineMain.settingsHelp,
         version: CommandLineMain.version,
-        subcommands: [
-            Classify.self, Detect.self, Pose.self, Segment.self, Embed.self, Similar.self, Imprint.self, Run.self,
-            Bulk.self, Report.self,
-            Evaluate.self,
-            NetworkedServe.self, Inspect.self, Bench.self, Check.self, Bundle.self, NetworkedImport.self,
-            NetworkedHub.self, Stream.self, Models.self,
+        // In --help, four groups: what a task answers of an image, runs over many images, the
+        // models themselves, and serving them (`configuration.subcommands` flattens them, in
+        // this order).
+        groupedSubcommands: [
+            CommandGroup(
+                name: "Tasks",
+                subcommands: [
+                    Classify.self, Detect.self, Pose.self, Segment.self, Embed.self, Similar.self, Imprint.self,
+                    Run.self,
+                ]),
+            CommandGroup(name: "Many images", subcommands: [Bulk.self, Report.self, Evaluate.self, Stream.self]),
+            CommandGroup(
+                name: "Models",
+                subcommands: [
+                    Models.self, Inspect.self, Bench.self, Check.self, Bundle.self, NetworkedImport.self,
+                ]),
+            CommandGroup(name: "Serving", subcommands: [NetworkedServe.self, NetworkedHub.self]),
         ]
     )
 }
 
 /// The entry of both executables: `netrunner` and `netrunner-net`.
 package enum CommandLineMain {
-    /// The tool's version, the same in both executables.
-    package static let version = "0.1.0"
+    /// The tool's version, the same in both executables: the release and the commit it was
+    /// built from (`0.2.0 (62e46ba)`, ``BuildVersion``).
+    package static let version = BuildVersion.description
     /// The settings paragraph of both executables' `--help`: what a flag's default comes from.
     package static let settingsHelp = """
         Settings: a flag wins; else the environment (NETRUNNER_MODELS: the models folder --model ids are \
@@ -52,6 +64,11 @@ package enum CommandLineMain {
 
     /// `netrunner`: a networked command goes to `netrunner-net` (the process is replaced, so
     /// signals, exit status and output are that command's); every other one runs here.
+    ///
+    /// `--generate-completion-script` goes there too: `netrunner-net` knows every command's
+    /// flags, `serve`'s, `hub`'s and `import`'s as well as those here, and writes the whole
+    /// script of `netrunner` (``completionSubcommands``); without it, the script of the
+    /// commands here.
     package static func core() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let first = arguments.first,
@@ -60,7 +77,28 @@ package enum CommandLineMain {
         {
             execNetworked(first == "help" ? Array(arguments.dropFirst()) + ["--help"] : arguments)
         }
+        if let first = arguments.first, isCompletionScriptRequest(first) {
+            execNetworkedIfPresent(arguments)
+        }
         await run(NetRunnerCommand.self)
+    }
+
+    /// Whether an argument asks ArgumentParser for a completion script
+    /// (`--generate-completion-script`, `--generate-completion-script=SHELL`).
+    package static func isCompletionScriptRequest(_ argument: String) -> Bool {
+        argument == "--generate-completion-script" || argument.hasPrefix("--generate-completion-script=")
+    }
+
+    /// The subcommands of `netrunner`'s completion script: those of `netrunner --help`, the ones
+    /// run by `netrunner-net` (`serve`, `hub`, `import`) replaced by `replacements`, the real
+    /// commands, whose flags then complete.
+    ///
+    /// - Parameter replacements: `netrunner-net`'s commands by name.
+    /// - Returns: The subcommands, in the order of `netrunner --help`.
+    package static func completionSubcommands(
+        replacing replacements: [String: any ParsableCommand.Type]
+    ) -> [any ParsableCommand.Type] {
+        NetRunnerCommand.configuration.subcommands.map { replacements[$0._commandName] ?? $0 }
     }
 
     /// The path of `netrunner-net`: beside this executable.
@@ -88,6 +126,14 @@ package enum CommandLineMain {
                 + "\(String(cString: strerror(errno))). `make install` (or `swift build --product netrunner-net`) "
                 + "builds it beside netrunner.")
         exit(127)
+    }
+
+    /// Replaces this process with `netrunner-net ARGUMENTS` if it can be started; else returns.
+    static func execNetworkedIfPresent(_ arguments: [String]) {
+        let path = networkedPath()
+        guard access(path, X_OK) == 0 else { return }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        execv(path, argv)
     }
 
     /// The environment variable that keeps HEIC and AVIF decoding in process (`1`).

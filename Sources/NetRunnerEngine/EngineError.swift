@@ -7,6 +7,9 @@ package enum EngineError: Error, Equatable, Sendable {
     case unknownModel(id: String, known: [String])
     /// The model exists but failed to load, or is still loading.
     case modelUnavailable(id: String, reason: String)
+    /// The model was unloaded on request; loading it again serves it (a server says how: the
+    /// engine knows no routes).
+    case modelUnloaded(id: String)
     /// A model with this id is already served (an import of the same id).
     case modelExists(id: String)
     /// The queue is full: try again shortly.
@@ -24,7 +27,7 @@ extension EngineError: KindedFailure {
     package var failureKind: FailureKind {
         switch self {
         case .unknownModel: .notFound
-        case .modelUnavailable, .busy: .unavailable(retryAfter: 1)
+        case .modelUnavailable, .modelUnloaded, .busy: .unavailable(retryAfter: 1)
         case .shuttingDown: .unavailable(retryAfter: nil)
         case .badInput: .invalid
         case .modelExists: .conflict
@@ -41,6 +44,8 @@ extension EngineError: CustomStringConvertible {
             "No model \"\(id)\" here; the models are: \(known.joined(separator: ", "))."
         case .modelUnavailable(let id, let reason):
             "Model \"\(id)\" is not available: \(reason)"
+        case .modelUnloaded(let id):
+            "Model \"\(id)\" is not available: it is unloaded; load it again to serve it."
         case .modelExists(let id):
             "A model with id \"\(id)\" is already served; import it under another id (its model.json \"id\")."
         case .busy(let queued):

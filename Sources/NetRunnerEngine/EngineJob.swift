@@ -52,9 +52,10 @@ enum Job: Sendable {
         reply: Reply<ImageAnswerWithInput>)
     case tensors(model: ServedModel, inputs: [Data], reply: Reply<[Tensor]>)
     case signature(model: ServedModel, reply: Reply<(inputs: [Tensor], outputs: [Tensor])>)
-    case described(model: ServedModel, image: Data, reply: Reply<[String: Model.Output]>)
+    /// `decoded`: the photo decoded ahead in a decoder process, else `nil` (the worker decodes).
+    case described(model: ServedModel, image: Data, decoded: DecodedImage?, reply: Reply<[String: Model.Output]>)
     case warmUp(model: ServedModel, reply: Reply<Void>)
     /// A photo rendered as a JPEG (``InferenceEngine/render(image:longestSide:source:)``): no
     /// model's.
-    case render(image: Data, longestSide: Int, source: String, reply: Reply<RenderedImage>)
+    case render(image: Data, decoded: DecodedImage?, longestSide: Int, source: String, reply: Reply<RenderedImage>)
 }

@@ -75,6 +75,7 @@ final class Worker {
                 preprocessing: task.preprocessing, labels: task.labels)
             details.accelerator = interpreter.accelerator
             details.isFullyAccelerated = interpreter.isFullyAccelerated
+            details.decodingOptions = task.decodingOptions
             if let reason = interpreter.acceleratorFallbackReason {
                 engine.logger.notice("model \(served.id) runs on the CPU (--accelerator auto): \(reason)")
             }
@@ -93,7 +94,7 @@ final class Worker {
     func run(_ job: Job) {
         switch job {
         case .image(let served, _, _, _, _), .tensors(let served, _, _), .signature(let served, _),
-            .described(let served, _, _), .warmUp(let served, _):
+            .described(let served, _, _, _), .warmUp(let served, _):
             dropStale(served)
         case .render: break
         }
@@ -133,7 +134,7 @@ final class Worker {
             reply.started()
             reply.send(
                 Result { () throws(EngineError) -> [Tensor] in try self.runTensors(served, inputs, reply: reply) })
-        case .described(let served, let image, let reply):
+        case .described(let served, let image, let decoded, let reply):
             reply.started()
             let start = ContinuousClock.now
             let result = Result { () throws(EngineError) -> [String: Model.Output] in
@@ -145,7 +146,8 @@ final class Worker {
                         model = try Model(model: served.model)
                         self.describedModels[served.id] = model
                     }
-                    return try model.run(image: try ImageDecoder.decode(data: image).pixels)
+                    let pixels = try decoded?.pixels ?? ImageDecoder.decode(data: image).pixels
+                    return try model.run(image: pixels)
                 }
             }
             // Decoding, preprocessing and running are one call here: all counted as the run.
@@ -154,12 +156,13 @@ final class Worker {
                 statistics.computeInfer.add(ContinuousClock.now - start)
             }
             reply.send(result)
-        case .render(let image, let longestSide, let source, let reply):
+        case .render(let image, let decoded, let longestSide, let source, let reply):
             reply.started()
             let maximumPixelCount = engine.configuration.maximumPixelCount
             reply.send(
                 Result { () throws(EngineError) -> RenderedImage in
                     do {
+                        if let decoded { return try RenderedImage.make(decoded, longestSide: longestSide) }
                         return try RenderedImage.make(
                             image, longestSide: longestSide, maximumPixelCount: maximumPixelCount, source: source)
                     } catch {

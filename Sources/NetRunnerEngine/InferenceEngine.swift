@@ -1,7 +1,7 @@
 import Dispatch
-package import FoundationEssentials
+import FoundationEssentials
 package import Logging
-package import NetRunner
+import NetRunner
 import NetRunnerImage
 import Synchronization
 package import TensorFlowLite
@@ -13,7 +13,9 @@ package import TensorFlowLite
 /// - Every model is read once (``ServedModel/model``) and checked once by the model gate;
 ///   each worker then makes its own task for each model and warms it up with one run, and
 ///   the engine is ready (``isReady``) when every worker has done so.
-/// - Images are decoded on the workers, never on the server's event loop.
+/// - Images are decoded on the workers, never on the server's event loop; a photo of a format
+///   the decoder processes take (HEIC, AVIF) is decoded there before it is queued, awaited
+///   without a worker (``decodedAhead(_:for:)``), so that a hung decode delays no other photo.
 /// - The queue is bounded: when it is full a request fails at once with
 ///   ``EngineError/busy(queued:)`` (the server answers 503 with `Retry-After`) instead of
 ///   growing memory.
@@ -82,7 +84,7 @@ package final class InferenceEngine: Sendable {
     package let configuration: Configuration
 
     private let served: Mutex<[ServedModel]>
-    private let queue: JobQueue<Job>
+    let queue: JobQueue<Job>
     private let states: Mutex<[String: ModelState]>
     private let details: Mutex<[String: ModelDetails]>
     private let warmedWorkers = Atomic<Int>(0)
@@ -321,135 +323,6 @@ package final class InferenceEngine: Sendable {
     /// Requests waiting for a worker.
     package var queueDepth: Int { queue.depth }
 
-    /// Runs a model's task on an encoded image (a format of ``ImageDecoder/decodedFormats``).
-    ///
-    /// - Parameters:
-    ///   - id: The model's id.
-    ///   - image: The encoded image.
-    ///   - options: The answer options (max results, thresholds, allow and deny lists); the
-    ///     kind and threads are the engine's.
-    /// - Returns: The answer, boxes in the image's pixels.
-    /// - Throws: ``EngineError``.
-    package func answer(model id: String, image: Data, options: ImageTask.Options = ImageTask.Options())
-        async throws(EngineError) -> ImageAnswer
-    {
-        try await answerShowingInput(model: id, image: image, options: options, includeInput: false).answer
-    }
-
-    /// Runs a model's task on an encoded image for background work (an album run): waits while
-    /// the queue is full instead of failing with ``EngineError/busy(queued:)``.
-    ///
-    /// - Parameters:
-    ///   - id: The model's id.
-    ///   - image: The encoded image.
-    ///   - options: The answer options.
-    /// - Returns: The answer, boxes in the image's pixels.
-    /// - Throws: ``EngineError`` but `busy`.
-    package func answerWhenRoom(model id: String, image: Data, options: ImageTask.Options = ImageTask.Options())
-        async throws(EngineError) -> ImageAnswer
-    {
-        while true {
-            await queue.waitForRoom()
-            // A closed queue has room for nothing: without this the loop spun at full speed on
-            // shutdown (an album run's images kept a server from stopping, two cores busy).
-            if queue.isClosed { throw .shuttingDown }
-            do {
-                return try await answer(model: id, image: image, options: options)
-            } catch .busy {
-                continue  // another job took the room first
-            }
-        }
-    }
-
-    /// Runs a model's task on an encoded image and, if asked, returns what the model saw: its
-    /// input tensor as a PNG (Net Runner's preview).
-    ///
-    /// - Parameters:
-    ///   - id: The model's id.
-    ///   - image: The encoded image.
-    ///   - options: The answer options.
-    ///   - includeInput: Whether to return the input as a PNG.
-    /// - Returns: The answer and the PNG.
-    /// - Throws: ``EngineError``.
-    package func answerShowingInput(
-        model id: String, image: Data, options: ImageTask.Options = ImageTask.Options(), includeInput: Bool
-    ) async throws(EngineError) -> (answer: ImageAnswer, input: Data?) {
-        let served = try available(id)
-        let found: ImageAnswerWithInput = try await submit(counting: id) { reply in
-            .image(model: served, image: .data(image), options: options, includeInput: includeInput, reply: reply)
-        }
-        return (found.answer, found.input)
-    }
-
-    /// Runs a model's task on an image in any form: a video frame's pixels, say (the server's
-    /// `--stream` readers), on the engine's workers like any request.
-    ///
-    /// - Parameters:
-    ///   - id: The model's id.
-    ///   - input: The image.
-    ///   - options: The answer options.
-    /// - Returns: The answer, in the image's coordinates.
-    /// - Throws: ``EngineError``; ``EngineError/busy(queued:)`` when the queue is full.
-    package func answer(model id: String, input: ImageInput, options: ImageTask.Options = ImageTask.Options())
-        async throws(EngineError) -> ImageAnswer
-    {
-        let served = try available(id)
-        let found: ImageAnswerWithInput = try await submit(counting: id) { reply in
-            .image(model: served, image: input, options: options, includeInput: false, reply: reply)
-        }
-        return found.answer
-    }
-
-    /// Runs a described model TensorIO's way on an encoded image (`/v1/models/{id}/run`): the
-    /// description's preprocessing, every output by its layer name.
-    ///
-    /// - Parameters:
-    ///   - id: The model's id.
-    ///   - image: The encoded image.
-    /// - Returns: The outputs by name.
-    /// - Throws: ``EngineError``.
-    package func outputs(model id: String, image: Data) async throws(EngineError) -> [String: Model.Output] {
-        let served = try available(id)
-        return try await submit(counting: id) { reply in .described(model: served, image: image, reply: reply) }
-    }
-
-    /// Renders an encoded photo as a JPEG a browser draws (``RenderedImage``), on a worker like
-    /// any request: decoded as uploads are (the largest photo ``Configuration/maximumPixelCount``,
-    /// the decoder processes and the pixel budget the process has), in the bounded queue
-    /// (``EngineError/busy(queued:)`` when it is full), counted in no model's statistics.
-    ///
-    /// - Parameters:
-    ///   - image: The encoded photo.
-    ///   - longestSide: The JPEG's longest side at most, in pixels.
-    ///   - source: The name errors give the photo.
-    /// - Returns: The rendering.
-    /// - Throws: ``EngineError``: ``EngineError/badInput(_:)`` for a photo that cannot be decoded.
-    package func render(image: Data, longestSide: Int, source: String) async throws(EngineError) -> RenderedImage {
-        try await submit { reply in .render(image: image, longestSide: longestSide, source: source, reply: reply) }
-    }
-
-    /// Runs a model on raw input tensors (KServe v2 / Triton clients send preprocessed tensors).
-    ///
-    /// - Parameters:
-    ///   - id: The model's id.
-    ///   - inputs: Each input tensor's bytes, in the interpreter's input order.
-    /// - Returns: The output tensors, in the interpreter's order.
-    /// - Throws: ``EngineError``.
-    package func run(model id: String, inputs: [Data]) async throws(EngineError) -> [Tensor] {
-        let served = try available(id)
-        return try await submit(counting: id) { reply in .tensors(model: served, inputs: inputs, reply: reply) }
-    }
-
-    /// The model's input and output tensors (names, types, shapes), as the interpreter has them.
-    ///
-    /// - Parameter id: The model's id.
-    /// - Returns: The inputs and outputs.
-    /// - Throws: ``EngineError``.
-    package func signature(of id: String) async throws(EngineError) -> (inputs: [Tensor], outputs: [Tensor]) {
-        let served = try available(id)
-        return try await submit { reply in .signature(model: served, reply: reply) }
-    }
-
     /// Stops taking requests; those queued and running finish first.
     ///
     /// Returns when every worker has stopped.
@@ -512,34 +385,5 @@ package final class InferenceEngine: Sendable {
     func loadFailed(_ id: String, _ error: any Error) {
         setState(.failed("\(error)"), for: id)
         logger.error("model \(id) failed to load: \(error)")
-    }
-
-    private func available(_ id: String) throws(EngineError) -> ServedModel {
-        let served = try model(id)
-        switch state(of: id) {
-        // Any client may ask: the reason without this machine's paths (the log has them).
-        case .failed(let reason):
-            throw .modelUnavailable(id: id, reason: served.failureReason(reason, showsPath: false))
-        case .loading: throw .modelUnavailable(id: id, reason: "it is still loading; retry in a moment.")
-        case .unloaded:
-            throw .modelUnavailable(
-                id: id, reason: "it is unloaded; POST /v2/repository/models/\(id)/load serves it again.")
-        default: return served
-        }
-    }
-
-    /// Queues a job and waits for its answer; `counting` names the model whose statistics
-    /// count it (a request), `nil` for none.
-    private func submit<Value: Sendable>(
-        counting id: String? = nil, _ makeJob: (Reply<Value>) -> Job
-    ) async throws(EngineError) -> Value {
-        let outcome: Result<Value, EngineError> = await withCheckedContinuation { continuation in
-            var reply = Reply<Value>(continuation: continuation)
-            if let id { reply.statistics = (statisticsStore, id) }
-            if !queue.push(makeJob(reply)) {
-                continuation.resume(returning: .failure(.busy(queued: queue.depth)))
-            }
-        }
-        return try outcome.get()
     }
 }

@@ -1,4 +1,5 @@
 package import NetRunner
+package import NetRunnerImage
 package import TensorFlowLite
 
 /// What a served model takes and gives, as its first interpreter reports it.
@@ -15,4 +16,7 @@ package struct ModelDetails: Sendable {
     package var accelerator: Accelerator = .cpu
     /// Whether every operator runs on ``accelerator``.
     package var isFullyAccelerated = true
+    /// How its task decodes a photo (the same for every request's answer options): what a photo
+    /// decoded in a decoder process ahead of the workers is decoded with.
+    package var decodingOptions = DecodingOptions()
 }

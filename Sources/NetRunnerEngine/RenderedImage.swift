@@ -35,11 +35,32 @@ package struct RenderedImage: Sendable, Equatable {
     package static func make(_ data: Data, longestSide: Int, maximumPixelCount: Int, source: String)
         throws(ImageError) -> RenderedImage
     {
-        let side = max(1, longestSide)
+        let options = decodingOptions(longestSide: longestSide, maximumPixelCount: maximumPixelCount)
+        return try make(ImageDecoder.decode(data: data, options: options, source: source), longestSide: longestSide)
+    }
+
+    /// How a rendering decodes its photo.
+    ///
+    /// - Parameters:
+    ///   - longestSide: The JPEG's longest side at most, in pixels.
+    ///   - maximumPixelCount: The largest photo decoded, in pixels.
+    /// - Returns: The options.
+    package static func decodingOptions(longestSide: Int, maximumPixelCount: Int) -> DecodingOptions {
         var options = DecodingOptions(pixelFormat: .rgb24, maximumPixelCount: maximumPixelCount)
         // A large JPEG or WebP is scaled while it decodes, never below the size wanted.
-        options.minimumSize = .square(side)
-        let image = try ImageDecoder.decode(data: data, options: options, source: source)
+        options.minimumSize = .square(max(1, longestSide))
+        return options
+    }
+
+    /// Renders a photo decoded with ``decodingOptions(longestSide:maximumPixelCount:)``.
+    ///
+    /// - Parameters:
+    ///   - image: The decoded photo.
+    ///   - longestSide: The JPEG's longest side at most, in pixels (1 or more).
+    /// - Returns: The rendering.
+    /// - Throws: ``ImageError``: the resizer's or the encoder's.
+    package static func make(_ image: DecodedImage, longestSide: Int) throws(ImageError) -> RenderedImage {
+        let side = max(1, longestSide)
         let original = image.orientedSize
         let scale = min(1, Double(side) / Double(max(original.width, original.height, 1)))
         let size = PixelSize(

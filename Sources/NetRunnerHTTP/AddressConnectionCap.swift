@@ -104,27 +104,16 @@ package final class AddressConnectionCap: Sendable {
 
 /// A child channel behind ``AddressConnectionCap``: a connection over its address's cap is
 /// closed at once, the rest are counted until they close.
-package struct AddressCappedChannel<Inner: ServerChildChannel>: ServerChildChannel {
-    package typealias Value = Inner.Value
+package typealias AddressCappedChannel<Inner: ServerChildChannel> = LayeredChannel<Inner, AddressConnectionCap>
 
-    /// The channel set up behind the cap.
-    package let inner: Inner
-    /// The cap, shared by every connection of the server.
-    package let cap: AddressConnectionCap
-
-    /// A channel behind the cap.
-    ///
-    /// - Parameters:
-    ///   - inner: The channel set up behind the cap.
-    ///   - cap: The cap, shared by every connection of the server.
-    package init(inner: Inner, cap: AddressConnectionCap) {
-        self.inner = inner
-        self.cap = cap
-    }
-
-    package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        if cap.limit > 0, let address = AddressConnectionCap.key(channel.remoteAddress) {
-            if let refusals = cap.admit(address) {
+extension AddressConnectionCap: ChannelLayer {
+    /// Closes a connection over its address's cap as it becomes active, and counts the others
+    /// until they close.
+    package func setup<Inner: ServerChildChannel>(
+        channel: any Channel, logger: Logger, inner: Inner
+    ) -> EventLoopFuture<Inner.Value> {
+        if limit > 0, let address = AddressConnectionCap.key(channel.remoteAddress) {
+            if let refusals = admit(address) {
                 // Set up as any connection (a failed set-up would end the server's accept loop),
                 // but closed as it becomes active, nothing read.
                 do {
@@ -135,19 +124,14 @@ package struct AddressCappedChannel<Inner: ServerChildChannel>: ServerChildChann
                 if refusals.address & (refusals.address - 1) == 0 {
                     // The 1st, 2nd, 4th… since the address last had none open: a flood logs little.
                     logger.notice(
-                        "connection from \(address) closed at accept: \(cap.limit) open from that address already (--max-connections-per-address)",
+                        "connection from \(address) closed at accept: \(limit) open from that address already (--max-connections-per-address)",
                         metadata: ["refused": "\(refusals.address)", "refused_in_all": "\(refusals.total)"])
                 }
             } else {
-                let cap = cap
-                channel.closeFuture.whenComplete { _ in cap.release(address) }
+                channel.closeFuture.whenComplete { _ in self.release(address) }
             }
         }
         return inner.setup(channel: channel, logger: logger)
-    }
-
-    package func handle(value: Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
     }
 }
 

@@ -26,7 +26,9 @@ import NIOHTTPTypes
 /// being read or answered is closed after `allowance`.
 ///
 /// Both servers use it: ``http1(floor:perAddress:)`` for a plain HTTP/1.1 server,
-/// ``RateFlooredChannel`` and ``httpHandlers()`` to add it to another child channel.
+/// ``RateFlooredChannel`` and ``httpHandlers()`` to add it to another child channel. The channel
+/// also answers `Expect: 100-continue` (``ExpectContinue``, whose responder the server's
+/// responder goes through).
 package struct RequestRateFloor: Sendable {
     /// What a request may take before the bytes it sends earn more: the server's idle timeout.
     package var allowance: Duration
@@ -64,25 +66,43 @@ package struct RequestRateFloor: Sendable {
     package static func stop(on channel: any Channel) {
         guard channel.eventLoop.inEventLoop else { return }
         (try? channel.pipeline.syncOperations.handler(type: RequestRateGuard.self))?.stop()
+        ExpectContinue.remove(from: channel)
     }
 
     /// A plain HTTP/1.1 server (Hummingbird's `.http1`) with a floor (whose allowance is also
-    /// the idle timeout) and a cap on the connections of one client address.
+    /// the idle timeout), a cap on the connections of one client address, and their budget.
     ///
     /// - Parameters:
     ///   - floor: The floor; its allowance is how long a connection may stay idle.
     ///   - perAddress: The cap on one address's connections, shared by all of them.
+    ///   - budget: The budget of all connections (`--max-connections`), shared by all of them.
     /// - Returns: The server builder, for `Application(router:server:)`.
-    package static func http1(floor: RequestRateFloor, perAddress: AddressConnectionCap) -> HTTPServerBuilder {
+    package static func http1(
+        floor: RequestRateFloor, perAddress: AddressConnectionCap, budget: ConnectionBudget
+    ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            AddressCappedChannel(
-                inner: RateFlooredChannel(
-                    inner: HTTP1Channel(
-                        responder: responder,
-                        configuration: .init(additionalChannelHandlers: httpHandlers(), idleTimeout: nil)),
-                    floor: floor),
-                cap: perAddress)
+            guarded(
+                HTTP1Channel(
+                    responder: ExpectContinue.responder(responder),
+                    configuration: .init(additionalChannelHandlers: httpHandlers(), idleTimeout: nil)),
+                floor: floor, perAddress: perAddress, budget: budget)
         }
+    }
+
+    /// A child channel behind a connection's three guards, outermost first: the cap on its
+    /// address's connections, the budget of all connections, and the floor.
+    ///
+    /// - Parameters:
+    ///   - inner: The channel set up behind them.
+    ///   - floor: The floor; its allowance is how long a connection may stay idle.
+    ///   - perAddress: The cap on one address's connections, shared by all of them.
+    ///   - budget: The budget of all connections (`--max-connections`), shared by all of them.
+    /// - Returns: The guarded channel.
+    package static func guarded<Inner: ServerChildChannel>(
+        _ inner: Inner, floor: RequestRateFloor, perAddress: AddressConnectionCap, budget: ConnectionBudget
+    ) -> AddressCappedChannel<BudgetedChannel<RateFlooredChannel<Inner>>> {
+        LayeredChannel(
+            inner: LayeredChannel(inner: LayeredChannel(inner: inner, layer: floor), layer: budget), layer: perAddress)
     }
 
     /// What a request that has sent `received` bytes may take: the allowance plus a second per
@@ -113,39 +133,29 @@ package struct RequestRateFloor: Sendable {
     }
 }
 
-/// A child channel (HTTP/1.1, maybe upgraded) with ``RequestRateFloor``'s byte counter in front.
+/// A child channel (HTTP/1.1, maybe upgraded) with ``RequestRateFloor``'s byte counter in front,
+/// and ``ExpectContinue``'s handler after its HTTP/1 decoder.
 ///
 /// The inner channel's HTTP handlers must include ``RequestRateFloor/httpHandlers()``, which
-/// tell the counter where requests end.
-package struct RateFlooredChannel<Inner: ServerChildChannel>: ServerChildChannel {
-    package typealias Value = Inner.Value
+/// tell the counter where requests end, and its responder go through
+/// ``ExpectContinue/responder(_:)``.
+package typealias RateFlooredChannel<Inner: ServerChildChannel> = LayeredChannel<Inner, RequestRateFloor>
 
-    /// The channel set up behind the counter.
-    package let inner: Inner
-    /// The floor.
-    package let floor: RequestRateFloor
-
-    /// A channel with the floor.
-    ///
-    /// - Parameters:
-    ///   - inner: The channel set up behind the counter.
-    ///   - floor: The floor.
-    package init(inner: Inner, floor: RequestRateFloor) {
-        self.inner = inner
-        self.floor = floor
-    }
-
-    package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+extension RequestRateFloor: ChannelLayer {
+    /// Puts the request counter at the front of the pipeline, and ``ExpectContinue``'s
+    /// handler after the inner channel's HTTP/1 decoder.
+    package func setup<Inner: ServerChildChannel>(
+        channel: any Channel, logger: Logger, inner: Inner
+    ) -> EventLoopFuture<Inner.Value> {
         do {
-            try channel.pipeline.syncOperations.addHandler(RequestRateGuard(floor: floor), position: .first)
+            try channel.pipeline.syncOperations.addHandler(RequestRateGuard(floor: self), position: .first)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
-        return inner.setup(channel: channel, logger: logger)
-    }
-
-    package func handle(value: Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
+        return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            try ExpectContinue.install(on: channel)
+            return value
+        }
     }
 }
 
@@ -165,33 +175,42 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let floor: RequestRateFloor
     /// A request is being read.
-    private var reading = false
+    var reading = false
     /// Its bytes so far.
-    private var received = 0
+    var received = 0
     /// The time the server spent waiting for them, up to `waitingSince`.
-    private var waited = TimeAmount.zero
+    var waited = TimeAmount.zero
     /// When the server last asked for bytes that have not come yet; `nil` while it is busy.
-    private var waitingSince: NIODeadline?
+    var waitingSince: NIODeadline?
+    /// The request waits for the server's `100 Continue` (``hold()``): the clock stops.
+    private var held = false
+    /// The server asked for bytes while the clock was held.
+    private var askedWhileHeld = false
     /// The request heads read that no answer has started for yet.
-    private var unanswered = 0
+    var unanswered = 0
     /// The head of the request being read has been read.
-    private var headRead = false
+    var headRead = false
     /// An answer is being written (its head was, its end not yet).
-    private var answering = false
+    var answering = false
     /// The connection is closed, or no longer HTTP.
-    private var stopped = false
+    var stopped = false
     /// The connection is closing (a 408 or an answer saying `Connection: close` was sent, the
     /// output closed): what still comes in is dropped until the close.
-    private var lingering = false
+    var lingering = false
     /// The idle timeout's timer: armed while no request is read or answered.
     private var idleTimer: Scheduled<Void>?
     /// This handler's context (for the idle timer, armed from the watcher's calls).
-    private var context: ChannelHandlerContext?
+    var context: ChannelHandlerContext?
     private var timer: Scheduled<Void>?
+    /// This connection in the server's ``ConnectionBudget``, told of every change (``publish()``).
+    var budgetEntry: BudgetEntry?
 
     init(floor: RequestRateFloor) {
         self.floor = floor
     }
+
+    /// The clock every wait is measured by: the event loop's (`NIODeadline.now()` on a real one).
+    var now: NIODeadline { context?.eventLoop.now ?? .now() }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -218,20 +237,25 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if !stopped {
             let count = unwrapInboundIn(data).readableBytes
             if reading {
-                if let since = waitingSince { waited = waited + (.now() - since) }
+                if let since = waitingSince { waited = waited + (now - since) }
             } else {
                 start()
             }
             waitingSince = nil
+            askedWhileHeld = false
             received = received.addingReportingOverflow(count).overflow ? .max : received + count
+            publish()
         }
         context.fireChannelRead(data)
     }
 
     func read(context: ChannelHandlerContext) {
-        if reading, !stopped, waitingSince == nil {
-            waitingSince = .now()
+        if held {
+            askedWhileHeld = true
+        } else if reading, !stopped, waitingSince == nil {
+            waitingSince = now
             if timer == nil { schedule(context) }
+            publish()
         }
         context.read()
     }
@@ -243,6 +267,7 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
         timer = nil
         idleTimer?.cancel()
         idleTimer = nil
+        publish()
     }
 
     /// The idle timeout, which this handler keeps instead of Hummingbird: a connection with no
@@ -250,6 +275,7 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// cut a request whose body the server itself held back, a busy server's fault, not the
     /// client's, and with no answer).
     private func armIdle() {
+        publish()
         idleTimer?.cancel()
         idleTimer = nil
         guard !stopped, !reading, !answering, unanswered == 0, let context else { return }
@@ -267,6 +293,29 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if !reading, !stopped { start() }
         headRead = true
         unanswered += 1
+        publish()
+    }
+
+    /// Told by ``ContinueHandler`` that the request waits for `100 Continue`: the time until
+    /// ``release()`` is the server's, not the client's.
+    func hold() {
+        guard !held else { return }
+        if let since = waitingSince { waited = waited + (now - since) }
+        waitingSince = nil
+        held = true
+        publish()
+    }
+
+    /// Told by ``ContinueHandler`` that the request waits no more: the clock runs again if the
+    /// server is asking for bytes.
+    func release() {
+        guard held else { return }
+        held = false
+        guard askedWhileHeld, reading, !stopped, let context else { return }
+        askedWhileHeld = false
+        waitingSince = now
+        if timer == nil { schedule(context) }
+        publish()
     }
 
     /// Told by the watcher that a request was read whole: its clock stops.
@@ -282,6 +331,7 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func answerStarted() {
         unanswered = max(0, unanswered - 1)
         answering = true
+        publish()
     }
 
     /// Told by the watcher that an answer's end was written.
@@ -302,7 +352,7 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The time the server has waited for this request so far.
     private func spent() -> TimeAmount {
-        waited + (waitingSince.map { .now() - $0 } ?? .zero)
+        waited + (waitingSince.map { now - $0 } ?? .zero)
     }
 
     private func schedule(_ context: ChannelHandlerContext) {
@@ -345,6 +395,26 @@ final class RequestRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
         stop()
         lingering = true
         linger(context)
+    }
+
+    /// Writes the last part of an answer that closes its connection: once it is written (or has
+    /// failed), `counter` closes the connection (``answeredWithClose()``), or it is closed at once
+    /// without a counter.
+    ///
+    /// - Parameters:
+    ///   - data: The answer's last part.
+    ///   - promise: The writer's promise, completed with the write.
+    ///   - context: The writing handler's context.
+    ///   - counter: The connection's guard, if it has one.
+    static func writeClosing(
+        _ data: NIOAny, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext, counter: RequestRateGuard?
+    ) {
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenComplete { _ in
+            if let counter { counter.answeredWithClose() } else { context.close(promise: nil) }
+        }
+        if let promise { written.futureResult.cascade(to: promise) }
+        context.writeAndFlush(data, promise: written)
     }
 
     /// Closes a connection as nginx's lingering close does.
@@ -412,13 +482,7 @@ final class RequestRateWatcher: ChannelDuplexHandler, RemovableChannelHandler {
             counter?.answerEnded()
             guard closeAfterAnswer else { break }
             // Written (or failed): close, whatever of the request is left unread (lingering).
-            let written = context.eventLoop.makePromise(of: Void.self)
-            let counter = counter
-            written.futureResult.assumeIsolated().whenComplete { _ in
-                if let counter { counter.answeredWithClose() } else { context.close(promise: nil) }
-            }
-            if let promise { written.futureResult.cascade(to: promise) }
-            context.writeAndFlush(data, promise: written)
+            RequestRateGuard.writeClosing(data, promise: promise, context: context, counter: counter)
             return
         }
         context.write(data, promise: promise)
@@ -429,19 +493,5 @@ final class RequestRateWatcher: ChannelDuplexHandler, RemovableChannelHandler {
         values.contains { value in
             value.split(separator: ",").contains { $0.filter { $0 != " " && $0 != "\t" }.lowercased() == "close" }
         }
-    }
-}
-
-extension TimeAmount {
-    /// A duration in nanoseconds, the largest (or smallest) amount where it does not fit.
-    init(clamping duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow else {
-            self = .nanoseconds(seconds < 0 ? .min : .max)
-            return
-        }
-        let (sum, overflowed) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        self = .nanoseconds(overflowed ? (seconds < 0 ? .min : .max) : sum)
     }
 }

@@ -132,9 +132,7 @@ package struct RouteList<Context: RequestContext>: Sendable {
             throw UndescribedOperation(id: unused, isUnused: true)
         }
         document["paths"] = .object(paths)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(JSONValue.object(document)), as: UTF8.self)
+        return String(decoding: try JSONCoding.encoder().encode(JSONValue.object(document)), as: UTF8.self)
     }
 
     /// The operation ids the routes name.

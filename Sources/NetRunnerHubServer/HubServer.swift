@@ -1,16 +1,7 @@
 import FoundationEssentials
-import Hummingbird
-import HummingbirdCore
 package import Logging
-import NIOCore
 import NetRunnerHTTP
-import NetRunnerHub
 import NetRunnerSupport
-import PostgresKit
-import SQLKit
-import SQLiteKit
-package import ServiceLifecycle
-import UnixSignals
 
 #if canImport(Glibc)
     import Glibc
@@ -22,6 +13,9 @@ import UnixSignals
 ///
 ///     let hub = HubServer(configuration: .init(dataFolder: "/srv/models", adminKey: key))
 ///     try await hub.run()
+///
+/// It is a Hummingbird application (``buildApplication(onListening:)``) whose services are the
+/// database link (``HubDatabase``) and the gates' evaluations (``GateRunner``).
 ///
 /// Metadata in an embedded SQLite database (`hub.sqlite` in the data folder), files beside it,
 /// content-addressed (`blobs/sha256/<hex>`). Every upload is untrusted: size-limited while it
@@ -83,6 +77,9 @@ package struct HubServer: Sendable {
         package var gateConcurrency = 1
         /// The longest one gate evaluation may take (`--gate-timeout`).
         package var gateTimeout: Duration = .seconds(900)
+        /// The most evaluations of one model waiting in memory; more wait in the store, pending
+        /// (the hidden `--gate-queue-limit`, for the tests).
+        package var gateQueueLimit = 16
 
         /// Creates a configuration.
         ///
@@ -123,178 +120,15 @@ package struct HubServer: Sendable {
         self.logger = logger
     }
 
-    /// Serves until SIGTERM or SIGINT.
+    /// Serves until SIGTERM or SIGINT, then lets the requests in flight finish (at most
+    /// `drainTimeout`), stops the gates' evaluations and closes the database.
     ///
     /// - Parameter onListening: Called once with the address and port bound.
     /// - Throws: The database's or the server's errors.
     package func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws
     {
-        try await withApplication(onListening: onListening) { app in
-            try await ServerLifecycle.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
-        }
-    }
-
-    /// Runs `body` with the hub's application, its store opened before and closed after.
-    ///
-    /// The application: Hummingbird's HTTP/1.1 with the request rate floor and the connection
-    /// limit, the routes of ``makeRouter(store:)``. ``run(onListening:)`` runs it until a
-    /// signal; the tests run it in process.
-    ///
-    /// - Parameters:
-    ///   - onListening: Called once with the address and port bound.
-    ///   - body: Runs the application.
-    /// - Throws: The database's errors, or `body`'s.
-    package func withApplication(
-        onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void,
-        _ body: (any Service) async throws -> Void
-    ) async throws {
-        let folder = configuration.dataFolder
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let database: any SQLDatabase
-        let close: @Sendable () async throws -> Void
-        var reconnect: (@Sendable () async throws -> (any SQLDatabase)?)? = nil
-        if let url = configuration.databaseURL {
-            let link: PostgresLink
-            do {
-                let settings = try SQLPostgresConfiguration(url: url)
-                link = try await PostgresLink.connect(
-                    configuration: settings.coreConfiguration, deadline: configuration.databaseDeadline, logger: logger)
-            } catch {
-                throw HubStartError(
-                    message: "cannot open the PostgreSQL database \(Self.redacted(url)): \(String(reflecting: error))")
-            }
-            database = link.database
-            reconnect = { try await link.reopenedIfClosed() }
-            close = { try await link.close() }
-        } else {
-            (database, close) = try await Self.openSQLite(folder: folder, logger: logger)
-        }
-        let store = HubStore(database: database, reconnect: reconnect, logger: logger)
-        let router: Router<BasicRequestContext>
-        let gates: GateRunner
-        do {
-            (router, gates) = try await makeRouterAndGates(store: store)
-        } catch {
-            try? await close()
-            throw error
-        }
-        let host = configuration.host
-        // Hummingbird's HTTP/1.1 with the request rate floor (a request must keep coming at
-        // 500 bytes/s once --idle-timeout is spent, and end within --request-timeout) and the
-        // cap on one address's connections.
-        let floor = RequestRateFloor(allowance: configuration.idleTimeout, limit: configuration.requestTimeout)
-        let perAddress = AddressConnectionCap(configuration.maximumConnectionsPerAddress)
-        let app = Application(
-            router: router, server: RequestRateFloor.http1(floor: floor, perAddress: perAddress),
-            configuration: .init(
-                address: .hostname(host, port: configuration.port), serverName: "netrunner-hub",
-                availableConnectionsDelegate: MaximumAvailableConnections(
-                    configuration.maximumConnections, logger: logger)
-            ),
-            onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
-            logger: logger)
-        // The database is closed even when the run was cancelled (a drain past --drain-timeout
-        // cancels the service's task): closing on a cancelled task could give up before the
-        // connection was closed, and SQLiteNIO asserts in a connection's deinit that it was (a
-        // debug-build test run died of it). An unstructured task is not cancelled with this one.
-        let closing: @Sendable () async throws -> Void = {
-            // Evaluations still running stop with the hub (they run again at its next start).
-            await gates.stopRunning()
-            try await Task { try await close() }.value
-        }
-        do {
-            try await body(app)
-        } catch {
-            try? await closing()
-            throw error
-        }
-        try await closing()
-    }
-
-    /// The embedded SQLite database of a data folder (`hub.sqlite`), in WAL mode with full
-    /// synchronous writes: a crash leaves the last committed state; readers do not block the
-    /// writer.
-    ///
-    /// - Parameters:
-    ///   - folder: The data folder.
-    ///   - logger: The logger.
-    /// - Returns: The database, and how to close it.
-    /// - Throws: SQLite's errors.
-    static func openSQLite(folder: String, logger: Logger) async throws -> (
-        database: any SQLDatabase, close: @Sendable () async throws -> Void
-    ) {
-        let sqlite = try await SQLiteConnection.open(storage: .file(path: folder + "/hub.sqlite"), logger: logger)
-        let database = sqlite.sql()
-        try await database.raw("PRAGMA journal_mode=WAL").run()
-        try await database.raw("PRAGMA synchronous=FULL").run()
-        return (database, { try await sqlite.close() })
-    }
-
-    /// The hub's routes and middleware over a store, as `run` serves them.
-    ///
-    /// The tests call it in process. Migrates the store, records the configuration's admin
-    /// key, removes abandoned uploads.
-    ///
-    /// - Parameter store: The metadata store.
-    /// - Returns: The router.
-    /// - Throws: The store's errors; the data folder's when it cannot hold blobs.
-    func makeRouter(store: HubStore) async throws -> Router<BasicRequestContext> {
-        try await makeRouterAndGates(store: store).router
-    }
-
-    /// The router of ``makeRouter(store:)`` and the gates' runner behind it (stopped with the
-    /// hub).
-    func makeRouterAndGates(store: HubStore) async throws -> (router: Router<BasicRequestContext>, gates: GateRunner) {
-        let (routes, gates) = try await makeRoutesAndGates(store: store)
-        let router = Router()
-        router.add(
-            middleware: HubBrowserMiddleware<BasicRequestContext>(
-                browsers: BrowserGuard(
-                    origins: [], allowedHosts: configuration.allowedHosts, bindHost: configuration.host)))
-        router.add(middleware: MethodMiddleware<BasicRequestContext>(routes: routes.table))
-        // What the handlers throw: a HubError as its status, anything else logged and 500.
-        router.add(middleware: FailureMiddleware<BasicRequestContext>(logger: logger, unexpected: "The hub failed"))
-        routes.register(on: router)
-        return (router, gates)
-    }
-
-    /// The hub's routes over a store, each declared once, with the OpenAPI document's.
-    ///
-    /// - Parameter store: The metadata store (migrated here).
-    /// - Returns: The routes.
-    /// - Throws: The store's errors; the data folder's when it cannot hold blobs.
-    func makeRoutes(store: HubStore) async throws -> RouteList<BasicRequestContext> {
-        try await makeRoutesAndGates(store: store).routes
-    }
-
-    /// The routes of ``makeRoutes(store:)`` and the gates' runner they queue evaluations on.
-    func makeRoutesAndGates(store: HubStore) async throws -> (routes: RouteList<BasicRequestContext>, gates: GateRunner)
-    {
-        let folder = configuration.dataFolder
-        try await store.migrate()
-        if let key = configuration.adminKey, !key.isEmpty {
-            try await store.addKey(digest: HubKeys.digest(of: key), name: "admin", scope: .admin)
-        }
-        // Uploads cut off by a crash are never recorded: their files go at the next start
-        // (only this machine's, of processes that are gone: other nodes may share the folder).
-        Uploads.removeAbandoned(in: folder + "/uploads")
-        let blobs = try BlobStore(dataFolder: folder)
-        let gates = GateRunner(
-            store: store, blobs: blobs,
-            settings: .init(
-                evaluator: Self.evaluator(configuration.evaluator), testBundles: configuration.testBundles,
-                dataFolder: folder, concurrency: max(1, configuration.gateConcurrency),
-                timeout: configuration.gateTimeout),
-            logger: logger)
-        // Evaluations a stop cut short (or another node left) run again.
-        await gates.submit(try await store.pendingEvaluations())
-        var routes = HubRoutes(
-            store: store, blobs: blobs, dataFolder: folder, maximumUploadBytes: configuration.maximumUploadBytes,
-            anonymousRead: configuration.anonymousRead, adoptionLimit: configuration.adoptionLimit, gates: gates,
-            testBundles: configuration.testBundles, logger: logger
-        ).routes
-        try routes.addOpenAPIDocument(base: HubOpenAPI.base, operations: HubOpenAPI.operations)
-        return (routes, gates)
+        let app = try await buildApplication(onListening: onListening)
+        try await ServerLifecycle.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
     }
 
     /// The evaluator: `explicit`, else `NETRUNNER_EVALUATOR`, else `netrunner` beside the running
@@ -318,7 +152,7 @@ package struct HubServer: Sendable {
 
     /// A database URL without its password, for messages.
     static func redacted(_ url: String) -> String {
-        guard let at = url.lastIndex(of: "@"), let scheme = url.range(of: "://"),
+        guard let at = url.lastIndex(of: "@"), let scheme = url.firstRange(of: "://"),
             let colon = url[scheme.upperBound..<at].firstIndex(of: ":")
         else { return url }
         return String(url[..<colon]) + ":***" + String(url[at...])

@@ -76,7 +76,9 @@ public struct DecodingOptions: Sendable, Hashable, Codable {
     /// its grid of tiles. When one is at least this large (upright, both sides), smaller than the
     /// image and of its shape, it is decoded instead, as a JPEG is decoded at a DCT scale:
     /// ``DecodedImage/fullSize`` is then the thumbnail's and ``DecodedImage/storedSize`` the
-    /// image's. Other formats ignore it.
+    /// image's. Other formats ignore it. A thumbnail whose coded image is not the size it declares
+    /// is not used. Its content is trusted, as the file says it: nothing compares it with the
+    /// image, so a file whose thumbnail shows something else is judged by its thumbnail.
     public var minimumThumbnailSize: PixelSize?
 
     /// The part of the (upright) image to decode: ``DecodingRegion/whole`` by default.

@@ -55,7 +55,8 @@ extension ImageError: LocalizedError {
                 + (looksLike.map { ": it looks like \($0); convert it to PNG or JPEG." }
                     ?? ": its first bytes match no image format.")
         case .unsupportedVariant(let source, let format, let detail):
-            "\(source) is a \(format) image NetRunnerImage does not decode: \(detail). "
+            // "an AVIF", "a HEIF": AVIF is the one name said with a vowel first.
+            "\(source) is \(format == .avif ? "an" : "a") \(format) image NetRunnerImage does not decode: \(detail). "
                 + "Convert it to PNG or baseline JPEG."
         case .truncated(let source, let format):
             "\(source) is truncated: the \(format) data ends before the image does. Re-copy or re-export the file."

@@ -70,16 +70,18 @@ extension ImageOrientation {
     ///   - storedSize: The stored image's size.
     /// - Returns: The stored column and row.
     func stored(x: Int, y: Int, storedSize: PixelSize) -> (x: Int, y: Int) {
-        let (right, bottom) = (storedSize.width - 1, storedSize.height - 1)
+        let uprightSize =
+            swapsDimensions ? PixelSize(width: storedSize.height, height: storedSize.width) : storedSize
+        return inverse.upright(x: x, y: y, storedSize: uprightSize)
+    }
+
+    /// The orientation that undoes this one: the two quarter turns are each other's, the
+    /// others their own.
+    private var inverse: ImageOrientation {
         switch self {
-        case .up: return (x, y)
-        case .upMirrored: return (right - x, y)
-        case .down: return (right - x, bottom - y)
-        case .downMirrored: return (x, bottom - y)
-        case .leftMirrored: return (y, x)
-        case .right: return (y, bottom - x)
-        case .rightMirrored: return (right - y, bottom - x)
-        case .left: return (right - y, x)
+        case .right: return .left
+        case .left: return .right
+        default: return self
         }
     }
 

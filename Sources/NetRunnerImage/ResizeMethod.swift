@@ -1,7 +1,9 @@
 /// The filter ``ImageResizer`` and ``PixelBuffer/resized(to:method:)`` resample with.
 ///
-/// All methods are separable (a horizontal pass, then a vertical pass, with 8-bit rounding in
-/// between) and use 22-bit fixed-point weights, like Pillow's `Image.resize`.
+/// All methods are separable (two passes, horizontal and vertical, with 8-bit rounding in
+/// between) and use 22-bit fixed-point weights, like Pillow's `Image.resize`; the passes run in
+/// Pillow 13's order: vertical first when the height shrinks by more than twice as many pixels
+/// as the width, horizontal first otherwise.
 public enum ResizeMethod: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Pillow's `Image.BILINEAR`: a triangle filter whose support grows with the shrink factor,
     /// so shrinking averages every covered pixel (antialiased) instead of sampling four.

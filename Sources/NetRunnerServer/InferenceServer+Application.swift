@@ -42,25 +42,28 @@ extension InferenceServer {
         let floor = RequestRateFloor(allowance: idleTimeout, limit: configuration.requestTimeout)
         // One client address may not take every connection (--max-connections-per-address).
         let perAddress = AddressConnectionCap(configuration.maximumConnectionsPerAddress)
+        // Near --max-connections, idle connections and the slowest bodies make room (any address).
+        let budget = ConnectionBudget(configuration.maximumConnections)
         let server = HTTPServerBuilder { responder in
-            AddressCappedChannel(
-                inner: RateFlooredChannel(
-                    inner: GuardedUpgradeChannel(
-                        inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: channel) {
-                            request, channel, _ in
-                            guard
-                                let live = LiveRoute.match(
-                                    request, engine: engine, maximumFrameBytes: maximumFrameBytes, access: access)
-                            else {
-                                return .dontUpgrade
-                            }
-                            // A WebSocket may stay quiet as long as it likes.
-                            RequestRateFloor.stop(on: channel)
-                            return .upgrade([:]) { inbound, outbound, _ in try await live.serve(inbound, outbound) }
-                        },
-                        firstRequestTimeout: idleTimeout),
-                    floor: floor),
-                cap: perAddress)
+            RequestRateFloor.guarded(
+                GuardedUpgradeChannel(
+                    // Expect: 100-continue answered once the handler reads the body.
+                    inner: HTTP1WebSocketUpgradeChannel(
+                        responder: ExpectContinue.responder(responder), configuration: channel
+                    ) {
+                        request, channel, _ in
+                        guard
+                            let live = LiveRoute.match(
+                                request, engine: engine, maximumFrameBytes: maximumFrameBytes, access: access)
+                        else {
+                            return .dontUpgrade
+                        }
+                        // A WebSocket may stay quiet as long as it likes.
+                        RequestRateFloor.stop(on: channel)
+                        return .upgrade([:]) { inbound, outbound, _ in try await live.serve(inbound, outbound) }
+                    },
+                    firstRequestTimeout: idleTimeout),
+                floor: floor, perAddress: perAddress, budget: budget)
         }
         var app = Application(
             router: router, server: server,
@@ -100,6 +103,7 @@ extension InferenceServer {
         router.add(middleware: MethodMiddleware<BasicRequestContext>(routes: routes.table))
         // Innermost: what the handlers throw becomes its response before metrics count it.
         router.add(middleware: FailureMiddleware<BasicRequestContext>())
+        router.add(middleware: UnloadedModelMiddleware<BasicRequestContext>())
         routes.register(on: router)
         return router
     }

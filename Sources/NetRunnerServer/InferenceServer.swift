@@ -2,6 +2,7 @@ package import Logging
 package import NetRunner
 package import NetRunnerEngine
 import NetRunnerHTTP
+import NetRunnerSupport
 
 /// `netrunner serve`: the engine behind an HTTP server, the native API at `/v1`, KServe v2 at
 /// `/v2`.
@@ -87,7 +88,8 @@ package struct InferenceServer: Sendable {
         ///   - streamModel: The model the streams run; `nil`: the first detector, else the first model.
         ///   - streamInterval: The minimum interval between two inferences of one stream.
         package init(
-            host: String = "127.0.0.1", port: Int = 8080, maximumUploadBytes: Int = 32 << 20, version: String = "0.1.0",
+            host: String = "127.0.0.1", port: Int = 8080, maximumUploadBytes: Int = 32 << 20,
+            version: String = BuildVersion.description,
             apiKeys: Set<String> = [], allowedOrigins: Set<String> = [], modelsFolder: String? = nil,
             albums: [String] = [], streams: [(name: String, source: String)] = [], streamModel: String? = nil,
             streamInterval: Duration = .milliseconds(200)

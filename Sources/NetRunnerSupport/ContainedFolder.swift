@@ -219,21 +219,7 @@ package struct ContainedFolder: Sendable {
         let (descriptor, size) = try open(relative)
         defer { close(descriptor) }
         guard size <= maximumSize else { throw .tooLarge(entry: relative, byteCount: size, limit: maximumSize) }
-        var data = Data(count: size)
-        let failure: Int32? = data.withUnsafeMutableBytes { buffer -> Int32? in
-            guard let base = buffer.baseAddress else { return nil }
-            var done = 0
-            while done < size {
-                let count = read(descriptor, base + done, size - done)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                if count == 0 { break }
-                done += count
-            }
-            return done == size ? nil : EIO
-        }
+        let (data, failure) = FileIO.readAll(descriptor, count: size)
         if let failure { throw .unreadable(entry: relative, reason: String(cString: strerror(failure))) }
         return data
     }

@@ -65,6 +65,32 @@ package enum FileIO {
         }
     }
 
+    /// Reads `size` bytes from an open file, through interruptions.
+    ///
+    /// - Parameters:
+    ///   - descriptor: The open file.
+    ///   - size: How many bytes to read.
+    /// - Returns: The bytes, and the `errno` of a failed read (`EIO` for a file that ended
+    ///   early), or `nil`.
+    package static func readAll(_ descriptor: Int32, count size: Int) -> (data: Data, failure: Int32?) {
+        var data = Data(count: size)
+        let failure: Int32? = data.withUnsafeMutableBytes { buffer -> Int32? in
+            guard let base = buffer.baseAddress else { return nil }
+            var done = 0
+            while done < size {
+                let count = read(descriptor, base + done, size - done)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                if count == 0 { break }
+                done += count
+            }
+            return done == size ? nil : EIO
+        }
+        return (data, failure)
+    }
+
     /// The contents of the file at `path`, a regular file of at most `maximumSize` bytes.
     ///
     /// The one reader of whole files (see ``openRegularFile(_:)``), so that no path blocks or
@@ -83,21 +109,7 @@ package enum FileIO {
             throw .tooLarge(path: path, byteCount: size, limit: maximumSize)
         }
         defer { close(descriptor) }
-        var data = Data(count: size)
-        let failure: Int32? = data.withUnsafeMutableBytes { buffer -> Int32? in
-            guard let base = buffer.baseAddress else { return nil }
-            var done = 0
-            while done < size {
-                let count = read(descriptor, base + done, size - done)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                if count == 0 { break }
-                done += count
-            }
-            return done == size ? nil : EIO
-        }
+        let (data, failure) = readAll(descriptor, count: size)
         if let failure { throw .unreadable(path: path, reason: errorText(failure)) }
         return data
     }

@@ -21,9 +21,7 @@ extension JSONValue: Encodable {
 
     /// The value's JSON text (keys sorted), for a reader of its own.
     package var data: Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         // Values parsed from JSON are finite: encoding cannot fail.
-        return (try? encoder.encode(self)) ?? Data("null".utf8)
+        (try? JSONCoding.encoder().encode(self)) ?? Data("null".utf8)
     }
 }

@@ -35,7 +35,8 @@ public enum ModelCheck {
         /// The runtime crashed on the model; the text names the signal (or the exit status of a
         /// child that ended outside the protocol, as a sanitizer's report does).
         case crashed(String)
-        /// The model did not finish loading and running within the time limit.
+        /// The model did not finish loading and running within the time limit (of processor
+        /// time on Linux; see ``report(modelPath:options:timeout:checkerPath:memoryBudget:niceness:)``).
         case timedOut(seconds: Double)
 
         /// Whether the model may be loaded in this process.
@@ -52,15 +53,37 @@ public enum ModelCheck {
         /// tensors and ran it once: its peak resident set, less what it held with the runtime
         /// loaded and no model. `nil` for other verdicts, or when the checker did not say.
         public var memoryBytes: Int?
+        /// Whether the model was rejected for memory.
+        ///
+        /// Its file declares more tensor bytes than the check's budget, or the child could not
+        /// allocate its tensors within its limited address space. Unlike another rejection,
+        /// loading such a model elsewhere would not fail harmlessly: it would allocate what the
+        /// check refused.
+        public var isOverBudget: Bool
+        /// The budget the check held the model to, in bytes (see
+        /// ``report(modelPath:options:timeout:checkerPath:memoryBudget:)``).
+        public var memoryBudget: Int?
+        /// For an accepted model, the nice value the check process ran at, as it reported it
+        /// (`nil` for other verdicts, or a checker that did not say).
+        public var niceness: Int32?
 
         /// Creates a report.
         ///
         /// - Parameters:
         ///   - verdict: The verdict.
         ///   - memoryBytes: The memory measured, for an accepted model.
-        public init(verdict: Verdict, memoryBytes: Int? = nil) {
+        ///   - isOverBudget: Whether the model was rejected for memory.
+        ///   - memoryBudget: The budget the check held the model to.
+        ///   - niceness: The nice value the check process reported.
+        public init(
+            verdict: Verdict, memoryBytes: Int? = nil, isOverBudget: Bool = false, memoryBudget: Int? = nil,
+            niceness: Int32? = nil
+        ) {
             self.verdict = verdict
             self.memoryBytes = memoryBytes
+            self.isOverBudget = isOverBudget
+            self.memoryBudget = memoryBudget
+            self.niceness = niceness
         }
     }
 
@@ -70,7 +93,7 @@ public enum ModelCheck {
     // MARK: - The child's protocol
 
     /// The version of the parent-child protocol; a child refuses any other.
-    static let protocolVersion = 2
+    static let protocolVersion = 3
 
     /// What every checker request's marker argument starts with, whatever its version.
     static let childMarkerPrefix = "--netrunner-model-check-child"
@@ -83,20 +106,26 @@ public enum ModelCheck {
     /// With the text the child writes on stdout, they are all it tells its parent; a crash or
     /// a hang shows in how the child ends, not in a status. Defined here only.
     enum ChildStatus {
-        /// The model loaded, compiled and ran once; stdout holds `memory BYTES`.
+        /// The model loaded, compiled and ran once; stdout holds `memory BYTES nice N`.
         static let accepted: Int32 = 0
         /// The model was refused; stdout holds the reason.
         static let rejected: Int32 = 2
         /// The child did not understand the request (another protocol version, or a
         /// malformed argument vector); stdout says why.
         static let unsupportedRequest: Int32 = 3
+        /// The runtime could not allocate the model's tensors within the child's limited
+        /// address space; stdout says so.
+        static let overBudget: Int32 = 4
     }
 
     /// The argument vector of a checker child, `argv[0]` included.
     ///
-    /// It is `[executable, marker, threads, modelPath]`, the thread count in decimal.
-    static func childArguments(executable: String, modelPath: String, options: Interpreter.Options?) -> [String] {
-        [executable, childMarker, String(options?.threadCount ?? 1), modelPath]
+    /// It is `[executable, marker, threads, budget, modelPath]`, the thread count and the
+    /// memory budget in bytes in decimal.
+    static func childArguments(
+        executable: String, modelPath: String, options: Interpreter.Options?, budget: Int = defaultMemoryBudget
+    ) -> [String] {
+        [executable, childMarker, String(options?.threadCount ?? 1), String(budget), modelPath]
     }
 
     /// Checks the model at `modelPath` in a child process.
@@ -124,18 +153,37 @@ public enum ModelCheck {
     /// Checks the model at `modelPath` in a child process, as
     /// ``check(modelPath:options:timeout:checkerPath:)`` does, and reports the memory it took.
     ///
+    /// The model is held to `memoryBudget`: one whose file declares more bytes of tensors is
+    /// rejected before any child starts, and the child's address space is limited to the
+    /// budget plus the runtime's own needs, so an allocation past it fails there
+    /// (``Report/isOverBudget``). See ``defaultMemoryBudget``.
+    ///
+    /// On Linux `timeout` counts the child's processor time, not the time on the clock: a
+    /// child at a high `niceness` on a busy machine (a server's flood of uploads, other
+    /// builds) waits for the processor without coming nearer its limit, so load never turns
+    /// a good model into a timed-out one (a verdict the model gate remembers). A child that
+    /// sleeps instead (a deadlock) is ended after three times `timeout` plus 10 s on the
+    /// clock. Elsewhere `timeout` is time on the clock.
+    ///
     /// - Parameters:
     ///   - modelPath: The model file to check.
     ///   - options: The options the model will be run with.
     ///   - timeout: How long the child may take, in seconds, before it is killed.
     ///   - checkerPath: The checker executable to run; `nil` finds it.
+    ///   - memoryBudget: The most bytes of tensors the model may take; `nil`: the machine's
+    ///     physical memory (``defaultMemoryBudget``).
+    ///   - niceness: The nice value the child runs at, 0-19 (see
+    ///     ``nicenessEnvironmentVariable``); 0: this process's. A server asks for 10, so that
+    ///     its checks run below its requests.
     /// - Returns: The verdict and, for an accepted model, its memory.
     /// - Throws: As ``check(modelPath:options:timeout:checkerPath:)``.
     public static func report(
         modelPath: String,
         options: Interpreter.Options? = nil,
         timeout: Double = 60,
-        checkerPath: String? = nil
+        checkerPath: String? = nil,
+        memoryBudget: Int? = nil,
+        niceness: Int32 = 0
     ) throws -> Report {
         // A missing runtime is this process's problem, not the model's: say so here.
         do {
@@ -144,20 +192,34 @@ public enum ModelCheck {
             throw InterpreterError.tensorFlowLiteError(error.description)
         }
         let executable = try self.checkerPath(checkerPath)
-        let arguments = childArguments(executable: executable, modelPath: modelPath, options: options)
-        let result = try ChildProcess.run(arguments, timeout: timeout)
+        let budget = max(memoryBudget ?? defaultMemoryBudget, 0)
+        // Before anything is allocated: what the file declares.
+        if let refusal = declaredTensorRefusal(modelPath: modelPath, budget: budget, budgetGiven: memoryBudget != nil) {
+            return Report(verdict: .rejected(refusal), isOverBudget: true, memoryBudget: budget)
+        }
+        let arguments = childArguments(executable: executable, modelPath: modelPath, options: options, budget: budget)
+        let result = try ChildProcess.run(
+            arguments, timeout: timeout, environment: nicenessEnvironment(niceness))
         let reason = String(result.output.reversed().drop(while: \.isWhitespace).reversed())
         switch result.termination {
         case .exited(ChildStatus.accepted):
-            let memory = reason.hasPrefix("memory ") ? Int(reason.dropFirst(7)) : nil
-            return Report(verdict: .accepted, memoryBytes: memory.map { max($0, 0) })
+            let answer = parseAcceptedAnswer(reason)
+            return Report(
+                verdict: .accepted, memoryBytes: answer.memory, memoryBudget: budget, niceness: answer.niceness)
+        case .exited(ChildStatus.overBudget):
+            return Report(
+                verdict: .rejected(
+                    reason.isEmpty
+                        ? "the runtime could not allocate the model's tensors within the check's budget" : reason
+                ), isOverBudget: true, memoryBudget: budget)
         case .exited(ChildStatus.unsupportedRequest):
             throw InterpreterError.tensorFlowLiteError(
                 "the model checker \(executable) cannot run this check: "
                     + (reason.isEmpty ? "it does not speak model check protocol \(protocolVersion)." : reason))
         case .exited(ChildStatus.rejected):
             return Report(
-                verdict: .rejected(reason.isEmpty ? "the checker refused the model without a reason" : reason))
+                verdict: .rejected(reason.isEmpty ? "the checker refused the model without a reason" : reason),
+                memoryBudget: budget)
         case .exited(64):
             // EX_USAGE: a checker that does not know the request at all (built before the protocol).
             throw InterpreterError.tensorFlowLiteError(
@@ -167,13 +229,17 @@ public enum ModelCheck {
             // the runtime, a sanitizer's report): the model is not safe to load here.
             return Report(
                 verdict: .crashed(
-                    "the runtime ended the check of \(modelPath) without a verdict (exit status \(status))"))
+                    "the runtime ended the check of \(modelPath) without a verdict (exit status \(status))"),
+                memoryBudget: budget)
         case .signaled(let signal):
+            // Also how an allocation past the child's address space can end (an uncaught
+            // `std::bad_alloc`, a Swift allocation trap): ``Report/memoryBudget`` says under what.
             return Report(
                 verdict: .crashed(
-                    "the runtime crashed on \(modelPath) (signal \(signal), \(ChildProcess.signalName(signal)))"))
+                    "the runtime crashed on \(modelPath) (signal \(signal), \(ChildProcess.signalName(signal)))"),
+                memoryBudget: budget)
         case .timedOut:
-            return Report(verdict: .timedOut(seconds: timeout))
+            return Report(verdict: .timedOut(seconds: timeout), memoryBudget: budget)
         }
     }
 
@@ -200,7 +266,7 @@ public enum ModelCheck {
     /// when no other is named, the running executable serves its own checks (so a library
     /// user's program needs no `netrunner` beside it).
     public static func runChildIfRequested(arguments: [String]) -> Int32? {
-        let status = runChild(arguments: arguments, report: writeToStandardOutput)
+        let status = runChild(arguments: arguments, inChildProcess: true, report: writeToStandardOutput)
         // Called with the process's own arguments (from `main`), the executable is a checker.
         if status == nil, arguments == CommandLine.arguments { servesItsOwnChecks.store(true, ordering: .relaxed) }
         return status
@@ -210,24 +276,41 @@ public enum ModelCheck {
     /// ``runChildIfRequested(arguments:)`` at start).
     static let servesItsOwnChecks = Atomic<Bool>(false)
 
-    /// ``runChildIfRequested(arguments:)`` with the reason handed to `report`.
-    static func runChild(arguments: [String], report: (String) -> Void) -> Int32? {
+    /// ``runChildIfRequested(arguments:)`` with the reason handed to `report`; the priority
+    /// is lowered and the address space limited only `inChildProcess` (a checker process, not
+    /// a test's).
+    static func runChild(arguments: [String], inChildProcess: Bool = false, report: (String) -> Void) -> Int32? {
         guard arguments.count > 1, arguments[1].hasPrefix(childMarkerPrefix) else { return nil }
-        guard arguments[1] == childMarker, arguments.count == 4, let threads = Int(arguments[2]) else {
+        guard arguments[1] == childMarker, arguments.count == 5, let threads = Int(arguments[2]),
+            let budget = Int(arguments[3]), budget >= 0
+        else {
             report(
-                "this checker speaks model check protocol \(protocolVersion) (\(childMarker) THREADS MODEL), "
+                "this checker speaks model check protocol \(protocolVersion) (\(childMarker) THREADS BUDGET MODEL), "
                     + "not \(arguments.dropFirst().joined(separator: " ")).")
             return ChildStatus.unsupportedRequest
         }
+        // Before the runtime is loaded and any thread starts: they inherit it.
+        let niceness = inChildProcess ? lowerOwnPriority() : currentNiceness()
+        let modelPath = arguments[4]
         var options = Interpreter.Options()
         options.threadCount = threads
+        var addressSpace: Int?
         do {
             // What the process holds with the runtime loaded and no model, then its peak.
             try Runtime.load()
             let baseline = residentBytes()
-            try runInProcess(modelPath: arguments[3], options: options)
-            report("memory \(max(peakResidentBytes() - baseline, 0))")
+            // Before the model is read: an allocation past the budget fails here, not in the parent.
+            if inChildProcess {
+                addressSpace = limitAddressSpace(budget: budget, threads: threads, modelPath: modelPath)
+            }
+            try runInProcess(modelPath: modelPath, options: options)
+            report("memory \(max(peakResidentBytes() - baseline, 0)) nice \(niceness)")
             return ChildStatus.accepted
+        } catch InterpreterError.failedToAllocateTensors where addressSpace != nil {
+            report(
+                "the runtime could not allocate the tensors of \(modelPath) within the check's budget of "
+                    + "\(describe(budget)) (\(describe(addressSpace ?? 0)) of address space in all)")
+            return ChildStatus.overBudget
         } catch {
             report("\(error)")
             return ChildStatus.rejected

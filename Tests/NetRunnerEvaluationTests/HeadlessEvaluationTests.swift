@@ -127,6 +127,16 @@ struct HeadlessEvaluationTests {
         #expect(model.latency.inference?.count == 21 && model.latency.inference?.warmUpExcluded == 1)
         #expect(model.examples.count == 7)
         #expect(model.classification?.confusion.total == 7)
+        // Every figure flat, as a hub's gate reads it: the metric's keys, top-1/5, the inference latency.
+        let classification = try #require(model.classification)
+        let inference = try #require(model.latency.inference)
+        let flat = model.metric.merging(
+            [
+                "top1": classification.top1, "top5": classification.top5, "latency_p50_ms": inference.median,
+                "latency_p90_ms": inference.p90,
+            ], uniquingKeysWith: { first, _ in first })
+        #expect(model.flatMetrics == flat && model.metric["classification_accuracy"] != nil)
+        #expect(model.flatMetrics["agreement"] == nil)
         // Resumed: the same lines, split and reordered by the interruption, plus lines of another test.
         let resumed =
             Array(records[10...]) + Array(records[..<10]) + [

@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import NetRunnerSupport
@@ -25,14 +24,14 @@ struct HubPageTests {
         return String(page[open.upperBound..<close.lowerBound])
     }
 
-    @Test("/ is Resources/hub.html with hub.css and hub.js inlined; its policy allows their digests only")
+    @Test("/ is Resources/hub.html with hub.css, hub.js and hub-gates.js inlined; its policy allows their digests only")
     func page() async throws {
         let expected = try Self.resource("hub.html")
             .replacingOccurrences(of: "{{STYLE}}", with: try Self.resource("hub.css"))
-            .replacingOccurrences(of: "{{SCRIPT}}", with: try Self.resource("hub.js"))
-        let router = Router()
-        router.get("/") { _, _ in HubPage.response() }
-        try await Application(router: router).test(.router) { client in
+            .replacingOccurrences(
+                of: "{{SCRIPT}}", with: try Self.resource("hub.js") + "\n" + Self.resource("hub-gates.js"))
+        // `hub serve`'s application, its middleware included.
+        try await HubRoutesTests.withHub { client, _ in
             try await client.execute(uri: "/", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/html; charset=utf-8")

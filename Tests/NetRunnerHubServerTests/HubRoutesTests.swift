@@ -23,33 +23,50 @@ struct HubRoutesTests {
     static func withHub(
         _ body: @Sendable (any TestClientProtocol, _ digests: [String]) async throws -> Void
     ) async throws {
+        let unchanged: (inout HubServer.Configuration) -> Void = { _ in }
+        try await withHub(configure: unchanged) { client, _, _, digests in try await body(client, digests) }
+    }
+
+    /// ``withHub(_:)`` with the configuration changed first, and the store handed to `body` too.
+    static func withHub(
+        configure: (inout HubServer.Configuration) -> Void,
+        _ body: @Sendable (any TestClientProtocol, HubStore, HubServer, _ digests: [String]) async throws -> Void
+    ) async throws {
         let folder = try TemporaryFolder(prefix: "netrunner-hub-routes")
         defer { folder.remove() }
         let logger = Logger(label: "test")
-        let hub = HubServer(configuration: .init(dataFolder: folder.url.path, adminKey: admin), logger: logger)
-        let (database, close) = try await HubServer.openSQLite(folder: folder.url.path, logger: logger)
-        let store = HubStore(database: database, logger: logger)
-        let router = try await hub.makeRouter(store: store)
-        let blobs = try BlobStore(dataFolder: folder.url.path)
-        var digests: [String] = []
+        var configuration = HubServer.Configuration(dataFolder: folder.url.path, adminKey: admin)
+        configure(&configuration)
+        let hub = HubServer(configuration: configuration, logger: logger)
+        // The application `hub serve` runs, on a store the test keeps hold of (its link closed
+        // by the application when it stops).
+        let database = try await HubDatabase.openSQLite(folder: folder.url.path, logger: logger)
+        let store = HubStore(database: database.database, logger: logger)
+        var files: [(path: String, digest: String, size: Int)] = []
         for version in 1...2 {
             let bytes = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 * version) })
-            let digest = SHA256.hexDigest(of: bytes)
-            let file = try folder.write(bytes, named: "upload-\(version)")
-            try blobs.adopt(file, sha256: digest)
-            _ = try await store.publish(
-                name: "m", sha256: digest, size: bytes.count, format: "tflite", task: "classification",
-                modelID: "m", description: "test", by: "admin", alias: nil)
-            digests.append(digest)
+            files.append(
+                (try folder.write(bytes, named: "upload-\(version)"), SHA256.hexDigest(of: bytes), bytes.count))
         }
-        let published = digests
+        let uploads = files
         do {
-            try await Application(router: router).test(.router) { client in try await body(client, published) }
+            let blobs: any BlobStore = try FileBlobStore(dataFolder: folder.url.path)
+            try await hub.buildApplication(store: store, database: database).test(.router) { client in
+                // The tables were made before the first request, as before the server accepts.
+                for file in uploads {
+                    try await blobs.put(movingFile: file.path, sha256: file.digest)
+                    _ = try await store.publish(
+                        name: "m", sha256: file.digest, size: file.size, format: "tflite", task: "classification",
+                        modelID: "m", description: "test", by: "admin", alias: nil)
+                }
+                try await body(client, store, hub, uploads.map(\.digest))
+            }
         } catch {
-            try? await close()
+            try? await database.close()
             throw error
         }
-        try await close()
+        // The application closed its link when it stopped.
+        #expect(database.isClosed)
     }
 
     /// A request's status, headers and body.
@@ -73,7 +90,9 @@ struct HubRoutesTests {
     @Test("Health, the page, the OpenAPI document; 405 with Allow for another method")
     func basics() async throws {
         try await Self.withHub { client, _ in
-            #expect(try await Self.call(client, "/v1/health").status == 200)
+            let health = try await Self.call(client, "/v1/health")
+            // Which build answers: the release and the commit, as --version says it.
+            #expect(health.status == 200 && Self.json(health.body)["version"] as? String == BuildVersion.description)
             let page = try await Self.call(client, "/")
             #expect(page.status == 200 && page.headers[.contentType]?.hasPrefix("text/html") == true)
             #expect(Self.json(try await Self.call(client, "/openapi.json").body)["openapi"] as? String != nil)
@@ -182,17 +201,21 @@ struct HubRouteListTests {
         let hub = HubServer(
             configuration: .init(dataFolder: folder.url.path, adminKey: HubRoutesTests.admin, anonymousRead: false),
             logger: logger)
-        let (database, close) = try await HubServer.openSQLite(folder: folder.url.path, logger: logger)
+        // The list as the application declares it, on a link of its own (its handlers are never
+        // called here); the client is `hub serve`'s application's.
+        let listing = try await HubDatabase.openSQLite(folder: folder.url.path, logger: logger)
         do {
-            let store = HubStore(database: database, logger: logger)
-            let routes = try await hub.makeRoutes(store: store)
-            let router = try await hub.makeRouter(store: store)
-            try await Application(router: router).test(.router) { client in try await body(routes, client) }
+            let store = HubStore(database: listing.database, logger: logger)
+            let blobs = try FileBlobStore(dataFolder: folder.url.path)
+            let gates = GateRunner(
+                store: store, blobs: blobs, settings: .init(dataFolder: folder.url.path), logger: logger)
+            let routes = try hub.routes(store: store, blobs: blobs, gates: gates)
+            try await hub.buildApplication().test(.router) { client in try await body(routes, client) }
         } catch {
-            try? await close()
+            try? await listing.close()
             throw error
         }
-        try await close()
+        try await listing.close()
     }
 
     @Test("The OpenAPI document's paths are exactly the routes that name an operation")

@@ -16,6 +16,13 @@ struct HubGateRuleTests {
         #expect(!latency.prefersGreater)
         let turned = try HubGateRule(parsing: "oks:threshold=0.5,greater_is_better=false")
         #expect(turned.greaterIsBetter == false && !turned.prefersGreater)
+        // Decimal in its usual spellings; recall@K for K of 1 to 100.
+        for (text, value) in [("-0.05", -0.05), (".5", 0.5), ("+2", 2.0), ("1e9", 1e9), ("2.5E-3", 0.0025)] {
+            #expect(try HubGateRule(parsing: "size_bytes:threshold=\(text)").threshold == value, "\(text)")
+        }
+        #expect(try HubGateRule(parsing: "recall@100:threshold=0.5").metric == "recall@100")
+        #expect(HubGateRule.recallK("recall@5") == 5 && HubGateRule.recallK("recall@+5") == nil)
+        #expect(HubGateRule.recallK("recall@05") == nil && HubGateRule.recallK("top1") == nil)
     }
 
     @Test(
@@ -25,6 +32,15 @@ struct HubGateRuleTests {
             ("top1:threshold=nan", "not a finite number"), ("top1:threshold=1e400", "not a finite number"),
             ("top1:min=0.1", "unknown key \"min\""), ("top1:greater_is_better=maybe", "true or false"),
             ("../x:threshold=1", "a metric, a colon, bounds"),
+            // Issue 54: numbers in decimal only, each key once, recall@K's K as written by evaluate.
+            ("top1:threshold=0x10", "not a finite number, in decimal"),
+            ("top1:threshold=inf", "not a finite number, in decimal"),
+            ("top1:threshold=1e", "not a finite number, in decimal"),
+            ("top1:threshold=1.2.3", "not a finite number, in decimal"),
+            ("top1:threshold=0.5,threshold=0.9", "threshold is given twice"),
+            ("oks:threshold=0.5,greater_is_better=true,greater_is_better=false", "greater_is_better is given twice"),
+            ("recall@05:threshold=0.5", "without leading zeros"), ("recall@0:threshold=0.5", "1 to 100"),
+            ("recall@101:threshold=0.5", "1 to 100"), ("recall@:threshold=0.5", "1 to 100"),
         ])
     func refused(text: String, reason: String) {
         do {

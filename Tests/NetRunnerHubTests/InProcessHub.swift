@@ -110,13 +110,14 @@ final class InProcessHub: Sendable {
         var description: String
     }
 
-    /// The hub as a service: its store opened, the application run, the store closed.
+    /// The hub as a service: its application built (its store opened) and run (the store
+    /// closed when it stops).
     private struct Served: Service {
         let hub: HubServer
         let onListening: @Sendable (String, Int) -> Void
 
         func run() async throws {
-            try await hub.withApplication(onListening: onListening) { app in try await app.run() }
+            try await hub.buildApplication(onListening: onListening).run()
         }
     }
 

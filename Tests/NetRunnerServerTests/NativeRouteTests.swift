@@ -1,5 +1,8 @@
 import Foundation
+import NetRunner
+import NetRunnerJobs
 import NetRunnerTestSupport
+import Synchronization
 import Testing
 
 @testable import NetRunnerServer
@@ -14,14 +17,19 @@ struct NativeRouteTests {
     static let coffee = Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")
     static let portraits = Fixtures.path("Tests/Fixtures/Photos/faces/two_portraits.jpg")
 
-    /// What `bulk` prints for a photo (every pixel decoded, as the server does): the reference
-    /// the server must equal (the CLI's answers are compared with Python's in the task tests).
-    static func cliLine(_ model: String, _ photo: String) throws -> [String: Any] {
-        let result = try ProcessResult.run(
-            Fixtures.netrunner,
-            ["bulk", "--exact-decoding", "--no-progress", "--model", Fixtures.path("Models/bundles/\(model)"), photo])
-        #expect(result.status == 0, "\(result.stderr)")
-        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    /// The results line `netrunner bulk` prints for a photo, from the bulk job run in process
+    /// (every pixel decoded, as the server does): the reference the server must equal (the bulk
+    /// lines are compared with Python's in the task tests).
+    static func bulkLine(_ model: String, _ photo: String) throws -> [String: Any] {
+        let loaded = try LoadedModel(.path(Fixtures.path("Models/bundles/\(model)")))
+        let job = try BulkJob(BulkSettings(roots: [photo], files: [photo], model: loaded))
+        let lines = Mutex<[String]>([])
+        let tally = try job.run(deliver: { record in
+            lines.withLock { $0.append(BulkResultsFile.Format.jsonLines.line(for: record)) }
+        })
+        #expect(tally.count == 1 && tally.failed == 0)
+        let line = try #require(lines.withLock { $0.first })
+        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
     }
 
     static func results(_ line: [String: Any]) -> NSDictionary {
@@ -57,6 +65,19 @@ struct NativeRouteTests {
                 (
                     "/v1/models/\(Self.classifier)/classify?top=3", photo, "image/jpeg", 400,
                     "Unknown query parameter \"top\""
+                ),
+                // Issue 54, finding 11 (a): a repeated parameter is refused, not one of them picked.
+                (
+                    "/v1/models/\(Self.classifier)/classify?mask=image&mask=model", photo, "image/jpeg", 400,
+                    "mask is given 2 times"
+                ),
+                (
+                    "/v1/models/\(Self.classifier)/classify?scoreThreshold=0.1&scoreThreshold=0.9", photo,
+                    "image/jpeg", 400, "scoreThreshold is given 2 times"
+                ),
+                (
+                    "/v1/models/\(Self.classifier)/classify?preview=1&preview=0", photo, "image/jpeg", 400,
+                    "preview is given 2 times"
                 ),
                 (
                     "/v1/models/\(Self.classifier)/classify?categoryAllowlist=tabby%20kat", photo, "image/jpeg", 400,
@@ -173,14 +194,15 @@ struct NativeRouteTests {
     func nativeAPI() async throws {
         try await ServerSession.with(threads: 2) { server in
             let photo = try Data(contentsOf: URL(fileURLWithPath: Self.coffee))
+            let classified = try Self.bulkLine("mobilenet_v2_1.0_224_uint8.tiobundle", Self.coffee)
+            let top = (Self.results(classified)["classification"] as? [[String: Any]])?.first
+            #expect(top?["display_name"] as? String == "espresso", "\(classified)")
             // curl --data-binary sends application/x-www-form-urlencoded unless told otherwise.
             for type in ["image/jpeg", "application/octet-stream", "application/x-www-form-urlencoded"] {
                 let reply = try await server.request(
                     "/v1/models/\(Self.classifier)/classify", method: "POST", body: photo, contentType: type)
                 #expect(reply.status == 200, "\(type): \(String(decoding: reply.body, as: UTF8.self))")
-                #expect(
-                    Self.results(reply.json)
-                        == Self.results(try Self.cliLine("mobilenet_v2_1.0_224_uint8.tiobundle", Self.coffee)))
+                #expect(Self.results(reply.json) == Self.results(classified))
                 #expect(reply.json["model"] as? String == Self.classifier)
                 #expect(reply.headers["server-timing"]?.contains("inference;dur=") == true)
             }
@@ -203,7 +225,7 @@ struct NativeRouteTests {
                 "/v1/models/\(Self.detector)/detect", method: "POST",
                 body: try Data(contentsOf: URL(fileURLWithPath: Self.portraits)), contentType: "image/jpeg")
             #expect(faces.status == 200)
-            let cli = try Self.cliLine("face_detection_short_range.tiobundle", Self.portraits)
+            let cli = try Self.bulkLine("face_detection_short_range.tiobundle", Self.portraits)
             #expect(faces.json["image_width"] as? Int == 640 && faces.json["image_height"] as? Int == 400)
             let served = (faces.json["inference_results"] as? [String: Any])?["detection"] as? [[String: Any]] ?? []
             let expected = (cli["inference_results"] as? [String: Any])?["detection"] as? [[String: Any]] ?? []

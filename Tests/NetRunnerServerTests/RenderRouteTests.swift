@@ -167,9 +167,11 @@ struct RenderRouteTests {
             let files = (try await server.request("/v1/albums/phone").json["images"] as? [[String: Any]] ?? [])
                 .compactMap { $0["file"] as? String }
             #expect(files == ["broken.heic", "heic_irot.heic", "tiff_orientation6.tif"])
-            for (index, name) in [(1, "heic_irot.heic"), (2, "tiff_orientation6.tif")] {
+            let photos = [(1, "heic_irot.heic", "image/heic"), (2, "tiff_orientation6.tif", "image/tiff")]
+            for (index, name, type) in photos {
                 let original = try await server.request("/v1/albums/phone/images/\(index)")
                 #expect(original.body == (try Fixtures.data(Self.formats + name)), "the file as it is, unasked")
+                #expect(original.headers["content-type"] == type, "\(name): its format's type in ImageFormat's table")
                 let reply = try await server.request("/v1/albums/phone/images/\(index)?render=jpeg")
                 #expect(reply.status == 200 && reply.headers["content-type"] == "image/jpeg", "\(name)")
                 #expect(reply.headers["image-width"] == "97" && reply.headers["image-height"] == "131", "\(name)")

@@ -17,7 +17,7 @@ import Testing
 /// compiled into the binary). The page itself runs in Chromium in `ServeCommandTests.browser`.
 @Suite("Web app: its files, and a picked photo's preview")
 struct WebAppTests {
-    @Test("/, /app.js, /tasks.js, /app.css and /favicon.ico are the files of Resources/, byte for byte")
+    @Test("/, its four scripts, /app.css and /favicon.ico are the files of Resources/, byte for byte")
     func files() async throws {
         let router = Router()
         router.add(middleware: FailureMiddleware<BasicRequestContext>())
@@ -25,7 +25,8 @@ struct WebAppTests {
         try await Application(router: router).test(.router) { client in
             for (route, file, type) in [
                 ("/", "index.html", "text/html"), ("/app.js", "app.js", "text/javascript"),
-                ("/tasks.js", "tasks.js", "text/javascript"),
+                ("/tasks.js", "tasks.js", "text/javascript"), ("/album.js", "album.js", "text/javascript"),
+                ("/streams.js", "streams.js", "text/javascript"),
                 ("/app.css", "app.css", "text/css"), ("/favicon.ico", "favicon.svg", "image/svg+xml"),
             ] {
                 let expected = try Data(
@@ -37,6 +38,46 @@ struct WebAppTests {
                 }
             }
         }
+    }
+
+    @Test("/formats.js is ImageFormat's table as the page reads it: extensions, MIME types, whether browsers draw")
+    func formats() async throws {
+        let router = Router()
+        WebApp.routes.register(on: router)
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/formats.js", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType]?.hasPrefix("text/javascript") == true)
+                let script = String(buffer: response.body)
+                let start = try #require(script.range(of: "const photoFormats = "))
+                let json = try #require(script[start.upperBound...].split(separator: ";\n").first)
+                struct Format: Decodable, Equatable {
+                    var name: String
+                    var extensions: [String]
+                    var mimeTypes: [String]
+                    var browserDraws: Bool
+                }
+                let decoder = JSONDecoder()
+                decoder.keyDecodingStrategy = .convertFromSnakeCase
+                let formats = try decoder.decode([Format].self, from: Data(json.utf8))
+                #expect(
+                    formats
+                        == ImageFormat.allCases.map {
+                            Format(
+                                name: $0.rawValue, extensions: $0.fileExtensions,
+                                mimeTypes: [$0.mimeType] + $0.otherMIMETypes, browserDraws: $0.browserDraws)
+                        })
+                #expect(formats.filter { !$0.browserDraws }.map(\.name) == ["PNM", "TIFF", "HEIF"])
+                // The page reads these names (app.js: format.browser_draws, format.mime_types).
+                #expect(script.contains("\"browser_draws\":false") && script.contains("\"mime_types\":["))
+            }
+        }
+        // The page loads the table before the scripts that read it, and keeps no list of its own.
+        let page = String(decoding: PackageResources.index_html, as: UTF8.self)
+        let table = try #require(page.range(of: "<script src=\"/formats.js\"></script>"))
+        #expect(table.upperBound <= (page.range(of: "<script src=\"/app.js\">")?.lowerBound ?? page.startIndex))
+        let app = String(decoding: PackageResources.app_js, as: UTF8.self)
+        #expect(app.contains("photoFormats") && !app.contains("heic") && !page.contains(".heic"))
     }
 
     @Test("classify?preview=1 adds the model's input as a 224x224 PNG; without it, no input; other values are 400")

@@ -20,21 +20,9 @@ struct WebPageBrowserTests {
     /// The pose estimator the check draws skeletons with.
     static let movenet = "movenet-single-pose-lightning-ptq"
 
-    /// Blocking work on a thread of its own, awaited (the cooperative pool has a thread per core).
-    static func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
-        }
-    }
-
     @Test("Models loading, then ready or failed, followed by the page; a HEIC, a TIFF and an album's HEIC shown")
     func page() async throws {
-        let python = Fixtures.path(".venv-test/bin/python")
-        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
-                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
-            "run scripts/install-test-packages.sh (make test does)")
+        _ = try BrowserPage.python()
         let folder = try TemporaryFolder(prefix: "netrunner-page-browser")
         defer { folder.remove() }
         let album = folder.path("phone")
@@ -79,11 +67,7 @@ struct WebPageBrowserTests {
             }
             try? FileManager.default.removeItem(atPath: marker)
             let url = "http://127.0.0.1:\(port)/"
-            let check = Task {
-                try await Self.offPool {
-                    try ProcessResult.run(python, [Fixtures.path("tools/serve/page_check.py"), url, shots, "3"])
-                }
-            }
+            let check = Task { try await BrowserPage.check("tools/serve/page_check.py", [url, shots, "3"]) }
             // The engine starts once the page has shown every model loading (or the check ended):
             // Chromium's start and the script's two waits before it (each up to 60 s under load,
             // tools/serve/page_check.py's SLACK) fit in the deadline.
@@ -92,10 +76,7 @@ struct WebPageBrowserTests {
             }
             #expect(engine.models.allSatisfy { engine.state(of: $0.id) == .loading })
             engine.start()
-            let run = try await check.value
-            #expect(run.status == 0, "\(run.stderr.suffix(3000))")
-            let line = try #require(run.stdout.split(separator: "\n").last)
-            report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            report = try await check.value.json
         } catch {
             running.cancel()
             _ = await running.result

@@ -4,7 +4,7 @@ public import Testing
 /// Which tests start a server as a child process (issue 34: at most a handful should), counted
 /// on request: with `NETRUNNER_SPAWN_LOG=/path` set, every launch of `netrunner serve` or
 /// `netrunner hub serve` made by the test helpers (``HubProcess``, ``ProcessResult/run(_:_:environment:workingDirectory:)``,
-/// ``WatchedProcess``, `netrunnerTests`' `ServerProcess` and its `Child`ren) appends one line
+/// ``WatchedProcess``, ``ServerProcess``, `netrunnerTests`' `Child`ren) appends one line
 ///
 ///     <test function> <suite> <argv[0..2]>
 ///

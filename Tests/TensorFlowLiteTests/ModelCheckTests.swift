@@ -65,6 +65,40 @@ struct ModelCheckTests {
         #expect(verdict == .rejected("Failed to load the given model: \(path): no such file or directory."))
     }
 
+    @Test("The check child runs at the nice value asked, and at this process's when none is")
+    func childNiceness() throws {
+        let model = Fixtures.path(Fixtures.Synthetic.multiIO)
+        // This process's nice value, read the way ps reads it (field 19 of /proc/self/stat).
+        let stat = try String(contentsOfFile: "/proc/self/stat", encoding: .utf8)
+        let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
+        let own = try #require(Int32(fields[16]))
+        let asked = min(own + 7, 19)
+        let niced = try ModelCheck.report(modelPath: model, checkerPath: Self.checker, niceness: asked)
+        #expect(niced.verdict == .accepted)
+        #expect(niced.niceness == asked)
+        let plain = try ModelCheck.report(modelPath: model, checkerPath: Self.checker)
+        #expect(plain.verdict == .accepted)
+        #expect(plain.niceness == own)
+        // A value below this process's is not for a child to take (it would need a privilege).
+        #expect(ModelCheck.nicenessEnvironment(0).isEmpty)
+        #expect(ModelCheck.nicenessEnvironment(40) == ["\(ModelCheck.nicenessEnvironmentVariable)=19"])
+    }
+
+    @Test("A child's processor time is read as getrusage counts this process's")
+    func processorTime() {
+        var sum = 0.0
+        for index in 0..<20_000_000 { sum += Double(index & 7) }
+        #expect(sum > 0)
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let reference =
+            Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        let read = ChildProcess.processorSeconds(getpid())
+        // /proc counts in ticks (10 ms), read a moment after getrusage.
+        #expect(read > 0 && abs(read - reference) < 0.1, "\(read) s against getrusage's \(reference) s")
+    }
+
     @Test("A checker that cannot answer in time gives timedOut with the limit")
     func timesOut() throws {
         let verdict = try ModelCheck.check(
@@ -162,7 +196,7 @@ struct ModelCheckTests {
         #expect(ModelCheck.runChildIfRequested(arguments: arguments) == nil)
     }
 
-    @Test("The parent's request is the marker, the thread count and the model, and nothing else")
+    @Test("The parent's request is the marker, the thread count, the budget and the model, and nothing else")
     func requestArguments() throws {
         // A checker that echoes its arguments and refuses: the parent reports them as the reason.
         let folder = try TemporaryFolder()
@@ -172,10 +206,11 @@ struct ModelCheckTests {
         var options = Interpreter.Options()
         options.threadCount = 2
         let verdict = try Self.checkRetryingBusyScript(modelPath: model, options: options, checkerPath: checker)
-        #expect(verdict == .rejected(["--netrunner-model-check-child=2", "2", model].joined(separator: "\n")))
+        let budget = String(ModelCheck.defaultMemoryBudget)
+        #expect(verdict == .rejected(["--netrunner-model-check-child=3", "2", budget, model].joined(separator: "\n")))
         #expect(
-            ModelCheck.childArguments(executable: checker, modelPath: model, options: nil)
-                == [checker, "--netrunner-model-check-child=2", "1", model])
+            ModelCheck.childArguments(executable: checker, modelPath: model, options: nil, budget: 64 << 20)
+                == [checker, "--netrunner-model-check-child=3", "1", "67108864", model])
     }
 
     @Test("The child runs a request in process and answers with the status the parent reads")
@@ -185,7 +220,8 @@ struct ModelCheckTests {
             executable: "checker", modelPath: Fixtures.path(Fixtures.Synthetic.multiIO), options: nil)
         #expect(ModelCheck.runChild(arguments: good) { reports.append($0) } == ModelCheck.ChildStatus.accepted)
         // An accepted model: the memory it took, for the parent's limit.
-        #expect(reports.count == 1 && reports[0].hasPrefix("memory ") && Int(reports[0].dropFirst(7)) != nil)
+        #expect(reports.count == 1 && reports[0].hasPrefix("memory "), "\(reports)")
+        #expect(ModelCheck.parseAcceptedAnswer(reports.first ?? "").memory != nil, "\(reports)")
         reports = []
 
         let bad = ModelCheck.childArguments(
@@ -195,31 +231,35 @@ struct ModelCheckTests {
 
         for request in [
             ["checker", "--netrunner-model-check-child=1", "1", "model.tflite"],
+            ["checker", "--netrunner-model-check-child=2", "1", "model.tflite"],
             ["checker", ModelCheck.childMarker, "model.tflite"],
-            ["checker", ModelCheck.childMarker, "two", "model.tflite"],
-            ["checker", ModelCheck.childMarker, "1", "model.tflite", "extra"],
+            ["checker", ModelCheck.childMarker, "1", "model.tflite"],
+            ["checker", ModelCheck.childMarker, "two", "512", "model.tflite"],
+            ["checker", ModelCheck.childMarker, "1", "-1", "model.tflite"],
+            ["checker", ModelCheck.childMarker, "1", "512", "model.tflite", "extra"],
         ] {
             reports = []
             #expect(
                 ModelCheck.runChild(arguments: request) { reports.append($0) }
                     == ModelCheck.ChildStatus.unsupportedRequest, "\(request)")
-            #expect(reports.count == 1 && reports[0].contains("model check protocol 2"), "\(request)")
+            #expect(reports.count == 1 && reports[0].contains("model check protocol 3"), "\(request)")
         }
         // Distinct, and not ArgumentParser's usage status (64) nor a signal's 128 + n.
         let statuses = [
             ModelCheck.ChildStatus.accepted, ModelCheck.ChildStatus.rejected, ModelCheck.ChildStatus.unsupportedRequest,
+            ModelCheck.ChildStatus.overBudget,
         ]
-        #expect(statuses == [0, 2, 3])
+        #expect(statuses == [0, 2, 3, 4])
     }
 
     @Test("The built netrunner serves requests before it parses its command line")
     func netrunnerServesRequests() throws {
         let good = try ProcessResult.run(
-            Self.checker, [ModelCheck.childMarker, "1", Fixtures.path(Fixtures.Synthetic.multiIO)])
+            Self.checker, [ModelCheck.childMarker, "1", "536870912", Fixtures.path(Fixtures.Synthetic.multiIO)])
         #expect(good.status == ModelCheck.ChildStatus.accepted, "\(good.stdout)")
         #expect(good.stdout.hasPrefix("memory ") && good.stdout.hasSuffix("\n"), "\(good.stdout)")
         let missing = "/nonexistent/model.tflite"
-        let bad = try ProcessResult.run(Self.checker, [ModelCheck.childMarker, "1", missing])
+        let bad = try ProcessResult.run(Self.checker, [ModelCheck.childMarker, "1", "536870912", missing])
         #expect(bad.status == ModelCheck.ChildStatus.rejected)
         #expect(bad.stdout == "Failed to load the given model: \(missing): no such file or directory.\n")
         let other = try ProcessResult.run(Self.checker, ["--netrunner-model-check-child=9", "1", missing])

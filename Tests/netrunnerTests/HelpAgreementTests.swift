@@ -11,11 +11,13 @@ struct HelpAgreementTests {
         try ProcessResult.run(Fixtures.netrunner, arguments, environment: ["COLUMNS": "100"])
     }
 
-    /// The names in a help text's SUBCOMMANDS section.
+    /// The names in a help text's SUBCOMMANDS sections (`netrunner --help` has one per group:
+    /// `TASKS SUBCOMMANDS:`, `MODELS SUBCOMMANDS:`, ...).
     static func subcommands(in help: String) -> [String] {
-        guard let start = help.range(of: "\nSUBCOMMANDS:\n") else { return [] }
+        guard let start = help.firstRange(of: /\n([A-Z ]+ )?SUBCOMMANDS:\n/) else { return [] }
         return help[start.upperBound...].split(separator: "\n").compactMap { line in
-            // Entries are indented two spaces; their wrapped descriptions further.
+            // Entries are indented two spaces; their wrapped descriptions further; the next
+            // group's header is not indented.
             guard line.hasPrefix("  "), !line.hasPrefix("   "), !line.contains("See '") else { return nil }
             // "models, list": a command and its aliases; the first name is the command.
             return line.split(separator: " ").first.map { String($0.prefix { $0 != "," }) }

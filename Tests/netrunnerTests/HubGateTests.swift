@@ -127,9 +127,11 @@ struct HubGateTests {
             #expect(rollout.status != 0 && rollout.stderr.contains("version 3 failed"), "\(rollout.stderr)")
             #expect(try await target(hub, alias: "production") == 2)
             let report = try await hub.request("/v1/models/mnv2/versions/3/evaluations/production/imagenet-sample")
+            let page = String(decoding: report.body, as: UTF8.self)
+            #expect(report.status == 200 && page.contains("mobilenet-v1-0.25-128-quant"))
+            // Anonymous readers get it: no folder of the hub's (issue 53).
             #expect(
-                report.status == 200
-                    && String(decoding: report.body, as: UTF8.self).contains("mobilenet-v1-0.25-128-quant"))
+                !page.contains(Fixtures.path("TestBundles")) && !page.contains("/evaluations/"), "\(page.prefix(3000))")
 
             // Forcing takes an admin key and a reason, both kept.
             let keyed = try await setup.netrunner(["hub", "key", "ci", "--scope", "publish"])
@@ -141,7 +143,16 @@ struct HubGateTests {
             let forced = try await setup.netrunner([
                 "hub", "alias", "mnv2", "production", "3", "--force", "the kiosk needs the small model",
             ])
-            #expect(forced.status == 0 && forced.stdout.contains("forced past its gate"), "\(forced.stderr)")
+            // What the hub recorded, as it says it (issue 53: the line said forced whatever it did).
+            #expect(
+                forced.status == 0
+                    && forced.stdout.contains("production -> 3 (forced past its gate: the kiosk needs the small model)"),
+                "\(forced.stdout) \(forced.stderr)")
+            // Where it points already: nothing to pass, nothing changed (it was a 409 "version 3 failed").
+            let same = try await setup.netrunner(["hub", "alias", "mnv2", "production", "3"])
+            #expect(
+                same.status == 0 && same.stdout.contains("production already serves 3; nothing changed"),
+                "\(same.stdout) \(same.stderr)")
             let log = try await setup.netrunner(["hub", "history", "mnv2", "production"])
             #expect(
                 log.stdout.contains("admin  force  2 -> 3  reason: the kiosk needs the small model"), "\(log.stdout)")
@@ -171,6 +182,8 @@ struct HubGateTests {
                 show.stdout.contains(
                     "gate on fast (revision 1): imagenet-sample; latency_p50_ms:min_relative_change=-1"))
             #expect(show.stdout.contains("3  production: failed against 2"), "\(show.stdout)")
+            // The forced alias is flagged where it points past its gate.
+            #expect(show.stdout.contains("[not passed: version 3 failed its gate]"), "\(show.stdout)")
             // The counts, for Prometheus: 6 evaluations (v1 to v3 on production, then on fast), 3
             // of them failed; 3 moves refused (v3, the rollout to it, v1 on fast); 1 forced.
             let counts = String(decoding: try await hub.request("/metrics").body, as: UTF8.self)

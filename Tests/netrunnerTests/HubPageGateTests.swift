@@ -72,13 +72,20 @@ struct HubPageGateTests {
                 == ["production", "staging"].map {
                     "\(setup.hub.address)/v1/models/mnv2/versions/3/evaluations/\($0)/imagenet-sample"
                 })
-        #expect((report["refusal"] as? String ?? "").contains("version 3 failed: classification_accuracy"), "\(line)")
-        #expect(report["forced"] as? String == "mnv2: production → 3.", "\(line)")
+        let refusal = report["refusal"] as? String ?? ""
+        #expect(refusal.contains("version 3 failed: classification_accuracy"), "\(line)")
+        // A person at the page is told of its Force field, not of a command line (issue 53).
+        #expect(refusal.contains("type the reason in Force") && !refusal.contains("netrunner hub alias"), "\(line)")
+        #expect(report["unchanged"] as? String == "mnv2: production already serves version 2; nothing changed.")
+        #expect(
+            report["forced"] as? String
+                == "mnv2: production → 3, forced past its gate (reason: the kiosk needs the small model).", "\(line)")
         #expect(
             (report["forced_entries"] as? [String])?.first?.contains(
                 "force: 2 → 3 — forced past its gate: the kiosk needs the small model") == true, "\(line)")
         #expect(report["console_errors"] as? [String] == [], "\(line)")
         #expect(report["narrow_overflow"] as? Bool == false, "\(line)")
+        #expect(report["narrow_gates_visible"] as? Bool == true, "\(line)")
         #expect(FileManager.default.fileExists(atPath: shots + "/hub-page-gates-1280.png"))
         #expect(FileManager.default.fileExists(atPath: shots + "/hub-page-gates-390.png"))
     }

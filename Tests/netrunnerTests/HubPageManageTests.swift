@@ -30,7 +30,7 @@ struct HubPageManageTests {
             python,
             [
                 Fixtures.path("tools/hub/page_manage_check.py"), setup.hub.address, readKey, HubProcess.adminKey,
-                tflite, shots,
+                tflite, shots, Fixtures.path("Models/face_detection_short_range.tflite"),
             ])
         #expect(run.status == 0, "\(run.stderr.suffix(2000))")
         let line = try #require(run.stdout.split(separator: "\n").last)
@@ -47,6 +47,12 @@ struct HubPageManageTests {
         #expect(report["upload"] as? String == "Published mine version 2, staging → it.", "\(line)")
         #expect(report["rollout"] as? String == "mine: production → 1 (90%), 2 (10%).", "\(line)")
         #expect(report["rollback"] as? String == "mine: production rolled back to 1.", "\(line)")
+        // Another task: refused with the page's own way to ask for it (issue 53), then published.
+        let refusal = report["task_change_refusal"] as? String ?? ""
+        #expect(
+            refusal.contains("classification task") && refusal.contains("detection task")
+                && !refusal.contains("--allow-task-change"), "\(line)")
+        #expect(report["task_change"] as? String == "Published mine version 3.", "\(line)")
         #expect(report["key_in_url"] as? Bool == false, "\(line)")
         #expect(report["console_errors"] as? [String] == [], "\(line)")
         // What the hub holds, from its JSON.
@@ -75,9 +81,9 @@ struct HubPageManageTests {
         let (status, _, body) = try await setup.hub.request("/v1/models/mine", key: nil)
         #expect(status == 200)
         let model = try JSONDecoder().decode(Model.self, from: body)
-        #expect(model.versions.map(\.version) == [1, 2])
+        #expect(model.versions.map(\.version) == [1, 2, 3])
         let digest = try #require(model.versions.first?.sha256)
-        #expect(model.versions.last?.sha256 == digest, "the uploaded file, byte for byte")
+        #expect(model.versions[1].sha256 == digest, "the uploaded file, byte for byte")
         let aliases = Dictionary(uniqueKeysWithValues: model.aliases.map { ($0.alias, $0.targets) })
         #expect(aliases["production"] == [Target(version: 1, weight: 100)])
         #expect(aliases["staging"] == [Target(version: 2, weight: 100)])

@@ -226,13 +226,14 @@ final class BoundPort: Sendable {
     let port = Mutex<Int?>(nil)
 }
 
-/// The hub as a service: `hub serve`'s application (its store opened first, closed after).
+/// The hub as a service: `hub serve`'s application (its store opened when built, closed when it
+/// stops).
 private struct HubService: Service {
     let hub: HubServer
     let onListening: @Sendable (String, Int) -> Void
 
     func run() async throws {
-        try await hub.withApplication(onListening: onListening) { app in try await app.run() }
+        try await hub.buildApplication(onListening: onListening).run()
     }
 }
 

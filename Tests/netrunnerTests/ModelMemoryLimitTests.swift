@@ -17,19 +17,65 @@ struct ModelMemoryLimitTests {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let models = folder.path("models")
+        // A cache of its own: a verdict remembered from the import under 1024 below would
+        // refuse by the memory measured then, not by the tensors declared.
+        let cache = ["NETRUNNER_CACHE_DIR": folder.path("cache")]
         let refused = try ProcessResult.run(
-            Fixtures.netrunner, ["import", Self.huge, "--models", models, "--max-model-memory", "64"])
+            Fixtures.netrunner, ["import", Self.huge, "--models", models, "--max-model-memory", "64"],
+            environment: cache)
         #expect(refused.status != 0)
         #expect(
-            refused.stderr.contains("more than this process's limit of 64 MiB (--max-model-memory)"),
+            refused.stderr.contains(
+                "declares 85 MiB of tensors; the check allows 64 MiB, this process's limit (--max-model-memory)"),
             "\(refused.stderr)")
         #expect(refused.stderr.contains("Nothing was installed"), "\(refused.stderr)")
         let installed = (try? FileManager.default.contentsOfDirectory(atPath: models)) ?? []
         #expect(!installed.contains { $0.hasSuffix(".tflite") }, "\(installed)")
         // Under a limit it fits, it is installed as any model.
         let accepted = try ProcessResult.run(
-            Fixtures.netrunner, ["import", Self.huge, "--models", models, "--max-model-memory", "1024"])
+            Fixtures.netrunner, ["import", Self.huge, "--models", models, "--max-model-memory", "1024"],
+            environment: cache)
         #expect(accepted.status == 0, "\(accepted.stderr)")
+    }
+
+    /// Runs `arguments` from a small Python parent and returns the largest resident set of
+    /// any process of the tree it started, in kB, with their result: a child's `ru_maxrss`
+    /// starts at its parent's at `exec`, so measured from this test process it would be this
+    /// process's size.
+    static func peakOfTree(_ arguments: [String]) throws -> (kilobytes: Int, result: ProcessResult) {
+        let script = """
+            import resource, subprocess, sys
+            run = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+            sys.stderr.write(run.stderr)
+            print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+            sys.exit(run.returncode)
+            """
+        let result = try ProcessResult.run("/usr/bin/env", ["python3", "-c", script] + arguments)
+        return (Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1, result)
+    }
+
+    @Test("import refuses the 460-byte model of a 1.4 GB tensor from its file: the tree stays under 300 MB")
+    func refusedBeforeAllocation() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let models = folder.path("models")
+        let model = Fixtures.path("Tests/Fixtures/Hostile/tile_1400mb.tflite")
+        // Before issue 54 the check process allocated it: 2.7 GB of the tree before the refusal.
+        let (peak, refused) = try Self.peakOfTree(
+            [Fixtures.netrunner, "import", model, "--models", models, "--max-model-memory", "512"])
+        #expect(refused.status != 0)
+        #expect(
+            refused.stderr.contains(
+                "declares 1.3 GiB of tensors; the check allows 512 MiB, this process's limit (--max-model-memory)"),
+            "\(refused.stderr)")
+        #expect(peak > 0 && peak < 300_000, "peak \(peak) kB")
+        // Declared within the limit but past the child's address space: refused in the child.
+        let (tilePeak, tile) = try Self.peakOfTree(
+            [Fixtures.netrunner, "import", Self.huge, "--models", models, "--max-model-memory", "100"])
+        #expect(tile.status != 0 && tile.stderr.contains("(--max-model-memory)"), "\(tile.stderr)")
+        #expect(tilePeak > 0 && tilePeak < 300_000, "peak \(tilePeak) kB")
+        let installed = (try? FileManager.default.contentsOfDirectory(atPath: models)) ?? []
+        #expect(!installed.contains { $0.hasSuffix(".tflite") }, "\(installed)")
     }
 
     @Test("serve leaves a model over the limit UNAVAILABLE with the reason, and serves the others (the embedded)")

@@ -40,12 +40,7 @@ struct PoseSegmentBrowserTests {
 
     @Test("Camera, photo and album: the skeleton on the person, the mask and its legend as Python's")
     func page() async throws {
-        let python = Fixtures.path(".venv-test/bin/python")
-        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
-                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
-            "run scripts/install-test-packages.sh (make test does)")
+        _ = try BrowserPage.python()
         let folder = try TemporaryFolder(prefix: "netrunner-pose-browser")
         defer { folder.remove() }
         let album = folder.path("album")
@@ -57,12 +52,8 @@ struct PoseSegmentBrowserTests {
         // Screenshots go to the repository's git-ignored out/ folder, where CI keeps them.
         let shots = Fixtures.path("out/pose-browser")
         let report = try await LiveServer.serve(["--threads", "2", "--albums", album]) { server in
-            let run = try ProcessResult.run(
-                python, [Fixtures.path("tools/pose/browser_check.py"), server.address + "/", shots])
-            #expect(run.status == 0, "\(run.stderr.suffix(2000))")
-            let line = try #require(run.stdout.split(separator: "\n").last)
-            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        }
+            try await BrowserPage.check("tools/pose/browser_check.py", [server.address + "/", shots])
+        }.json
         let text = "\(report)"
         // The camera: every keypoint listed (all score over the page's 0.1), drawn where Python finds them.
         let names = [

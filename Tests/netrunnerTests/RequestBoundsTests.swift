@@ -41,7 +41,7 @@ struct RequestBoundsTests {
             var (bytes, closed, sent) = ([UInt8](), false, 0)
             // 500 bytes every 250 ms (the sender's pace, not a wait for the server): 2 kB/s, the
             // body whole after 100 s. Without the deadline nothing cuts it while it keeps coming.
-            while !closed, sent < size, ContinuousClock.now - started < .seconds(60) {
+            while !closed, sent < size, ContinuousClock.now - started < .seconds(95) {
                 let read = await connection.readThenSend(chunk)
                 bytes += read.bytes
                 closed = read.closed
@@ -54,8 +54,10 @@ struct RequestBoundsTests {
             #expect(RequestRateTests.lastStatus(bytes) == 408, "\(setup): \(text.prefix(600))")
             #expect(text.contains("Connection: close"), "\(setup): \(text.prefix(600))")
             #expect(text.contains("took too long"), "\(setup): cut by the floor, not the deadline: \(text.prefix(600))")
-            // 2 s of the server waiting for the body; 50 s bounds a loaded CI machine.
-            #expect(after >= .milliseconds(1900) && after < .seconds(50), "\(setup): cut after \(after)")
+            // 2 s of the server waiting for the body (time it spends not reading does not count);
+            // 90 s bounds a loaded CI machine (53 s seen beside the connection-budget and gate
+            // flood suites), still short of the 100 s the whole body takes.
+            #expect(after >= .milliseconds(1900) && after < .seconds(90), "\(setup): cut after \(after)")
             #expect(sent < size, "\(setup): the whole body got through")
             // Closed first: a body still coming would hold the stop for --drain-timeout.
             shutdown(connection.socket, Int32(SHUT_RDWR))

@@ -6,134 +6,10 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// A `netrunner serve` process on a free loopback port, for one test: started, waited for
-/// until ready, stopped with SIGTERM.
-final class ServerProcess: @unchecked Sendable {
-    let process = Process()
-    let base: URL
-    private let output = Pipe()
-    private let errors = Pipe()
-    private let logged = ServerLog()
-
-    /// What the server wrote to standard error so far (its log), the last 4 KB.
-    var log: String { logged.text }
-
-    /// Starts the server and waits until `/v2/health/ready` answers 200.
-    ///
-    /// - Parameters:
-    ///   - arguments: More arguments of `serve`.
-    ///   - models: A models folder imports may write to (made if missing: serve refuses a
-    ///     missing one); `nil`: the repository's bundles, imports off.
-    ///   - environment: Variables set for the server besides this process's.
-    init(_ arguments: [String] = [], models: String? = nil, environment: [String: String] = [:]) async throws {
-        if let models { try FileManager.default.createDirectory(atPath: models, withIntermediateDirectories: true) }
-        process.executableURL = URL(fileURLWithPath: Fixtures.netrunner)
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        process.arguments =
-            ["serve", "--port", "0"]
-            + (models.map { ["--models", $0] } ?? ["--models", Fixtures.path("Models/bundles"), "--no-import"])
-            // A long idle timeout unless a test sets its own (a starved test process is not a slow client).
-            + (arguments.contains("--idle-timeout") ? [] : ["--idle-timeout", "900"])
-            + arguments
-        SpawnLog.record(Fixtures.netrunner, process.arguments ?? [])
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Read the log as it comes, so a chatty server never blocks on a full pipe and a
-        // failing test can show what the server said.
-        _ = PipeReader(errors.fileHandleForReading) { [logged] in logged.append($0) }
-        // The first line says where it listens: "netrunner serve: listening on http://127.0.0.1:PORT (...)".
-        var text = ""
-        let handle = output.fileHandleForReading
-        while !text.contains("\n") {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
-        guard let range = text.range(of: #"http://127\.0\.0\.1:\d+"#, options: .regularExpression) else {
-            process.terminate()
-            throw ServerFailure(message: "no address in: \(text)")
-        }
-        guard let address = URL(string: String(text[range])) else { throw ServerFailure(message: text) }
-        base = address
-        for _ in 0..<600 {
-            if let (_, response) = try? await URLSession.shared.data(
-                from: base.appendingPathComponent("v2/health/ready")),
-                (response as? HTTPURLResponse)?.statusCode == 200
-            {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        process.terminate()
-        throw ServerFailure(message: "not ready within 60 s")
-    }
-
-    struct ServerFailure: Error {
-        var message: String
-    }
-
-    /// A request's status, headers and body.
-    struct Reply {
-        var status: Int
-        var headers: [String: String]
-        var body: Data
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
-    }
-
-    func request(
-        _ path: String, method: String = "GET", body: Data? = nil, contentType: String? = nil,
-        headers: [String: String] = [:]
-    ) async throws -> Reply {
-        guard let url = URL(string: base.absoluteString + path) else { throw ServerFailure(message: path) }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.httpBody = body
-        if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        guard let http = response as? HTTPURLResponse else { throw ServerFailure(message: "\(response)") }
-        var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields { fields[String(describing: name).lowercased()] = "\(value)" }
-        return Reply(status: http.statusCode, headers: fields, body: data)
-    }
-
-    /// Sends SIGTERM and waits for the exit status.
-    @discardableResult
-    func stop() -> Int32 {
-        process.terminate()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
-    /// Stops the server and expects it to exit with 0, showing its log if it does not.
-    func expectCleanStop(_ comment: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
-        let status = stop()
-        #expect(status == 0, "\(comment) exit \(status); its log: \(log)", sourceLocation: sourceLocation)
-    }
-}
-
-/// A server's standard error as it comes, the last 64 KB kept.
-final class ServerLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-
-    func append(_ chunk: Data) {
-        lock.withLock {
-            data.append(chunk)
-            if data.count > 65536 { data.removeFirst(data.count - 65536) }
-        }
-    }
-
-    /// The last 4 KB.
-    var text: String { lock.withLock { String(decoding: data.suffix(4096), as: UTF8.self) } }
-}
-
 /// `netrunner serve` as programs use it: the native API with curl-style uploads and browser
-/// forms, KServe v2 with the real Triton client, errors with the right status, back-pressure
-/// and graceful shutdown.
+/// forms, KServe v2 with the real Triton client, errors with the right status. Hostile clients,
+/// the OpenAPI document, back-pressure and graceful shutdown are `Robustness`
+/// (ServeCommandTests+Robustness.swift), run serially with these.
 @Suite("netrunner serve", .serialized)
 struct ServeCommandTests {
     static let coffee = Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")
@@ -324,12 +200,7 @@ struct ServeCommandTests {
 
     @Test("The web app works in a real browser with a camera: labels, boxes, latency, pause, a picked photo")
     func browser() async throws {
-        let python = Fixtures.path(".venv-test/bin/python")
-        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
-                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
-            "run scripts/install-test-packages.sh (make test does)")
+        _ = try BrowserPage.python()
         // A site to import a model from (the float32 MobileNetV2 bundle, zipped), an empty models
         // folder to import it into, and an album of the committed photos.
         let folder = try TemporaryFolder(prefix: "netrunner-browser")
@@ -344,7 +215,10 @@ struct ServeCommandTests {
         let site = try FileServer(folder: folder.path("site"))
         defer { site.stop() }
         let clip = try VideoClips.faces(in: folder.url.path, seconds: 2)
-        let server = try await ServerProcess(
+        // Screenshots go to the repository's git-ignored out/ folder, where CI keeps them.
+        let shots = Fixtures.path("out/browser")
+        // In process (the check kills nothing), stopped cleanly after it.
+        let checked = try await LiveServer.serve(
             [
                 "--threads", "2", "--albums", album, "--stream",
                 "portraits=" + clip,
@@ -352,19 +226,12 @@ struct ServeCommandTests {
                 // The site to import from is on loopback.
                 "--allow-private-imports",
             ],
-            models: folder.path("Models"))
-        defer { server.expectCleanStop() }
-        // Screenshots go to the repository's git-ignored out/ folder, where CI keeps them.
-        let shots = Fixtures.path("out/browser")
-        let run = try ProcessResult.run(
-            python,
-            [
-                Fixtures.path("tools/serve/browser_check.py"), server.base.absoluteString, shots,
-                site.url("float.tiobundle.zip"), "5",
-            ])
-        #expect(run.status == 0, "\(run.stderr.suffix(2000))")
-        let line = try #require(run.stdout.split(separator: "\n").last)
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            models: folder.path("Models")
+        ) { server in
+            try await BrowserPage.check(
+                "tools/serve/browser_check.py", [server.address, shots, site.url("float.tiobundle.zip"), "5"])
+        }
+        let (report, line) = (checked.json, checked.line)
         let labels = report["classifier_labels"] as? [String] ?? []
         // The fake camera shows the espresso, then the eagle: the page names each in turn.
         #expect(labels.contains("espresso") && labels.contains("bald eagle"), "\(labels)")
@@ -555,110 +422,5 @@ struct ServeCommandTests {
             }
             #expect(try #require(later) >= inferred)
         }
-    }
-
-    @Test("Broken and hostile clients: hang-ups, slowloris, 10,000 bad bodies; good requests still answered")
-    func faults() async throws {
-        let python = Fixtures.path(".venv-test/bin/python")
-        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
-        // The hostile clients and the good one share 127.0.0.1: no per-address cap here (it would
-        // close the good client's connections too; RequestBoundsTests tests the cap).
-        let server = try await ServerProcess(["--threads", "1", "--max-connections-per-address", "0"])
-        defer { server.expectCleanStop("still stops cleanly:") }
-        let run = try ProcessResult.run(
-            python,
-            [
-                Fixtures.path("tools/serve/fault_check.py"), server.base.absoluteString,
-                String(server.process.processIdentifier), Self.coffee,
-            ])
-        #expect(run.status == 0, "\(run.stderr.suffix(2000))")
-        let line = try #require(run.stdout.split(separator: "\n").last)
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        #expect(report["bad_requests"] as? Int == 10_000)
-        #expect(report["server_errors"] as? Int == 0, "\(report["statuses"] ?? "")")
-        let good = report["good_answers"] as? [String: Int] ?? [:]
-        #expect(good.keys.sorted() == ["espresso"], "every good request answered right: \(good)")
-        #expect((good["espresso"] ?? 0) >= 10)
-        let before = report["rss_kb_before"] as? Int ?? 0
-        let after = report["rss_kb_after"] as? Int ?? .max
-        // AddressSanitizer's quarantine keeps freed memory: resident memory says nothing there.
-        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
-            #expect(after - before < 64 * 1024, "resident memory \(before) kB -> \(after) kB")
-        }
-    }
-
-    @Test("The OpenAPI document at /openapi.json holds: schemathesis finds no 5xx and no response off the schema")
-    func openAPI() async throws {
-        let schemathesis = Fixtures.path(".venv-test/bin/schemathesis")
-        try #require(FileManager.default.isExecutableFile(atPath: schemathesis), "run scripts/setup-test-python.sh")
-        // An album and a stream, so their routes are reached with real data too.
-        let folder = try TemporaryFolder(prefix: "netrunner-openapi")
-        defer { folder.remove() }
-        let clip = try VideoClips.faces(in: folder.url.path)
-        try await LiveServer.serve([
-            "--threads", "2", "--albums", Fixtures.path("Tests/Fixtures/Photos/test"), "--stream", "cam=" + clip,
-        ]) { server in
-            let document = try await server.request("/openapi.json")
-            #expect(document.status == 200 && document.json["openapi"] as? String == "3.0.3")
-            let wrongMethod = try await server.request("/v1/models", method: "DELETE")
-            #expect(wrongMethod.status == 405 && wrongMethod.headers["allow"] == "GET")
-            // Every check but "a schema-valid request is accepted": a binary body that is not an
-            // image is rejected (400) by design, and a schema cannot say "a JPEG". Every operation
-            // but Triton's unload, which takes models out of service (503 to what follows, by design).
-            // Waited for on a thread of its own: the server it calls is in this process.
-            let schema = server.base.absoluteString + "/openapi.json"
-            let run = try await OffPool.run {
-                try ProcessResult.run(
-                    schemathesis,
-                    [
-                        "run", schema, "--checks", "all", "--exclude-checks", "positive_data_acceptance",
-                        "--exclude-operation-id", "unloadModel", "--max-examples", "25", "--seed", "20261123",
-                        "--no-color",
-                    ], environment: ["SCHEMATHESIS_HOOKS": nil])
-            }
-            #expect(run.status == 0, "\(run.stdout.suffix(3000))")
-            // Every generated case passed ("N generated, N passed"); warnings (imports are off on
-            // this server: 403) are not failures.
-            let summary = run.stdout.firstMatch(of: /(\d+) generated, (\d+) passed\n/)
-            #expect(summary != nil && summary?.1 == summary?.2, "\(run.stdout.suffix(1500))")
-            #expect(!run.stdout.contains("FAILURES") && !run.stdout.contains("❌"), "\(run.stdout.suffix(1500))")
-        }
-    }
-
-    @Test("A full queue answers 503 with Retry-After at once; SIGTERM lets requests in flight finish")
-    func backPressureAndShutdown() async throws {
-        let server = try await ServerProcess(["--threads", "1", "--queue", "1"])
-        let photo = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png")))
-        let statuses = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
-            for _ in 0..<24 {
-                group.addTask {
-                    let reply = try await server.request(
-                        "/v1/models/\(Self.classifier)/classify", method: "POST", body: photo, contentType: "image/png")
-                    return (reply.status, reply.headers["retry-after"])
-                }
-            }
-            var all: [(Int, String?)] = []
-            for try await status in group { all.append(status) }
-            return all
-        }
-        #expect(statuses.allSatisfy { $0.0 == 200 || ($0.0 == 503 && $0.1 == "1") }, "\(statuses)")
-        #expect(statuses.contains { $0.0 == 503 }, "24 at once on a queue of 1 must overflow")
-        #expect(statuses.contains { $0.0 == 200 })
-
-        // A request the server has read whole just before SIGTERM still gets its answer.
-        let port = server.base.port ?? 0
-        let last = try RawConnection(port: port)
-        await last.send(
-            "POST /v1/models/\(Self.classifier)/classify HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
-                + "Content-Length: \(photo.count)\r\nConnection: close\r\n\r\n")
-        await last.send([UInt8](photo))
-        try await Eventually.wait(for: "the server reading the last request") {
-            Loopback.hasRead(server.process.processIdentifier, port: port, from: last.localPort)
-        }
-        server.process.terminate()
-        let answered = RawConnection.status(await last.readUntilClosed(timeout: .seconds(60)).bytes)
-        #expect(answered == 200 || answered == 503, "\(String(describing: answered))")
-        server.process.waitUntilExit()
-        #expect(server.process.terminationStatus == 0)
     }
 }

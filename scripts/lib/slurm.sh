@@ -2,12 +2,14 @@
 # defines say and fail). Every Slurm client call goes through $SLURM_CLIENT (empty, or a command prefix
 # such as `ip netns exec HOST` when the controller lives on another host).
 
+# shellcheck source=apt.sh
+source "$root/scripts/lib/apt.sh"
+
 # Debian's slurm-wlm, installed when its daemons are missing (the caller defines say and fail).
 install_slurm() {
   if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null; then
     say "installing Debian's slurm-wlm"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q slurm-wlm >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q slurm-wlm >/dev/null; }
+    apt_install slurm-wlm || fail "apt-get could not install slurm-wlm"
   fi
 }
 

@@ -87,6 +87,11 @@ def main():
         fill("alias-targets", "3")
         find("set-alias").click()
         report["refusal"] = wait_for(lambda: "409" in status() or "gated" in status() and status(), "the 409")
+        # Pointing it where it points already: a 200 that changes nothing.
+        fill("alias-targets", "2")
+        find("set-alias").click()
+        report["unchanged"] = wait_for(lambda: "already serves" in status() and status(), "the no-op")
+        fill("alias-targets", "3")
         fill("alias-force", "the kiosk needs the small model")
         find("set-alias").click()
         report["forced"] = wait_for(lambda: "production → 3" in status() and status(), "the forced move")
@@ -100,6 +105,11 @@ def main():
         driver.execute_script("arguments[0].scrollIntoView()", row)
         report["narrow_overflow"] = driver.execute_script(
             "return document.documentElement.scrollWidth > document.documentElement.clientWidth")
+        # The Gates column in view at 390 px without scrolling the table (issue 53).
+        report["narrow_gates_visible"] = driver.execute_script(
+            "const cell = document.querySelector('#versions tbody tr td.gate-cell');"
+            "const box = cell.getBoundingClientRect();"
+            "return box.width > 0 && box.left >= 0 && box.right <= document.documentElement.clientWidth")
         driver.save_screenshot(os.path.join(out, "hub-page-gates-390.png"))
     finally:
         driver.quit()

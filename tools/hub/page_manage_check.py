@@ -11,7 +11,10 @@ OUT/hub-page-manage.png.
 The hub must allow anonymous reading and hold a model `mine` with version 1 and an alias
 `production` pointing at it.
 
-Usage: .venv-test/bin/python tools/hub/page_manage_check.py HUB_URL READ_KEY ADMIN_KEY FILE OUT
+Last, OTHER (a model of another task) uploaded to `mine`: refused, the status line pointing at
+the task-change checkbox, then published with it ticked.
+
+Usage: .venv-test/bin/python tools/hub/page_manage_check.py HUB_URL READ_KEY ADMIN_KEY FILE OUT OTHER
 """
 import json
 import os
@@ -22,7 +25,7 @@ from selenium.webdriver.common.by import By
 
 
 def main():
-    url, read_key, admin_key, file, out = sys.argv[1:6]
+    url, read_key, admin_key, file, out, other = sys.argv[1:7]
     os.makedirs(out, exist_ok=True)
     driver = chromium(1280, 900)
 
@@ -88,6 +91,14 @@ def main():
         fill("alias-targets", "1:50 2:10")
         find("set-alias").click()
         report["bad_weights"] = wait_for(lambda: "100" in status() and status(), "the hub's refusal of 60%")
+        # A model of another task under the same name: refused, then published with the box ticked.
+        fill("upload-alias", "")
+        find("upload-file").send_keys(os.path.abspath(other))
+        find("upload").click()
+        report["task_change_refusal"] = wait_for(lambda: "tick" in status() and status(), "the task change refused")
+        find("upload-task-change").click()
+        find("upload").click()
+        report["task_change"] = until_status("Published", "the task change")
         fetched = driver.execute_script(
             "return performance.getEntriesByType('resource').map((entry) => entry.name)")
         report["key_in_url"] = any(key in name for name in fetched for key in [read_key, admin_key])

@@ -19,6 +19,11 @@ through Pillow, libwebp through Pillow). Writes:
   heic_grid_many_tiles.heic  a 3200x3200 grid of 2,500 references to one 64x64 HEVC tile
   heic_grid_small.heic       a 192x128 grid of 3x2 references to that tile (the control)
   heic_tile.heic             that 64x64 tile alone (what each cell of the control must show)
+  heic_grid_ispe_smaller.heic, heic_grid_ispe_larger.heic, heic_grid_output_smaller.heic
+                             the control with its `ispe` 190x126 or 194x130, or its descriptor
+                             190x126 (ispe 192x128): pillow-heif's libheif 1.23 refuses each
+                             ("Decoded image does not have the size signaled in the file")
+                             (`--only-ispe` writes these three alone, from heic_tile.heic)
   gif_frame_past_screen.gif  an 8x8 screen with a 1000x1000 first frame (cropped to 8x8)
   gif_frame_past_screen_interlaced.gif  the same frame, interlaced (every row must be read)
   webp_anim_offset.webp      a 64x48 animation canvas whose first frame is 20x10 at (10,6)
@@ -30,8 +35,8 @@ from __future__ import annotations
 import io
 import os
 import struct
+import sys
 
-import pillow_heif
 from PIL import Image
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -170,6 +175,8 @@ def grid_file(
 
 
 def heic_tile(image: Image.Image) -> bytes:
+    import pillow_heif  # here, so that tools/trial/make_odd_tile_grids.py runs without it
+
     heif = pillow_heif.from_pillow(image)
     out = io.BytesIO()
     heif.save(out, format="HEIF", quality=90, chroma=420)
@@ -270,6 +277,16 @@ def webp_animation(canvas: tuple[int, int], frame: Image.Image, offset: tuple[in
     return b"RIFF" + struct.pack("<I", len(body)) + body
 
 
+def ispe_mismatches(write, item_type: bytes, config: bytes, coded: bytes) -> None:
+    """The 3x2 control grid whose `ispe` and descriptor disagree by a pixel or two."""
+    for name, output, ispe in [
+        ("heic_grid_ispe_smaller.heic", (192, 128), (190, 126)),
+        ("heic_grid_ispe_larger.heic", (192, 128), (194, 130)),
+        ("heic_grid_output_smaller.heic", (190, 126), (192, 128)),
+    ]:
+        write(name, grid_file(b"heic", item_type, config, coded, (64, 64), 3, 2, output, ispe))
+
+
 def main() -> None:
     os.makedirs(OUT, exist_ok=True)
 
@@ -277,6 +294,11 @@ def main() -> None:
         with open(os.path.join(OUT, name), "wb") as file:
             file.write(data)
         print(f"{name}: {len(data)} bytes")
+
+    if "--only-ispe" in sys.argv:
+        with open(os.path.join(OUT, "heic_tile.heic"), "rb") as file:
+            ispe_mismatches(write, *single_item(file.read()))
+        return
 
     photo = Image.open(SOURCE).convert("RGB")
     small = photo.resize((64, 64), Image.Resampling.BILINEAR)
@@ -295,6 +317,7 @@ def main() -> None:
     write("heic_grid_many_tiles.heic",
           grid_file(b"heic", item_type, config, coded, (64, 64), 50, 50, (3200, 3200), (3200, 3200)))
     write("heic_grid_small.heic", grid_file(b"heic", item_type, config, coded, (64, 64), 3, 2, (192, 128), (192, 128)))
+    ispe_mismatches(write, item_type, config, coded)
 
     write("gif_frame_past_screen.gif", gif((8, 8), (1000, 1000), interlaced=False))
     write("gif_frame_past_screen_interlaced.gif", gif((8, 8), (1000, 1000), interlaced=True))

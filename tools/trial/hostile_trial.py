@@ -44,6 +44,8 @@ import tempfile
 import threading
 import time
 
+import round_six  # tools/trial/round_six.py: issue 54's crafted files
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PHOTOS = os.path.join(ROOT, "Tests/Fixtures/Photos/test")
 COFFEE = os.path.join(PHOTOS, "coffee.jpg")
@@ -52,6 +54,7 @@ TFLITE = os.path.join(ROOT, "Models/mobilenet_v2_1.0_224_uint8_metadata.tflite")
 FLOAT_BUNDLE = os.path.join(ROOT, "Models/bundles/mobilenet_v2_1.0_224_float32.tiobundle")
 FAKE_HUB = os.path.join(ROOT, "tools/hub/fake_hub.py")
 HOSTILE = os.path.join(ROOT, "Tests/Fixtures/Hostile")
+VENV_PYTHON = os.path.join(ROOT, ".venv-test/bin/python")
 TFLITE_DIGEST = "f3594f132b91cffd0b45c85f33056564e98c4125c107ea964de7d5accf1dacae"
 
 KEY = "trial-s3cret-key"
@@ -469,6 +472,8 @@ class Trial:
     def __init__(self, arguments):
         self.netrunner = os.path.abspath(arguments.netrunner)
         self.seed = arguments.seed
+        self.only = arguments.only
+        self.python = arguments.python
         self.folder = tempfile.mkdtemp(prefix="netrunner-trial-")
         self.processes = []
         self.results = []
@@ -2235,6 +2240,10 @@ class Trial:
 
     def run(self):
         self.set_up()
+        if self.only == "six":
+            print(f"round six only; trial folder {self.folder}", flush=True)
+            round_six.round_six(self, request, Server, UINT8, DRAIN)
+            return
         print(f"netrunner {self.netrunner}; trial folder {self.folder}; seed {self.seed}", flush=True)
         print(f"serve-main :{self.main.port} (key), serve-open :{self.open.port} (no key), hub :{self.hub.port}; "
               f"fake hubs :{self.fake.port} :{self.elsewhere.port}; site :{self.site.port}", flush=True)
@@ -2260,6 +2269,7 @@ class Trial:
         self.round_four_local()
         self.round_four_slow_bodies()
         self.round_five()
+        round_six.round_six(self, request, Server, UINT8, DRAIN)
         self.drain()
 
 
@@ -2268,6 +2278,9 @@ def main():
     parser.add_argument("--netrunner", default=os.path.join(ROOT, ".build/debug/netrunner"))
     parser.add_argument("--seed", type=int, default=22)
     parser.add_argument("--keep", action="store_true", help="keep the trial folder (logs) afterwards")
+    parser.add_argument("--python", default=VENV_PYTHON if os.access(VENV_PYTHON, os.X_OK) else sys.executable,
+                        help="the Python of round six's grid maker (Pillow with AVIF: .venv-test's)")
+    parser.add_argument("--only", choices=["six"], help="set up, then run one round's cases only")
     arguments = parser.parse_args()
     if not os.access(arguments.netrunner, os.X_OK):
         sys.exit(f"no netrunner at {arguments.netrunner}")

@@ -192,3 +192,4 @@ void nr_dot_rows(const float *query, const float *rows, size_t first, size_t cou
 #endif  // NETRUNNER_CIMAGECODECS_H
 
 #include "nr_formats.h"
+#include "nr_sandbox.h"

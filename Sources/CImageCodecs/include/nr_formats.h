@@ -93,8 +93,12 @@ int nr_heif_use_thumbnail(nr_heif_decoder *decoder, uint32_t min_width, uint32_t
 /// The size `nr_heif_decode` will really produce and the tiles it will decode: for a grid, its
 /// descriptor's output size (which may differ from the `ispe` size of `nr_heif_header`), its
 /// tile count and the size of one tile; for a single image, its size and 1 tile of that size.
+/// `misfit_chroma` is 420 or 422 when the image is a grid whose coded tiles have a side that
+/// chroma subsampling halves (an odd width with 4:2:0 or 4:2:2, an odd height with 4:2:0):
+/// libheif 1.19 pastes such tiles' chroma past the end of its plane (a heap overflow), so the
+/// caller refuses the file; 0 otherwise.
 int nr_heif_tiling(nr_heif_decoder *decoder, uint32_t *width, uint32_t *height, uint32_t *tiles,
-    uint32_t *tile_width, uint32_t *tile_height);
+    uint32_t *tile_width, uint32_t *tile_height, int *misfit_chroma);
 
 /// Decodes the primary image with its transformations applied, as 8-bit RGB or RGBA, and
 /// reports the decoded size (the caller allocates for it, then calls `nr_heif_copy`). The RGB

@@ -37,6 +37,10 @@ public enum ModelGate {
     private enum Verdict: Equatable {
         case accepted(memoryBytes: Int?)
         case refused(String)
+        /// Refused by a check held to `budget` bytes: for its memory, or a crash that may be
+        /// an allocation past the child's limited address space. It holds for a budget that
+        /// large or smaller; a larger one checks again.
+        case refusedWithin(budget: Int, reason: String)
     }
 
     /// One model's verdict in this process; its lock serialises that model's checks only, so a
@@ -59,6 +63,21 @@ public enum ModelGate {
         set { limit.withLock { $0 = newValue.map { max($0, 0) } } }
     }
     private static let limit = Mutex<Int?>(nil)
+
+    /// The nice value model checks run at, 0-19: the check processes
+    /// (``ModelCheck/nicenessEnvironmentVariable``), and the hub's validation of an upload in
+    /// its own process (on a thread of its own at this value); 0 (the default): this process's.
+    ///
+    /// A server sets 10 (``serverNiceness``) for the whole process, so that checking uploads
+    /// runs below answering requests: `serve` and `hub serve` do; the other commands keep 0, so
+    /// that a person waiting for `classify` does not wait longer.
+    public static var checkNiceness: Int32 {
+        get { niceness.load(ordering: .relaxed) }
+        set { niceness.store(min(max(newValue, 0), 19), ordering: .relaxed) }
+    }
+    private static let niceness = Atomic<Int32>(0)
+    /// The nice value servers ask their checks to run at: below their requests (nice 0).
+    public static let serverNiceness: Int32 = 10
     /// The number of child processes this process ran (for tests and the cost measurement).
     public static var checksRun: Int { checkCount.load(ordering: .relaxed) }
     private static let checkCount = Atomic<Int>(0)
@@ -106,11 +125,15 @@ public enum ModelGate {
             return made
         }
         let limit = memoryLimit
+        let budget = limit ?? ModelCheck.defaultMemoryBudget
         try entry.verdict.withLock { known in
             var verdict = known ?? remembered(digest)
-            // A verdict from before memory was measured says nothing against a limit: check again.
-            if verdict == nil || (limit != nil && verdict == .accepted(memoryBytes: nil)) {
-                verdict = try check(model, digest: digest, timeout: timeout)
+            // A verdict from before memory was measured says nothing against a limit, nor one
+            // refused under a smaller budget against a larger one: check again.
+            var stale = limit != nil && verdict == .accepted(memoryBytes: nil)
+            if case .refusedWithin(let checkedBudget, _)? = verdict, checkedBudget < budget { stale = true }
+            if verdict == nil || stale {
+                verdict = try check(model, digest: digest, timeout: timeout, budget: limit)
             }
             known = verdict
             switch verdict {
@@ -118,6 +141,18 @@ public enum ModelGate {
                 throw InterpreterError.failedToLoadModel(
                     reason: "\(model.modelFile): \(reason); it is not loaded in this process (model SHA-256 \(digest))."
                 )
+            case .refusedWithin(let checkedBudget, let reason)?:
+                // Held to this process's limit, or refused within a larger budget than it (a verdict
+                // remembered from a check under a higher limit): either way the limit is why.
+                var flag = ""
+                if let limit, checkedBudget == limit {
+                    flag = ", this process's limit (--max-model-memory)"
+                } else if let limit, checkedBudget > limit {
+                    flag = ", more than this process's limit of \(mebibytes(limit)) MiB allows (--max-model-memory)"
+                }
+                throw InterpreterError.failedToLoadModel(
+                    reason: "\(model.modelFile): \(reason)\(flag); it is not loaded in this process "
+                        + "(model SHA-256 \(digest)).")
             case .accepted(let memory)?:
                 if let limit, let memory, memory > limit {
                     throw InterpreterError.failedToLoadModel(
@@ -142,7 +177,7 @@ public enum ModelGate {
 
     /// Runs the child on the model's bytes (written to a private file) and remembers a final
     /// verdict on disk.
-    private static func check(_ model: LoadedModel, digest: String, timeout: Double) throws -> Verdict {
+    private static func check(_ model: LoadedModel, digest: String, timeout: Double, budget: Int?) throws -> Verdict {
         checkSlots.wait()
         defer { checkSlots.signal() }
         let folder = cacheFolder
@@ -174,19 +209,33 @@ public enum ModelGate {
         }
         checkCount.add(1, ordering: .relaxed)
         let verdict: Verdict
-        let report = try ModelCheck.report(modelPath: temporary, timeout: timeout)
+        let report = try ModelCheck.report(
+            modelPath: temporary, timeout: timeout, memoryBudget: budget, niceness: checkNiceness)
+        let checkedBudget = report.memoryBudget ?? budget ?? ModelCheck.defaultMemoryBudget
         switch report.verdict {
         case .accepted:
             verdict = .accepted(memoryBytes: report.memoryBytes)
+        case .rejected(let reason) where report.isOverBudget:
+            // Its file's name is the temporary one: say what it declares or needs without it.
+            let words = reason.replacing(temporary + " ", with: "").replacing(temporary, with: "the model")
+            verdict = .refusedWithin(budget: checkedBudget, reason: words)
         case .rejected:
             // Refused cleanly by the runtime: loading it here throws the same error, harmlessly.
             verdict = .accepted(memoryBytes: 0)
         case .crashed(let reason):
             let signal = reason.firstIndex(of: "(").map { String(reason[$0...]) } ?? ""
-            verdict = .refused("the runtime crashed on this model in a check process \(signal)")
+            let words = "the runtime crashed on this model in a check process \(signal)"
+            // A segfault is the model's; an abort, a trap or a sanitizer's exit may be an
+            // allocation past the child's limited address space, which a larger budget may pass.
+            let isFault = reason.contains("SIGSEGV") || reason.contains("SIGBUS")
+            verdict =
+                isFault
+                ? .refused(words)
+                : .refusedWithin(budget: checkedBudget, reason: words + " held to \(mebibytes(checkedBudget)) MiB")
         case .timedOut(let seconds):
             verdict = .refused(
-                "the runtime did not finish loading and running it within \(seconds) s in a check process")
+                "the runtime did not finish loading and running it within \(seconds) s of processor time in a check process"
+            )
         }
         if stored {
             let text: String
@@ -194,6 +243,7 @@ public enum ModelGate {
             case .accepted(let memory?): text = "accepted memory \(memory)\n"
             case .accepted(nil): text = "accepted\n"
             case .refused(let reason): text = "refused " + reason + "\n"
+            case .refusedWithin(let budget, let reason): text = "refused within \(budget) " + reason + "\n"
             }
             try? FileIO.writeAtomically(Data((verdictHeader(digest) + text).utf8), to: folder + "/" + digest)
         }
@@ -230,6 +280,13 @@ public enum ModelGate {
         if verdict == "accepted" { return .accepted(memoryBytes: nil) }
         if verdict.hasPrefix("accepted memory "), let memory = Int(verdict.dropFirst(16)), memory >= 0 {
             return .accepted(memoryBytes: memory)
+        }
+        if verdict.hasPrefix("refused within ") {
+            let rest = verdict.dropFirst(15)
+            guard let space = rest.firstIndex(of: " "), let budget = Int(rest[..<space]), budget >= 0 else {
+                return nil
+            }
+            return .refusedWithin(budget: budget, reason: String(rest[rest.index(after: space)...]))
         }
         if verdict.hasPrefix("refused ") { return .refused(String(verdict.dropFirst(8))) }
         return nil

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import NetRunnerImage
 import NetRunnerSupport
 
 #if canImport(Glibc)
@@ -8,16 +9,16 @@ import NetRunnerSupport
 #endif
 
 /// The image files under folders, found as `netrunner bulk` and the server's albums find them:
-/// by the extensions of ``ImageDecoder/decodedFormats`` (`.heif` for HEIC too), recursively, sorted, hidden files skipped, links to
-/// folders not followed (no loops), and what could not be searched reported, not lost.
+/// by the extensions of ``ImageFormat``'s table (``ImageFormat/allFileExtensions``), recursively,
+/// sorted, hidden files skipped, links to folders not followed (no loops), and what could not be
+/// searched reported, not lost.
 ///
 ///     let listing = ImageFiles.listing(of: ["Photos"])
 ///     for file in listing.files { ... }
 public enum ImageFiles {
-    /// File extensions picked up in folders (a named file is taken whatever its name).
-    public static let extensions: Set<String> = [
-        "jpg", "jpeg", "png", "bmp", "ppm", "pgm", "pnm", "pbm", "webp", "gif", "tif", "tiff", "heic", "heif", "avif",
-    ]
+    /// File extensions picked up in folders (a named file is taken whatever its name): every
+    /// format's, read from ``ImageFormat``'s table.
+    public static let extensions: Set<String> = ImageFormat.allFileExtensions
 
     /// Image formats found in folders that NetRunner does not decode: counted, not silently lost.
     public static let undecodedExtensions: Set<String> = [

@@ -13,8 +13,9 @@ import Synchronization
 ///     try index.write(to: "photos.nrindex")
 ///
 /// Exact search: every stored embedding is compared with the query (cosine similarity, the
-/// embeddings stored L2-normalised, so a dot product), in C with AVX2, on every core. `docs/similar.md` gives the measured build and query times and memory at 10,000,
-/// 100,000 and 1,000,000 embeddings, and what to use beyond.
+/// embeddings stored L2-normalised, so a dot product), in C with AVX2, on every core.
+/// `docs/embeddings.md#how-far-exact-search-goes` gives the measured build and query times and
+/// memory at 10,000, 100,000 and 1,000,000 embeddings, and what to use beyond.
 public struct EmbeddingIndex: Sendable {
     /// The largest number of values in one embedding an index file may declare.
     public static let maximumDimension = 65_536
@@ -23,13 +24,14 @@ public struct EmbeddingIndex: Sendable {
 
     /// The number of values in each embedding.
     public let dimension: Int
-    /// The model the embeddings come from (a catalog id, or a file's name), as the index
-    /// records it: a query must be embedded by the same model.
-    public let model: String
+    /// The model the embeddings come from, as the index records it: a catalog id, `hub:NAME`,
+    /// or a path (`similar index` writes an absolute one); a query must be embedded by the same
+    /// model.
+    public private(set) var model: String
     /// Each embedding's photo, in the order added.
     public private(set) var paths: [String] = []
     /// The embeddings, L2-normalised, one after another (`count * dimension` values).
-    private var vectors: [Float] = []
+    private(set) var vectors: [Float] = []
 
     /// The number of embeddings.
     public var count: Int { paths.count }
@@ -45,6 +47,17 @@ public struct EmbeddingIndex: Sendable {
     public init(dimension: Int, model: String) {
         self.dimension = dimension
         self.model = model
+    }
+
+    /// The same embeddings recorded as another model's: the id a server serves the index's
+    /// model under (the embeddings are shared, not copied).
+    ///
+    /// - Parameter model: The model's name to record.
+    /// - Returns: The index.
+    public func recording(model: String) -> EmbeddingIndex {
+        var index = self
+        index.model = model
+        return index
     }
 
     /// One answer of a search.
@@ -63,7 +76,8 @@ public struct EmbeddingIndex: Sendable {
     ///   - path: The photo.
     ///   - embedding: Its embedding, ``dimension`` values.
     /// - Throws: ``NetRunnerError/invalidOption(name:reason:)`` for another length, or values
-    ///   that are not finite or all zero.
+    ///   that are not finite or all zero (any other finite values are normalised exactly, in
+    ///   `Double`: huge and subnormal ones alike).
     public mutating func add(path: String, embedding: [Float]) throws {
         vectors += try normalized(embedding, what: "the embedding of \(path)")
         paths.append(path)
@@ -91,8 +105,10 @@ public struct EmbeddingIndex: Sendable {
     ///   - query: The embedding (any length but ``dimension`` is refused; normalised here).
     ///   - k: How many to answer (at most ``count``).
     ///   - excluding: A position left out (the query's own photo).
-    /// - Returns: The matches.
-    /// - Throws: ``NetRunnerError/invalidOption(name:reason:)`` for a query of another length.
+    /// - Returns: The matches, each similarity a number (the query and every stored embedding
+    ///   are unit vectors: ``read(from:)`` refuses a file holding another).
+    /// - Throws: ``NetRunnerError/invalidOption(name:reason:)`` for a query of another length,
+    ///   or values that are not finite or all zero.
     public func search(_ query: [Float], k: Int, excluding: Int? = nil) throws -> [Match] {
         let query = try normalized(query, what: "the query's embedding")
         let wanted = max(0, min(k, count - (excluding == nil ? 0 : 1)))
@@ -114,7 +130,7 @@ public struct EmbeddingIndex: Sendable {
             }
         }
         var merged = best.withLock { $0 }
-        merged.sort { $0.similarity != $1.similarity ? $0.similarity > $1.similarity : $0.index < $1.index }
+        merged.sort { Self.ranksAbove($0, $1) }
         return merged.prefix(wanted).map { Match(index: $0.index, path: paths[$0.index], similarity: $0.similarity) }
     }
 
@@ -122,58 +138,14 @@ public struct EmbeddingIndex: Sendable {
     /// through pairs above it (a photo in two pairs joins them), largest group first.
     ///
     /// Every pair is compared: `count * (count - 1) / 2` dot products, on every core (3,000
-    /// photos: about 4.5 million, a second or two).
+    /// photos: about 4.5 million, a second or two), in memory linear in the index however many
+    /// pairs there are (``DuplicateGroup``).
     ///
     /// - Parameter threshold: The least cosine similarity of a pair (0.98: near-duplicates).
-    /// - Returns: The groups, each sorted by position, with the pairs' similarities.
-    public func duplicateGroups(threshold: Float) -> [(members: [Int], pairs: [(Int, Int, Float)])] {
-        let pairs = Mutex<[(Int, Int, Float)]>([])
-        let rows = count
-        vectors.withUnsafeBufferPointer { allValues in
-            let shared = ReadOnly(allValues)
-            // Rows interleaved across the workers: row i compares with the rows after it.
-            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, rows))
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                let all = shared.values
-                var found: [(Int, Int, Float)] = []
-                var row = worker
-                while row < rows {
-                    let q = UnsafeBufferPointer(rebasing: all[row * dimension..<(row + 1) * dimension])
-                    let similarities = DotProducts.of(q, with: all, rows: (row + 1)..<rows, dimension: dimension)
-                    for (offset, similarity) in similarities.enumerated() where similarity >= threshold {
-                        found.append((row, row + 1 + offset, similarity))
-                    }
-                    row += workers
-                }
-                pairs.withLock { $0 += found }
-            }
-        }
-        let found = pairs.withLock { $0 }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
-        // Union-find over the pairs.
-        var parent = Array(0..<rows)
-        func root(_ item: Int) -> Int {
-            var item = item
-            while parent[item] != item {
-                parent[item] = parent[parent[item]]
-                item = parent[item]
-            }
-            return item
-        }
-        for (a, b, _) in found {
-            let (ra, rb) = (root(a), root(b))
-            if ra != rb { parent[max(ra, rb)] = min(ra, rb) }
-        }
-        var groups: [Int: [Int]] = [:]
-        for (a, b, _) in found {
-            groups[root(a), default: []] += [a, b]
-        }
-        return groups.values.map { members -> (members: [Int], pairs: [(Int, Int, Float)]) in
-            let members = Array(Set(members)).sorted()
-            let first = members.first ?? 0
-            return (members, found.filter { root($0.0) == root(first) })
-        }
-        .sorted {
-            $0.members.count != $1.members.count ? $0.members.count > $1.members.count : $0.members[0] < $1.members[0]
+    /// - Returns: The groups, each sorted by position.
+    public func duplicateGroups(threshold: Float) -> [DuplicateGroup] {
+        vectors.withUnsafeBufferPointer {
+            Self.duplicateGroups(in: $0, rows: count, dimension: dimension, threshold: threshold)
         }
     }
 
@@ -215,7 +187,9 @@ public struct EmbeddingIndex: Sendable {
     /// - Parameter path: The file.
     /// - Returns: The index.
     /// - Throws: ``FileError`` when it cannot be read; ``NetRunnerError/invalidOption(name:reason:)``
-    ///   naming the file for one that is not an index or is cut short.
+    ///   naming the file for one that is not an index or is cut short, or naming the position
+    ///   and photo of an embedding that is not a unit vector (not finite, zero, subnormal, or of
+    ///   another length: ``unitTolerance``), which would answer a similarity that is no number.
     public static func read(from path: String) throws -> EmbeddingIndex {
         func bad(_ reason: String) -> NetRunnerError {
             .invalidOption(name: "index", reason: "\(path) is not a NetRunner similarity index: \(reason)")
@@ -266,15 +240,21 @@ public struct EmbeddingIndex: Sendable {
             }
             remaining -= values * MemoryLayout<Float>.size
             var reader = ByteReader(data: try bytes(remaining))
-            guard index.vectors.allSatisfy(\.isFinite) else {
-                throw bad("an embedding holds a value that is not a number")
-            }
             index.paths.reserveCapacity(count)
             for _ in 0..<count {
                 guard let text = reader.text() else { throw bad("its paths are cut short") }
                 index.paths.append(text)
             }
             guard reader.remaining == 0 else { throw bad("\(reader.remaining) bytes follow its last path") }
+            // Every embedding a unit vector, so that every similarity is a number in -1...1:
+            // values of 3e38 (their dot products infinite), NaN, zeros and subnormals are refused.
+            try index.vectors.withUnsafeBufferPointer { vectors in
+                for row in 0..<count {
+                    if let problem = notUnit(vectors, row: row, dimension: dimension) {
+                        throw bad("embedding \(row + 1) of \(count) (\(index.paths[row])) \(problem)")
+                    }
+                }
+            }
             return index
         }
     }
@@ -292,15 +272,37 @@ public struct EmbeddingIndex: Sendable {
         guard values.allSatisfy(\.isFinite) else {
             throw NetRunnerError.invalidOption(name: "embedding", reason: "\(what) holds a value that is not a number")
         }
-        let norm = values.reduce(Float(0)) { $0 + $1 * $1 }.squareRoot()
-        guard norm > 0, norm.isFinite else {
-            throw NetRunnerError.invalidOption(
-                name: "embedding",
-                reason: "\(what) "
-                    + (norm > 0 ? "is too long to measure (its length overflows)" : "is all zeros: it has no direction")
-            )
+        // In Double, where no Float's square overflows or underflows (3.4e38 squared is 1.2e77,
+        // the least subnormal's 2e-90): huge and subnormal values are normalised exactly, where
+        // Float's length was infinite or zero (or, from subnormal squares, a few bits).
+        let length = values.reduce(Double(0)) { $0 + Double($1) * Double($1) }.squareRoot()
+        guard length > 0 else {
+            throw NetRunnerError.invalidOption(name: "embedding", reason: "\(what) is all zeros: it has no direction")
         }
-        return ImageEmbedder.l2Normalized(values)
+        return values.map { Float(Double($0) / length) }
+    }
+
+    /// Whether a match ranks above another: the more similar, a number above anything that is
+    /// not one (which JSON writes `null`), then the lower position.
+    static func ranksAbove(_ a: (index: Int, similarity: Float), _ b: (index: Int, similarity: Float)) -> Bool {
+        if a.similarity.isFinite != b.similarity.isFinite { return a.similarity.isFinite }
+        if a.similarity.isFinite, a.similarity != b.similarity { return a.similarity > b.similarity }
+        return a.index < b.index
+    }
+
+    /// How far a stored embedding's squared length may be from 1 (a `Float` unit vector of
+    /// 65,536 values is within 1e-5): ``read(from:)`` refuses a file holding one further.
+    public static let unitTolerance: Float = 1e-3
+
+    /// Why row `row` of a file's embeddings is not a unit vector, or `nil` when it is.
+    private static func notUnit(_ vectors: UnsafeBufferPointer<Float>, row: Int, dimension: Int) -> String? {
+        let values = UnsafeBufferPointer(rebasing: vectors[row * dimension..<(row + 1) * dimension])
+        let squared = DotProducts.of(values, with: vectors, rows: row..<(row + 1), dimension: dimension).first ?? .nan
+        guard !(abs(squared - 1) <= unitTolerance) else { return nil }
+        if !values.allSatisfy(\.isFinite) { return "holds a value that is not a number" }
+        if values.allSatisfy({ $0 == 0 }) { return "is all zeros" }
+        let length = values.reduce(Double(0)) { $0 + Double($1) * Double($1) }.squareRoot()
+        return "has a length of \(length), not 1 (an index holds unit vectors)"
     }
 
     /// Rows split into about four chunks per core.
@@ -331,10 +333,11 @@ private struct TopK {
     }
 
     mutating func insert(_ index: Int, _ similarity: Float) {
-        if items.count == k, let last = items.last, similarity <= last.similarity { return }
+        let item = (index: index, similarity: similarity)
+        if items.count == k, let last = items.last, !EmbeddingIndex.ranksAbove(item, last) { return }
         var position = items.count
-        while position > 0, items[position - 1].similarity < similarity { position -= 1 }
-        items.insert((index, similarity), at: position)
+        while position > 0, EmbeddingIndex.ranksAbove(item, items[position - 1]) { position -= 1 }
+        items.insert(item, at: position)
         if items.count > k { items.removeLast() }
     }
 }

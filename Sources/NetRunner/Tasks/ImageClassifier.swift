@@ -1,7 +1,7 @@
 public import FoundationEssentials
 public import NetRunnerImage
 import NetRunnerSupport
-public import TensorFlowLite
+import TensorFlowLite
 
 /// Classifies images with a TensorFlow Lite model: the seed apps' `ModelDataHandler`, with
 /// the Task Library's and MediaPipe's options.
@@ -20,7 +20,7 @@ public import TensorFlowLite
 /// calibration, unless the options set them.
 ///
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
-public final class ImageClassifier: VisionTask {
+public final class ImageClassifier: BatchingVisionTask, CoreBackedVisionTask {
     /// Options of a classifier; the names are the Task Library's and MediaPipe's.
     public struct Options: VisionTaskOptions {
         /// The most categories to return (the best first); MediaPipe's `maxResults`.
@@ -81,19 +81,8 @@ public final class ImageClassifier: VisionTask {
     public let options: Options
     /// The labels of the model's classes, if known.
     public let labels: LabelMap?
-    /// The preprocessing, derived once from the model's input.
-    public var preprocessing: ImagePreprocessing { core.preprocessing }
 
-    /// The image the model received on the last run (see ``VisionTask/inputImage()``).
-    public func inputImage() throws -> PixelBuffer { try core.inputImage() }
-    /// The decoding options for this model: JPEGs are downscaled no further than the input needs.
-    public var decodingOptions: DecodingOptions { core.decodingOptions }
-    /// What the model runs on (``Accelerator/auto`` resolved).
-    public var accelerator: Accelerator { core.interpreter.accelerator }
-    /// Why a task asked for ``Accelerator/auto`` runs on the CPU, or `nil`.
-    public var acceleratorFallbackReason: String? { core.interpreter.acceleratorFallbackReason }
-
-    private let core: VisionTaskCore
+    let core: VisionTaskCore
     /// The model, kept to make the batched interpreter on first use.
     private let model: LoadedModel
     /// The interpreter whose image input holds a batch, and its batch size; made on the first
@@ -117,13 +106,9 @@ public final class ImageClassifier: VisionTask {
     ///   whose output is not class scores, or whose labels do not fit.
     public init(model: LoadedModel, options: Options = Options()) throws {
         try Self.validate(options)
-        let interpreter = try VisionTaskCore.interpreter(for: model, options: options)
-        guard interpreter.inputTensorCount >= 1, interpreter.outputTensorCount >= 1 else {
-            throw NetRunnerError.notAnImageModel(model: model.name, reason: "it has no input or no output")
-        }
         // The input is checked first: "not an image model" is the more useful message.
-        let core = try VisionTaskCore(
-            interpreter: interpreter, model: model, options: options, taskDefaults: .init(cropping: .centerSquare))
+        let (interpreter, core) = try VisionTaskCore.imageTask(
+            for: model, options: options, taskDefaults: .init(cropping: .centerSquare))
         let classCount = try Self.classCount(try interpreter.output(at: 0), model: model.name)
         let labels = try model.labels(forOutput: 0, classCount: classCount)
         let output = model.metadata?.outputs.first
@@ -187,10 +172,7 @@ public final class ImageClassifier: VisionTask {
     public func run(_ image: ImageInput) throws -> ClassificationResult {
         let run = try core.run(image)
         let categories = try categories(from: try core.interpreter.output(at: 0))
-        return ClassificationResult(
-            categories: categories, decodingMilliseconds: run.decode.inMilliseconds,
-            preprocessingMilliseconds: run.preprocess.inMilliseconds,
-            inferenceMilliseconds: run.inference.inMilliseconds)
+        return ClassificationResult(categories: categories, timings: run.timings())
     }
 
     /// Classifies the image file at `path` (a format of ``ImageDecoder/decodedFormats``); see ``run(_:)``.
@@ -252,12 +234,26 @@ public final class ImageClassifier: VisionTask {
             var result = ClassificationResult(
                 categories: try categories(
                     fromScores: Array(all[(index * classes)..<((index + 1) * classes)]), type: output.dataType),
-                decodingMilliseconds: item.decodeTime.inMilliseconds,
-                preprocessingMilliseconds: item.image.preprocessingTime.inMilliseconds,
-                inferenceMilliseconds: (whole / batch.count).inMilliseconds)
+                timings: ResultTimings(
+                    decoding: item.decodeTime.inMilliseconds,
+                    preprocessing: item.image.preprocessingTime.inMilliseconds,
+                    inference: (whole / batch.count).inMilliseconds))
             result.batch = shared
             return result
         }
+    }
+
+    /// Classifies several prepared images with one run of the model: ``classify(batch:capacity:)``.
+    ///
+    /// - Parameters:
+    ///   - batch: Images prepared with this classifier's ``preprocessing``, with their decode times.
+    ///   - capacity: The batched interpreter's size, fixed by the first call (`nil`: that call's count).
+    /// - Returns: One result per image, in order.
+    /// - Throws: ``InterpreterError`` from the runtime.
+    public func run(
+        batch: [(image: PreparedImage, decodeTime: Duration)], capacity: Int?
+    ) throws -> [ClassificationResult] {
+        try classify(batch: batch, capacity: capacity)
     }
 
     /// The classifier's interpreter with its image input resized to `size` images, or `nil` when

@@ -31,9 +31,6 @@ public struct ImageTask {
         /// Creates the default options.
         public init() {}
 
-        /// `nil` choices: each task's defaults, then the model's description.
-        public var preprocessingChoices: ImagePreprocessing.Choices { .init() }
-
         /// Sets which answers to report.
         ///
         /// - Parameter results: The answer options.
@@ -215,21 +212,28 @@ public struct ImageTask {
         try task.run(image).imageAnswer
     }
 
-    /// Runs the model on several prepared images: with one run of the model for a classifier
-    /// (``ImageClassifier/classify(batch:)``), one by one for other tasks.
+    /// Runs the model on several prepared images: with one run of the model for a task that
+    /// batches (a ``BatchingVisionTask``: the classifier's
+    /// ``ImageClassifier/classify(batch:capacity:)``), one by one for other tasks.
     ///
     /// - Parameters:
     ///   - batch: Images prepared with this task's ``preprocessing``, with their decode times.
     ///   - capacity: The images per run of the model, fixed by the first call (see
-    ///     ``ImageClassifier/classify(batch:capacity:)``).
+    ///     ``BatchingVisionTask/run(batch:capacity:)``).
     /// - Returns: One answer per image, in order.
     /// - Throws: ``InterpreterError`` from the runtime (for the whole batch).
     public func run(batch: [(image: PreparedImage, decodeTime: Duration)], capacity: Int? = nil) throws -> [ImageAnswer]
     {
-        if let classifier = task as? ImageClassifier {
-            return try classifier.classify(batch: batch, capacity: capacity).map(\.imageAnswer)
+        if let batching = task as? any BatchingVisionTask {
+            return try Self.answers(of: batching, batch: batch, capacity: capacity)
         }
         return try batch.map { try run($0.image, decodeTime: $0.decodeTime) }
+    }
+
+    private static func answers(
+        of task: some BatchingVisionTask, batch: [(image: PreparedImage, decodeTime: Duration)], capacity: Int?
+    ) throws -> [ImageAnswer] {
+        try task.run(batch: batch, capacity: capacity).map(\.imageAnswer)
     }
 
     /// Runs the model on an image file; see ``run(_:)``.

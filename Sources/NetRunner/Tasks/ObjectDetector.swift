@@ -1,7 +1,7 @@
 public import FoundationEssentials
 public import NetRunnerImage
 import NetRunnerSupport
-public import TensorFlowLite
+import TensorFlowLite
 
 /// Finds objects in images with a TensorFlow Lite detector: the seed's SSD example
 /// (`TFLite_Detection_PostProcess` outputs) and MediaPipe-style detectors with raw anchor
@@ -15,7 +15,7 @@ public import TensorFlowLite
 /// downscaling happened on the way in.
 ///
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
-public final class ObjectDetector: VisionTask {
+public final class ObjectDetector: VisionTask, CoreBackedVisionTask {
     /// Options of a detector; the names are the Task Library's and MediaPipe's.
     public struct Options: VisionTaskOptions {
         /// The most detections to return, best first (`nil`: all).
@@ -75,19 +75,8 @@ public final class ObjectDetector: VisionTask {
     public let options: Options
     /// The labels of the model's classes, if known.
     public let labels: LabelMap?
-    /// The preprocessing, derived once from the model's input.
-    public var preprocessing: ImagePreprocessing { core.preprocessing }
 
-    /// The image the model received on the last run (see ``VisionTask/inputImage()``).
-    public func inputImage() throws -> PixelBuffer { try core.inputImage() }
-    /// The decoding options for this model: JPEGs are downscaled no further than the input needs.
-    public var decodingOptions: DecodingOptions { core.decodingOptions }
-    /// What the model runs on (``Accelerator/auto`` resolved).
-    public var accelerator: Accelerator { core.interpreter.accelerator }
-    /// Why a task asked for ``Accelerator/auto`` runs on the CPU, or `nil`.
-    public var acceleratorFallbackReason: String? { core.interpreter.acceleratorFallbackReason }
-
-    private let core: VisionTaskCore
+    let core: VisionTaskCore
     private let outputs: DetectorOutputs
     private let anchors: [SSDAnchors.Anchor]
     private let labelOffset: Int
@@ -186,10 +175,8 @@ public final class ObjectDetector: VisionTask {
         detections.sort { $0.score > $1.score }
         if let maxResults = options.maxResults { detections = Array(detections.prefix(maxResults)) }
         return DetectionResult(
-            detections: detections, imageSize: run.transform.imageSize, decodingMilliseconds: run.decode.inMilliseconds,
-            preprocessingMilliseconds: run.preprocess.inMilliseconds,
-            inferenceMilliseconds: run.inference.inMilliseconds,
-            postprocessingMilliseconds: (clock.now - start).inMilliseconds)
+            detections: detections, imageSize: run.transform.imageSize,
+            timings: run.timings(postprocessing: clock.now - start))
     }
 
     /// Detects objects in the image file at `path` (a format of ``ImageDecoder/decodedFormats``); see ``run(_:)``.

@@ -54,6 +54,30 @@ final class VisionTaskCore {
         return try model.makeInterpreter(options: runtime)
     }
 
+    /// The interpreter and the core of a task that reads the model's image input 0 and at least
+    /// one output.
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - options: The task's options.
+    ///   - taskDefaults: The task's conventions.
+    /// - Returns: The interpreter, tensors allocated, and the core.
+    /// - Throws: The errors of ``interpreter(for:options:)``;
+    ///   ``NetRunnerError/notAnImageModel(model:reason:)`` for a model with no input or no
+    ///   output (checked before the outputs: the more useful message), or an input that is not
+    ///   an image.
+    static func imageTask(
+        for model: LoadedModel, options: some VisionTaskOptions, taskDefaults: ImagePreprocessing.Choices
+    ) throws -> (interpreter: Interpreter, core: VisionTaskCore) {
+        let interpreter = try interpreter(for: model, options: options)
+        guard interpreter.inputTensorCount >= 1, interpreter.outputTensorCount >= 1 else {
+            throw NetRunnerError.notAnImageModel(model: model.name, reason: "it has no input or no output")
+        }
+        let core = try VisionTaskCore(
+            interpreter: interpreter, model: model, options: options, taskDefaults: taskDefaults)
+        return (interpreter, core)
+    }
+
     /// Creates the core of a task for its model's image input 0, its preprocessing decided by
     /// ``ImagePreprocessing``'s one rule.
     ///

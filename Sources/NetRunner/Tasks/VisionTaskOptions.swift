@@ -26,6 +26,10 @@ extension VisionTaskOptions {
     /// Sets nothing: the task has no answer options.
     public mutating func apply(_ results: ResultOptions) {}
 
+    /// No choices (each `nil`): the task's defaults, then the model's description (the whole
+    /// image stretched to the input for the tasks without a cropping option).
+    public var preprocessingChoices: ImagePreprocessing.Choices { .init() }
+
     /// CPU threads for inference (``BaseOptions/threadCount``).
     public var threadCount: Int {
         get { baseOptions.threadCount }

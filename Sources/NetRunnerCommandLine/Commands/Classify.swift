@@ -30,15 +30,7 @@ extension NetRunnerCommand {
         )
         var crop: CropChoice?
 
-        @Flag(help: "Print one JSON object per image (JSON Lines).")
-        var json = false
-
-        @Option(
-            name: .customLong("save-input"),
-            help:
-                "Write what the model saw for each image (its input tensor as a PNG: crop, resize, normalisation undone) into this folder; runs on one thread."
-        )
-        var saveInput: String?
+        @OptionGroup var answers: AnswerFlags
 
         enum CropChoice: String, ExpressibleByArgument, CaseIterable {
             case center, stretch
@@ -52,9 +44,10 @@ extension NetRunnerCommand {
             var options = ImageClassifier.Options()
             options.apply(results.options)
             options.cropping = crop.map { $0 == .center ? .centerSquare : .stretch }
-            let (json, results) = (self.json, self.results.options)
+            let (json, results) = (answers.json, self.results.options)
             try await ImageRun.run(
-                ImageClassifier.self, options: options, model: model, inputs: inputs, json: json, saveInput: saveInput,
+                ImageClassifier.self, options: options, model: model, inputs: inputs, json: json,
+                saveInput: answers.saveInput,
                 print: { file, _, result in
                     try AnswerOutput.print(results.shown(result.imageAnswer), file: file, json: json)
                 })

@@ -42,15 +42,7 @@ extension NetRunnerCommand {
         @Option(help: "Write the images with the boxes drawn: a .png/.jpg file, or a folder for several images.")
         var annotate: String?
 
-        @Flag(help: "Print one JSON object per image (JSON Lines).")
-        var json = false
-
-        @Option(
-            name: .customLong("save-input"),
-            help:
-                "Write what the model saw for each image (its input tensor as a PNG: crop, resize, normalisation undone) into this folder; runs on one thread."
-        )
-        var saveInput: String?
+        @OptionGroup var answers: AnswerFlags
 
         func validate() throws {
             guard !inputs.images.isEmpty else { throw ValidationError("Name at least one image file or folder.") }
@@ -70,10 +62,10 @@ extension NetRunnerCommand {
             }
             let listed = try inputs.requiredFiles()
             let annotations = try annotate.map { try AnnotationTarget(path: $0, files: listed.files) }
-            let json = self.json
+            let json = answers.json
             try await ImageRun.run(
                 ObjectDetector.self, options: options, model: model, inputs: inputs, listed: listed, json: json,
-                saveInput: saveInput,
+                saveInput: answers.saveInput,
                 print: { file, _, result in
                     try AnswerOutput.print(.detection(result), file: file, json: json)
                     try annotations?.write(.detection(result), on: file)

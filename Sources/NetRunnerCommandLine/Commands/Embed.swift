@@ -30,7 +30,7 @@ extension NetRunnerCommand {
 
         @Flag(
             help:
-                "Also give each embedding as signed bytes (MediaPipe's quantize: each value times 128, rounded, clamped); use with --l2-normalize."
+                "Also give each embedding as signed bytes, quantized_embedding beside float_embedding (MediaPipe's quantize: each value times 128, rounded, clamped); use with --l2-normalize."
         )
         var quantize = false
 

@@ -32,15 +32,7 @@ extension NetRunnerCommand.Evaluate {
                 model runs on every image, iterations times, one after another on one thread; each model first \
                 runs once untimed (warm-up).
 
-                Metrics: EvaluationMetricAccuracyTop5 / EvaluationMetricAccuracyTop1 / top1..top10 for \
-                classifiers (labels: inference_results.classification), EvaluationMetricMeanAveragePrecision / mAP \
-                for detectors (labels: inference_results.detection, [{"label", "box": [x, y, width, height]}]), \
-                PCK@0.2 / pck / oks for pose estimators (labels: inference_results.pose, {"keypoints": [{"name", "x", \
-                "y"}], "box"?}), mean_iou / mIoU / pixel_accuracy for segmenters (labels: \
-                inference_results.segmentation, {"mask": a PNG of class indices in the bundle, 255 not scored}), \
-                recall@1 ... recall@100 for embedders (labels: inference_results.embedding, {"class": NAME}: an \
-                image counts when one of its K nearest others is of its class); \
-                docs/bulk-and-evaluation.md defines them.
+                \(Self.metricsHelp)
 
                 Results go to OUTPUT/<test id>/: results.jsonl (one line per run; an interrupted evaluation \
                 resumes from it, --restart starts afresh), report.json and report.html (self-contained: open it \
@@ -53,6 +45,16 @@ extension NetRunnerCommand.Evaluate {
                 writes only results; `netrunner evaluate merge TESTBUNDLE... --shards DIR... --output DIR` joins \
                 the shards' results and writes the reports one machine would have written.
                 """)
+
+        /// The metrics a test may name, task by task, from the evaluations registered
+        /// (`TaskEvaluationRegistry`): a task added there is listed here too.
+        static var metricsHelp: String {
+            let tasks = TaskEvaluationRegistry.all.map { evaluation in
+                "\(evaluation.kind.rawValue): \(evaluation.metricNames.joined(separator: " / ")) (labels: \(evaluation.labelForm))"
+            }
+            return "Metrics, by task: " + tasks.joined(separator: "; ")
+                + ". docs/bulk-and-evaluation.md defines them and their labels."
+        }
 
         @Argument(help: "Test bundle folders (.testbundle).")
         var testBundles: [String] = []

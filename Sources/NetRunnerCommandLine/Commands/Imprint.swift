@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import NetRunner
+import NetRunnerEngine
 import NetRunnerImage
 import NetRunnerSupport
 
@@ -16,8 +17,9 @@ extension NetRunnerCommand {
                 V1 embedding extractor); each class's weights are the normalised mean of its photos' normalised \
                 embeddings, as Coral's imprinting engine makes them. The output is a bundle: the extractor's \
                 .tflite with L2_NORMALIZATION, FULLY_CONNECTED and SOFTMAX appended (a plain TFLite model: \
-                Python's ai_edge_litert, `classify`, the hub and phones run it), its labels and model.json. It \
-                is written whole or not at all, and never over an existing folder.
+                Python's ai_edge_litert, `classify`, the hub and phones run it; its TFLite metadata names the \
+                classes for MediaPipe's ImageClassifier), its labels and model.json. It is written whole or not at \
+                all; an existing bundle is replaced only with --replace.
                 """)
 
         @Argument(help: "A folder holding one folder of photos per class.")
@@ -34,6 +36,9 @@ extension NetRunnerCommand {
         )
         var scale: Double = Double(WeightImprinting.defaultScale)
 
+        @Flag(help: "Replace the bundle at --output if there is one (the new one is written whole first).")
+        var replace = false
+
         func validate() throws {
             guard scale.isFinite, (1...100).contains(scale) else {
                 throw ValidationError("--scale \(scale) is not between 1 and 100.")
@@ -44,6 +49,14 @@ extension NetRunnerCommand {
             let classFolders = try Self.classFolders(in: folder)
             guard !classFolders.isEmpty else {
                 throw ValidationError("\(folder) holds no folder: make a folder per class, each with its photos.")
+            }
+            // Before any photo is embedded: a name the labels cannot carry fails now, not after.
+            for (name, path) in classFolders {
+                do {
+                    try WeightImprinting.checkClassName(name)
+                } catch NetRunnerError.invalidOption(_, let reason) {
+                    throw ValidationError("The class folder \(path): \(reason); rename the folder.")
+                }
             }
             let loaded = try await model.load(defaultFor: .embedding)
             var options = ImageEmbedder.Options()
@@ -67,11 +80,25 @@ extension NetRunnerCommand {
                 }
                 classes.append((name, embeddings))
             }
-            let bundle = try WeightImprinting.writeClassifier(
-                extractor: loaded, classes: classes, scale: Float(scale), to: output)
+            // The extractor as model.json names it, to be found from anywhere: an id (the default
+            // embedder's without --model) or hub: as given, a path made absolute.
+            let typed = model.model ?? (ModelCatalog.installedDefaults[.embedding] ?? loaded.name)
+            let extractorName =
+                ModelCatalog.exists(typed) && !HubReference.isHubModel(typed) ? RecordedPaths.absolute(typed) : typed
+            let bundle: ModelBundle
+            do {
+                bundle = try WeightImprinting.writeClassifier(
+                    extractor: loaded, classes: classes, scale: Float(scale), extractorName: extractorName,
+                    replacing: replace, to: output)
+            } catch ModelBundleError.alreadyExists(let path) {
+                Console.diagnostic(
+                    "Error: \(path) already exists; nothing was written. Give --replace to replace it, or name "
+                        + "a new bundle folder.")
+                throw ExitCode.failure
+            }
             let counts = classes.map { "\($0.name) \($0.embeddings.count)" }.joined(separator: ", ")
             Console.print(
-                "imprinted \(classes.count) classes (\(counts) photos) on \(loaded.name) into \(bundle.path)"
+                "imprinted \(classes.count) classes (\(counts) photos) on \(extractorName) into \(bundle.path)"
                     + (failed > 0 ? "; \(failed) photos could not be read" : ""))
         }
 

@@ -14,8 +14,9 @@ struct AnnotationTarget: Sendable {
     /// The output file of each image, in folder mode.
     private let names: [String: String]
 
-    /// The image extensions a file target may have.
-    static let fileExtensions = ["png", "jpg", "jpeg"]
+    /// The image extensions a file target may have: those of the formats written here
+    /// (``ImageFormat/isWritten`` in ``ImageFormat``'s table: JPEG and PNG).
+    static let fileExtensions = ImageFormat.allCases.filter(\.isWritten).flatMap(\.fileExtensions)
 
     /// Checks `path` and prepares it (a folder is created).
     ///
@@ -101,7 +102,9 @@ struct AnnotationTarget: Sendable {
         } else {
             output = path
         }
-        let format: ImageFormat = output.lowercased().hasSuffix(".png") ? .png : .jpeg
+        // The written format the file's extension names (a folder's files are PNGs), else JPEG.
+        let named = output.split(separator: ".").last.flatMap { ImageFormat(fileExtension: String($0)) }
+        let format: ImageFormat = if let named, named.isWritten { named } else { .jpeg }
         try annotated.write(to: output, format: format, quality: 92)
     }
 }

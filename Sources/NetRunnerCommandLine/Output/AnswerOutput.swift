@@ -4,7 +4,7 @@ import NetRunnerSupport
 
 /// How `classify`, `detect` and every other task's command print an answer: a block of text per
 /// image, as its task writes it (``VisionTaskDefinition/textLines(_:image:)``), or one JSON line
-/// per image in the shape of a `bulk` results line (docs/json.md).
+/// per image in the shape of a `bulk` results line (docs/cli.md#one-json-line-per-image---json).
 enum AnswerOutput {
     static func print(_ answer: ImageAnswer, file: String, json: Bool) throws {
         if json {

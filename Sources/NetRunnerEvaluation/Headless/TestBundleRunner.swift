@@ -105,10 +105,19 @@ public struct TestBundleRunner: Sendable {
     /// - Throws: The loading errors of ``ImageTask/init(modelAt:options:)``;
     ///   ``EvaluationError/invalidTest(file:reason:)`` when it is the wrong kind of model.
     public func loadTask(_ model: Model) throws -> ImageTask {
-        // Loaded as what it says it is (options.kind is nil), then checked against the metric.
+        // Loaded as what it says it is, then checked against the metric; a model that says
+        // nothing (a bare .tflite, told only by its number of outputs) runs as the task the
+        // metric scores when it can, as `--task` would run it: an embedder's single output is
+        // no classifier. When it cannot, the refusal below names what it was taken for.
         var options = options
         options.accelerator = model.accelerator
-        let natural = try ImageTask(modelAt: model.path, options: options)
+        let loaded = try LoadedModel(.path(model.path), labelsPath: options.labelsPath)
+        if ImageTask.declaredKind(of: loaded) == nil {
+            var asMetric = options
+            asMetric.kind = metric.kind
+            if let task = try? ImageTask(model: loaded, options: asMetric) { return task }
+        }
+        let natural = try ImageTask(model: loaded, options: options)
         guard natural.kind == metric.kind else {
             throw EvaluationError.invalidTest(
                 file: test.descriptionPath,

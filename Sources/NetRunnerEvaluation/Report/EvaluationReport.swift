@@ -70,6 +70,7 @@ extension EvaluationReport {
                     firstAnswers(mine[index]), with: baseline, baseline: reports[0].id)
             }
         }
+        for index in reports.indices { reports[index].flatMetrics = reports[index].flattenedMetrics }
         return EvaluationReport(
             test: Test(
                 name: description.name, id: description.id, version: description.version, path: test.path,

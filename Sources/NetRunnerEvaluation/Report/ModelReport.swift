@@ -158,6 +158,16 @@ public struct ModelReport: Codable, Equatable, Sendable {
     /// same model on another accelerator, or another model): `nil` for the first.
     public var agreement: Agreement? = nil
 
+    /// Every figure of the model as one name and one number.
+    ///
+    /// The names are those a hub's gate rules use:
+    /// the test's metric (``metric``), `top1` and `top5` (classifiers), `latency_p50_ms` and
+    /// `latency_p90_ms` (the inference stage's median and 90th percentile) and `agreement`
+    /// (``Agreement/top1``, for every model after the first). A reader needs no task's schema
+    /// to read it (``EvaluationReport/build(test:metric:models:records:latencyNote:)`` fills it
+    /// last, from the fields above).
+    public var flatMetrics: [String: Double] = [:]
+
     /// The scores of a task's parts (a pose's keypoints, a segmenter's classes) for a task with
     /// no part of its own above (``classification``, ``detection``); `nil` for the others.
     public var breakdown: Breakdown? = nil
@@ -227,6 +237,21 @@ public struct ModelReport: Codable, Equatable, Sendable {
         /// The largest difference of the top-1 class's score, over the images where the top-1
         /// agrees (classifiers; `nil` for detectors).
         public var maxTop1ScoreDifference: Double?
+    }
+
+    /// ``flatMetrics`` as the fields above give them.
+    var flattenedMetrics: [String: Double] {
+        var values = metric
+        if let classification {
+            values["top1"] = classification.top1
+            values["top5"] = classification.top5
+        }
+        if let inference = latency.inference {
+            values["latency_p50_ms"] = inference.median
+            values["latency_p90_ms"] = inference.p90
+        }
+        if let agreement { values["agreement"] = agreement.top1 }
+        return values
     }
 
     /// The examples the model got wrong.

@@ -11,20 +11,40 @@ public struct HubAlias: Codable, Equatable, Sendable {
     public var updatedAt: String
     /// Who changed it last.
     public var updatedBy: String
+    /// The versions it points to that have not passed its gate (``HubAliasFlag``); `nil` when it
+    /// has no gate or every one passed, and from a hub of a release without gates.
+    public var gateFlags: [HubAliasFlag]?
+    /// In the answer to a move: whether the hub recorded it as forced past the gate (`false`
+    /// when the versions had passed and the reason was not needed); `nil` elsewhere, and from a
+    /// hub of an older release, which does not say.
+    public var forced: Bool?
+    /// In the answer to a forced move: the reason the hub kept in the history.
+    public var reason: String?
+    /// In the answer to a move: `true` when the alias already pointed there, so nothing
+    /// changed and no history entry was written.
+    public var unchanged: Bool?
 
     /// Creates an alias record.
-    public init(name: String, alias: String, targets: [HubAliasTarget], updatedAt: String, updatedBy: String) {
+    public init(
+        name: String, alias: String, targets: [HubAliasTarget], updatedAt: String, updatedBy: String,
+        gateFlags: [HubAliasFlag]? = nil, forced: Bool? = nil, reason: String? = nil, unchanged: Bool? = nil
+    ) {
         self.name = name
         self.alias = alias
         self.targets = targets
         self.updatedAt = updatedAt
         self.updatedBy = updatedBy
+        self.gateFlags = gateFlags
+        self.forced = forced
+        self.reason = reason
+        self.unchanged = unchanged
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, alias, targets
+        case name, alias, targets, forced, reason, unchanged
         case updatedAt = "updated_at"
         case updatedBy = "updated_by"
+        case gateFlags = "gate_flags"
     }
 
     /// The version a client gets: the only one, or for a weighted alias the one its client id

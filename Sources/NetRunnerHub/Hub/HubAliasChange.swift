@@ -8,7 +8,8 @@ public struct HubAliasChange: Codable, Equatable, Sendable {
     public var sequence: Int
     /// `set`, `rollback`, `delete`, `force` (moved past its gate by an admin: ``reason`` says
     /// why, ``overridden`` what) or `promote` (moved by its gate once the version published to
-    /// it passed).
+    /// it passed), `experiment-start`, `experiment-stop` or `experiment-conclude` (an
+    /// experiment's, ``HubExperiment``).
     public var action: String
     /// Where it points after the change (empty after `delete`).
     public var targets: [HubAliasTarget]
@@ -18,7 +19,8 @@ public struct HubAliasChange: Codable, Equatable, Sendable {
     public var changedAt: String
     /// Who (the name of their key).
     public var changedBy: String
-    /// Why a `force` was made, as its admin gave it.
+    /// Why a `force` was made, as its admin gave it; why an experiment moved the alias
+    /// (`experiment-stop` by a guardrail: its figures).
     public var reason: String?
     /// What a `force` overrode: each version's status and failing rules.
     public var overridden: [String]?

@@ -89,7 +89,7 @@ public struct HubCache: Sendable {
         let folder = String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)])
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            try FileIO.writeAtomically(try JSONEncoder().encode(resolution), to: file)
+            try FileIO.writeAtomically(try JSONCoding.encoder().encode(resolution), to: file)
         } catch {
             throw .file(error, path: file)
         }

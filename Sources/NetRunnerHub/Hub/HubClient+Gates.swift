@@ -6,10 +6,15 @@ import NetRunnerSupport
 /// Gates: what a version must pass before an alias may point to it (``HubGate``), and each
 /// version's evaluations (``HubEvaluation``).
 extension HubClient {
-    /// A model's gates, by alias.
+    /// A model's gates, by alias; none from a hub of a release without gates (its 404 for the
+    /// route: a hub with gates answers an empty list, never 404, for a model without any).
     public func gates(model name: String) async throws(HubClientError) -> [HubGate] {
         struct List: Decodable { var gates: [HubGate] }
-        return try await request("/v1/models/\(Self.escaped(name))/gates", as: List.self).gates
+        do {
+            return try await request("/v1/models/\(Self.escaped(name))/gates", as: List.self).gates
+        } catch .refused(_, 404, _) {
+            return []
+        }
     }
 
     /// Sets an alias's gate (an admin key).
@@ -23,7 +28,7 @@ extension HubClient {
             var bundles: [String]
             var rules: [HubGateRule]
         }
-        let data = (try? JSONEncoder().encode(Body(bundles: bundles, rules: rules))) ?? Data()
+        let data = (try? JSONCoding.encoder().encode(Body(bundles: bundles, rules: rules))) ?? Data()
         let (status, reply) = try await send(
             "PUT", "/v1/models/\(Self.escaped(name))/gates/\(Self.escaped(alias))",
             headers: [("Content-Type", "application/json")], body: .bytes(ByteBuffer(bytes: data)))

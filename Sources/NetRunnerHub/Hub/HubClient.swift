@@ -216,10 +216,14 @@ public struct HubClient: Sendable {
     ///   - file: A `.tiobundle.zip`, a bundle folder (`flowers.tiobundle`) or a `.tflite`.
     ///   - name: The model's name on the hub.
     ///   - alias: An alias to point at the new version.
+    ///   - allowTaskChange: Publish a model of another task than the name's newest version
+    ///     (the hub refuses it with 409 otherwise: `@latest` would change task under its users).
     /// - Returns: The version published.
     /// - Throws: ``HubClientError``: ``HubClientError/unreadable(path:reason:)`` or
     ///   ``HubClientError/cannotPush(path:reason:)`` before anything is sent.
-    public func push(file: String, name: String, alias: String? = nil) async throws(HubClientError) -> HubVersion {
+    public func push(
+        file: String, name: String, alias: String? = nil, allowTaskChange: Bool = false
+    ) async throws(HubClientError) -> HubVersion {
         var information = stat()
         guard stat(file, &information) == 0 else {
             throw .unreadable(path: file, reason: String(cString: strerror(errno)))
@@ -238,7 +242,9 @@ public struct HubClient: Sendable {
             body = .stream(FileChunks(path: file), length: .known(Int64(size)))
         }
         var path = "/v1/models/\(Self.escaped(name))/versions"
-        if let alias { path += "?alias=\(Self.escaped(alias))" }
+        var query = alias.map { ["alias=\(Self.escaped($0))"] } ?? []
+        if allowTaskChange { query.append("allow_task_change=true") }
+        if !query.isEmpty { path += "?" + query.joined(separator: "&") }
         do {
             let (status, data) = try await send(
                 "POST", path, headers: [("Content-Type", "application/octet-stream")], body: body)
@@ -286,7 +292,7 @@ public struct HubClient: Sendable {
             var reason: String?
         }
         let body = Body(targets: targets, force: reason == nil ? nil : true, reason: reason)
-        let data = (try? JSONEncoder().encode(body)) ?? Data()
+        let data = (try? JSONCoding.encoder().encode(body)) ?? Data()
         let (status, reply) = try await send(
             "PUT", "/v1/models/\(Self.escaped(name))/aliases/\(Self.escaped(alias))",
             headers: [("Content-Type", "application/json")], body: .bytes(ByteBuffer(bytes: data)))
@@ -313,7 +319,7 @@ public struct HubClient: Sendable {
             var scope: HubScope
         }
         struct Reply: Decodable { var key: String }
-        let data = (try? JSONEncoder().encode(Body(name: name, scope: scope))) ?? Data()
+        let data = (try? JSONCoding.encoder().encode(Body(name: name, scope: scope))) ?? Data()
         let (status, reply) = try await send(
             "POST", "/v1/keys", headers: [("Content-Type", "application/json")], body: .bytes(ByteBuffer(bytes: data)))
         return try decode(Reply.self, status: status, body: reply).key

@@ -54,7 +54,8 @@ public struct HubGateRule: Codable, Equatable, Hashable, Sendable, CustomStringC
     public var prefersGreater: Bool { greaterIsBetter ?? Self.greaterIsBetter(for: metric) }
 
     /// Parses `METRIC:key=value[,key=value...]`, the keys `threshold`, `min_absolute_change`,
-    /// `min_relative_change` and `greater_is_better` (`true` or `false`).
+    /// `min_relative_change` and `greater_is_better` (`true` or `false`), each at most once, the
+    /// numbers in decimal (``isDecimal(_:)``); `recall@K`'s K as ``recallK(_:)`` reads it.
     ///
     /// - Parameter text: The rule as written.
     /// - Throws: ``HubGateRuleError`` naming what is wrong.
@@ -68,13 +69,21 @@ public struct HubGateRule: Codable, Equatable, Hashable, Sendable, CustomStringC
             throw HubGateRuleError(
                 rule: text, reason: "write METRIC:threshold=0.7,min_absolute_change=-0.05 (a metric, a colon, bounds)")
         }
+        if parts[0].hasPrefix("recall@"), Self.recallK(parts[0]) == nil {
+            throw HubGateRuleError(
+                rule: text, reason: "K of recall@K is a whole number of 1 to 100 without leading zeros (recall@5)")
+        }
         self.init(metric: parts[0])
+        var seen: Set<String> = []
         for pair in parts[1].split(separator: ",") {
             let keyValue = pair.split(separator: "=", maxSplits: 1).map { Self.trimmed($0) }
             guard keyValue.count == 2 else {
                 throw HubGateRuleError(rule: text, reason: "\"\(pair)\" is not KEY=VALUE")
             }
             let (key, value) = (keyValue[0], keyValue[1])
+            guard seen.insert(key).inserted else {
+                throw HubGateRuleError(rule: text, reason: "\(key.prefix(40)) is given twice: give each key once")
+            }
             if key == "greater_is_better" {
                 guard let flag = Bool(value) else {
                     throw HubGateRuleError(rule: text, reason: "greater_is_better is true or false, not \"\(value)\"")
@@ -82,8 +91,12 @@ public struct HubGateRule: Codable, Equatable, Hashable, Sendable, CustomStringC
                 greaterIsBetter = flag
                 continue
             }
-            guard let number = Double(value), number.isFinite, abs(number) <= 1e15 else {
-                throw HubGateRuleError(rule: text, reason: "\(key)'s value \"\(value)\" is not a finite number")
+            // Decimal only: Double("0x10") is 16, and "inf" or "nan" are no bounds.
+            guard Self.isDecimal(value), let number = Double(value), number.isFinite, abs(number) <= 1e15 else {
+                throw HubGateRuleError(
+                    rule: text,
+                    reason: "\(key.prefix(40))'s value \"\(value.prefix(40))\" is not a finite number, in decimal "
+                        + "(-0.05, 0.85, 1e9)")
             }
             switch key {
             case "threshold": threshold = number
@@ -100,6 +113,47 @@ public struct HubGateRule: Codable, Equatable, Hashable, Sendable, CustomStringC
             throw HubGateRuleError(
                 rule: text, reason: "give at least one of threshold, min_absolute_change, min_relative_change")
         }
+    }
+
+    /// K of a `recall@K` metric: written in decimal without leading zeros (`recall@5`, not
+    /// `recall@05` or `recall@+5`), 1 to 100; `nil` for any other metric or spelling.
+    ///
+    /// - Parameter metric: The metric as a rule names it.
+    /// - Returns: K, or `nil`.
+    public static func recallK(_ metric: String) -> Int? {
+        guard metric.hasPrefix("recall@") else { return nil }
+        let digits = metric.utf8.dropFirst("recall@".count)
+        guard (1...3).contains(digits.count), digits.first != UInt8(ascii: "0"),
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let k = Int(Substring(digits)), (1...100).contains(k)
+        else { return nil }
+        return k
+    }
+
+    /// Whether `text` is a number in decimal: an optional sign, digits with an optional
+    /// fraction, an optional exponent (`-0.05`, `.5`, `1e9`); no hexadecimal, `inf` or `nan`.
+    static func isDecimal(_ text: String) -> Bool {
+        var bytes = Substring(text).utf8[...]
+        func digits() -> Int {
+            let count = bytes.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }.count
+            bytes = bytes.dropFirst(count)
+            return count
+        }
+        if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+        var mantissa = digits()
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            mantissa += digits()
+        }
+        guard mantissa > 0, mantissa <= 40 else { return false }
+        if let e = bytes.first, e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
+                bytes = bytes.dropFirst()
+            }
+            guard (1...3).contains(digits()) else { return false }
+        }
+        return bytes.isEmpty
     }
 
     /// The rule as ``init(parsing:)`` reads it.

@@ -448,16 +448,3 @@ public struct ModelImporter: Sendable {
         return removed
     }
 }
-
-/// Runs blocking work (hashing, unpacking, a child process) on a thread of its own, not on the
-/// caller's executor.
-func offloaded<Value: Sendable>(
-    _ body: @escaping @Sendable () throws(ImportError) -> Value
-) async throws(ImportError) -> Value {
-    let result: Result<Value, ImportError> = await withCheckedContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(returning: Result { () throws(ImportError) -> Value in try body() })
-        }
-    }
-    return try result.get()
-}

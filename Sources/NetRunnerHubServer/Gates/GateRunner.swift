@@ -8,7 +8,9 @@ import NetRunnerHub
     import Darwin
 #endif
 
-/// Runs the gates' evaluations: a bounded queue, at most `concurrency` at once, each one
+/// Runs the gates' evaluations: fair bounded queues per model (``GateQueue``; what finds no
+/// room waits in the store, pending), at most `concurrency` at once, at a lower priority than
+/// the hub's requests (the children niced, the store's requests served first), each one
 /// `netrunner evaluate` in a child process (a model that crashes it costs that evaluation, never
 /// the hub), on the gate's test bundles with the baseline and the candidate side by side, as a
 /// user's `evaluate --compare BASELINE --compare CANDIDATE` runs them: the same threads, the
@@ -26,23 +28,39 @@ actor GateRunner {
         var dataFolder: String
         /// The most evaluations at once.
         var concurrency = 1
-        /// The most evaluations waiting; past it, an evaluation fails at once ("set the gate
-        /// again").
+        /// The most evaluations waiting in memory, all models together; past it, or past
+        /// ``modelQueueLimit`` for one model, an evaluation waits in the store (pending) until
+        /// there is room.
         var queueLimit = 256
+        /// The most evaluations of one model waiting in memory.
+        var modelQueueLimit = 16
+        /// The nice value the evaluations run at (`setpriority(2)`): below the hub's requests.
+        var niceness: Int32 = 10
         /// The longest one evaluation may take before its process group is killed.
         var timeout: Duration = .seconds(900)
+        /// How often the hub looks for versions no gate has evaluated (published by a node of
+        /// an older release) while no evaluation ends to make it look; `.zero`: only at start
+        /// and after each evaluation pass.
+        var sweepInterval: Duration = .seconds(60)
     }
 
     let store: HubStore
-    let blobs: BlobStore
+    let blobs: any BlobStore
     let settings: Settings
     let logger: Logger
-    private var queue: [HubEvaluation] = []
-    private var running = 0
+    private var queue: GateQueue
     /// The process groups of the evaluations running now.
     private var children: Set<pid_t> = []
     /// Set by ``stopRunning()``: nothing more starts.
     private var stopped = false
+    /// The periodic look for unevaluated versions (``startSweeping()``).
+    private var sweeper: Task<Void, Never>?
+    /// Whether a look is under way (one at a time).
+    private var sweeping = false
+    /// The runner's tasks under way that use the store (evaluations, refills, looks), which
+    /// ``stopRunning()`` waits for: the database is closed after it.
+    private var busy = 0
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// Evaluations finished, by status (`/metrics`).
     private(set) var finished: [HubGateStatus: Int] = [:]
     /// Alias moves refused by a gate, and moves forced past one (`/metrics`).
@@ -76,54 +94,132 @@ actor GateRunner {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    init(store: HubStore, blobs: BlobStore, settings: Settings, logger: Logger) {
+    init(store: HubStore, blobs: any BlobStore, settings: Settings, logger: Logger) {
         self.store = store
         self.blobs = blobs
         self.settings = settings
         self.logger = logger
+        queue = GateQueue(perModel: settings.modelQueueLimit, total: settings.queueLimit)
     }
 
-    /// The evaluations waiting and running.
-    var backlog: Int { queue.count + running }
+    /// The evaluations waiting in memory and running (not those waiting in the store).
+    var backlog: Int { queue.count + queue.runningCount }
 
-    /// Queues evaluations (the store has them as pending); past the queue's limit they fail.
+    /// Queues evaluations (the store has them as pending); those that find no room in their
+    /// model's queue wait in the store, and are read back when there is room (never failed).
     func submit(_ evaluations: [HubEvaluation]) async {
-        for evaluation in evaluations {
-            if queue.count >= settings.queueLimit {
-                var failed = evaluation
-                failed.status = .failed
-                failed.message =
-                    "the hub's evaluation queue was full (\(settings.queueLimit) waiting): set the gate again to "
-                    + "evaluate it"
-                failed.finishedAt = HubStore.now()
-                _ = try? await store.finish(failed)
-                continue
-            }
-            queue.removeAll {
-                $0.name == evaluation.name && $0.version == evaluation.version && $0.alias == evaluation.alias
-            }
-            queue.append(evaluation)
+        var left = 0
+        for evaluation in evaluations where !queue.add(evaluation) { left += 1 }
+        if left > 0 {
+            logger.notice("\(left) evaluations wait in the store: their models' queues are full")
         }
         pump()
     }
 
     /// Stops the evaluations running (their process groups killed; they stay pending in the
-    /// store and run again at the next start) and starts no more.
-    func stopRunning() {
+    /// store and run again at the next start), starts no more, and returns once the tasks
+    /// under way that use the store have ended.
+    func stopRunning() async {
         stopped = true
+        sweeper?.cancel()
+        sweeper = nil
         queue.removeAll()
         for child in children { kill(-child, SIGKILL) }
+        while busy > 0 { await withCheckedContinuation { idleWaiters.append($0) } }
+    }
+
+    /// Counts a task that uses the store (``stopRunning()`` waits for it).
+    private func begin() { busy += 1 }
+
+    /// Counts it ended.
+    private func end() {
+        busy -= 1
+        guard busy == 0 else { return }
+        for waiter in idleWaiters { waiter.resume() }
+        idleWaiters = []
+    }
+
+    /// Queues every version no gate has evaluated (``HubStore/queueUnevaluated()``).
+    ///
+    /// Run at start, after each evaluation pass, and every ``Settings/sweepInterval``.
+    /// Returns how many.
+    @discardableResult
+    func sweep() async -> Int {
+        guard !stopped, !sweeping else { return 0 }
+        sweeping = true
+        begin()
+        defer {
+            sweeping = false
+            end()
+        }
+        // Refills that found the store unanswering are tried again.
+        queue.clearStalls()
+        refill()
+        do {
+            let found = try await store.queueUnevaluated()
+            if !found.isEmpty {
+                logger.notice(
+                    "\(found.count) versions had no evaluation against their gates (published by an older node?): queued"
+                )
+            }
+            await submit(found)
+            return found.count
+        } catch {
+            logger.error("cannot look for versions no gate has evaluated: \(error)")
+            return 0
+        }
+    }
+
+    /// Starts looking for unevaluated versions every ``Settings/sweepInterval`` until
+    /// ``stopRunning()`` (or the runner is gone).
+    func startSweeping() {
+        guard sweeper == nil, !stopped, settings.sweepInterval > .zero else { return }
+        let interval = settings.sweepInterval
+        sweeper = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard !Task.isCancelled, let runner = self else { return }
+                await runner.sweep()
+            }
+        }
     }
 
     private func started(_ child: pid_t) { children.insert(child) }
     private func ended(_ child: pid_t) { children.remove(child) }
 
     private func pump() {
-        while !stopped, running < settings.concurrency, !queue.isEmpty {
-            let next = queue.removeFirst()
-            running += 1
-            Task { await self.run(next) }
+        while !stopped, queue.runningCount < settings.concurrency, let next = queue.next() {
+            begin()
+            Task {
+                await HubStore.$yieldsToRequests.withValue(true) { await self.run(next) }
+                self.end()
+            }
         }
+        refill()
+    }
+
+    /// Reads back, oldest first, the evaluations that wait in the store of each model whose queue
+    /// has room.
+    private func refill() {
+        guard !stopped else { return }
+        for name in queue.refillable() {
+            guard let ask = queue.beginRefill(name) else { continue }
+            begin()
+            Task {
+                await HubStore.$yieldsToRequests.withValue(true) {
+                    let found = try? await self.store.pendingEvaluations(of: name, limit: ask.limit)
+                    self.refilled(name, found: found, ask: ask)
+                }
+                self.end()
+            }
+        }
+    }
+
+    private func refilled(_ name: String, found: [HubEvaluation]?, ask: GateQueue.Ask) {
+        if found == nil { logger.error("cannot read the evaluations of \(name) waiting in the store") }
+        guard !stopped else { return }
+        queue.endRefill(name, found: found, ask: ask)
+        pump()
     }
 
     private func run(_ evaluation: HubEvaluation) async {
@@ -141,8 +237,12 @@ actor GateRunner {
                 logger.error("cannot record the evaluation of \(evaluation.name)@\(evaluation.version): \(error)")
             }
         }
-        running -= 1
+        queue.finished(evaluation)
         pump()
+        // A pass is over: versions an older node published meanwhile are evaluated next.
+        if queue.isIdle && !stopped {
+            Task { await HubStore.$yieldsToRequests.withValue(false) { await self.sweep() } }
+        }
     }
 
     // MARK: One evaluation
@@ -151,9 +251,11 @@ actor GateRunner {
     private func evaluate(_ evaluation: HubEvaluation) async -> HubEvaluation? {
         var result = evaluation
         result.finishedAt = nil
+        let folders = Self.knownFolders(settings, evaluation)
         func failed(_ message: String) -> HubEvaluation {
             result.status = .failed
-            result.message = message
+            // Anonymous readers see it: no path of the hub's (GateMessages).
+            result.message = GateMessages.scrubbed(message, folders: folders)
             result.finishedAt = HubStore.now()
             return result
         }
@@ -196,9 +298,10 @@ actor GateRunner {
         for (role, version) in [("baseline", baseline), ("candidate", candidate)] {
             guard let version else { continue }
             let link = "\(folder)/models/\(role)-v\(version.version).\(version.format)"
-            // An absolute target: a relative one would be read from the link's own folder.
-            guard symlink(Self.absolute(blobs.path(of: version.sha256)), link) == 0 else {
-                return failed("cannot link the \(role)'s file: \(String(cString: strerror(errno)))")
+            do {
+                try await blobs.materialise(version.sha256, at: link)
+            } catch {
+                return failed("cannot link the \(role)'s file: \(error)")
             }
             compared += ["--compare", link]
         }
@@ -207,7 +310,7 @@ actor GateRunner {
         let arguments =
             [evaluator, "evaluate"] + bundles + compared + ["--output", output, "--no-progress", "--restart"]
         let status = await Self.runProcess(
-            arguments, log: folder + "/evaluate.log", timeout: settings.timeout,
+            arguments, log: folder + "/evaluate.log", timeout: settings.timeout, niceness: settings.niceness,
             started: { child in await self.started(child) }, ended: { child in await self.ended(child) })
         guard !stopped else { return nil }
         guard status == 0 else {
@@ -241,6 +344,28 @@ actor GateRunner {
         result.status = result.failures.isEmpty ? .passed : .failed
         result.finishedAt = HubStore.now()
         return result
+    }
+
+    /// The hub's own folders as an evaluation's messages would name them, the longest first,
+    /// with what a reader is shown instead (``GateMessages``).
+    static func knownFolders(_ settings: Settings, _ evaluation: HubEvaluation) -> [(path: String, shown: String)] {
+        let given = Self.folder(
+            dataFolder: settings.dataFolder, name: evaluation.name, version: evaluation.version,
+            alias: evaluation.alias)
+        var known: [(path: String, shown: String)] = []
+        // As the child was given them (the data folder may be relative), then from the root.
+        for folder in Set([absolute(given), given]).sorted(by: { $0.count > $1.count }) {
+            known += [
+                (folder + "/models/", ""), (folder + "/out/", ""), (folder + "/", ""),
+                (folder, "the evaluation's folder"),
+            ]
+        }
+        if let bundles = settings.testBundles { known.append((absolute(bundles) + "/", "")) }
+        for data in Set([absolute(settings.dataFolder), settings.dataFolder]).sorted(by: { $0.count > $1.count }) {
+            known.append((data + "/", ""))
+        }
+        if let evaluator = settings.evaluator { known.append((evaluator, "netrunner")) }
+        return known
     }
 
     /// Every rule on every bundle: what failed.
@@ -280,49 +405,23 @@ actor GateRunner {
 
     // MARK: The report
 
-    /// What the hub reads of `evaluate`'s `report.json`.
+    /// What the hub reads of `evaluate`'s `report.json`: the test's path and each model's flat
+    /// metrics (`ModelReport.flatMetrics`), names and numbers, whatever the task.
     struct ReportFile: Decodable {
         struct Test: Decodable {
             var path: String
         }
 
         struct Model: Decodable {
-            struct Scores: Decodable {
-                var top1: Double
-                var top5: Double
-            }
+            /// A figure that is not a number (NaN, written as `null`) is as one not given.
+            var flatMetrics: [String: Double?]
 
-            struct Latency: Decodable {
-                struct Summary: Decodable {
-                    var median: Double
-                    var p90: Double
-                }
-
-                var inference: Summary?
-            }
-
-            struct Agreement: Decodable {
-                var top1: Double
-            }
-
-            var metric: [String: Double]
-            var classification: Scores?
-            var latency: Latency
-            var agreement: Agreement?
-
-            /// The evaluation's metrics, top-1 and top-5, the latency and the agreement as the
-            /// gate rules name them (``HubGateRule/hubMetrics``).
+            /// The evaluation's metrics as the gate rules name them, with the hub's own
+            /// `size_bytes` (``HubGateRule/hubMetrics``); `agreement` only when a baseline was
+            /// compared.
             func metrics(size: Int, withAgreement: Bool) -> [String: Double] {
-                var values = metric
-                if let classification {
-                    values["top1"] = classification.top1
-                    values["top5"] = classification.top5
-                }
-                if let inference = latency.inference {
-                    values["latency_p50_ms"] = inference.median
-                    values["latency_p90_ms"] = inference.p90
-                }
-                if withAgreement, let agreement { values["agreement"] = agreement.top1 }
+                var values = flatMetrics.compactMapValues { $0 }
+                if !withAgreement { values["agreement"] = nil }
                 values["size_bytes"] = Double(size)
                 return values
             }
@@ -330,64 +429,5 @@ actor GateRunner {
 
         var test: Test
         var models: [Model]
-    }
-
-    // MARK: The child process
-
-    /// Runs `arguments[0]` in a process group of its own, stdout and stderr to `log`; its exit
-    /// status, -1 when it was killed for taking longer than `timeout`, -2 when it could not
-    /// start.
-    static func runProcess(
-        _ arguments: [String], log: String, timeout: Duration, started: @Sendable (pid_t) async -> Void = { _ in },
-        ended: @Sendable (pid_t) async -> Void = { _ in }
-    ) async -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        var pid: pid_t = 0
-        let spawned = argv.withUnsafeBufferPointer { pointers -> Int32 in
-            guard let base = pointers.baseAddress else { return EINVAL }
-            return posix_spawn(&pid, arguments[0], &actions, &attributes, UnsafeMutablePointer(mutating: base), environ)
-        }
-        guard spawned == 0 else { return -2 }
-        let child = pid
-        await started(child)
-        // Polled: a blocking wait would hold one of Swift's few threads for minutes.
-        let deadline = ContinuousClock.now + timeout
-        var status: Int32 = 0
-        var result: Int32?
-        while result == nil {
-            let done = waitpid(child, &status, WNOHANG)
-            if done == child {
-                result = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-            } else if done < 0 && errno != EINTR {
-                result = -2
-            } else if ContinuousClock.now >= deadline {
-                kill(-child, SIGKILL)
-                waitpid(child, &status, 0)
-                result = -1
-            } else {
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-        }
-        await ended(child)
-        return result ?? -2
     }
 }

@@ -103,13 +103,15 @@ async function show(name) {
   // A version's row, and below it a row of its evaluations' details (folded) when it has any.
   $("versions").tBodies[0].replaceChildren(...versions.flatMap((version) => {
     const mine = evaluations.get(version.version) || [];
+    // The gates right after the number: on a narrow screen they are what must stay in view.
     const row = el("tr", { "data-version": String(version.version) },
-      el("td", {}, String(version.version)), el("td", { class: "digest", title: version.sha256 },
-        version.sha256.slice(0, 12)), el("td", {}, bytes(version.size)), el("td", {}, version.task),
-      el("td", { class: "when" }, version.created_at), el("td", {}, version.created_by),
+      el("td", {}, String(version.version)),
       el("td", { class: "gate-cell" }, ...mine.map((evaluation) => el("span",
         { class: "gate-badge " + evaluation.status, title: evaluation.failures.map((f) => f.reason).join("\n") },
         evaluation.alias + ": " + evaluation.status))),
+      el("td", {}, version.task), el("td", {}, bytes(version.size)),
+      el("td", { class: "digest", title: version.sha256 }, version.sha256.slice(0, 12)),
+      el("td", { class: "when" }, version.created_at), el("td", {}, version.created_by),
       el("td", { class: "actions" }, deleteButton(name, version.version)));
     if (!mine.length) return [row];
     return [row, el("tr", { class: "evaluation-row", "data-version": String(version.version) },
@@ -125,6 +127,7 @@ async function show(name) {
     const { history } = await hub(path + "/aliases/" + encodeURIComponent(alias.alias) + "/history");
     aliases.push(el("div", { class: "alias", "data-alias": alias.alias },
       el("strong", { class: "alias-line" }, alias.alias + " → " + targets(alias.targets)),
+      ...(alias.gate_flags ? [el("span", { class: "gate-flag" }, " " + alias.gate_flags.map(flagText).join("; "))] : []),
       el("span", { class: "muted" }, "  " + alias.updated_at + " by " + alias.updated_by),
       aliasButton("Move…", "move", () => {
         $("alias-model").value = name;
@@ -152,46 +155,6 @@ async function show(name) {
   $("model-details").hidden = false;
   for (const id of ["upload-name", "alias-model", "gate-model"]) $(id).value = name;
   say("");
-}
-
-// A rule as `netrunner hub gate --rule` writes it.
-function ruleText(rule) {
-  const bounds = [["threshold", rule.threshold], ["min_absolute_change", rule.min_absolute_change],
-    ["min_relative_change", rule.min_relative_change], ["greater_is_better", rule.greater_is_better]]
-    .filter(([, value]) => value !== undefined && value !== null).map(([key, value]) => key + "=" + value);
-  return rule.metric + ":" + bounds.join(",");
-}
-
-// A version's standing with one alias's gate, folded: the rules it missed, per test bundle its
-// metrics beside the baseline's, and the report.
-function gateStatus(name, evaluation) {
-  const parts = [];
-  for (const [bundle, metrics] of Object.entries(evaluation.metrics)) {
-    const base = evaluation.baseline_metrics[bundle] || {};
-    parts.push(el("table", { class: "metrics" },
-      el("caption", {}, bundle + " ", el("a", {
-        href: modelPath(name) + "/versions/" + evaluation.version + "/evaluations/" +
-          encodeURIComponent(evaluation.alias) + "/" + encodeURIComponent(bundle), target: "_blank", rel: "noopener",
-      }, "report")),
-      el("thead", {}, el("tr", {}, el("th", {}, "Metric"), el("th", {}, "This version"),
-        el("th", {}, evaluation.baseline ? "Baseline (" + evaluation.baseline + ")" : "Baseline"))),
-      el("tbody", {}, ...Object.keys(metrics).sort().map((key) => el("tr", {}, el("td", {}, key),
-        el("td", {}, format(metrics[key])), el("td", {}, key in base ? format(base[key]) : ""))))));
-  }
-  const missed = evaluation.failures.length;
-  return el("details", { class: "gate-status " + evaluation.status },
-    el("summary", {}, "Gate of " + evaluation.alias + ": " + evaluation.status +
-      (evaluation.baseline ? " against version " + evaluation.baseline : "") +
-      (missed ? ", " + missed + (missed === 1 ? " rule" : " rules") + " missed" : "")),
-    ...(missed ? [el("ul", { class: "failures" },
-      ...evaluation.failures.map((failure) => el("li", {}, failure.reason + " (" + failure.bundle + ")")))] : []),
-    ...(evaluation.message ? [el("p", { class: "muted" }, evaluation.message)] : []),
-    el("div", { class: "metric-tables" }, ...parts));
-}
-
-// A metric for people: up to 4 decimals.
-function format(value) {
-  return Number.isInteger(value) ? String(value) : String(Math.round(value * 10000) / 10000);
 }
 
 // The model shown no longer exists (its last version was deleted): the panel goes back to asking for one.
@@ -257,8 +220,22 @@ async function upload() {
   const path = modelPath(name);
   if (!file) throw new Error("Choose a .tflite or a zipped bundle to upload.");
   say("Uploading " + file.name + " (" + bytes(file.size) + ") as " + name + "…", true);
-  const version = await hub(path + "/versions" + (alias ? "?alias=" + encodeURIComponent(alias) : ""),
-    { method: "POST", body: file, headers: { "Content-Type": "application/octet-stream" } });
+  const query = [alias ? "alias=" + encodeURIComponent(alias) : "",
+    $("upload-task-change").checked ? "allow_task_change=true" : ""].filter(Boolean).join("&");
+  let version;
+  try {
+    version = await hub(path + "/versions" + (query ? "?" + query : ""),
+      { method: "POST", body: file, headers: { "Content-Type": "application/octet-stream" } });
+  } catch (error) {
+    // A task change, refused: here it is the checkbox, not a command line's flag.
+    const cut = error.message.indexOf(" Publish it under another name");
+    if (error.status === 409 && cut >= 0) {
+      throw failure(error.message.slice(0, cut) + " Upload it under another name, or tick \"another task\" " +
+        "to change the model's task.", error.status);
+    }
+    throw error;
+  }
+  $("upload-task-change").checked = false;
   $("upload-file").value = "";
   chosen = name;
   if (await refresh()) {
@@ -274,10 +251,26 @@ async function setAlias() {
   const reason = $("alias-force").value.trim();
   const body = JSON.stringify(Object.assign(parseTargets($("alias-targets").value),
     reason ? { force: true, reason } : {}));
-  const moved = await hub(path + "/aliases/" + encodeURIComponent(alias),
-    { method: "PUT", body, headers: { "Content-Type": "application/json" } });
+  let moved;
+  try {
+    moved = await hub(path + "/aliases/" + encodeURIComponent(alias),
+      { method: "PUT", body, headers: { "Content-Type": "application/json" } });
+  } catch (error) {
+    // The gate's refusal ends with the command line's way to force it; here it is the Force field.
+    const cut = error.message.indexOf(" An admin may force the move");
+    if (error.status === 409 && cut >= 0) {
+      throw failure(error.message.slice(0, cut) + " To move it anyway, type the reason in Force and press " +
+        "Move again (a key with the admin scope): the reason is kept in the alias's history.", error.status);
+    }
+    throw error;
+  }
   chosen = name;
-  if (await refresh()) say(moved.name + ": " + moved.alias + " → " + targets(moved.targets) + ".", true);
+  // What the hub recorded: nothing changed, a move, or a move forced past the gate with its reason.
+  const line = moved.unchanged
+    ? moved.name + ": " + moved.alias + " already serves " + servedText(moved.targets) + "; nothing changed."
+    : moved.name + ": " + moved.alias + " → " + targets(moved.targets) +
+      (moved.forced ? ", forced past its gate (reason: " + moved.reason + ")." : ".");
+  if (await refresh()) say(line, true);
 }
 
 // Sets an alias's gate (an admin key): every version is evaluated against it again.

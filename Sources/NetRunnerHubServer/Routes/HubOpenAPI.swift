@@ -1,3 +1,5 @@
+import NetRunnerSupport
+
 /// The OpenAPI 3 description of the hub's API, served at `/openapi.json`.
 ///
 /// Clients can be generated from it and the hub fuzzed against its own contract (schemathesis
@@ -8,7 +10,7 @@ enum HubOpenAPI {
     static let base = #"""
         {
           "openapi": "3.0.3",
-          "info": {"title": "netrunner hub", "version": "0.1.0",
+          "info": {"title": "netrunner hub", "version": "\#(BuildVersion.release)",
             "description": "A self-hosted model hub: versions, aliases with history and rollout, verified downloads."},
           "components": {
             "securitySchemes": {"key": {"type": "http", "scheme": "bearer"}},
@@ -41,7 +43,11 @@ enum HubOpenAPI {
               "Alias": {"type": "object", "required": ["name", "alias", "targets", "updated_at", "updated_by"],
                 "properties": {"name": {"type": "string"}, "alias": {"type": "string"},
                   "targets": {"type": "array", "items": {"$ref": "#/components/schemas/Target"}},
-                  "updated_at": {"type": "string"}, "updated_by": {"type": "string"}}},
+                  "updated_at": {"type": "string"}, "updated_by": {"type": "string"},
+                  "gate_flags": {"type": "array", "items": {"type": "object", "required": ["version", "status"],
+                    "properties": {"version": {"type": "integer"},
+                      "status": {"type": "string", "enum": ["unevaluated", "pending", "failed"]}}}},
+                  "forced": {"type": "boolean"}, "reason": {"type": "string"}, "unchanged": {"type": "boolean"}}},
               "Rule": {"type": "object", "required": ["metric"],
                 "properties": {"metric": {"type": "string"}, "threshold": {"type": "number", "nullable": true},
                   "min_absolute_change": {"type": "number", "nullable": true},
@@ -52,9 +58,15 @@ enum HubOpenAPI {
                   "bundles": {"type": "array", "items": {"type": "string"}},
                   "rules": {"type": "array", "items": {"$ref": "#/components/schemas/Rule"}},
                   "revision": {"type": "integer"}, "updated_at": {"type": "string"}, "updated_by": {"type": "string"}}},
+              "Experiment": {"type": "object", "required": ["id", "name", "alias", "variants", "baseline", "goal", "mode", "status"],
+                "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "alias": {"type": "string"},
+                  "variants": {"type": "array", "items": {"$ref": "#/components/schemas/Target"}},
+                  "baseline": {"type": "integer"}, "goal": {"type": "string"}, "guardrails": {"type": "object"},
+                  "mode": {"type": "string", "enum": ["normal", "aa"]},
+                  "status": {"type": "string", "enum": ["running", "stopped", "concluded"]}}},
               "Model": {"type": "object", "required": ["name", "description", "aliases", "created_at"],
                 "properties": {"name": {"type": "string"}, "description": {"type": "string"},
-                  "latest_version": {"type": "integer"},
+                  "latest_version": {"type": "integer"}, "description_version": {"type": "integer"},
                   "versions": {"type": "array", "items": {"$ref": "#/components/schemas/Version"}},
                   "aliases": {"type": "array", "items": {"$ref": "#/components/schemas/Alias"}},
                   "created_at": {"type": "string"}}}
@@ -67,8 +79,9 @@ enum HubOpenAPI {
     /// Each operation by its `operationId`: a route names the one it answers.
     static let operations = #"""
         {
-          "health": {"responses": {"200": {"description": "It runs.",
-              "content": {"application/json": {"schema": {"type": "object"}}}}}},
+          "health": {"responses": {"200": {"description": "It runs; which build (0.2.0 (62e46ba): the release and the commit).",
+              "content": {"application/json": {"schema": {"type": "object", "required": ["status", "version"],
+                "properties": {"status": {"type": "string"}, "version": {"type": "string"}}}}}}}},
           "listModels": {"parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}],
               "responses": {"200": {"description": "The models.", "content": {"application/json": {"schema": {
                 "type": "object", "required": ["models"],
@@ -79,7 +92,9 @@ enum HubOpenAPI {
                 "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
                 "404": {"$ref": "#/components/responses/Error"}}},
           "publish": {"parameters": [{"$ref": "#/components/parameters/name"},
-                {"name": "alias", "in": "query", "schema": {"type": "string"}}],
+                {"name": "alias", "in": "query", "schema": {"type": "string"}},
+                {"name": "allow_task_change", "in": "query", "schema": {"type": "string", "enum": ["true", "false"]},
+                  "description": "Publish a model of another task than the name's newest version (409 without it)."}],
               "requestBody": {"required": true, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
               "responses": {"201": {"description": "Published.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Version"}}}},
                 "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},
@@ -142,7 +157,7 @@ enum HubOpenAPI {
                 "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}},
           "createKey": {"requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object",
                   "required": ["name", "scope"], "properties": {"name": {"type": "string"},
-                  "scope": {"type": "string", "enum": ["read", "publish", "admin"]}}}}}},
+                  "scope": {"type": "string", "enum": ["report", "read", "publish", "admin"]}}}}}},
                 "responses": {"201": {"description": "The key, shown once.", "content": {"application/json": {"schema": {"type": "object",
                   "required": ["key", "name", "scope"]}}}},
                   "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"},

@@ -38,12 +38,15 @@ enum HubPage {
         "default-src 'none'; script-src '\(digest(of: "script"))'; style-src '\(digest(of: "style"))'; "
         + "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-    /// The page: `Resources/hub.html` with `hub.css` in its style element and `hub.js` in its
-    /// script element (one file for the browser: nothing more to fetch or to allow), all three
-    /// compiled into the binary; `make lint` parses the script.
+    /// The page: `Resources/hub.html` with `hub.css` in its style element and `hub.js`, then
+    /// `hub-gates.js`, in its script element (one file for the browser: nothing more to fetch or
+    /// to allow), all compiled into the binary; `make lint` parses the scripts.
     static let page = String(decoding: PackageResources.hub_html, as: UTF8.self)
         .replacing("{{STYLE}}", with: String(decoding: PackageResources.hub_css, as: UTF8.self))
-        .replacing("{{SCRIPT}}", with: String(decoding: PackageResources.hub_js, as: UTF8.self))
+        .replacing(
+            "{{SCRIPT}}",
+            with: String(decoding: PackageResources.hub_js, as: UTF8.self) + "\n"
+                + String(decoding: PackageResources.hub_gates_js, as: UTF8.self))
 
     /// The CSP source of the page's inline `element` (`style` or `script`): `sha256-` and the
     /// base64 digest of the element's text as served.

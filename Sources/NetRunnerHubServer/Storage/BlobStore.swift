@@ -1,54 +1,50 @@
-import FoundationEssentials
-import NetRunnerSupport
+import Hummingbird
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-/// Published files on disk, named by their SHA-256 (`blobs/sha256/<hex>`): versions with the
-/// same bytes share one file, and a file is never changed once in place (written beside it,
-/// then renamed in).
-struct BlobStore: Sendable {
-    let folder: String
-
-    init(dataFolder: String) throws {
-        folder = dataFolder + "/blobs/sha256"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    }
-
-    /// Where the blob with a digest is (it may not exist).
-    func path(of sha256: String) -> String { folder + "/" + sha256 }
-
+/// Where the hub keeps published files, named by their SHA-256 (lowercase hex): versions with
+/// the same bytes share one blob, and a blob never changes once stored.
+///
+/// The routes and the gates use this protocol only; where the bytes lie is the
+/// implementation's (``FileBlobStore``: files in the data folder). Another backend (an object
+/// store) is one more type conforming to it.
+protocol BlobStore: Sendable {
     /// Whether a blob is stored.
-    func contains(_ sha256: String) -> Bool {
-        var status = stat()
-        return stat(path(of: sha256), &status) == 0 && status.st_mode & S_IFMT == S_IFREG
-    }
+    ///
+    /// - Parameter sha256: Its digest.
+    /// - Returns: Whether it is there.
+    func contains(_ sha256: String) async -> Bool
 
-    /// Moves a verified file into the store under its digest (same file system: one rename);
-    /// if the blob is there already the file is removed.
-    func adopt(_ file: String, sha256: String) throws {
-        if contains(sha256) {
-            unlink(file)
-            return
-        }
-        guard rename(file, path(of: sha256)) == 0 else {
-            throw HubError.conflict("cannot store the upload: \(String(cString: strerror(errno)))")
-        }
-        // The rename is durable once the folder is.
-        let descriptor = open(folder, O_RDONLY | O_DIRECTORY)
-        if descriptor >= 0 {
-            fsync(descriptor)
-            close(descriptor)
-        }
-    }
+    /// The size of a blob in bytes, `nil` when it is not stored.
+    ///
+    /// - Parameter sha256: Its digest.
+    /// - Returns: Its size.
+    func size(of sha256: String) async -> Int?
 
-    /// The size of a blob.
-    func size(of sha256: String) -> Int? {
-        var status = stat()
-        guard stat(path(of: sha256), &status) == 0 else { return nil }
-        return Int(status.st_size)
-    }
+    /// Takes a verified local file into the store under its digest; the file is gone after
+    /// (moved in, or removed when the blob was there already).
+    ///
+    /// - Parameters:
+    ///   - file: The file (in the data folder's `uploads`).
+    ///   - sha256: Its digest.
+    /// - Throws: ``HubError/conflict(_:)`` when it cannot be stored.
+    func put(movingFile file: String, sha256: String) async throws
+
+    /// A blob's bytes, or those of a range of it, as a response body, read as it is sent.
+    ///
+    /// - Parameters:
+    ///   - sha256: Its digest (stored: ``contains(_:)``).
+    ///   - range: The bytes to send (within ``size(of:)``), or `nil` for all of them.
+    ///   - context: The request's context.
+    /// - Returns: The body.
+    /// - Throws: The store's errors when the blob cannot be read.
+    func body(of sha256: String, range: ClosedRange<Int>?, context: some RequestContext) async throws -> ResponseBody
+
+    /// Makes a blob a local file at `path`, for a child process to read (an evaluation).
+    ///
+    /// ``FileBlobStore`` links it (no copy); a remote store would download it.
+    ///
+    /// - Parameters:
+    ///   - sha256: Its digest.
+    ///   - path: Where the file is to be (its folder exists; nothing is there yet).
+    /// - Throws: A message saying why it could not.
+    func materialise(_ sha256: String, at path: String) async throws
 }

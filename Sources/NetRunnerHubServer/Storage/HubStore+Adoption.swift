@@ -18,7 +18,7 @@ extension HubStore {
         let count =
             try await database.raw(
                 "SELECT COUNT(*) AS count FROM hub_adoption WHERE name = \(bind: name)"
-            ).first(decoding: Count.self)?.count ?? 0
+            ).firstRow(Count.self)?.count ?? 0
         guard count < limit else { return }
         try? await database.raw(
             """
@@ -41,6 +41,6 @@ extension HubStore {
             SELECT version, COUNT(client) AS clients FROM hub_adoption WHERE name = \(bind: name) \
             GROUP BY version ORDER BY version
             """
-        ).all(decoding: Row.self).map { ($0.version, $0.clients) }
+        ).allRows(Row.self).map { ($0.version, $0.clients) }
     }
 }

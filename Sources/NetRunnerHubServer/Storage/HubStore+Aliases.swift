@@ -15,12 +15,6 @@ extension HubStore {
                 name: name, alias: alias, targets: HubStore.decodeTargets(targets), updatedAt: updatedAt,
                 updatedBy: updatedBy)
         }
-
-        enum CodingKeys: String, CodingKey {
-            case name, alias, targets
-            case updatedAt = "updated_at"
-            case updatedBy = "updated_by"
-        }
     }
 
     func aliases(of name: String) async throws -> [HubAlias] {
@@ -31,14 +25,19 @@ extension HubStore {
 
     static func aliases(_ db: any SQLDatabase, of name: String) async throws -> [HubAlias] {
         try await db.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) ORDER BY alias")
-            .all(decoding: AliasRow.self).map(\.record)
+            .allRows(AliasRow.self).map(\.record)
     }
 
-    func alias(_ alias: String, of name: String) async throws -> HubAlias? {
+    /// One alias; with `flagged`, its ``HubAlias/gateFlags`` set.
+    func alias(_ alias: String, of name: String, flagged: Bool = false) async throws -> HubAlias? {
         await acquire()
         defer { release() }
-        return try await database.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)")
-            .first(decoding: AliasRow.self)?.record
+        guard
+            let found = try await database.raw(
+                "SELECT * FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)"
+            ).firstRow(AliasRow.self)?.record
+        else { return nil }
+        return flagged ? try await HubStore.flagged(database, name: name, aliases: [found]).first : found
     }
 
     /// Points an alias at versions (each must exist, and must have passed the alias's gate
@@ -74,7 +73,7 @@ extension HubStore {
                     SELECT * FROM hub_alias_history WHERE name = \(bind: name) AND alias = \(bind: alias) \
                     ORDER BY sequence DESC
                     """
-                ).first(decoding: HistoryRow.self)?.record
+                ).firstRow(HistoryRow.self)?.record
             else {
                 throw HubError.notFound("\(name) has no alias \"\(alias)\"")
             }
@@ -107,12 +106,20 @@ extension HubStore {
             ).first()
             guard found != nil else { throw HubError.notFound("\(name) has no version \(target.version)") }
         }
+        let current =
+            try await db.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)")
+            .firstRow(AliasRow.self)?.record
+        // Pointing an alias where it points already changes nothing: 200, no history entry,
+        // and no gate to pass (issue 53: it answered 409 "version 2 failed" for its own target).
+        if action == "set", var current, Self.sameTargets(current.targets, targets) {
+            current.unchanged = true
+            current.forced = false
+            return (current, false)
+        }
         let overridden =
             action == "set" ? try await checkGate(db, name: name, alias: alias, targets: targets, force: force) : []
         let recorded = overridden.isEmpty ? action : "force"
-        let previous =
-            try await db.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)")
-            .first(decoding: AliasRow.self)?.record.targets ?? []
+        let previous = current?.targets ?? []
         let now = now()
         let encoded = encodeTargets(targets)
         try await db.raw("DELETE FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)").run()
@@ -142,6 +149,12 @@ extension HubStore {
         )
     }
 
+    /// Whether two lists of targets are the same versions with the same weights, in any order.
+    static func sameTargets(_ one: [HubAliasTarget], _ other: [HubAliasTarget]) -> Bool {
+        one.count == other.count
+            && one.sorted { $0.version < $1.version } == other.sorted { $0.version < $1.version }
+    }
+
     struct HistoryRow: Decodable {
         var name: String
         var alias: String
@@ -160,13 +173,8 @@ extension HubStore {
                 name: name, alias: alias, sequence: sequence, action: action,
                 targets: HubStore.decodeTargets(targets), previous: HubStore.decodeTargets(previous),
                 changedAt: changedAt, changedBy: changedBy, reason: reason,
-                overridden: overridden.flatMap { HubStore.decode([String].self, $0) })
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case name, alias, sequence, action, targets, previous, reason, overridden
-            case changedBy = "changed_by"
-            case changedAt = "changed_at"
+                // An experiment's move keeps a reason and overrides nothing: no empty list.
+                overridden: overridden.flatMap { HubStore.decode([String].self, $0) }.flatMap { $0.isEmpty ? nil : $0 })
         }
     }
 
@@ -180,6 +188,6 @@ extension HubStore {
             ON o.name = h.name AND o.alias = h.alias AND o.sequence = h.sequence \
             WHERE h.name = \(bind: name) AND h.alias = \(bind: alias) ORDER BY h.sequence
             """
-        ).all(decoding: HistoryRow.self).map(\.record)
+        ).allRows(HistoryRow.self).map(\.record)
     }
 }

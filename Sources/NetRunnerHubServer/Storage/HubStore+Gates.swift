@@ -1,5 +1,6 @@
 import FoundationEssentials
 import NetRunnerHub
+import NetRunnerSupport
 import SQLKit
 
 /// Gates: what a version must pass before an alias may point to it, each version's evaluation
@@ -38,12 +39,6 @@ extension HubStore {
                 rules: HubStore.decode([HubGateRule].self, rules) ?? [], revision: revision, updatedAt: updatedAt,
                 updatedBy: updatedBy)
         }
-
-        enum CodingKeys: String, CodingKey {
-            case name, alias, bundles, rules, revision
-            case updatedAt = "updated_at"
-            case updatedBy = "updated_by"
-        }
     }
 
     struct EvaluationRow: Decodable {
@@ -70,14 +65,6 @@ extension HubStore {
                 failures: HubStore.decode([HubGateFailure].self, failures) ?? [], message: message,
                 promotes: promotes != 0, queuedAt: queuedAt, finishedAt: finishedAt)
         }
-
-        enum CodingKeys: String, CodingKey {
-            case name, version, alias, status, baseline, metrics, failures, message, promotes
-            case gateRevision = "gate_revision"
-            case baselineMetrics = "baseline_metrics"
-            case queuedAt = "queued_at"
-            case finishedAt = "finished_at"
-        }
     }
 
     // MARK: Gates
@@ -90,12 +77,12 @@ extension HubStore {
 
     static func gates(_ db: any SQLDatabase, of name: String) async throws -> [HubGate] {
         try await db.raw("SELECT * FROM hub_gates WHERE name = \(bind: name) ORDER BY alias")
-            .all(decoding: GateRow.self).map(\.record)
+            .allRows(GateRow.self).map(\.record)
     }
 
     static func gate(_ db: any SQLDatabase, alias: String, of name: String) async throws -> HubGate? {
         try await db.raw("SELECT * FROM hub_gates WHERE name = \(bind: name) AND alias = \(bind: alias)")
-            .first(decoding: GateRow.self)?.record
+            .firstRow(GateRow.self)?.record
     }
 
     func gate(_ alias: String, of name: String) async throws -> HubGate? {
@@ -186,7 +173,7 @@ extension HubStore {
     static func baseline(_ db: any SQLDatabase, alias: String, of name: String) async throws -> Int? {
         let targets =
             try await db.raw("SELECT * FROM hub_aliases WHERE name = \(bind: name) AND alias = \(bind: alias)")
-            .first(decoding: AliasRow.self)?.record.targets ?? []
+            .firstRow(AliasRow.self)?.record.targets ?? []
         return targets.max { $0.weight < $1.weight }?.version
     }
 
@@ -212,11 +199,11 @@ extension HubStore {
         if let version {
             rows = try await database.raw(
                 "SELECT * FROM hub_evaluations WHERE name = \(bind: name) AND version = \(bind: version) ORDER BY alias"
-            ).all(decoding: EvaluationRow.self)
+            ).allRows(EvaluationRow.self)
         } else {
             rows = try await database.raw(
                 "SELECT * FROM hub_evaluations WHERE name = \(bind: name) ORDER BY version, alias"
-            ).all(decoding: EvaluationRow.self)
+            ).allRows(EvaluationRow.self)
         }
         return rows.map(\.record)
     }
@@ -226,7 +213,65 @@ extension HubStore {
         await acquire()
         defer { release() }
         return try await database.raw("SELECT * FROM hub_evaluations WHERE status = 'pending' ORDER BY queued_at")
-            .all(decoding: EvaluationRow.self).map(\.record)
+            .allRows(EvaluationRow.self).map(\.record)
+    }
+
+    /// A model's oldest pending evaluations against its gates as they are now, at most `limit`
+    /// (those of a gate set since are stale and never run): the runner reads back those that
+    /// waited in the store for room (``GateQueue``).
+    ///
+    /// On a shared PostgreSQL they include another node's; one evaluated twice is recorded once
+    /// (``finish(_:)`` takes the first).
+    func pendingEvaluations(of name: String, limit: Int) async throws -> [HubEvaluation] {
+        await acquire()
+        defer { release() }
+        return try await database.raw(
+            """
+            SELECT e.* FROM hub_evaluations e JOIN hub_gates g ON g.name = e.name AND g.alias = e.alias \
+            AND g.revision = e.gate_revision WHERE e.name = \(bind: name) AND e.status = 'pending' \
+            ORDER BY e.queued_at, e.version, e.alias LIMIT \(bind: max(1, min(limit, 10_000)))
+            """
+        ).allRows(EvaluationRow.self).map(\.record)
+    }
+
+    /// Queues, as pending, every published version that has no evaluation against a gate of its
+    /// model as the gate is now, and returns them to run.
+    ///
+    /// A hub queues a version's evaluations when it is published and when a gate is set; a
+    /// version published by a node of an older release, which knew no gates (a downgrade, or an
+    /// old node left running in a rolling upgrade on a shared PostgreSQL), has none, and its
+    /// alias may have moved to it unevaluated. Run at each start and after each evaluation pass
+    /// (``GateRunner``), so that such a version is evaluated and its alias flagged until then.
+    func queueUnevaluated() async throws -> [HubEvaluation] {
+        await acquire()
+        defer { release() }
+        return try await retrying("queueing the versions no gate has evaluated") {
+            try await transaction { db in
+                let gates = try await db.raw("SELECT * FROM hub_gates ORDER BY name, alias")
+                    .allRows(GateRow.self).map(\.record)
+                var queued: [HubEvaluation] = []
+                for gate in gates {
+                    let versions = try await db.raw(
+                        """
+                        SELECT version FROM hub_versions WHERE name = \(bind: gate.name) AND deleted_at IS NULL \
+                        ORDER BY version
+                        """
+                    ).all().map { try $0.decode(column: "version", as: Int.self) }
+                    let evaluated = Set(
+                        try await db.raw(
+                            """
+                            SELECT version FROM hub_evaluations WHERE name = \(bind: gate.name) \
+                            AND alias = \(bind: gate.alias) AND gate_revision = \(bind: gate.revision)
+                            """
+                        ).all().map { try $0.decode(column: "version", as: Int.self) })
+                    for version in versions where !evaluated.contains(version) {
+                        queued.append(
+                            try await HubStore.queueEvaluation(db, name: gate.name, version: version, gate: gate))
+                    }
+                }
+                return queued
+            }
+        }
     }
 
     /// Records a finished evaluation, unless it is stale.
@@ -246,7 +291,7 @@ extension HubStore {
                         SELECT * FROM hub_evaluations WHERE name = \(bind: evaluation.name) \
                         AND version = \(bind: evaluation.version) AND alias = \(bind: evaluation.alias)
                         """
-                    ).first(decoding: EvaluationRow.self)?.record,
+                    ).firstRow(EvaluationRow.self)?.record,
                     current.queuedAt == evaluation.queuedAt, current.status == .pending
                 else { return nil }
                 try await db.raw(
@@ -284,7 +329,7 @@ extension HubStore {
                 SELECT * FROM hub_evaluations WHERE name = \(bind: name) AND version = \(bind: target.version) \
                 AND alias = \(bind: alias)
                 """
-            ).first(decoding: EvaluationRow.self)?.record
+            ).firstRow(EvaluationRow.self)?.record
             guard let evaluation, evaluation.gateRevision == gate.revision else {
                 problems.append("version \(target.version) has not been evaluated against this gate")
                 continue
@@ -297,7 +342,8 @@ extension HubStore {
                 problems.append(
                     "version \(target.version) failed: "
                         + (reasons.isEmpty
-                            ? (evaluation.message ?? "its evaluation failed") : reasons.joined(separator: "; ")))
+                            ? (evaluation.message.map { GateMessages.scrubbed($0) } ?? "its evaluation failed")
+                            : reasons.joined(separator: "; ")))
             }
         }
         guard !problems.isEmpty, force == nil else { return problems }
@@ -322,9 +368,7 @@ extension HubStore {
     // MARK: JSON columns
 
     static func encode(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+        (try? JSONCoding.encoder().encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
 
     static func decode<Value: Decodable>(_ type: Value.Type, _ text: String) -> Value? {

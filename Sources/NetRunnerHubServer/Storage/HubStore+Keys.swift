@@ -7,12 +7,6 @@ extension HubStore {
         var keyName: String
         var scope: String
         var createdAt: String
-
-        enum CodingKeys: String, CodingKey {
-            case scope
-            case createdAt = "created_at"
-            case keyName = "key_name"
-        }
     }
 
     /// Stores a key by its SHA-256 (the key itself is never stored).
@@ -42,7 +36,7 @@ extension HubStore {
         defer { release() }
         guard
             let row = try await database.raw("SELECT * FROM hub_keys WHERE digest = \(bind: digest)")
-                .first(decoding: KeyRow.self), let scope = HubScope(rawValue: row.scope)
+                .firstRow(KeyRow.self), let scope = HubScope(rawValue: row.scope)
         else { return nil }
         return (row.keyName, scope)
     }
@@ -50,7 +44,7 @@ extension HubStore {
     func keys() async throws -> [(name: String, scope: String, createdAt: String)] {
         await acquire()
         defer { release() }
-        return try await database.raw("SELECT * FROM hub_keys ORDER BY key_name").all(decoding: KeyRow.self)
+        return try await database.raw("SELECT * FROM hub_keys ORDER BY key_name").allRows(KeyRow.self)
             .map { ($0.keyName, $0.scope, $0.createdAt) }
     }
 

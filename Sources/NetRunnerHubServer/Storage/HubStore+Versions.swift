@@ -21,31 +21,49 @@ extension HubStore {
                 name: name, version: version, sha256: sha256, size: size, format: format, task: task,
                 modelID: modelId, description: description, createdAt: createdAt, createdBy: createdBy)
         }
-
-        enum CodingKeys: String, CodingKey {
-            case name, version, sha256, size, format, task, description
-            case createdBy = "created_by"
-            case modelId = "model_id"
-            case createdAt = "created_at"
-        }
     }
 
     /// Publishes a version: numbered the highest + 1 inside the transaction, its evaluation
     /// queued against every gate of the model, and, if asked, an alias moved to it in the same
     /// transaction (a gated alias moves once the version passes: its evaluation `promotes`).
+    ///
+    /// A version of another task than the model's newest is refused (409, naming both tasks)
+    /// unless `allowTaskChange`.
     func publish(
         name: String, sha256: String, size: Int, format: String, task: String, modelID: String, description: String,
-        by who: String, alias: String?
+        by who: String, alias: String?, allowTaskChange: Bool = false
     ) async throws -> (version: HubVersion, evaluations: [HubEvaluation]) {
         await acquire()
         defer { release() }
         for attempt in 0..<5 {
             do {
                 return try await transaction { db in
+                    // On PostgreSQL, nodes number one name's versions one at a time (a lock held to
+                    // the commit): with retries alone, a node could lose the number five times in a
+                    // row to another publishing back to back (a CI run saw a 500). SQLite's
+                    // transactions are one writer at a time already.
+                    if db.dialect.name == "postgresql" {
+                        try await db.raw("SELECT pg_advisory_xact_lock(hashtext(\(bind: "hub_versions:" + name)))")
+                            .run()
+                    }
                     let highest = try await db.raw(
                         "SELECT MAX(version) AS top FROM hub_versions WHERE name = \(bind: name)"
                     )
                     .first()?.decode(column: "top", as: Int?.self)
+                    if !allowTaskChange,
+                        let newest = try await db.raw(
+                            """
+                            SELECT * FROM hub_versions WHERE name = \(bind: name) AND deleted_at IS NULL \
+                            ORDER BY version DESC
+                            """
+                        ).firstRow(VersionRow.self), newest.task != task
+                    {
+                        throw HubError.conflict(
+                            "\(name) is a model of the \(newest.task) task (its newest version, \(newest.version), is); "
+                                + "this upload is a model of the \(task) task, and hub:\(name)@latest would change task "
+                                + "under its users. Publish it under another name, or ask for the change: "
+                                + "netrunner hub push --allow-task-change (?allow_task_change=true in the API).")
+                    }
                     let now = HubStore.now()
                     let record = HubVersion(
                         name: name, version: (highest ?? 0) + 1, sha256: sha256, size: size, format: format, task: task,
@@ -90,7 +108,7 @@ extension HubStore {
         defer { release() }
         return try await database.raw(
             "SELECT * FROM hub_versions WHERE name = \(bind: name) AND deleted_at IS NULL ORDER BY version"
-        ).all(decoding: VersionRow.self).map(\.record)
+        ).allRows(VersionRow.self).map(\.record)
     }
 
     /// One version (not deleted).
@@ -102,7 +120,7 @@ extension HubStore {
             SELECT * FROM hub_versions WHERE name = \(bind: name) AND version = \(bind: version) \
             AND deleted_at IS NULL
             """
-        ).first(decoding: VersionRow.self)?.record
+        ).firstRow(VersionRow.self)?.record
     }
 
     /// The newest version with a digest (not deleted).
@@ -114,7 +132,7 @@ extension HubStore {
             SELECT * FROM hub_versions WHERE name = \(bind: name) AND sha256 = \(bind: sha256) \
             AND deleted_at IS NULL ORDER BY version DESC
             """
-        ).first(decoding: VersionRow.self)?.record
+        ).firstRow(VersionRow.self)?.record
     }
 
     /// Whether any version (of any model, deleted or not) has this digest: its blob is in use.
@@ -154,22 +172,25 @@ extension HubStore {
         defer { release() }
         let rows = try await database.raw(
             "SELECT * FROM hub_versions WHERE deleted_at IS NULL ORDER BY name, version"
-        ).all(decoding: VersionRow.self).map(\.record)
+        ).allRows(VersionRow.self).map(\.record)
         let aliases = try await database.raw("SELECT * FROM hub_aliases ORDER BY name, alias")
-            .all(decoding: AliasRow.self).map(\.record)
+            .allRows(AliasRow.self).map(\.record)
         var models: [HubModel] = []
         for (name, versions) in Dictionary(grouping: rows, by: \.name).sorted(by: { $0.key < $1.key }) {
             guard let latest = versions.last, let first = versions.first else { continue }
+            let own = aliases.filter { $0.name == name }
+            let described = HubStore.describedVersion(versions, aliases: own) ?? latest
             if let search, !search.isEmpty {
                 let needle = search.lowercased()
-                guard name.lowercased().contains(needle) || latest.description.lowercased().contains(needle) else {
+                guard name.lowercased().contains(needle) || described.description.lowercased().contains(needle) else {
                     continue
                 }
             }
             models.append(
                 HubModel(
-                    name: name, description: latest.description, latestVersion: latest.version, versions: nil,
-                    aliases: aliases.filter { $0.name == name }, createdAt: first.createdAt))
+                    name: name, description: described.description, latestVersion: latest.version, versions: nil,
+                    aliases: try await HubStore.flagged(database, name: name, aliases: own), createdAt: first.createdAt,
+                    descriptionVersion: described.version))
         }
         return models
     }

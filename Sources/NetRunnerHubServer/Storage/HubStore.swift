@@ -28,12 +28,27 @@ actor HubStore {
     /// lets another call in at every `await`, which would interleave with an open transaction.
     private var isBusy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The operations of tasks that yield to requests (``yieldsToRequests``), let in when no
+    /// request's waits, or after ``backgroundEvery`` requests' in a row.
+    private var waitingBackground: [CheckedContinuation<Void, Never>] = []
+    private var requestsInARow = 0
+
+    /// Whether this task's operations wait behind the requests' (the gates' evaluations, so
+    /// that a flood of them never holds an update check up).
+    @TaskLocal static var yieldsToRequests = false
+
+    /// Requests let in, with background operations waiting, before one of those is.
+    static let backgroundEvery = 8
 
     /// Waits for the store (one statement sequence at a time), connecting again if the
     /// connection was closed; every operation starts with it and ends with ``release()``.
     func acquire() async {
         if isBusy {
-            await withCheckedContinuation { waiting.append($0) }
+            if Self.yieldsToRequests {
+                await withCheckedContinuation { waitingBackground.append($0) }
+            } else {
+                await withCheckedContinuation { waiting.append($0) }
+            }
         } else {
             isBusy = true
         }
@@ -60,7 +75,16 @@ actor HubStore {
 
     /// Lets the next operation in.
     func release() {
-        if waiting.isEmpty { isBusy = false } else { waiting.removeFirst().resume() }
+        if !waiting.isEmpty && (waitingBackground.isEmpty || requestsInARow < Self.backgroundEvery) {
+            requestsInARow += 1
+            waiting.removeFirst().resume()
+        } else if !waitingBackground.isEmpty {
+            requestsInARow = 0
+            waitingBackground.removeFirst().resume()
+        } else {
+            requestsInARow = 0
+            isBusy = false
+        }
     }
 
     init(
@@ -71,6 +95,9 @@ actor HubStore {
         self.reconnect = reconnect
         self.logger = logger
     }
+
+    /// The advisory lock key nodes take to create the tables one at a time (PostgreSQL): "NRHUB".
+    static let migrationLock = 0x4E_5248_5542
 
     /// Creates the tables if missing.
     func migrate() async throws {
@@ -101,9 +128,22 @@ actor HubStore {
             scope TEXT NOT NULL, created_at TEXT NOT NULL)
             """,
         ]
-        // Two nodes starting at once may both create a table: the loser's error passes on a retry.
+        // Two nodes starting at once on one PostgreSQL would race on every table (CREATE TABLE IF
+        // NOT EXISTS is not safe against a concurrent one: the loser gets a unique violation on
+        // pg_type, and a retry met the next table's race, five times in a row in a CI run): one
+        // node at a time, under a transaction-scoped advisory lock; DDL is transactional there.
+        // SQLite is one file that one hub opens. A failure still passes on a retry.
+        let all = statements + HubStore.gateTables + HubStore.experimentTables
         try await retrying("creating the tables") {
-            for statement in statements + HubStore.gateTables { try await database.raw(statement).run() }
+            if database.dialect.name == "postgresql" {
+                try await transaction { session in
+                    try await session.raw("SELECT pg_advisory_xact_lock(\(unsafeRaw: String(Self.migrationLock)))")
+                        .run()
+                    for statement in all { try await session.raw(statement).run() }
+                }
+            } else {
+                for statement in all { try await database.raw(statement).run() }
+            }
         }
     }
 

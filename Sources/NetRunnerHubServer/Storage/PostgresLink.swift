@@ -108,23 +108,32 @@ final class PostgresLink: Sendable {
     }
 }
 
+/// A database that wraps `base`: its logger, event loop, version, dialect and query log level
+/// are `base`'s; only `execute` is its own.
+protocol ForwardingDatabase: SQLDatabase {
+    /// The database wrapped.
+    var base: any SQLDatabase { get }
+}
+
+extension ForwardingDatabase {
+    var logger: Logger { base.logger }
+    var eventLoop: any EventLoop { base.eventLoop }
+    var version: (any SQLDatabaseReportedVersion)? { base.version }
+    var dialect: any SQLDialect { base.dialect }
+    var queryLogLevel: Logger.Level? { base.queryLogLevel }
+}
+
 /// A database whose statements fail with ``HubError/unavailable(_:)`` when not answered within
 /// `deadline` (`onTimeout` is then called), or at once when the connection was given up
 /// (`isAbandoned`: a transaction's ROLLBACK after its statement timed out does not wait again).
 ///
 /// The statement itself is not cancelled (postgres-nio offers no way to): its answer, if it ever
 /// comes, is dropped.
-struct DeadlineDatabase: SQLDatabase {
+struct DeadlineDatabase: ForwardingDatabase {
     let base: any SQLDatabase
     let deadline: TimeAmount
     let isAbandoned: @Sendable () -> Bool
     let onTimeout: @Sendable () -> Void
-
-    var logger: Logger { base.logger }
-    var eventLoop: any EventLoop { base.eventLoop }
-    var version: (any SQLDatabaseReportedVersion)? { base.version }
-    var dialect: any SQLDialect { base.dialect }
-    var queryLogLevel: Logger.Level? { base.queryLogLevel }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void)
         -> EventLoopFuture<Void>
@@ -157,14 +166,8 @@ struct DeadlineDatabase: SQLDatabase {
 /// The database of a connection that could not be opened again: every statement fails at once
 /// with ``HubError/unavailable(_:)`` (503), until an operation connects again. (Like
 /// ``DeadlineDatabase``, it leaves the async `execute` to SQLKit's default, which awaits this one.)
-struct UnreachableDatabase: SQLDatabase {
+struct UnreachableDatabase: ForwardingDatabase {
     let base: any SQLDatabase
-
-    var logger: Logger { base.logger }
-    var eventLoop: any EventLoop { base.eventLoop }
-    var version: (any SQLDatabaseReportedVersion)? { base.version }
-    var dialect: any SQLDialect { base.dialect }
-    var queryLogLevel: Logger.Level? { base.queryLogLevel }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void)
         -> EventLoopFuture<Void>

@@ -70,6 +70,29 @@ public enum ImageDecoder {
         return try decode(data: data, options: options, source: path)
     }
 
+    /// Decodes an image held in memory in a decoder process when ``isolation`` takes its format,
+    /// awaiting the child without holding the caller's thread (a server's worker thread stays
+    /// free for other photos while a HEIC decodes or hangs); `nil` for any other format, or
+    /// without isolation, which the caller decodes in process.
+    ///
+    /// - Parameters:
+    ///   - data: The encoded image.
+    ///   - options: How to decode.
+    ///   - source: The name errors use for the data, `image data` by default.
+    /// - Returns: The image, as ``decode(data:options:source:)`` returns it, or `nil`.
+    /// - Throws: As ``decode(data:options:source:)``.
+    public static func decodeInDecoderProcess(
+        data: Data, options: DecodingOptions = DecodingOptions(), source: String = "image data"
+    ) async throws(ImageError) -> DecodedImage? {
+        guard let isolation, let format = ImageFormat.sniff(data.prefix(12)),
+            isolation.configuration.formats.contains(format)
+        else { return nil }
+        guard data.count <= options.maximumFileSize else {
+            throw .fileTooLarge(source: source, byteCount: data.count, limit: options.maximumFileSize)
+        }
+        return try await isolation.decode(data: data, format: format, options: options, source: source)
+    }
+
     /// Decodes an image held in memory.
     ///
     /// - Parameters:
@@ -127,26 +150,18 @@ public enum ImageDecoder {
 
     /// What the first bytes look like, for formats people try that are not decoded here.
     ///
+    /// A decoded format is named from ``ImageFormat``'s table (its magic bytes), so this list
+    /// holds only the others; the brands of `ftyp` files that are no HEIF or AVIF image are
+    /// videos.
+    ///
     /// - Parameter bytes: The file's first 12 bytes (or fewer).
     /// - Returns: The format's name with its article, or `nil`.
     static func formatGuess(_ bytes: Data) -> String? {
-        let array = Array(bytes)
+        let array = Array(bytes.prefix(12))
         func starts(_ text: String) -> Bool { array.starts(with: Array(text.utf8)) }
-        if starts("GIF87a") || starts("GIF89a") { return "a GIF image" }
-        if starts("RIFF"), array.count >= 12, Array(array[8..<12]) == Array("WEBP".utf8) { return "a WebP image" }
+        if let format = ImageFormat.sniff(array) { return format.withArticle }
         if starts("RIFF") { return "a RIFF file (AVI or WAV)" }
-        if array.starts(with: [0x49, 0x49, 0x2A, 0x00]) || array.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) {
-            return "a TIFF image"
-        }
-        if array.count >= 12, Array(array[4..<8]) == Array("ftyp".utf8) {
-            let brand = String(decoding: array[8..<12], as: UTF8.self)
-            switch brand {
-            case "avif", "avis": return "an AVIF image"
-            case "heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1": return "a HEIF image"
-            case "qt  ": return "a QuickTime video"
-            default: return "an MP4 video"
-            }
-        }
+        if let brand = ImageFormat.brand(array) { return brand == "qt  " ? "a QuickTime video" : "an MP4 video" }
         if array.starts(with: [0x1A, 0x45, 0xDF, 0xA3]) { return "a Matroska or WebM video" }
         if starts("%PDF") { return "a PDF document" }
         if array.starts(with: [0x00, 0x00, 0x01, 0x00]) { return "a Windows icon (ICO)" }

@@ -133,7 +133,11 @@ enum HEIFDecoder {
     /// pixels, so a grid of many tiny tiles is charged as if each were 256 x 256.
     static let pixelsChargedPerTile = 256 * 256
 
-    static func decode(_ bytes: UnsafeRawBufferPointer, _ context: DecodeContext) throws(ImageError) -> DecodedImage {
+    /// Decodes the image, or its thumbnail where ``DecodingOptions/minimumThumbnailSize`` allows
+    /// and `thumbnails` is true.
+    static func decode(
+        _ bytes: UnsafeRawBufferPointer, _ context: DecodeContext, thumbnails: Bool = true
+    ) throws(ImageError) -> DecodedImage {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
             throw .emptyFile(source: context.source)
         }
@@ -162,9 +166,9 @@ enum HEIFDecoder {
         // The thumbnail instead, when one is large enough (a phone's HEIC: a 320-pixel HEVC image
         // instead of 48 tiles of 512x512); its own tiling is checked as the image's was.
         var fromThumbnail = false
-        if let wanted = context.options.minimumThumbnailSize, wanted.width > 0, wanted.height > 0 {
-            var thumbnailWidth: Int32 = 0
-            var thumbnailHeight: Int32 = 0
+        var thumbnailWidth: Int32 = 0
+        var thumbnailHeight: Int32 = 0
+        if thumbnails, let wanted = context.options.minimumThumbnailSize, wanted.width > 0, wanted.height > 0 {
             if nr_heif_use_thumbnail(
                 decoder, UInt32(clamping: wanted.width), UInt32(clamping: wanted.height), &thumbnailWidth,
                 &thumbnailHeight) == 1
@@ -185,6 +189,11 @@ enum HEIFDecoder {
         status = nr_heif_decode(
             decoder, format == .rgba32 ? 1 : 0, context.format == .avif ? 1 : 0, &decodedWidth, &decodedHeight)
         guard status == NR_CODEC_OK else { throw failure(status) }
+        // A thumbnail whose coded image is not the size its item declares (the size the shape
+        // check above was made on) is not trusted: the image itself is decoded instead.
+        if fromThumbnail, decodedWidth != thumbnailWidth || decodedHeight != thumbnailHeight {
+            return try decode(bytes, context, thumbnails: false)
+        }
         try context.checkSize(width: Int(decodedWidth), height: Int(decodedHeight))
         let pixels = try context.decodePixels(
             width: Int(decodedWidth), height: Int(decodedHeight), format: format, writesEveryByte: true
@@ -234,17 +243,28 @@ enum HEIFDecoder {
     }
 
     /// Checks what the decode will really do, which a file may declare apart from its `ispe`
-    /// size: a grid's own output size against the pixel limit, and its tiles, each charged at
-    /// least ``pixelsChargedPerTile``.
+    /// size: a grid's own output size against the pixel limit, its tiles, each charged at least
+    /// ``pixelsChargedPerTile``, and their sides against the chroma subsampling (an odd side of
+    /// subsampled tiles, which the region decode declines too, is refused for the whole decode).
     private static func checkTiling(_ decoder: OpaquePointer, _ context: DecodeContext) throws(ImageError) {
         var width: UInt32 = 0
         var height: UInt32 = 0
         var tiles: UInt32 = 0
         var tileWidth: UInt32 = 0
         var tileHeight: UInt32 = 0
-        let status = nr_heif_tiling(decoder, &width, &height, &tiles, &tileWidth, &tileHeight)
+        var misfitChroma: Int32 = 0
+        let status = nr_heif_tiling(decoder, &width, &height, &tiles, &tileWidth, &tileHeight, &misfitChroma)
         guard status == NR_CODEC_OK else {
             throw context.error(status: status, message: String(cString: nr_heif_message(decoder)))
+        }
+        // Debian's libheif 1.19.7 writes such a grid's chroma past the end of its plane (a heap
+        // overflow that may corrupt the process without crashing it): refused before decoding.
+        guard misfitChroma == 0 else {
+            let subsampling = misfitChroma == 422 ? "4:2:2" : "4:2:0"
+            throw .unsupportedVariant(
+                source: context.source, format: context.format,
+                detail: "this \(context.format) grid has \(tileWidth)x\(tileHeight) tiles of \(subsampling) chroma, "
+                    + "which libheif 1.19 decodes into memory it does not own; refused")
         }
         try context.checkSize(width: Int(width), height: Int(height))
         let charged = Int(tiles).multipliedReportingOverflow(by: pixelsChargedPerTile)

@@ -199,6 +199,7 @@ struct DecoderChildProcess: Sendable {
         case SIGILL: "SIGILL"
         case SIGFPE: "SIGFPE"
         case SIGKILL: "SIGKILL"
+        case SIGSYS: "SIGSYS"
         default: "signal \(signal)"
         }
     }

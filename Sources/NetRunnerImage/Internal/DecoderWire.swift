@@ -1,5 +1,7 @@
 // What a decoder child and its parent say to each other over their socket, and the child's loop.
 //
+//   hello:    "NRD1" | u8 kind 2 | u32 header length | header JSON {state, detail}, the child's
+//             first message, once its sandbox is in place (DecoderSandbox)
 //   request:  "NRD1" | u32 header length | header JSON {source, options} | u64 data length | data
 //   response: "NRD1" | u8 kind (0 image, 1 error) | u32 header length | header JSON
 //             | (image) the pixels, packed rows, exactly width x height x bytes per pixel
@@ -21,7 +23,8 @@ enum DecoderWire {
     /// The longest header either side accepts.
     static let maximumHeaderBytes = 1 << 20
     /// The environment variable a child reads to fail on purpose (tests): `crash` raises
-    /// SIGSEGV and `hang` never answers, once a request has been read.
+    /// SIGSEGV and `hang` never answers, once a request has been read; the sandbox's probes
+    /// and `skip-sandbox` are DecoderSandbox's.
     static let faultEnvironmentVariable = "NETRUNNER_DECODER_FAULT"
 
     struct RequestHeader: Codable {
@@ -43,7 +46,7 @@ enum DecoderWire {
     }
 
     /// Why an exchange with a child produced no answer.
-    enum Failure: Equatable {
+    enum Failure: Error, Equatable {
         case timedOut
         case closed
         case failed(Int32)
@@ -79,6 +82,25 @@ enum DecoderWire {
         head.append(contentsOf: header)
         append(UInt64(data.count), to: &head)
         return Request(head: head, data: data)
+    }
+
+    /// Reads a child's hello before `deadline`.
+    static func hello(from child: DecoderChildProcess, deadline: Double) -> Result<DecoderSandbox.Hello, Failure> {
+        var fixed = [UInt8](repeating: 0, count: 9)
+        if let failure = fixed.withUnsafeMutableBytes({ child.read(into: $0, deadline: deadline) }) {
+            return .failure(Failure(failure))
+        }
+        guard Array(fixed[0..<4]) == magic, fixed[4] == 2 else { return .failure(.malformed("no hello")) }
+        let length = Int(readUInt32(fixed, at: 5))
+        guard length <= maximumHeaderBytes else { return .failure(.malformed("a hello of \(length) bytes")) }
+        var header = [UInt8](repeating: 0, count: length)
+        if let failure = header.withUnsafeMutableBytes({ child.read(into: $0, deadline: deadline) }) {
+            return .failure(Failure(failure))
+        }
+        guard let hello = try? JSONDecoder().decode(DecoderSandbox.Hello.self, from: Data(header)) else {
+            return .failure(.malformed("an unreadable hello"))
+        }
+        return .success(hello)
     }
 
     /// Sends the request and reads the response, all before `deadline`.
@@ -131,12 +153,58 @@ enum DecoderWire {
         return .answer(.success(decoded))
     }
 
+    /// What is wrong with a child's image, or `nil` when nothing is.
+    ///
+    /// Held to what the parent knows without the child: the format it sniffed, the options it
+    /// sent, the geometry it read from the file itself (``HEIFDeclaredGeometry``) and plain
+    /// bounds. A child that answers otherwise is not believed.
+    static func problem(
+        with image: DecodedImage, format: ImageFormat, options: DecodingOptions, declared: HEIFDeclaredGeometry?
+    ) -> String? {
+        func fits(_ size: PixelSize) -> Bool {
+            let (pixels, overflow) = size.width.multipliedReportingOverflow(by: size.height)
+            return size.width > 0 && size.height > 0 && !overflow && pixels <= max(options.maximumPixelCount, 1)
+        }
+        let stored = image.storedSize
+        let full = image.fullSize
+        let region = image.region
+        guard image.format == format else { return "a \(image.format) image for a \(format) file" }
+        guard fits(stored) else { return "a stored size of \(stored.width)x\(stored.height)" }
+        if let declared {
+            let upright = declared.upright
+            let matches =
+                declared.cropped
+                ? stored.width <= upright.width && stored.height <= upright.height : stored == upright
+            guard matches else {
+                return "a stored size of \(stored.width)x\(stored.height) for a file that declares "
+                    + "\(declared.coded.width)x\(declared.coded.height)"
+            }
+        }
+        guard (1...8).contains(image.scaleNumerator) else { return "a scale of \(image.scaleNumerator)/8" }
+        // The HEIF decoders apply the file's transformations themselves.
+        guard image.orientation == .up, image.isUpright else { return "an orientation of \(image.orientation)" }
+        let longest = max(stored.width, stored.height)
+        guard fits(full), full.width <= longest, full.height <= longest,
+            full.width * full.height <= stored.width * stored.height
+        else { return "a full size of \(full.width)x\(full.height) for \(stored.width)x\(stored.height)" }
+        guard region.x >= 0, region.y >= 0, region.width > 0, region.height > 0,
+            region.width <= full.width - region.x, region.height <= full.height - region.y
+        else { return "a region of \(region) in \(full.width)x\(full.height)" }
+        guard image.pixels.size == PixelSize(width: region.width, height: region.height) else {
+            return "\(image.pixels.width)x\(image.pixels.height) pixels for a region of \(region)"
+        }
+        if let wanted = options.pixelFormat, image.pixels.format != wanted {
+            return "\(image.pixels.format) pixels where \(wanted) was asked for"
+        }
+        return nil
+    }
+
     // MARK: - The child's side
 
     /// The child's loop; returns its exit status.
     ///
-    /// Sets the child's limits, then answers requests on fd 0 / fd 1 until the parent closes the
-    /// socket.
+    /// Sets the child's limits, enters its sandbox and says so, then answers requests on fd 0 /
+    /// fd 1 until the parent closes the socket.
     static func serveChild(memoryLimit: Int) -> Int32 {
         if memoryLimit > 0 {
             var limit = rlimit(rlim_cur: rlim_t(memoryLimit), rlim_max: rlim_t(memoryLimit))
@@ -145,6 +213,12 @@ enum DecoderWire {
         var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
         setrlimit(Int32(RLIMIT_CORE.rawValue), &noCore)
         let fault = getenv(faultEnvironmentVariable).map { String(cString: $0) }
+        // Nothing untrusted has been read yet; from here on the child runs in its sandbox.
+        let hello = (try? JSONEncoder().encode(DecoderSandbox.enter(fault: fault))) ?? Data()
+        var greeting = magic + [2]
+        append(UInt32(hello.count), to: &greeting)
+        greeting.append(contentsOf: hello)
+        guard writeAll(greeting) else { return 0 }
         while true {
             var fixed = [UInt8](repeating: 0, count: 8)
             guard readAll(&fixed), Array(fixed[0..<4]) == magic else { return 0 }
@@ -164,7 +238,11 @@ enum DecoderWire {
             switch fault {
             case "crash"?: raise(SIGSEGV)
             case "hang"?: while true { sleep(60) }
-            default: break
+            default:
+                if let probed = DecoderSandbox.probe(fault) {
+                    guard send(.failure(probed)) else { return 0 }
+                    continue
+                }
             }
             let result = Result { () throws(ImageError) -> DecodedImage in
                 try ImageDecoder.decode(data: Data(bytes), options: request.options, source: request.source)

@@ -73,9 +73,9 @@ public final class ImageResizer {
     /// turned upright by `orientation`: the same bytes as `applyingOrientation` followed by
     /// ``resize(_:from:into:)``, without turning the full-size pixels.
     ///
-    /// Each pass runs along the stored axis its upright axis lies on (the upright rows' pass
-    /// first, as Pillow does), with the upright weights read backwards where that axis is
-    /// flipped, so every output sample is the same integer sum. Only the model-sized result is
+    /// Each pass runs along the stored axis its upright axis lies on, in Pillow's order for the
+    /// upright geometry, with the upright weights read backwards where that axis is flipped, so
+    /// every output sample is the same integer sum. Only the model-sized result is
     /// turned, which saves copying a large photo through the cache column by column.
     ///
     /// - Parameters:
@@ -177,14 +177,20 @@ public final class ImageResizer {
         let vertical = coefficients(self.vertical, origin: rect.y, length: rect.height, outputSize: destination.height)
         self.horizontal = horizontal
         self.vertical = vertical
-        runPasses(source, horizontal, vertical, into: &destination)
+        runPasses(
+            source, horizontal, vertical,
+            verticalFirst: ResampleCoefficients.runsVerticalFirst(horizontal.key, vertical.key), into: &destination)
     }
 
-    /// The horizontal pass, then the vertical one, each skipped where its table is the identity
-    /// (Pillow's order), from `source` into `destination` of the same format.
+    /// The two passes over `source`'s stored axes, into `destination` of the same format: the
+    /// rows' pass (`horizontal`) then the columns' (`vertical`), or the other way round when
+    /// `verticalFirst`, each skipped where its table is the identity, as Pillow skips it.
+    ///
+    /// The first pass computes only the rows (or columns) the second one reads; the order
+    /// changes the bytes (the intermediate is rounded to 8 bits), the restriction does not.
     private func runPasses(
         _ source: PixelBuffer, _ horizontal: ResampleCoefficients, _ vertical: ResampleCoefficients,
-        into destination: inout PixelBuffer
+        verticalFirst: Bool, into destination: inout PixelBuffer
     ) {
         let channels = source.format.bytesPerPixel
         let outWidth = destination.width
@@ -200,6 +206,20 @@ public final class ImageResizer {
         let needsHorizontal = !horizontal.isIdentity
         let needsVertical = !vertical.isIdentity
         switch (needsHorizontal, needsVertical) {
+        case (true, true) where verticalFirst:
+            // Columns first, only those the rows' pass reads; then the rows of the intermediate.
+            let firstColumn = horizontal.firstSource
+            let columnBytes = (horizontal.endSource - firstColumn) * channels
+            let intermediate = scratch(self.intermediate, byteCount: outHeight * columnBytes)
+            self.intermediate = intermediate
+            verticalPass(
+                vertical, source: input + firstColumn * channels, sourceStride: source.bytesPerRow, rowBase: 0,
+                rowBytes: columnBytes, into: intermediate.base, destinationStride: columnBytes)
+            let base = UnsafeRawPointer(intermediate.base)
+            horizontal.horizontalPass(
+                source: base - firstColumn * channels, sourceStride: columnBytes, firstRow: 0, rowCount: outHeight,
+                channels: channels, destination: output, destinationStride: destination.bytesPerRow,
+                readableEnd: base + outHeight * columnBytes)
         case (true, true):
             let firstRow = vertical.firstSource
             let rowCount = vertical.endSource - firstRow
@@ -248,7 +268,7 @@ public final class ImageResizer {
         let yBackwards = swaps ? alongY.x < origin.x : alongY.y < origin.y
         let xLength = swaps ? stored.height : stored.width
         let yLength = swaps ? stored.width : stored.height
-        // Upright x's weights (the first pass) and upright y's (the second), in stored indices.
+        // Upright x's weights and upright y's, in stored indices.
         let first = coefficients(
             horizontal, origin: uprightRect.x, length: uprightRect.width, outputSize: upright.width,
             mirrorLength: xBackwards ? xLength : 0)
@@ -257,31 +277,15 @@ public final class ImageResizer {
             mirrorLength: yBackwards ? yLength : 0)
         horizontal = first
         vertical = second
-        guard swaps else {
-            // Rows along stored x, then columns along stored y: the upright order.
-            runPasses(source, first, second, into: &result)
-            return
+        // Pillow's order is decided on the upright geometry.
+        let uprightVerticalFirst = ResampleCoefficients.runsVerticalFirst(first.key, second.key)
+        if swaps {
+            // Upright x runs along stored y and upright y along stored x: the stored rows' pass
+            // is upright y's, so Pillow's upright order is the other stored order.
+            runPasses(source, second, first, verticalFirst: !uprightVerticalFirst, into: &result)
+        } else {
+            runPasses(source, first, second, verticalFirst: uprightVerticalFirst, into: &result)
         }
-        result.makeUnique()
-        let channels = source.format.bytesPerPixel
-        let input = UnsafeRawPointer(source.storage.base)
-        let output = result.storage.base
-        // Upright x runs along stored y: a pass over stored rows, restricted to the stored
-        // columns upright y's weights read; then upright y along the intermediate's rows.
-        let firstColumn = second.firstSource
-        let columnCount = second.endSource - firstColumn
-        let columnBytes = columnCount * channels
-        let intermediate = scratch(self.intermediate, byteCount: upright.width * columnBytes)
-        self.intermediate = intermediate
-        verticalPass(
-            first, source: input + firstColumn * channels, sourceStride: source.bytesPerRow, rowBase: 0,
-            rowBytes: columnBytes, into: intermediate.base, destinationStride: columnBytes)
-        let base = UnsafeRawPointer(intermediate.base)
-        second.horizontalPass(
-            source: base - firstColumn * channels, sourceStride: columnBytes, firstRow: 0,
-            rowCount: upright.width, channels: channels, destination: output,
-            destinationStride: result.bytesPerRow, readableEnd: base + upright.width * columnBytes)
-        withExtendedLifetime(source.storage) {}
     }
 
     private func verticalPass(

@@ -1,4 +1,5 @@
-// Fixed-point resampling weights for one axis, and the two separable passes that use them.
+// Fixed-point resampling weights for one axis, and the two separable passes that use them
+// (ImageResizer runs them in Pillow's order: `runsVerticalFirst`).
 // Where the CPU has AVX2, the passes run CImageCodecs' vector loops (resample.c), which give the
 // same bytes (integer sums); the loops here are the portable ones.
 //
@@ -159,6 +160,26 @@ struct ResampleCoefficients {
             self.quadWeights3 = []
             self.quadWeights4 = []
         }
+    }
+
+    /// Whether Pillow resamples a geometry's columns before its rows: when the height shrinks,
+    /// and by more than twice as many pixels as the width does (a width that grows shrinks by
+    /// a negative count).
+    ///
+    /// Pillow 13's `ImagingResampleInner` (python-pillow/Pillow#9549) picks the order so; older
+    /// Pillows always ran the rows first. The intermediate is rounded to 8 bits, so the order
+    /// changes the bytes (1 input value in 8 for a photo of 400x600 stretched to 224x224). The
+    /// rule was read off Pillow 13.0.0 by resizing random pixels in one call and in either
+    /// order of two one-axis calls: it held on 600 random geometries, and `PillowShapeSweepTests`
+    /// checks it on photos.
+    ///
+    /// - Parameters:
+    ///   - horizontal: The rows' table (source width to output width).
+    ///   - vertical: The columns' table (source height to output height).
+    /// - Returns: `true` to run the vertical pass first.
+    static func runsVerticalFirst(_ horizontal: Key, _ vertical: Key) -> Bool {
+        let shrinksHeight = vertical.length - vertical.outputSize
+        return shrinksHeight > 0 && shrinksHeight > 2 * (horizontal.length - horizontal.outputSize)
     }
 
     /// Whether the table maps the source one to one (same length, every weight exactly 1).

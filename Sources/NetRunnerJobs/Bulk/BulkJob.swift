@@ -1,7 +1,7 @@
 package import NetRunner
 package import NetRunnerEvaluation
 import Synchronization
-package import TensorFlowLite
+import TensorFlowLite
 
 /// One `netrunner bulk` run over folders of images, made of its ``BulkSettings``: the shard's
 /// images, the run's identity beside its results file (a resumed file must be the same run),

@@ -1,33 +1,34 @@
 import FoundationEssentials
-package import NetRunner
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import NetRunner
 
 extension BulkResultsFile {
     /// Each embedding of a JSON Lines results file (`bulk` or `embed --json` with an
     /// embedder), in order, read without decoding the whole line: what `similar index` builds
     /// an index from.
     ///
-    /// A line's `"image"` and its `"float_embedding": [...]` are found by their keys (spaces
-    /// after a colon or comma allowed, as Python's `json.dumps` writes them) and the numbers read with the C library's `strtof`, which reads the shortest decimal Swift writes
-    /// for a `Float` back to the same `Float`; Foundation's decoder took 1.4 ms for a line of
-    /// 1,024 values, about 10 times this. A line this does not read (no embedding, an error, a
-    /// `null` for a value that is not finite, an image name with escapes it leaves to JSON) is
-    /// decoded whole, as ``records(in:)`` decodes it, so what it answers is the same.
+    /// A line's `"float_embedding": [...]` is found by walking its JSON
+    /// (``EmbeddingLineScan``: only `inference_results.embedding`'s, each key of that path
+    /// once, spaces as Python's `json.dumps` writes them allowed) and its numbers, each of
+    /// RFC 8259's grammar, read with the C library's `strtof`, which reads the shortest decimal
+    /// Swift writes for a `Float` back to the same `Float`; the rest of the line, without those
+    /// numbers, is Foundation's decoder's. Foundation's decoder took 1.4 ms for a whole line of
+    /// 1,024 values, about 10 times this. A line the scan does not read (no embedding, a key of
+    /// that path repeated or escaped, a number JSON refuses, `0x1p3`, `+1`, `.5`, `007`, or one
+    /// that is not a finite `Float`) is decoded whole, as ``records(in:)`` decodes it, so what
+    /// it answers is the same.
     ///
     /// - Parameters:
     ///   - path: The results file (a missing file has no lines).
+    ///   - skipping: Called with the image of each line without an embedding and why: its
+    ///     error (a photo that failed), or that its answer is another task's.
     ///   - body: Called with each embedding's image and values.
     /// - Returns: The lines without an embedding (failed images, other tasks' answers).
     /// - Throws: ``BulkError/unreadableResults(file:reason:)`` for a line that is not a results
     ///   line; what `body` throws.
     @discardableResult
     package static func forEachEmbedding(
-        in path: String, _ body: (_ image: String, _ embedding: [Float]) throws -> Void
+        in path: String, skipping: (_ image: String, _ reason: String) -> Void = { _, _ in },
+        _ body: (_ image: String, _ embedding: [Float]) throws -> Void
     ) throws -> Int {
         guard let data = try existingContents(path) else { return 0 }
         var skipped = 0
@@ -36,7 +37,7 @@ extension BulkResultsFile {
         try forEachWholeLine(data) { (line, number) throws(BulkError) in
             guard failure == nil else { return }
             do {
-                if let (image, values) = fastEmbedding(line) {
+                if let (image, values) = fastEmbedding(line, decoder: decoder) {
                     try body(image, values)
                     return
                 }
@@ -48,6 +49,7 @@ extension BulkResultsFile {
                 }
                 guard case .other(let answer as EmbeddingResult)? = record.answer else {
                     skipped += 1
+                    skipping(record.image, record.error ?? "its answer is no embedding (another task's)")
                     return
                 }
                 try body(record.image, answer.embedding)
@@ -59,87 +61,31 @@ extension BulkResultsFile {
         return skipped
     }
 
-    /// A line's image and embedding, or `nil` when the line is not one this reads.
-    private static func fastEmbedding(_ line: Data) -> (String, [Float])? {
-        line.withUnsafeBytes { raw -> (String, [Float])? in
-            guard let base = raw.baseAddress?.assumingMemoryBound(to: CChar.self), raw.count > 0 else { return nil }
-            let end = base + raw.count
-            // Where a key's value starts: both keys come early in a line (its keys are sorted,
-            // the embedding's numbers last), so a plain search is enough.
-            func find(_ key: StaticString) -> UnsafePointer<CChar>? {
-                key.withUTF8Buffer { pattern -> UnsafePointer<CChar>? in
-                    guard let first = pattern.first, let bytes = pattern.baseAddress, pattern.count <= raw.count else {
-                        return nil
-                    }
-                    var candidate = base
-                    while candidate <= end - pattern.count {
-                        guard let hit = memchr(candidate, Int32(first), end - pattern.count - candidate + 1) else {
-                            return nil
-                        }
-                        let at = UnsafePointer(hit.assumingMemoryBound(to: CChar.self))
-                        if memcmp(at, bytes, pattern.count) == 0 { return at + pattern.count }
-                        candidate = at + 1
-                    }
-                    return nil
-                }
-            }
-            func skipSpaces(_ pointer: UnsafePointer<CChar>) -> UnsafePointer<CChar> {
-                var pointer = pointer
-                while pointer < end, pointer.pointee == 0x20 || pointer.pointee == 0x09 { pointer += 1 }
-                return pointer
-            }
-            // The image: a string without escapes (any other is left to the decoder).
-            guard let key = find("\"image\":"), case let quote = skipSpaces(key), quote < end, quote.pointee == 0x22
-            else { return nil }
-            let imageStart = quote + 1
-            var cursor = imageStart
-            // Up to the closing quote (0x22); a backslash (0x5C) or a control byte is left to the decoder.
-            while cursor < end, cursor.pointee != 0x22 {
-                if cursor.pointee == 0x5C || UInt8(bitPattern: cursor.pointee) < 0x20 { return nil }
-                cursor += 1
-            }
-            guard cursor < end,
-                let image = String(
-                    validating: UnsafeBufferPointer(start: imageStart, count: cursor - imageStart).map {
-                        UInt8(bitPattern: $0)
-                    }, as: UTF8.self)
-            else { return nil }
-            // The values: numbers separated by commas, up to `]`.
-            guard let list = find("\"float_embedding\":"), case let bracket = skipSpaces(list), bracket < end,
-                bracket.pointee == 0x5B, let values = numbers(from: bracket + 1, to: end)
-            else { return nil }
-            return (image, values)
+    /// A line's image and embedding, or `nil` when the line is not one this reads
+    /// (``EmbeddingLineScan``): the decoder then reads it whole.
+    ///
+    /// The scan finds the one `inference_results.embedding.float_embedding` by walking the
+    /// line's JSON and reads its numbers; the decoder reads everything else, from the line
+    /// with those numbers (and `quantized_embedding`'s) cut out: the image, the error, the
+    /// task and every other field are the decoder's, so a nested or repeated `"image"` or
+    /// vector cannot name or replace what the decoder would read.
+    private static func fastEmbedding(_ line: Data, decoder: JSONDecoder) -> (String, [Float])? {
+        let scanned = line.withUnsafeBytes { raw in
+            EmbeddingLineScan(
+                UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count))
         }
-    }
-
-    /// The numbers of a JSON array from just after its `[` up to its `]`, or `nil` for anything
-    /// else (a `null`, a value that is not finite, no `]` before `end`).
-    private static func numbers(from start: UnsafePointer<CChar>, to end: UnsafePointer<CChar>) -> [Float]? {
-        var values: [Float] = []
-        values.reserveCapacity(1024)
-        var number = start
-        while number < end, number.pointee == 0x20 || number.pointee == 0x09 { number += 1 }
-        while number < end {
-            if number.pointee == 0x5D { return values.isEmpty ? nil : values }  // `]`
-            // glibc rounds correctly, subnormals included (it sets ERANGE for those, and for
-            // overflow, which `isFinite` refuses): errno is not read, a thread-local costing
-            // a third of the time.
-            var after: UnsafeMutablePointer<CChar>?
-            let value = strtof(number, &after)
-            guard let after, UnsafePointer(after) > number, UnsafePointer(after) < end, value.isFinite else {
-                return nil
-            }
-            values.append(value)
-            number = UnsafePointer(after)
-            while number < end, number.pointee == 0x20 || number.pointee == 0x09 { number += 1 }
-            guard number < end else { return nil }
-            if number.pointee == 0x2C {  // `,`
-                number += 1
-                while number < end, number.pointee == 0x20 || number.pointee == 0x09 { number += 1 }
-            } else if number.pointee != 0x5D {
-                return nil
-            }
+        guard let scanned else { return nil }
+        var skeleton = Data()
+        skeleton.reserveCapacity(line.count - scanned.cuts.reduce(0) { $0 + $1.count })
+        var kept = 0
+        for cut in scanned.cuts {
+            skeleton.append(line[(line.startIndex + kept)..<(line.startIndex + cut.lowerBound)])
+            kept = cut.upperBound
         }
-        return nil
+        skeleton.append(line[(line.startIndex + kept)...])
+        guard let record = try? decoder.decode(ResultsLine.self, from: skeleton),
+            case .other(let answer as EmbeddingResult)? = record.answer, answer.embedding.isEmpty
+        else { return nil }
+        return (record.image, scanned.values)
     }
 }

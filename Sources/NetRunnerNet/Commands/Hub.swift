@@ -25,7 +25,7 @@ extension NetRunnerNetCommand {
                 """,
             subcommands: [
                 Serve.self, Push.self, List.self, Show.self, Pull.self, Alias.self, Rollback.self, History.self,
-                Gate.self, Delete.self, Key.self, Cache.self,
+                Gate.self, Experiment.self, Delete.self, Key.self, Cache.self,
             ])
     }
 }
@@ -41,6 +41,15 @@ struct HubOptions: ParsableArguments {
     mutating func validate() throws { hub = try HubSetting.address(flag: hub) }
 
     var client: HubClient { HubClient(address: hub, token: token) }
+}
+
+/// `NAME ALIAS`: the alias of a model that `rollback`, `history` and `alias` act on.
+struct HubAliasArguments: ParsableArguments {
+    @Argument(help: "The model's name.")
+    var name: String
+
+    @Argument(help: "The alias.")
+    var alias: String
 }
 
 extension NetRunnerNetCommand.Hub {
@@ -120,6 +129,13 @@ extension NetRunnerNetCommand.Hub {
             help: "The seconds one gate evaluation may take before it is stopped and counted as failed.")
         var gateTimeout = 900.0
 
+        @Option(
+            name: .customLong("gate-queue-limit"), parsing: .unconditional,
+            help: ArgumentHelp(
+                "The most gate evaluations of one model waiting in memory; more wait in the store.",
+                visibility: .hidden))
+        var gateQueueLimit = 16
+
         @OptionGroup var connections: ConnectionOptions
 
         @OptionGroup var modelMemory: ModelMemoryOption
@@ -128,6 +144,7 @@ extension NetRunnerNetCommand.Hub {
             try OptionLimits.check(port, "--port", in: 0...65_535)
             try OptionLimits.check(gateConcurrency, "--gate-concurrency", in: 1...64)
             try OptionLimits.check(gateTimeout, "--gate-timeout", in: 1...86_400)
+            try OptionLimits.check(gateQueueLimit, "--gate-queue-limit", in: 1...4096)
             try OptionLimits.check(maximumUploadBytes, "--max-upload-bytes", in: 1024...(1 << 34))
             try OptionLimits.check(adoptionLimit, "--adoption-limit", in: 0...10_000_000)
             try OptionLimits.check(databaseTimeout, "--database-timeout", in: 0.1...3600)
@@ -137,7 +154,7 @@ extension NetRunnerNetCommand.Hub {
         }
 
         func run() async throws {
-            modelMemory.apply()
+            modelMemory.apply(asServer: true)
             let hub = try makeHub()
             let folder = data
             try await ListenFailure.explaining("netrunner hub serve", host: host, port: port) {
@@ -176,6 +193,7 @@ extension NetRunnerNetCommand.Hub {
             configuration.evaluator = evaluator
             configuration.gateConcurrency = gateConcurrency
             configuration.gateTimeout = .milliseconds(Int64(gateTimeout * 1000))
+            configuration.gateQueueLimit = gateQueueLimit
             return HubServer(configuration: configuration, logger: logger)
         }
 
@@ -215,12 +233,17 @@ extension NetRunnerNetCommand.Hub {
         @Option(help: "An alias to point at the new version (production, staging...).")
         var alias: String?
 
+        @Flag(
+            name: .customLong("allow-task-change"),
+            help: "Publish a model of another task than the name's newest version (refused without it).")
+        var allowTaskChange = false
+
         @OptionGroup var options: HubOptions
 
         func run() async throws {
             let client = options.client
-            let (file, name, alias) = (self.file, self.name, self.alias)
-            let version = try await client.push(file: file, name: name, alias: alias)
+            let (file, name, alias, allowTaskChange) = (self.file, self.name, self.alias, self.allowTaskChange)
+            let version = try await client.push(file: file, name: name, alias: alias, allowTaskChange: allowTaskChange)
             // A gated alias moves once the version passes its gate. The version is published
             // whatever the gates' answer: without one, the line says both ways.
             var moved = ""
@@ -262,49 +285,6 @@ extension NetRunnerNetCommand.Hub {
                 Console.print(
                     "\(model.name)  latest \(model.latestVersion ?? 0)  \(model.description)"
                         + (aliases.isEmpty ? "" : "  [\(aliases)]"))
-            }
-        }
-    }
-
-    /// `netrunner hub show NAME`.
-    struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "A model's versions and aliases.")
-
-        @Argument(help: "The model's name.")
-        var name: String
-
-        @Flag(help: "Print JSON.")
-        var json = false
-
-        @OptionGroup var options: HubOptions
-
-        func run() async throws {
-            let client = options.client
-            let name = self.name
-            let model = try await client.model(name)
-            if json { return try Console.printJSON(model) }
-            Console.print("\(model.name): \(model.description)")
-            for version in model.versions ?? [] {
-                Console.print(
-                    "  \(version.version)  sha256 \(version.sha256.prefix(12))  \(version.size) bytes  \(version.task)  "
-                        + "\(version.createdAt) by \(version.createdBy)")
-            }
-            for alias in model.aliases {
-                Console.print(
-                    "  \(alias.alias) -> \(alias.targets.summary)  (\(alias.updatedAt) by \(alias.updatedBy))")
-            }
-            // Each gate, and where the newest versions stand with it.
-            let gates = try await client.gates(model: name)
-            guard !gates.isEmpty else { return }
-            for gate in gates {
-                Console.print(
-                    "  gate on \(gate.alias) (revision \(gate.revision)): \(gate.bundles.joined(separator: ", ")); "
-                        + gate.rules.map(\.description).joined(separator: "; "))
-            }
-            for version in (model.versions ?? []).suffix(10) {
-                for evaluation in try await client.evaluations(model: name, version: version.version) {
-                    Console.print("  \(version.version)  \(Gate.summary(evaluation))")
-                }
             }
         }
     }
@@ -378,81 +358,18 @@ extension NetRunnerNetCommand.Hub {
         }
     }
 
-    /// `netrunner hub alias NAME ALIAS VERSION[:WEIGHT]...`.
-    struct Alias: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Point an alias at a version, or at several with weights (a staged rollout).",
-            discussion: "netrunner hub alias flowers production 7          # everyone gets 7\n"
-                + "netrunner hub alias flowers production 7:90 8:10  # 90% of clients get 7, 10% get 8")
-
-        @Argument(help: "The model's name.")
-        var name: String
-
-        @Argument(help: "The alias.")
-        var alias: String
-
-        @Argument(help: "VERSION, or VERSION:PERCENT for each version of a staged rollout.")
-        var targets: [String]
-
-        @Option(
-            help:
-                "Move a gated alias to versions that have not passed its gate (an admin key), giving the reason kept in its history."
-        )
-        var force: String?
-
-        @OptionGroup var options: HubOptions
-
-        func run() async throws {
-            var parsed: [HubAliasTarget] = []
-            do {
-                for target in targets {
-                    let parts = target.split(separator: ":", omittingEmptySubsequences: false)
-                    guard (1...2).contains(parts.count) else {
-                        throw ValidationError("\(target) is not VERSION or VERSION:PERCENT.")
-                    }
-                    let version = try CheckedNumber.integer(parts[0], "VERSION", in: 1...Int(Int32.max))
-                    guard parts.count == 2 || targets.count == 1 else {
-                        throw ValidationError("Give each version of a rollout its percent: 7:90 8:10.")
-                    }
-                    let weight = try parts.count == 2 ? CheckedNumber.integer(parts[1], "PERCENT", in: 1...100) : 100
-                    parsed.append(HubAliasTarget(version: version, weight: weight))
-                }
-                // Each percent is 1 to 100, one per argument: the sum cannot overflow.
-                let sum = parsed.map(\.weight).reduce(0, +)
-                guard sum == 100 else {
-                    throw ValidationError(
-                        "The percents of a rollout must add up to 100; \(targets.joined(separator: " ")) add up to "
-                            + "\(sum) (\(parsed.map { String($0.weight) }.joined(separator: " + "))). For example: 7:90 8:10."
-                    )
-                }
-            } catch let error as NumberOutOfRange {
-                throw ValidationError("\(error) The percents of a rollout add up to 100: 7:90 8:10.")
-            }
-            let client = options.client
-            let (name, alias, chosen, force) = (self.name, self.alias, parsed, self.force)
-            let found = try await client.setAlias(alias, model: name, targets: chosen, force: force)
-            Console.print(
-                "\(found.name): \(found.alias) -> \(found.targets.summary)"
-                    + (force == nil ? "" : " (forced past its gate)"))
-        }
-    }
-
     /// `netrunner hub rollback NAME ALIAS`.
     struct Rollback: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Point an alias back where it was before its last change.")
 
-        @Argument(help: "The model's name.")
-        var name: String
-
-        @Argument(help: "The alias.")
-        var alias: String
+        @OptionGroup var target: HubAliasArguments
 
         @OptionGroup var options: HubOptions
 
         func run() async throws {
             let client = options.client
-            let (name, alias) = (self.name, self.alias)
+            let (name, alias) = (target.name, target.alias)
             let found = try await client.rollback(alias, model: name)
             Console.print("\(found.name): \(found.alias) -> \(found.targets.summary) (rolled back)")
         }
@@ -462,17 +379,13 @@ extension NetRunnerNetCommand.Hub {
     struct History: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "An alias's history: who pointed it where, when.")
 
-        @Argument(help: "The model's name.")
-        var name: String
-
-        @Argument(help: "The alias.")
-        var alias: String
+        @OptionGroup var target: HubAliasArguments
 
         @OptionGroup var options: HubOptions
 
         func run() async throws {
             let client = options.client
-            let (name, alias) = (self.name, self.alias)
+            let (name, alias) = (target.name, target.alias)
             let history = try await client.history(of: alias, model: name)
             for change in history {
                 let before = change.previous.isEmpty ? "(new)" : change.previous.summary
@@ -503,30 +416,6 @@ extension NetRunnerNetCommand.Hub {
             let (name, version) = (self.name, self.version)
             try await client.delete(version: version, model: name)
             Console.print("deleted \(name)@\(version)")
-        }
-    }
-
-    /// `netrunner hub key NAME --scope read|publish|admin`.
-    struct Key: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Make an API key (admin key needed); it is printed once, the hub keeps only its digest.")
-
-        @Argument(help: "A name for the key (who or what uses it).")
-        var name: String
-
-        @Option(help: "read, publish or admin.")
-        var scope: String = "read"
-
-        @OptionGroup var options: HubOptions
-
-        func run() async throws {
-            guard let scope = HubScope(rawValue: scope) else {
-                throw ValidationError("--scope is read, publish or admin, not \(scope).")
-            }
-            let client = options.client
-            let name = self.name
-            let key = try await client.createKey(name: name, scope: scope)
-            Console.print(key)
         }
     }
 

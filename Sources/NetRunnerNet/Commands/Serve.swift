@@ -104,7 +104,7 @@ extension NetRunnerNetCommand {
         @Option(
             name: .customLong("index"),
             help: ArgumentHelp(
-                "A similarity index (from `netrunner similar index`) searched with a photo at POST /v1/indexes/NAME/search: NAME=FILE; its model must be served; repeatable.",
+                "A similarity index (from `netrunner similar index`) searched with a photo at POST /v1/indexes/NAME/search: NAME=FILE; the model it names is served with it (an id, an installed model, or a path); repeatable.",
                 valueName: "name=file"))
         var indexes: [String] = []
 
@@ -138,7 +138,7 @@ extension NetRunnerNetCommand {
         @Flag(
             name: .customLong("decode-in-process"),
             help:
-                "Decode HEIC and AVIF in the server's own process. By default they decode in child processes (one per worker thread), so that a crash in libheif costs one request a 400, not the server."
+                "Decode HEIC and AVIF in the server's own process (as NETRUNNER_DECODE_IN_PROCESS=1 does): faster, but a decoder crash ends the server (libheif 1.19 aborts or corrupts its heap on some hostile files). By default they decode in child processes (one per worker thread), so that a crash in libheif costs one request a 400, not the server."
         )
         var decodesInProcess = false
 
@@ -178,15 +178,18 @@ extension NetRunnerNetCommand {
             }
         }
 
-        /// The indexes of `--index NAME=FILE`, read and checked.
+        /// The indexes of `--index NAME=FILE`, read and checked, each with its model served.
         ///
-        /// Names are of the route's form, and each index's model is among those served.
+        /// Names are of the route's form. An index's model that is not among `served` is added
+        /// to it: an id of the catalog with the installed models (the default embedder's, which
+        /// `serve` does not serve without `--installed-models`), or a path, served under the
+        /// id of the served model with the same bytes, else its bundle's id or file name.
         ///
-        /// - Parameter served: The models served.
-        /// - Returns: The indexes by name.
+        /// - Parameter served: The models served; the indexes' models are added.
+        /// - Returns: The indexes by name, each naming its model by the id it is served under.
         /// - Throws: `ValidationError` naming the flag for a bad name, an unreadable index or a
-        ///   model not served.
-        func loadedIndexes(served: [ServedModel]) throws -> [String: EmbeddingIndex] {
+        ///   model that cannot be loaded.
+        func loadedIndexes(served: inout [ServedModel]) throws -> [String: EmbeddingIndex] {
             var loaded: [String: EmbeddingIndex] = [:]
             for text in indexes {
                 guard let equals = text.firstIndex(of: "="), equals > text.startIndex else {
@@ -207,15 +210,93 @@ extension NetRunnerNetCommand {
                 } catch {
                     throw ValidationError("--index \(name)=\(path): \(error)")
                 }
-                guard served.contains(where: { $0.id == index.model }) else {
-                    throw ValidationError(
-                        "--index \(name): its model \(index.model.isEmpty ? "(not named)" : index.model) is not served "
-                            + "(served: \(served.map(\.id).joined(separator: ", "))); index with `similar index --model ID`."
-                    )
+                let id = try servedID(ofModelOf: index, name: name, served: &served)
+                if let model = served.first(where: { $0.id == id }) {
+                    try Self.check(index, name: name, against: model)
                 }
-                loaded[name] = index
+                loaded[name] = id == index.model ? index : index.recording(model: id)
             }
             return loaded
+        }
+
+        /// The id an index's model is served under, loading it into `served` when it is not
+        /// there yet (see ``loadedIndexes(served:)``).
+        private func servedID(ofModelOf index: EmbeddingIndex, name: String, served: inout [ServedModel]) throws
+            -> String
+        {
+            let model = index.model
+            if served.contains(where: { $0.id == model }) { return model }
+            func refused(_ reason: String) -> ValidationError {
+                ValidationError(
+                    "--index \(name): its model \(model.isEmpty ? "(not named)" : model) \(reason) "
+                        + "(served: \(served.map(\.id).joined(separator: ", "))); make the index again with "
+                        + "`similar index --model ID` for a model served here.")
+            }
+            guard !model.isEmpty else { throw refused("is not named") }
+            guard !model.hasPrefix("hub:") else {
+                throw refused("is a hub model; serve it first (`netrunner import`) and index with its id")
+            }
+            let loaded: LoadedModel
+            let origin: String
+            var id: String
+            if ModelCatalog.exists(model) {
+                do {
+                    loaded = try LoadedModel(.path(model))
+                } catch {
+                    throw refused("cannot be loaded: \(error)")
+                }
+                (origin, id) = (model, loaded.description?.id ?? Self.fileID(model))
+                // The same bytes served already (the index made with a path to a served bundle).
+                if let same = served.first(where: { $0.model.sha256 == loaded.sha256 }) { return same.id }
+            } else {
+                let catalog = try ModelCatalog.commandLine(folder: models, includesInstalled: true)
+                guard let entry = catalog.entry(model) else { throw refused("is not served, and no model has that id") }
+                do {
+                    loaded = try catalog.load(entry)
+                } catch {
+                    throw refused("cannot be loaded: \(error)")
+                }
+                (origin, id) = (entry.origin, entry.id)
+            }
+            guard !served.contains(where: { $0.id == id }) else {
+                throw refused("is not the model served as \(id)")
+            }
+            guard ImageTask.kind(of: loaded) == .embedding else { throw refused("is no image embedder") }
+            Console.diagnostic("note: serving \(id) (\(origin)) for --index \(name)")
+            served.append(ServedModel(id: id, model: loaded, origin: origin))
+            return id
+        }
+
+        /// Refuses an index whose embeddings the model serving it cannot make: a model that is no
+        /// embedder, or an embedder of another dimension (every search would fail).
+        private static func check(_ index: EmbeddingIndex, name: String, against model: ServedModel) throws {
+            let shape = model.model.outputShapes?.first?.dimensions
+            var dimension: Int? = shape?.isEmpty == false ? 1 : nil
+            for side in shape ?? [] {
+                let (product, overflow) = (dimension ?? 0).multipliedReportingOverflow(by: side)
+                dimension = side > 0 && !overflow ? product : nil
+            }
+            let indexed =
+                "its \(index.count) embeddings are of \(index.dimension) values, from "
+                + "\(index.model.isEmpty ? "a model not named" : index.model)"
+            guard model.kind == .embedding else {
+                throw ValidationError(
+                    "--index \(name): \(indexed), but the model served as \(model.id) is a \(model.kind.rawValue) "
+                        + "model, no embedder; make the index again with `similar index --model ID` of an embedder.")
+            }
+            if let dimension, dimension != index.dimension {
+                throw ValidationError(
+                    "--index \(name): \(indexed), but the model served as \(model.id) makes embeddings of "
+                        + "\(dimension) values; make the index again with `similar index --model \(model.id)`.")
+            }
+        }
+
+        /// A model file's id as the models folder gives it: its name without the extension.
+        private static func fileID(_ path: String) -> String {
+            let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
+            let name = trimmed.split(separator: "/").last.map(String.init) ?? trimmed
+            guard let dot = name.lastIndex(of: "."), dot > name.startIndex else { return name }
+            return String(name[..<dot])
         }
 
         /// The `--stream` values with their names (`stream1`, `stream2` and so on when none is given).
@@ -232,7 +313,7 @@ extension NetRunnerNetCommand {
 
         func run() async throws {
             // Before the models are checked (makeServer): the --models folder's count against it too.
-            modelMemory.apply()
+            modelMemory.apply(asServer: true)
             let (server, served) = try makeServer()
             let (host, port) = (server.configuration.host, server.configuration.port)
             let ids = served.map(\.id).joined(separator: ", ")
@@ -240,7 +321,14 @@ extension NetRunnerNetCommand {
             // Admission by megapixels: photos over 16 MP share a budget of two of the largest
             // allowed, decoded at once, whatever the number of workers.
             ImageDecoder.admission = PixelBudget(capacity: 2 * server.engine.configuration.maximumPixelCount)
-            if !decodesInProcess {
+            // The command line's start set decoder processes up already (unless
+            // NETRUNNER_DECODE_IN_PROCESS=1): in process means none, the flag or that variable.
+            let inProcess =
+                decodesInProcess
+                || ProcessInfo.processInfo.environment[CommandLineMain.decodeInProcessVariable] == "1"
+            if inProcess {
+                ImageDecoder.isolation = nil
+            } else {
                 // Process-wide: every decode of this server (requests, albums, jobs) of a format
                 // whose decoder is not hardened goes to a child.
                 ImageDecoder.isolation = DecoderIsolation(
@@ -252,7 +340,9 @@ extension NetRunnerNetCommand {
                         "netrunner serve: listening on http://\(host):\(port) (\(served.count) models: \(ids))")
                     Console.print(
                         "  native API: /v1/models; KServe v2: /v2; \(threadCount) worker thread(s); HEIC and AVIF decoded "
-                            + (decodesInProcess ? "in process" : "in child processes"))
+                            + (inProcess
+                                ? "in process (\(decodesInProcess ? "--decode-in-process" : "NETRUNNER_DECODE_IN_PROCESS=1"):"
+                                    + " a decoder crash ends the server)" : "in child processes"))
                     Console.flush()
                 }
             }
@@ -269,7 +359,8 @@ extension NetRunnerNetCommand {
         ) {
             var logger = logger
             logger.logLevel = verbose ? .debug : .notice
-            let served = try servedModels()
+            var served = try servedModels()
+            let indexes = try loadedIndexes(served: &served)
             var keys = Set(apiKeys)
             if let apiKeysFile {
                 let text = String(decoding: try FileIO.contents(of: apiKeysFile, maximumSize: 1 << 20), as: UTF8.self)
@@ -300,7 +391,7 @@ extension NetRunnerNetCommand {
                 streams: namedStreams(),
                 streamModel: streamModel, streamInterval: .milliseconds(streamInterval))
             configuration.allowsPrivateImports = allowsPrivateImports
-            configuration.indexes = try loadedIndexes(served: served)
+            configuration.indexes = indexes
             configuration.allowedHosts = Set(connections.allowedHosts)
             configuration.idleTimeout = connections.idle
             configuration.maximumConnections = connections.maximumConnections

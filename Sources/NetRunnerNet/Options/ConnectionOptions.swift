@@ -28,7 +28,9 @@ struct ConnectionOptions: ParsableArguments {
 
     @Option(
         name: .customLong("max-connections"), parsing: .unconditional,
-        help: "Connections open at once; more wait to be accepted until one closes.")
+        help:
+            "Connections open at once; more wait to be accepted. From nine tenths of it on, a new connection makes room: the connections idle longest, then the slowest request bodies (408), are closed."
+    )
     var maximumConnections = 512
 
     @Option(

@@ -277,13 +277,18 @@ function stopCamera() {
   showStatus();
 }
 
-// Photos that Chromium and Firefox cannot draw (HEIC, HEIF, TIFF) are shown as the server
-// renders them (POST /v1/render: a JPEG, upright), and so is any other photo whose decoding
-// fails in this browser (AVIF in an older one). The rendering keeps the photo's proportions, so
-// the answers' boxes, keypoints and masks, in the photo's pixels, lie over the real picture.
-const undrawable = /\.(heic|heif|hif|tiff?)$/i;
+// Photos that Chromium and Firefox cannot draw (HEIC, TIFF, PNM: the formats photoFormats, the
+// server's table in /formats.js, says browsers do not draw) are shown as the server renders
+// them (POST /v1/render: a JPEG, upright), and so is any other photo whose decoding fails in this
+// browser (AVIF in an older one). The rendering keeps the photo's proportions, so the answers'
+// boxes, keypoints and masks, in the photo's pixels, lie over the real picture.
+const undrawn = photoFormats.filter((format) => !format.browser_draws);
+const undrawnExtensions = new Set(undrawn.flatMap((format) => format.extensions));
+const undrawnTypes = new Set(undrawn.flatMap((format) => format.mime_types));
 function browserCannotDraw(name, type) {
-  return undrawable.test(name || "") || /^image\/(heic|heif|tiff)/i.test(type || "");
+  const extension = /\.([^./]+)$/.exec(name || "");
+  return (extension !== null && undrawnExtensions.has(extension[1].toLowerCase()))
+    || undrawnTypes.has((type || "").split(";")[0].trim().toLowerCase());
 }
 
 // An <img> showing a blob, the blob it showed before let go.
@@ -291,6 +296,19 @@ function showBlob(image, blob) {
   if (image.dataset.blob) URL.revokeObjectURL(image.dataset.blob);
   image.dataset.blob = URL.createObjectURL(blob);
   image.src = image.dataset.blob;
+}
+
+// An <img> cannot send the key (the server takes ?key= only on the live socket): with a
+// key, an image is fetched with the header and shown from a blob URL (album.js's thumbnails
+// as they scroll into view, streams.js's frames).
+async function showImage(image, url) {
+  if (!apiKey) { image.src = url; return; }
+  const reply = await fetch(url, authorized());
+  if (!reply.ok) throw new Error(`${url}: ${reply.status}`);
+  const blob = URL.createObjectURL(await reply.blob());
+  if (image.dataset.blob) URL.revokeObjectURL(image.dataset.blob);
+  image.dataset.blob = blob;
+  image.src = blob;
 }
 
 // Shows a picked file: as the browser draws it, else as the server renders it. Resolves to
@@ -367,50 +385,6 @@ function showView(name) {
 }
 for (const view of ["live", "album", "streams", "settings"]) $("tab-" + view).onclick = () => showView(view);
 
-// Streams: cameras, live URLs or files the server reads (serve --stream), the latest
-// answered frame with the answer drawn by the server, polled while the view is open.
-let streamFrame = -1, streamTimer = null;
-async function loadStreams() {
-  const reply = await fetch("/v1/streams", authorized());
-  if (!reply.ok) return;
-  const list = (await reply.json()).streams;
-  $("tab-streams").hidden = list.length === 0;
-  const select = $("stream");
-  select.innerHTML = "";
-  for (const item of list) {
-    const option = document.createElement("option");
-    option.value = item.name;
-    option.textContent = `${item.name} (${item.source}, ${item.model})`;
-    select.appendChild(option);
-  }
-}
-async function pollStream() {
-  clearTimeout(streamTimer);
-  const name = $("stream").value;
-  if (!name || $("view-streams").hidden) return;
-  try {
-    const reply = await fetch(`/v1/streams/${encodeURIComponent(name)}`, authorized());
-    const info = await reply.json();
-    $("stream-status").textContent = info.error ? info.error_description
-      : `${info.state}${info.problem ? ": " + info.problem : ""}; frame ${info.frame ?? "-"}, `
-        + `${info.inferred} inferred, ${info.dropped_by_interval} dropped by interval, `
-        + `${info.dropped_while_busy} dropped while busy, ${info.reconnections} reconnections`;
-    if (info.result && info.frame !== streamFrame) {
-      streamFrame = info.frame;
-      const image = $("stream-frame");
-      await showImage(image, `/v1/streams/${encodeURIComponent(name)}/frame.jpg?frame=${info.frame}`);
-      await image.decode().catch(() => {});
-      $("stream-name").textContent = `${name}: frame ${info.frame} at ${(info.timestamp_ms / 1000).toFixed(2)} s`;
-      showAnswer(info.result, image.naturalWidth, image.naturalHeight, "stream-answers", "stream-overlay");
-    }
-  } catch (error) {
-    $("stream-status").textContent = "cannot read the stream: " + error.message;
-  }
-  streamTimer = setTimeout(pollStream, 250);
-}
-$("stream").onchange = () => { streamFrame = -1; pollStream(); };
-loadStreams().catch(() => {});
-
 // Settings: import a model by URL, follow its progress, then pick it.
 async function importModel() {
   const url = $("import-url").value.trim();
@@ -450,146 +424,6 @@ async function importModel() {
 }
 $("import").onclick = importModel;
 
-// Album: a folder the server was started with, the model over every photo, then the grid.
-let albums = null, albumResults = [];
-// An <img> cannot send the key (the server takes ?key= only on the live socket): with a
-// key, images are fetched with the header and shown from blob URLs, thumbnails as they
-// scroll into view.
-async function showImage(image, url) {
-  if (!apiKey) { image.src = url; return; }
-  const reply = await fetch(url, authorized());
-  if (!reply.ok) throw new Error(`${url}: ${reply.status}`);
-  const blob = URL.createObjectURL(await reply.blob());
-  if (image.dataset.blob) URL.revokeObjectURL(image.dataset.blob);
-  image.dataset.blob = blob;
-  image.src = blob;
-}
-const thumbnails = apiKey && "IntersectionObserver" in window ? new IntersectionObserver((entries) => {
-  for (const entry of entries) {
-    if (!entry.isIntersecting) continue;
-    thumbnails.unobserve(entry.target);
-    showImage(entry.target, entry.target.dataset.url).catch(() => entry.target.onerror && entry.target.onerror());
-  }
-}) : null;
-function showThumbnail(image, url) {
-  if (thumbnails) { image.dataset.url = url; thumbnails.observe(image); }
-  else showImage(image, url).catch(() => image.onerror && image.onerror());
-}
-async function loadAlbums() {
-  if (albums) return;
-  const reply = await fetch("/v1/albums", authorized());
-  albums = (await reply.json()).albums || [];
-  const select = $("album");
-  select.innerHTML = "";
-  for (const album of albums) {
-    const option = document.createElement("option");
-    option.value = album.id;
-    option.textContent = `${album.name} (${album.images} photos)`;
-    select.appendChild(option);
-  }
-  if (!albums.length) $("album-status").textContent = "No albums: start the server with --albums DIR.";
-  $("album-run").disabled = !albums.length;
-}
-
-async function runAlbum() {
-  const album = $("album").value;
-  if (!album || !model) return;
-  const status = $("album-status"), progress = $("album-progress");
-  status.className = "";
-  $("album-run").disabled = true;
-  $("album-grid").innerHTML = "";
-  $("album-opened").hidden = true;
-  try {
-    const reply = await fetch(`/v1/albums/${encodeURIComponent(album)}/runs?model=${encodeURIComponent(model.id)}`,
-      authorized({ method: "POST" }));
-    let run = await reply.json();
-    if (!reply.ok) throw new Error(run.error_description);
-    progress.hidden = false; progress.max = Math.max(1, run.total);
-    while (true) {
-      progress.value = run.done;
-      // The run's latency per stage is bulk's summary (GET /v1/runs/{id}'s latency).
-      const inference = (run.latency || {}).inference;
-      status.textContent = `${model.id}: ${run.done} of ${run.total} photos` + (run.failed ? `, ${run.failed} failed` : "")
-        + (inference ? `; inference ${inference.mean.toFixed(1)} ms mean, p90 ${inference.p90.toFixed(1)}` : "");
-      if (run.state === "finished") break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      run = await (await fetch(`/v1/runs/${run.id}?limit=0`, authorized())).json();
-    }
-    run = await (await fetch(`/v1/runs/${run.id}?limit=10000`, authorized())).json();
-    albumResults = run.results;
-    showGrid(album);
-  } catch (error) {
-    status.className = "error";
-    status.textContent = error.message;
-  } finally {
-    $("album-run").disabled = false;
-  }
-}
-
-function topAnswer(result) {
-  return result.error ? "failed" : taskCaption(result.inference_results || {}, result);
-}
-
-function showGrid(album) {
-  const grid = $("album-grid");
-  grid.innerHTML = "";
-  for (const line of albumResults) {
-    const tile = document.createElement("div");
-    tile.className = "tile";
-    tile.dataset.index = line.index;
-    // A photo that failed has no thumbnail (it could not be decoded): "no preview", as in
-    // bulk's report; so has one whose thumbnail fails to load.
-    const none = document.createElement("div");
-    none.className = "no-preview";
-    none.textContent = "no preview";
-    let image = none;
-    if (!line.result.error) {
-      image = document.createElement("img");
-      image.loading = "lazy";
-      image.alt = line.result.image;
-      image.onerror = () => image.replaceWith(none);
-      showThumbnail(image, `/v1/albums/${encodeURIComponent(album)}/images/${line.index}?thumbnail=1`);
-    }
-    const name = document.createElement("div");
-    name.className = "name";
-    name.textContent = line.result.image.split("/").pop();
-    const caption = document.createElement("div");
-    caption.textContent = topAnswer(line.result);
-    if (line.result.error) caption.className = "failed";
-    caption.title = line.result.image;
-    tile.append(image, name, caption);
-    tile.onclick = () => openPhoto(album, line);
-    grid.appendChild(tile);
-  }
-}
-
-// An album's photo, opened: as the browser draws the file, else (HEIC, TIFF, or a file whose
-// decoding fails here) as the server renders it (?render=jpeg), so the answer's drawing lies
-// over the real picture.
-let opened = 0;
-async function openPhoto(album, line) {
-  const photo = $("album-photo");
-  const url = `/v1/albums/${encodeURIComponent(album)}/images/${line.index}`;
-  const open = ++opened;
-  const shows = (source) => showImage(photo, source).then(() => photo.decode()).then(() => photo.naturalWidth > 0);
-  let by = "browser";
-  if (browserCannotDraw(line.result.image) || !(await shows(url).catch(() => false))) {
-    if (open !== opened) return;
-    by = "server";
-    await shows(url + "?render=jpeg").catch(() => false);
-  }
-  if (open !== opened) return;
-  photo.dataset.shownBy = by;
-  $("album-name").textContent = line.result.image;
-  $("album-opened").hidden = false;
-  // The answer is in the photo's pixels (a rendering of a large photo is smaller).
-  showAnswer(line.result, line.result.image_width || photo.naturalWidth, line.result.image_height || photo.naturalHeight,
-    "album-answers", "album-overlay");
-  window.scrollTo(0, 0);
-}
-$("album-run").onclick = runAlbum;
-$("album-close").onclick = () => { $("album-opened").hidden = true; };
-
 $("model").onchange = (event) => chooseModel(event.target.value);
 $("camera").onclick = () => (stream ? stopCamera() : startCamera());
 $("pause").onclick = () => {
@@ -597,6 +431,9 @@ $("pause").onclick = () => {
   $("pause").textContent = paused ? "Resume" : "Pause";
   if (!paused) sendFrame();
 };
+// The picker offers every format decoded here, by its extensions too (HEIC and AVIF have no
+// image/* type on every system).
+$("file").accept = ["image/*", ...photoFormats.flatMap((format) => format.extensions.map((e) => "." + e))].join(",");
 $("file").onchange = (event) => {
   runPhoto(event.target.files[0]);
   event.target.value = "";  // picking the same photo again runs it again

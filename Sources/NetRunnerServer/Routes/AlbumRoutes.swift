@@ -217,12 +217,8 @@ struct AlbumRoutes {
             }
             do {
                 let data = try album.read(index, maximumSize: limit)
-                let types: [ImageFormat: String] = [
-                    .jpeg: "image/jpeg", .png: "image/png", .bmp: "image/bmp", .pnm: "image/x-portable-anymap",
-                    .webp: "image/webp", .gif: "image/gif", .tiff: "image/tiff", .heif: "image/heic",
-                    .avif: "image/avif",
-                ]
-                let type = ImageFormat.sniff(data.prefix(16)).flatMap { types[$0] } ?? "application/octet-stream"
+                // The type of the format its bytes are, from ImageFormat's table.
+                let type = ImageFormat.sniff(data.prefix(16))?.mimeType ?? "application/octet-stream"
                 return Response(
                     status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: data)))
             } catch {

@@ -19,13 +19,9 @@ struct ImageUpload {
     /// The file name the client gave, else `upload`.
     var name: String
 
-    /// The image types sent as themselves that are decoded here.
-    static let decodedTypes: Set<String> = [
-        "image/jpeg", "image/jpg", "image/pjpeg", "image/png", "image/bmp", "image/x-bmp", "image/x-ms-bmp",
-        "image/x-portable-pixmap", "image/x-portable-graymap", "image/x-portable-bitmap", "image/x-portable-anymap",
-        "image/webp", "image/gif", "image/tiff", "image/heic", "image/heif", "image/heic-sequence",
-        "image/heif-sequence", "image/avif",
-    ]
+    /// The image types sent as themselves that are decoded here: every format's MIME types,
+    /// read from ``ImageFormat``'s table.
+    static let decodedTypes: Set<String> = Set(ImageFormat.allCases.flatMap { [$0.mimeType] + $0.otherMIMETypes })
 
     /// Reads the upload, or says what is wrong with it.
     ///

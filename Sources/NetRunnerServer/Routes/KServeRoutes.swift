@@ -217,7 +217,7 @@ struct KServeRoutes {
     /// Why a model has no details: unloaded, or not loaded yet.
     func notLoadedReason(_ name: String) -> String {
         engine.state(of: name) == .unloaded
-            ? "it is unloaded; POST /v2/repository/models/\(name)/load serves it again." : "it is not loaded (yet)."
+            ? RouteFailure.unloadedReason(name) : "it is not loaded (yet)."
     }
 
     /// A loaded model's configuration.
@@ -240,6 +240,11 @@ struct KServeRoutes {
         let served = try engine.model(name)
         guard let details = engine.details(of: name) else {
             throw EngineError.modelUnavailable(id: name, reason: notLoadedReason(name))
+        }
+        // Refused by its Content-Length before the body is read (a client waiting for `100
+        // Continue` then sends none of it); a length past Int's range is left to the limit below.
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumUploadBytes {
+            throw RouteFailure(.tooLarge, "The request is larger than the limit of \(maximumUploadBytes) bytes.")
         }
         let body: ByteBuffer
         do {

@@ -156,7 +156,8 @@ struct AnswerOptions {
     ///   - query: The query parameters.
     ///   - task: The model's task (a segmenter's mask is the model's size by default).
     ///   - also: Other parameters the route takes (not reported as unknown).
-    /// - Throws: ``QueryParameterError`` for a value out of range or an unknown parameter.
+    /// - Throws: ``QueryParameterError`` for a value out of range, an unknown parameter, or one
+    ///   given more than once (but for the two lists).
     init(_ query: Parameters, task: ImageTask.Kind?, also: Set<String> = []) throws {
         self.task = task
         results.maxResults = try QueryParameters.wholeNumber("maxResults", in: query, range: 1...10_000)
@@ -187,6 +188,9 @@ struct AnswerOptions {
                 description: "Unknown query parameter \"\(name)\": the answer options are maxResults, "
                     + "scoreThreshold, categoryAllowlist, categoryDenylist and mask.")
         }
+        // The lists may be repeated (`categoryAllowlist=a&categoryAllowlist=b`); any other
+        // parameter once (`mask=image&mask=model` was answered with one of them).
+        try QueryParameters.refuseRepeated(query, lists: ["categoryAllowlist", "categoryDenylist"])
     }
 
     /// A yes-or-no query parameter (`preview=1`): absent, `0` or `false` is no; `1` or `true` yes.

@@ -1,4 +1,6 @@
 import NetRunner
+import NetRunnerImage
+import NetRunnerSupport
 
 /// The OpenAPI 3 description of the native API (`/v1`), the health probes and Triton's model
 /// configuration, repository index, model control and statistics.
@@ -27,7 +29,7 @@ enum OpenAPIDocument {
     private static let template = #"""
         {
           "openapi": "3.0.3",
-          "info": {"title": "netrunner serve", "version": "0.1.0",
+          "info": {"title": "netrunner serve", "version": "\#(BuildVersion.release)",
             "description": "Run TensorFlow Lite vision models: the native API. Answers are results lines (docs/results-line.schema.json)."},
           "components": {
             "parameters": {
@@ -185,6 +187,12 @@ enum OpenAPIDocument {
                 "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}
         """#
 
+    /// The types an album's photo is sent as, its file as it is: each format's MIME type, read
+    /// from ``ImageFormat``'s table (JPEG, the first, is also a thumbnail's and a rendering's).
+    private static let albumImageTypes = ImageFormat.allCases.map {
+        "  \"\($0.mimeType)\": {\"schema\": {\"type\": \"string\", \"format\": \"binary\"}},"
+    }.joined(separator: "\n")
+
     /// The operations of the routes that are not a task's.
     private static let otherOperations = #"""
         {
@@ -279,15 +287,7 @@ enum OpenAPIDocument {
                 {"$ref": "#/components/parameters/max"}],
               "responses": {
                 "200": {"description": "The image as its file holds it, a JPEG thumbnail, or a JPEG rendering (with render=jpeg: the photo's own size in Image-Width and Image-Height).", "content": {
-                  "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
-                  "image/png": {"schema": {"type": "string", "format": "binary"}},
-                  "image/bmp": {"schema": {"type": "string", "format": "binary"}},
-                  "image/x-portable-anymap": {"schema": {"type": "string", "format": "binary"}},
-                  "image/webp": {"schema": {"type": "string", "format": "binary"}},
-                  "image/gif": {"schema": {"type": "string", "format": "binary"}},
-                  "image/tiff": {"schema": {"type": "string", "format": "binary"}},
-                  "image/heic": {"schema": {"type": "string", "format": "binary"}},
-                  "image/avif": {"schema": {"type": "string", "format": "binary"}},
+        \#(albumImageTypes)
                   "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
                 "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},
                 "422": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}},

@@ -42,18 +42,35 @@ enum QueryParameters {
         return value
     }
 
-    /// Refuses a parameter the route does not take.
+    /// Refuses a parameter the route does not take, and one given more than once.
     ///
     /// - Parameters:
     ///   - query: The request's query parameters.
     ///   - known: The parameters the route takes.
-    /// - Throws: ``QueryParameterError`` naming the first other parameter and those it takes.
+    /// - Throws: ``QueryParameterError`` naming the first other parameter and those it takes, or
+    ///   the first repeated one.
     static func refuseUnknown(_ query: Parameters, known: [String]) throws(QueryParameterError) {
         for name in query.map({ String($0.key) }) where !known.contains(name) {
             let takes =
                 known.count == 1 ? known[0] : known.dropLast().joined(separator: ", ") + " and " + (known.last ?? "")
             throw QueryParameterError(
                 description: "Unknown query parameter \"\(name.prefix(64))\": this route takes \(takes).")
+        }
+        try refuseRepeated(query)
+    }
+
+    /// Refuses a parameter given more than once (`mask=image&mask=model`): which one was meant
+    /// is the client's to say, not the server's to guess.
+    ///
+    /// - Parameters:
+    ///   - query: The request's query parameters.
+    ///   - lists: The parameters that may be repeated (a list's items).
+    /// - Throws: ``QueryParameterError`` naming the first repeated parameter.
+    static func refuseRepeated(_ query: Parameters, lists: Set<String> = []) throws(QueryParameterError) {
+        var seen: Set<String> = []
+        for name in query.map({ String($0.key) }) where !lists.contains(name) && !seen.insert(name).inserted {
+            throw QueryParameterError(
+                description: "\(name.prefix(64)) is given \(query.getAll(name).count) times: give it once.")
         }
     }
 }

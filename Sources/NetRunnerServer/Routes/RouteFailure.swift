@@ -1,4 +1,6 @@
+import Hummingbird
 import NetRunner
+import NetRunnerEngine
 import NetRunnerSupport
 
 /// A request a route refuses itself: what kind of failure, and the message.
@@ -25,5 +27,30 @@ struct RouteFailure: KindedFailure {
         return RouteFailure(
             .notFound,
             "Model \"\(id)\" is \(noun(kind)), not \(noun(asked)): POST to /v1/models/\(id)/\(verb) instead.")
+    }
+
+    /// A model unloaded through the repository API: 503, and the request that serves it again.
+    static func unloaded(id: String) -> RouteFailure {
+        RouteFailure(.unavailable(retryAfter: 1), "Model \"\(id)\" is not available: \(unloadedReason(id))")
+    }
+
+    /// Why an unloaded model does not answer, and what serves it again.
+    static func unloadedReason(_ id: String) -> String {
+        "it is unloaded; POST /v2/repository/models/\(id)/load serves it again."
+    }
+}
+
+/// Gives the engine's ``EngineError/modelUnloaded(id:)`` the server's advice, the route that
+/// loads the model again (``RouteFailure/unloaded(id:)``); inside ``FailureMiddleware``, which
+/// renders it.
+struct UnloadedModelMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch EngineError.modelUnloaded(let id) {
+            throw RouteFailure.unloaded(id: id)
+        }
     }
 }

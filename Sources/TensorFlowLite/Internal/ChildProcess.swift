@@ -1,7 +1,9 @@
 // Spawning a child process, capturing its output, and waiting for it with a time limit.
 //
 // Invariants: every descriptor opened here is closed before `run` returns; a child that
-// outlives the time limit is killed and reaped, so no zombie is left behind.
+// outlives the time limit is killed and reaped, so no zombie is left behind. On Linux the limit
+// counts the child's processor time (a niced child on a busy machine is not killed for waiting),
+// with a limit on the clock behind it for a child that sleeps.
 
 internal import CLiteRT
 
@@ -32,8 +34,12 @@ enum ChildProcess {
         var output: String
     }
 
-    /// Runs `arguments[0]` with `arguments`, stdout captured, stderr discarded.
-    static func run(_ arguments: [String], timeout: Double) throws -> Result {
+    /// Runs `arguments[0]` with `arguments`, stdout captured, stderr discarded, this process's
+    /// environment with `environment`'s `NAME=VALUE` entries in place of any of those names.
+    ///
+    /// The child is killed past `timeout` seconds of processor time (on Linux; elsewhere of
+    /// time on the clock), or past ``wallLimit(_:)`` on the clock.
+    static func run(_ arguments: [String], timeout: Double, environment: [String] = []) throws -> Result {
         let outputFile = nr_anonymous_file("netrunner-child-output")
         guard outputFile >= 0 else {
             throw InterpreterError.tensorFlowLiteError(
@@ -63,10 +69,12 @@ enum ChildProcess {
         let argv = arguments.map { strdup($0) } + [nil]
         // This process's environment, but Swift's crash backtracer off: a crash here is the
         // verdict, and the backtracer would keep a process of its own alive for minutes.
-        var variables: [UnsafeMutablePointer<CChar>?] = [strdup("SWIFT_BACKTRACE=enable=no")]
+        var variables: [UnsafeMutablePointer<CChar>?] =
+            [strdup("SWIFT_BACKTRACE=enable=no")] + environment.map { strdup($0) }
+        let replaced = ["SWIFT_BACKTRACE="] + environment.map { String($0.prefix { $0 != "=" }) + "=" }
         var index = 0
         while let entry = environ[index] {
-            if strncmp(entry, "SWIFT_BACKTRACE=", 16) != 0 { variables.append(strdup(entry)) }
+            if !replaced.contains(where: { strncmp(entry, $0, strlen($0)) == 0 }) { variables.append(strdup(entry)) }
             index += 1
         }
         variables.append(nil)
@@ -99,8 +107,18 @@ enum ChildProcess {
         return Result(termination: termination, output: output)
     }
 
+    /// The time on the clock a child may take with a processor-time limit of `timeout`:
+    /// three times as long, plus 10 s.
+    static func wallLimit(_ timeout: Double) -> Double {
+        #if os(Linux)
+            timeout * 3 + 10
+        #else
+            timeout
+        #endif
+    }
+
     private static func wait(for pid: pid_t, timeout: Double) -> Termination {
-        let deadline = monotonicSeconds() + timeout
+        let deadline = monotonicSeconds() + wallLimit(timeout)
         var pause: UInt32 = 200  // microseconds, doubling up to 20 ms
         while true {
             var status: Int32 = 0
@@ -110,7 +128,7 @@ enum ChildProcess {
                 return signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal)
             }
             if reaped < 0 && errno != EINTR { return .exited(-1) }
-            if monotonicSeconds() > deadline {
+            if monotonicSeconds() > deadline || processorSeconds(pid) > timeout {
                 kill(pid, SIGKILL)
                 while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
                 return .timedOut
@@ -118,6 +136,29 @@ enum ChildProcess {
             usleep(pause)
             pause = min(pause * 2, 20_000)
         }
+    }
+
+    /// The processor time `pid` has used, user and system, all its threads (`/proc/PID/stat`,
+    /// in clock ticks); 0 where that cannot be read (the limit on the clock still holds).
+    static func processorSeconds(_ pid: pid_t) -> Double {
+        #if os(Linux)
+            let file = open("/proc/\(pid)/stat", O_RDONLY)
+            guard file >= 0 else { return 0 }
+            defer { close(file) }
+            var buffer = [UInt8](repeating: 0, count: 1024)
+            let count = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+            // The command name, in parentheses, may hold spaces: fields are counted after it.
+            guard count > 0, let name = buffer[0..<count].lastIndex(of: UInt8(ascii: ")")) else { return 0 }
+            let fields = buffer[(name + 1)..<count].split(separator: UInt8(ascii: " "))
+            // fields[0] is the state (field 3 of proc(5)); utime and stime are fields 14 and 15.
+            guard fields.count > 12, let user = Int(String(decoding: fields[11], as: UTF8.self)),
+                let system = Int(String(decoding: fields[12], as: UTF8.self))
+            else { return 0 }
+            let ticks = max(Int(sysconf(Int32(_SC_CLK_TCK))), 1)
+            return Double(user + system) / Double(ticks)
+        #else
+            return 0
+        #endif
     }
 
     private static func monotonicSeconds() -> Double {

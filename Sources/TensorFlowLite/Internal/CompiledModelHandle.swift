@@ -22,21 +22,10 @@ final class CompiledModelHandle {
     {
         let api = model.environment.api
         let options = try OptionsHandle(api: api, threads: threads, gpu: gpu, gpuPrecision: gpuPrecision)
-        var compiled: NRLiteRtCompiledModel?
         // The GPU accelerator's start-up prints to stdout too (printf): captured with stderr.
-        let (result, log) = RuntimeLog.capturing(verbose: verbose, standardOutput: gpu) {
-            try check(
-                api.pointee.CreateCompiledModel(model.environment.raw, model.raw, options.raw, &compiled),
-                "LiteRtCreateCompiledModel")
-        }
-        if verbose { RuntimeLog.forward(log) }
-        if case .failure(var error as LiteRTCallError) = result {
-            error.runtimeLog = log
-            throw error
-        }
-        guard let compiled else {
-            throw LiteRTCallError(function: "LiteRtCreateCompiledModel", status: .runtimeFailure, runtimeLog: log)
-        }
+        let compiled: NRLiteRtCompiledModel = try RuntimeLog.created(
+            by: "LiteRtCreateCompiledModel", verbose: verbose, standardOutput: gpu
+        ) { api.pointee.CreateCompiledModel(model.environment.raw, model.raw, options.raw, &$0) }
         self.raw = compiled
         self.model = model
         self.verbose = verbose

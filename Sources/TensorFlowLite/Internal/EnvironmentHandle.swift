@@ -102,19 +102,9 @@ final class EnvironmentHandle: @unchecked Sendable {
             options[2].value.type = 8
             options[2].value.str_value = UnsafePointer(strdup(gpuFolder))
         }
-        var environment: NRLiteRtEnvironment?
-        let (result, log) = RuntimeLog.capturing(verbose: false) {
-            try check(
-                api.pointee.CreateEnvironment(Int32(options.count), options, &environment), "LiteRtCreateEnvironment")
+        self.raw = try RuntimeLog.created(by: "LiteRtCreateEnvironment", verbose: false) {
+            api.pointee.CreateEnvironment(Int32(options.count), options, &$0)
         }
-        if case .failure(var error as LiteRTCallError) = result {
-            error.runtimeLog = log
-            throw error
-        }
-        guard let environment else {
-            throw LiteRTCallError(function: "LiteRtCreateEnvironment", status: .runtimeFailure, runtimeLog: log)
-        }
-        self.raw = environment
         self.api = api
         self.registersGPU = gpuFolder != nil
     }

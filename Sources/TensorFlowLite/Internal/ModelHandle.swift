@@ -16,22 +16,10 @@ final class ModelHandle {
     ///
     /// LiteRT verifies the flatbuffer before accepting it.
     init(bytes: AlignedMemory, environment: EnvironmentHandle, verbose: Bool) throws {
-        var model: NRLiteRtModel?
         let api = environment.api
-        let (result, log) = RuntimeLog.capturing(verbose: verbose) {
-            try check(
-                api.pointee.CreateModelFromBuffer(environment.raw, bytes.base, bytes.count, &model),
-                "LiteRtCreateModelFromBuffer")
+        self.raw = try RuntimeLog.created(by: "LiteRtCreateModelFromBuffer", verbose: verbose) {
+            api.pointee.CreateModelFromBuffer(environment.raw, bytes.base, bytes.count, &$0)
         }
-        if verbose { RuntimeLog.forward(log) }
-        if case .failure(var error as LiteRTCallError) = result {
-            error.runtimeLog = log
-            throw error
-        }
-        guard let model else {
-            throw LiteRTCallError(function: "LiteRtCreateModelFromBuffer", status: .runtimeFailure, runtimeLog: log)
-        }
-        self.raw = model
         self.environment = environment
         self.bytes = bytes
     }

@@ -60,32 +60,10 @@ enum ModelSignatures {
             var outputCount = 0
             try check(api.GetNumSignatureInputs(signature, &inputCount), "LiteRtGetNumSignatureInputs")
             try check(api.GetNumSignatureOutputs(signature, &outputCount), "LiteRtGetNumSignatureOutputs")
-            var inputs: [TensorInfo] = []
-            var outputs: [TensorInfo] = []
-            var inputNames: [String] = []
-            var outputNames: [String] = []
-            var inputHandles: [NRLiteRtTensor?] = []
-            var outputHandles: [NRLiteRtTensor?] = []
-            for i in 0..<inputCount {
-                var name: UnsafePointer<CChar>?
-                try check(api.GetSignatureInputName(signature, i, &name), "LiteRtGetSignatureInputName")
-                var tensor: NRLiteRtTensor?
-                try check(
-                    api.GetSignatureInputTensorByIndex(signature, i, &tensor), "LiteRtGetSignatureInputTensorByIndex")
-                inputNames.append(try requiredName(name, "signature \(index) input \(i)"))
-                inputHandles.append(tensor)
-                inputs.append(try info(of: tensor, api: api))
-            }
-            for i in 0..<outputCount {
-                var name: UnsafePointer<CChar>?
-                try check(api.GetSignatureOutputName(signature, i, &name), "LiteRtGetSignatureOutputName")
-                var tensor: NRLiteRtTensor?
-                try check(
-                    api.GetSignatureOutputTensorByIndex(signature, i, &tensor), "LiteRtGetSignatureOutputTensorByIndex")
-                outputNames.append(try requiredName(name, "signature \(index) output \(i)"))
-                outputHandles.append(tensor)
-                outputs.append(try info(of: tensor, api: api))
-            }
+            let (inputNames, inputHandles, inputs) = try tensors(
+                of: signature, count: inputCount, api: api, index: index, outputs: false)
+            let (outputNames, outputHandles, outputs) = try tensors(
+                of: signature, count: outputCount, api: api, index: index, outputs: true)
             // The classic interpreter orders tensors as the subgraph lists them.
             var inputOrder = Array(0..<inputCount)
             var outputOrder = Array(0..<outputCount)
@@ -108,6 +86,33 @@ enum ModelSignatures {
             signatures[0].isMain = true
         }
         return signatures
+    }
+
+    /// The names the signature gives its inputs (or outputs), their tensors' handles, and
+    /// what the model says of each tensor.
+    private static func tensors(
+        of signature: NRLiteRtSignature, count: Int, api: NRLiteRtAPI, index: Int, outputs: Bool
+    ) throws -> (names: [String], handles: [NRLiteRtTensor?], infos: [TensorInfo]) {
+        var names: [String] = []
+        var handles: [NRLiteRtTensor?] = []
+        var infos: [TensorInfo] = []
+        for i in 0..<count {
+            var name: UnsafePointer<CChar>?
+            var tensor: NRLiteRtTensor?
+            if outputs {
+                try check(api.GetSignatureOutputName(signature, i, &name), "LiteRtGetSignatureOutputName")
+                try check(
+                    api.GetSignatureOutputTensorByIndex(signature, i, &tensor), "LiteRtGetSignatureOutputTensorByIndex")
+            } else {
+                try check(api.GetSignatureInputName(signature, i, &name), "LiteRtGetSignatureInputName")
+                try check(
+                    api.GetSignatureInputTensorByIndex(signature, i, &tensor), "LiteRtGetSignatureInputTensorByIndex")
+            }
+            names.append(try requiredName(name, "signature \(index) \(outputs ? "output" : "input") \(i)"))
+            handles.append(tensor)
+            infos.append(try info(of: tensor, api: api))
+        }
+        return (names, handles, infos)
     }
 
     /// The signature indices of the subgraph's inputs (or outputs), in subgraph order, or

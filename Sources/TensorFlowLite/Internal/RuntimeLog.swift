@@ -46,6 +46,34 @@ enum RuntimeLog {
         return (result, kept)
     }
 
+    /// Calls a LiteRT function that makes a handle, with the runtime's output captured (and
+    /// logged when `verbose`).
+    ///
+    /// - Parameters:
+    ///   - function: The function's name, for its error.
+    ///   - verbose: Keep the runtime's INFO lines too, and log what is kept.
+    ///   - standardOutput: Capture file descriptor 1 too.
+    ///   - call: The call, which sets the handle.
+    /// - Returns: The handle.
+    /// - Throws: ``LiteRTCallError`` with what the runtime wrote, for a failed call or one that
+    ///   made no handle.
+    static func created<Handle>(
+        by function: String, verbose: Bool, standardOutput: Bool = false,
+        _ call: (inout Handle?) -> NRLiteRtStatus
+    ) throws -> Handle {
+        var handle: Handle?
+        let (result, log) = capturing(verbose: verbose, standardOutput: standardOutput) {
+            try check(call(&handle), function)
+        }
+        if verbose { forward(log) }
+        if case .failure(var error as LiteRTCallError) = result {
+            error.runtimeLog = log
+            throw error
+        }
+        guard let handle else { throw LiteRTCallError(function: function, status: .runtimeFailure, runtimeLog: log) }
+        return handle
+    }
+
     /// Writes what was captured from stdout back to it, less the runtime's own `INFO:` lines
     /// (unless `verbose`, when they go to the logger): anything else another thread printed
     /// meanwhile is kept.

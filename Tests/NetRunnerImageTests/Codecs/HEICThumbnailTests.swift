@@ -47,6 +47,26 @@ struct HEICThumbnailTests {
         #expect(image.pixels == whole.pixels)
     }
 
+    /// Issue 54, finding 8: a thumbnail item whose `ispe` declares 450x300 (the image's shape,
+    /// at least the size asked for) over its 336x224 coded image. The shape check is made on the
+    /// declared size, so such a thumbnail was used as if it covered the input; now it is not.
+    @Test("A thumbnail that decodes to another size than it declares is not used: the image instead")
+    func thumbnailOfAnotherSize() throws {
+        var bytes = [UInt8](try Fixtures.data(Self.folder + "heic_thumbnail.heic"))
+        let ispe = Array("ispe".utf8)
+        let boxes = (0..<(bytes.count - 16)).filter { Array(bytes[$0..<($0 + 4)]) == ispe }
+        let thumbnail = try #require(boxes.last)
+        #expect(bytes[(thumbnail + 8)..<(thumbnail + 16)] == [0, 0, 1, 0x50, 0, 0, 0, 0xE0], "336x224")
+        bytes.replaceSubrange((thumbnail + 8)..<(thumbnail + 16), with: [0, 0, 1, 0xC2, 0, 0, 1, 0x2C])  // 450x300
+        var options = DecodingOptions(pixelFormat: .rgb24)
+        options.minimumThumbnailSize = .square(224)
+        let image = try ImageDecoder.decode(data: Data(bytes), options: options)
+        let whole = try ImageDecoder.decode(data: Data(bytes), options: DecodingOptions(pixelFormat: .rgb24))
+        #expect(image.pixels.size == PixelSize(width: 480, height: 320))
+        #expect(image.scaleNumerator == 8)
+        #expect(image.pixels == whole.pixels)
+    }
+
     @Test("Through a decoder process as in process: the option crosses, the same pixels")
     func isolated() throws {
         var options = DecodingOptions(pixelFormat: .rgb24)

@@ -34,6 +34,9 @@ struct HostileFormatTests {
             switch error {
             case .tooManyPixels(_, let width, let height, _):
                 #expect(width == 32768 && height == 32768, "\(error)")
+            case .corrupt(_, _, let detail) where detail.contains("ispe"):
+                // Its descriptor and its ispe disagree: refused before anything is allocated.
+                #expect(detail.contains("says 32768x32768 and its ispe 100x100"), "\(error)")
             case .unsupportedVariant(_, _, let detail), .corrupt(_, _, let detail):
                 // libheif's own security limit, where it speaks first.
                 #expect(detail.lowercased().contains("limit"), "\(error)")
@@ -41,6 +44,32 @@ struct HostileFormatTests {
                 Issue.record("\(name): \(error)")
             }
         }
+    }
+
+    /// Before: a 192x128 grid whose `ispe` said 190x126 or 194x130, or whose descriptor said
+    /// 190x126 under a 192x128 `ispe`, decoded (libheif 1.19 reports the `ispe`'s size); pillow-heif's
+    /// libheif 1.23 refuses each ("Decoded image does not have the size signaled in the file"), and
+    /// now so does NetRunner, naming both sizes. The control, whose sizes agree, decodes.
+    @Test(
+        "A grid whose ispe and descriptor disagree by a pixel or two is refused, as pillow-heif refuses it",
+        arguments: [
+            ("heic_grid_ispe_smaller.heic", "192x128", "190x126"),
+            ("heic_grid_ispe_larger.heic", "192x128", "194x130"),
+            ("heic_grid_output_smaller.heic", "190x126", "192x128"),
+        ])
+    func ispeMismatch(name: String, descriptor: String, ispe: String) throws {
+        do {
+            let image = try Self.decode(name)
+            Issue.record("\(name) decoded to \(image.pixels.size)")
+        } catch {
+            guard case .corrupt(_, _, let detail) = error else {
+                Issue.record("\(name): \(error)")
+                return
+            }
+            #expect(detail.contains("says \(descriptor) and its ispe \(ispe)"), "\(error)")
+        }
+        let control = try Self.decode("heic_grid_small.heic")
+        #expect(control.pixels.size == PixelSize(width: 192, height: 128))
     }
 
     /// Before: 2,500 decodes of a 64x64 tile (18,769 took 112 s). libheif 1.19 refuses more than

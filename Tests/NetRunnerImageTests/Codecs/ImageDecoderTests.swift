@@ -143,4 +143,93 @@ struct ImageDecoderTests {
             ImageError.tooManyPixels(source: "a.jpg", width: 2, height: 3, limit: 1).description.contains(
                 "maximumPixelCount"))
     }
+
+    // MARK: The table of formats (ImageFormat: issue 55, "A photo format is one table")
+
+    /// A real photo in each format: the committed fixtures, and for BMP and PNM, of which none is
+    /// committed, chelsea.png's pixels written as a 24-bit BMP and a binary PPM.
+    static func photos() throws -> [ImageFormat: Data] {
+        let chelsea = try PixelBuffer(
+            contentsOf: Fixtures.path("Tests/Fixtures/Photos/test/chelsea.png"), options: .init(pixelFormat: .rgb24))
+        let formats = "Tests/Fixtures/Formats/"
+        return [
+            .jpeg: try Fixtures.data("Tests/Fixtures/Photos/test/coffee.jpg"),
+            .png: try Fixtures.data("Tests/Fixtures/Photos/test/chelsea.png"),
+            .bmp: Data(SyntheticImages.bmp(width: chelsea.width, height: chelsea.height, rgb: chelsea.packedBytes)),
+            .pnm: Data("P6\n\(chelsea.width) \(chelsea.height)\n255\n".utf8) + chelsea.packedBytes,
+            .webp: try Fixtures.data(formats + "webp_lossy.webp"),
+            .gif: try Fixtures.data(formats + "gif_palette.gif"),
+            .tiff: try Fixtures.data(formats + "tiff_rgb_lzw.tif"),
+            .heif: try Fixtures.data(formats + "heic_plain.heic"),
+            .avif: try Fixtures.data(formats + "avif_plain.avif"),
+        ]
+    }
+
+    @Test("Each format's magic bytes sniff a real photo of it back to it, and no other format's match")
+    func tableMagicBytes() throws {
+        let photos = try Self.photos()
+        #expect(Set(photos.keys) == Set(ImageFormat.allCases))
+        for (format, data) in photos {
+            #expect(ImageFormat.sniff(data) == format, "\(format)")
+            #expect(ImageFormat.allCases.filter { $0.matches(header: data) } == [format], "\(format)")
+            #expect(try ImageDecoder.decode(data: data).format == format, "\(format)")
+        }
+        // The BMP and the PPM hold chelsea.png's pixels.
+        let rgb = DecodingOptions(pixelFormat: .rgb24)
+        let chelsea = try PixelBuffer(data: photos[.png] ?? Data(), options: rgb)
+        #expect(try PixelBuffer(data: photos[.bmp] ?? Data(), options: rgb) == chelsea)
+        #expect(try PixelBuffer(data: photos[.pnm] ?? Data(), options: rgb) == chelsea)
+    }
+
+    @Test("Every file extension names its format back, in either case, and none belongs to two formats")
+    func tableExtensions() {
+        var owners: [String: [ImageFormat]] = [:]
+        for format in ImageFormat.allCases {
+            #expect(!format.fileExtensions.isEmpty, "\(format)")
+            for name in format.fileExtensions {
+                owners[name, default: []].append(format)
+                #expect(name == name.lowercased() && !name.contains("."), "\(name)")
+                #expect(ImageFormat(fileExtension: name) == format, "\(name)")
+                #expect(ImageFormat(fileExtension: name.uppercased()) == format, "\(name)")
+            }
+        }
+        #expect(owners.filter { $0.value.count > 1 }.isEmpty, "\(owners)")
+        #expect(ImageFormat.allFileExtensions == Set(owners.keys))
+        #expect(ImageFormat.jpeg.fileExtensions == ["jpg", "jpeg"] && ImageFormat.heif.fileExtensions.first == "heic")
+        for other in ["jxl", "jp2", "ico", "psd", "dng", "", "jpg.gz"] {
+            #expect(ImageFormat(fileExtension: other) == nil, "\(other)")
+        }
+    }
+
+    @Test("Each format's MIME type is the one IANA registers, and no MIME type names two formats")
+    func tableMIMETypes() {
+        let registered: [ImageFormat: String] = [
+            .jpeg: "image/jpeg", .png: "image/png", .bmp: "image/bmp", .pnm: "image/x-portable-anymap",
+            .webp: "image/webp", .gif: "image/gif", .tiff: "image/tiff", .heif: "image/heic", .avif: "image/avif",
+        ]
+        #expect(Set(registered.keys) == Set(ImageFormat.allCases))
+        for format in ImageFormat.allCases {
+            #expect(format.mimeType == registered[format], "\(format)")
+        }
+        let all = ImageFormat.allCases.flatMap { [$0.mimeType] + $0.otherMIMETypes }
+        #expect(Set(all).count == all.count, "\(all)")
+        #expect(all.allSatisfy { $0.hasPrefix("image/") && $0 == $0.lowercased() }, "\(all)")
+        #expect(ImageFormat.heif.otherMIMETypes.contains("image/heif"))
+    }
+
+    @Test("The table says which formats decode in children, which browsers draw and which are written")
+    func tableRoles() throws {
+        #expect(ImageFormat.decodedInChildren == [.heif, .avif])
+        #expect(DecoderIsolation.Configuration(children: 1).formats == ImageFormat.decodedInChildren)
+        #expect(ImageFormat.allCases.filter { !$0.browserDraws } == [.pnm, .tiff, .heif])
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let pixels = try PixelBuffer(width: 4, height: 3, format: .rgb24, bytes: [UInt8](repeating: 90, count: 36))
+        for format in ImageFormat.allCases {
+            let path = folder.path("out." + (format.fileExtensions.first ?? "x"))
+            let written = (try? pixels.write(to: path, format: format)) != nil
+            #expect(written == format.isWritten, "\(format)")
+            if written { #expect(try ImageDecoder.decode(contentsOf: path).format == format, "\(format)") }
+        }
+    }
 }

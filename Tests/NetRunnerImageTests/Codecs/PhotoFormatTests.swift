@@ -44,7 +44,7 @@ struct PhotoFormatTests {
     /// HEIC and AVIF: Debian's libheif 1.19 (libde265, dav1d) against pillow-heif's libheif
     /// 1.23.6 and Pillow's libavif 1.4.2 with libyuv; the same coded pixels (HEVC and AV1
     /// decoding are normative), converted to RGB and transformed as those libraries do
-    /// (heif_shim.c): nearest-sample chroma for HEIC, libyuv's bilinear arithmetic for AVIF,
+    /// (heif_decode.c): nearest-sample chroma for HEIC, libyuv's bilinear arithmetic for AVIF,
     /// and libheif 1.23's corrected border upsampling where a rotation or mirror meets an odd side.
     static let heif = [
         "heic_plain.heic", "heic_irot.heic", "heic_irot_even.heic", "heic_rotate_mirror.heic", "heic_alpha.heic",

@@ -20,6 +20,8 @@ struct OrientedResizeTests {
         (PixelSize(width: 31, height: 7), nil, PixelSize(width: 5, height: 64)),
         (PixelSize(width: 9, height: 400), nil, PixelSize(width: 9, height: 3)),
         (PixelSize(width: 50, height: 40), nil, PixelSize(width: 40, height: 50)),
+        // Upright portrait for the orientations that swap: Pillow's columns-first order.
+        (PixelSize(width: 300, height: 120), nil, .square(48)),
     ]
 
     @Test(

@@ -11,6 +11,8 @@ import Testing
 struct VectorResampleTests {
     static let cases: [(source: PixelSize, region: PixelRect?, output: PixelSize)] = [
         (PixelSize(width: 1001, height: 667), nil, .square(224)),
+        // Portrait: the columns first (Pillow's order), windows ending at the intermediate's end.
+        (PixelSize(width: 667, height: 1001), nil, .square(224)),
         (PixelSize(width: 1001, height: 667), PixelRect(x: 167, y: 0, width: 667, height: 667), .square(224)),
         (
             PixelSize(width: 333, height: 251), PixelRect(x: 41, y: 0, width: 251, height: 251),

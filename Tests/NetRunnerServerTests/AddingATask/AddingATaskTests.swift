@@ -71,6 +71,26 @@ struct AddingATaskTests {
         #expect(answer.textLines(image: "coffee.jpg").last?.contains("over 1000 classes, best espresso") == true)
     }
 
+    @Test("A BatchingVisionTask runs in batches: its definition says so, each answer is the image's alone")
+    func batches() throws {
+        let folder = try TemporaryFolder(prefix: "netrunner-task")
+        defer { folder.remove() }
+        let task = try ImageTask(modelAt: try Self.meanScoreBundle(in: folder))
+        #expect(task.definition?.runsInBatches == true)
+        #expect(VisionTaskRegistry.definition(for: .pose)?.runsInBatches == false)
+        let files = ["chelsea.png", "coffee.jpg", "eagle.jpg"].map { Self.photos + "/" + $0 }
+        let prefetcher = ImagePrefetcher(
+            paths: files, options: task.decodingOptions, preprocessing: task.preprocessing)
+        var batch: [(image: PreparedImage, decodeTime: Duration)] = []
+        while let item = prefetcher.next() { batch.append((try item.prepared.get(), item.decodeTime)) }
+        let together = try task.run(batch: batch, capacity: 4).map(Self.meanScore)
+        let alone = try batch.map { Self.meanScore(try task.run($0.image, decodeTime: $0.decodeTime)) }
+        // On the CPU a batch's scores are bit for bit the images' alone; the classifier's tops.
+        #expect(together.count == 3 && together.allSatisfy { $0 != nil })
+        #expect(together.map { $0?.mean } == alone.map { $0?.mean })
+        #expect(together.map { $0?.top } == (try files.map(Self.classifierTop)))
+    }
+
     @Test("A bulk job writes its results lines, in JSON Lines and CSV, and reads them back")
     func bulk() throws {
         let folder = try TemporaryFolder(prefix: "netrunner-task")

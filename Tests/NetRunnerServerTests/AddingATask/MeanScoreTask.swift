@@ -22,8 +22,9 @@ struct MeanScore: RegisteredTaskResult {
 }
 
 /// The task: the library's classifier asked for every class, its scores averaged. Decoding,
-/// preprocessing, labels and the accelerator are the classifier's (`WrappingVisionTask`).
-final class MeanScoreTask: WrappingVisionTask {
+/// preprocessing, labels and the accelerator are the classifier's (`WrappingVisionTask`), and
+/// it runs batches of images as the classifier does (`BatchingVisionTask`).
+final class MeanScoreTask: WrappingVisionTask, BatchingVisionTask {
     static var kind: ImageTask.Kind { MeanScore.kind }
 
     let wrapped: ImageClassifier
@@ -36,7 +37,14 @@ final class MeanScoreTask: WrappingVisionTask {
     }
 
     func run(_ image: ImageInput) throws -> MeanScore {
-        let result = try wrapped.run(image)
+        Self.meanScore(of: try wrapped.run(image))
+    }
+
+    func run(batch: [(image: PreparedImage, decodeTime: Duration)], capacity: Int?) throws -> [MeanScore] {
+        try wrapped.run(batch: batch, capacity: capacity).map(Self.meanScore)
+    }
+
+    private static func meanScore(of result: ClassificationResult) -> MeanScore {
         let scores = result.categories.map(\.score)
         let best = result.categories.first
         return MeanScore(

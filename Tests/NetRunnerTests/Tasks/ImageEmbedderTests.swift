@@ -113,7 +113,9 @@ struct ImageEmbedderTests {
         let bytes = try ImageEmbedder(modelPath: Fixtures.path(Self.model), options: options).run(.file(photo))
         let quantized = try #require(bytes.quantizedEmbedding)
         #expect(quantized == unit.embedding.map { Int8(max(-128, min(127, ($0 * 128).rounded()))) })
-        let kept = try ImageEmbedder.cosineSimilarity(bytes, unit)
+        // The floats stay beside the bytes, not replaced by them.
+        #expect(bytes.embedding == unit.embedding)
+        let kept = try ImageEmbedder.cosineSimilarity(quantized.map(Float.init), unit.embedding)
         print("embedding cat_test_0.png: cosine of the bytes with the floats \(kept)")
         #expect(kept > 0.995)
         #expect(throws: NetRunnerError.self) { try ImageEmbedder.cosineSimilarity([1, 2], [1, 2, 3]) }

@@ -6,24 +6,24 @@ import TensorFlowLite
 ///
 /// Its part of a results line is `inference_results.embedding`, MediaPipe's embedding of one
 /// head: `{"head_index": 0, "head_name", "float_embedding": [...]}`, and
-/// `"quantized_embedding": [...]` (signed bytes) when the embedder quantizes; beside it
+/// `"quantized_embedding": [...]` (signed bytes) beside the floats when the embedder
+/// quantizes (MediaPipe gives the bytes instead of the floats); beside it
 /// `image_width` and `image_height`.
-struct EmbeddingDefinition: VisionTaskDefinition {
+struct EmbeddingDefinition: LibraryTaskDefinition {
     typealias Task = ImageEmbedder
 
-    var kind: ImageTask.Kind { .embedding }
-    var verb: String { "embed" }
-    var modelName: String { "image embedder" }
-    var modelNameWithArticle: String { "an image embedder" }
+    static let names = TaskNames(
+        kind: .embedding, verb: "embed", model: "image embedder", withArticle: "an image embedder")
+
     var resultsSchema: String {
         #"""
         {"type": "object", "description": "MediaPipe's embedding of one head.",
           "required": ["head_index", "head_name", "float_embedding"], "additionalProperties": false, "properties": {
             "head_index": {"type": "integer", "minimum": 0},
             "head_name": {"type": "string", "description": "The output the embedding was read from."},
-            "float_embedding": {"type": "array", "items": {"type": "number"}, "description": "The output dequantized; unit length with l2Normalize."},
+            "float_embedding": {"type": "array", "items": {"type": "number"}, "description": "The output dequantized; unit length with l2Normalize; the same with quantize."},
             "quantized_embedding": {"type": "array", "items": {"type": "integer", "minimum": -128, "maximum": 127},
-              "description": "With quantize: each value times 128, rounded, clamped (signed bytes)."}}}
+              "description": "With quantize, beside float_embedding: each value of float_embedding times 128, rounded half away from zero, clamped to -128...127 (MediaPipe's signed bytes)."}}}
         """#
     }
     var namesClasses: Bool { false }
@@ -52,22 +52,17 @@ struct EmbeddingDefinition: VisionTaskDefinition {
 
     func encode(_ result: EmbeddingResult, to encoder: any Encoder) throws {
         var line = encoder.container(keyedBy: ResultsLineKey.self)
-        try line.encode(result.imageWidth, forKey: "image_width")
-        try line.encode(result.imageHeight, forKey: "image_height")
-        var results = line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
-        try results.encode(EmbeddingLine(result), forKey: .results(of: kind))
+        try line.encode(imageSize: result.pixelSize)
+        try encode(results: EmbeddingLine(result), in: &line)
     }
 
     func decode(from decoder: any Decoder, timings: ResultTimings) throws -> EmbeddingResult {
-        let line = try decoder.container(keyedBy: ResultsLineKey.self)
-        let results = try line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
+        let (line, results) = try resultsContainers(of: decoder)
         let embedding = try results.decode(EmbeddingLine.self, forKey: .results(of: kind))
         return EmbeddingResult(
             embedding: embedding.floatEmbedding, quantizedEmbedding: embedding.quantizedEmbedding,
             headName: embedding.headName,
-            imageSize: PixelSize(
-                width: try line.decode(Int.self, forKey: "image_width"),
-                height: try line.decode(Int.self, forKey: "image_height")),
+            imageSize: try line.decodeImageSize(),
             timings: timings)
     }
 
@@ -78,9 +73,7 @@ struct EmbeddingDefinition: VisionTaskDefinition {
     }
 
     func textLines(_ result: EmbeddingResult, image: String) -> [String] {
-        let timing = stageTimes(
-            decode: result.decodingMilliseconds, preprocess: result.preprocessingMilliseconds,
-            inference: result.inferenceMilliseconds)
+        let timing = stageTimes(result.timings)
         let first = result.embedding.prefix(8).map { fixedDecimals(Double($0), 4) }.joined(separator: " ")
         return [
             "\(image)  \(result.imageWidth)x\(result.imageHeight)  (\(timing))",
@@ -97,10 +90,6 @@ struct EmbeddingDefinition: VisionTaskDefinition {
     /// No labels: the pages show the embedding's size.
     func shownAnswers(_ result: EmbeddingResult) -> [(label: String, score: Float, box: [Float]?)] {
         [("embedding of \(result.embedding.count) values", min(result.norm, 1), nil)]
-    }
-
-    func imageSize(_ result: EmbeddingResult) -> PixelSize? {
-        PixelSize(width: result.imageWidth, height: result.imageHeight)
     }
 }
 

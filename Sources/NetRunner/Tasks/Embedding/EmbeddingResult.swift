@@ -12,10 +12,8 @@ public struct EmbeddingResult: RegisteredTaskResult {
     /// ``ImageTask/Kind/embedding``.
     public static let kind = ImageTask.Kind.embedding
 
-    /// The embedding as floats: the output dequantized, L2-normalised when the options ask.
-    ///
-    /// With ``ImageEmbedder/Options/quantize``, the values the quantized bytes stand for
-    /// (each byte divided by 128), so that every embedding compares the same way.
+    /// The embedding as floats: the output dequantized, L2-normalised when the options ask
+    /// (with ``ImageEmbedder/Options/quantize`` too: the bytes come beside them).
     public var embedding: [Float]
     /// The embedding as signed bytes (MediaPipe's `quantized_embedding`), when the options
     /// ask for it: each value times 128, rounded and clamped to -128...127.

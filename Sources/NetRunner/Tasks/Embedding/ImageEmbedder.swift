@@ -1,7 +1,7 @@
 import FoundationEssentials
-public import NetRunnerImage
+import NetRunnerImage
 import NetRunnerSupport
-public import TensorFlowLite
+import TensorFlowLite
 
 /// Turns an image into an embedding: a vector that is near another image's when the two look
 /// alike, for search, near-duplicates and imprinting (MediaPipe Tasks' `ImageEmbedder`).
@@ -19,7 +19,7 @@ public import TensorFlowLite
 /// decoding, preprocessing and accelerators are every task's (``VisionTaskCore``).
 ///
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
-public final class ImageEmbedder: VisionTask {
+public final class ImageEmbedder: VisionTask, CoreBackedVisionTask {
     /// Options of an embedder: the ``BaseOptions`` and MediaPipe's `l2_normalize` and
     /// `quantize` (no answer options: ``VisionTaskOptions/apply(_:)`` sets nothing, as an
     /// embedding has no classes to cut or filter).
@@ -31,17 +31,16 @@ public final class ImageEmbedder: VisionTask {
         /// `l2_normalize`; off by default, as there: the model's values as they come.
         public var l2Normalize = false
 
-        /// Whether the embedding is also given as signed bytes (MediaPipe's `quantize`).
+        /// Whether the embedding is also given as signed bytes (MediaPipe's `quantize`), in
+        /// ``EmbeddingResult/quantizedEmbedding``, beside the floats.
         ///
-        /// Each value times 128, rounded, clamped to -128...127. It assumes values within
-        /// -1...1, which ``l2Normalize`` makes sure of.
+        /// Each value times 128, rounded half away from zero, clamped to -128...127, as
+        /// MediaPipe's `TensorsToEmbeddingsCalculator` does. It assumes values within -1...1,
+        /// which ``l2Normalize`` makes sure of.
         public var quantize = false
 
         /// Creates the default options.
         public init() {}
-
-        /// The whole image stretched to the input; the rest from the model's description.
-        public var preprocessingChoices: ImagePreprocessing.Choices { .init() }
     }
 
     /// ``ImageTask/Kind/embedding``.
@@ -51,18 +50,10 @@ public final class ImageEmbedder: VisionTask {
     public let options: Options
     /// `nil`: an embedding has no labels.
     public var labels: LabelMap? { nil }
-    /// The preprocessing, derived once from the model's input.
-    public var preprocessing: ImagePreprocessing { core.preprocessing }
-    /// The decoding options for this model.
-    public var decodingOptions: DecodingOptions { core.decodingOptions }
-    /// What the model runs on (``Accelerator/auto`` resolved).
-    public var accelerator: Accelerator { core.interpreter.accelerator }
-    /// Why a task asked for ``Accelerator/auto`` runs on the CPU, or `nil`.
-    public var acceleratorFallbackReason: String? { core.interpreter.acceleratorFallbackReason }
     /// The number of values in each embedding.
     public let dimension: Int
 
-    private let core: VisionTaskCore
+    let core: VisionTaskCore
     private let headName: String
 
     /// Creates an embedder for a loaded model.
@@ -74,12 +65,8 @@ public final class ImageEmbedder: VisionTask {
     ///   for an input that is not an image, ``NetRunnerError/unsupportedOutputs(model:reason:)``
     ///   naming the outputs for a first output that is not a vector of numbers.
     public init(model: LoadedModel, options: Options = Options()) throws {
-        let interpreter = try VisionTaskCore.interpreter(for: model, options: options)
-        guard interpreter.inputTensorCount >= 1, interpreter.outputTensorCount >= 1 else {
-            throw NetRunnerError.notAnImageModel(model: model.name, reason: "it has no input or no output")
-        }
-        let core = try VisionTaskCore(
-            interpreter: interpreter, model: model, options: options, taskDefaults: .init(cropping: .stretch))
+        let (interpreter, core) = try VisionTaskCore.imageTask(
+            for: model, options: options, taskDefaults: .init(cropping: .stretch))
         let output = try interpreter.output(at: 0)
         let dimensions = output.shape.dimensions
         // One vector: every dimension but the last is 1 (a batch of one, a 1x1 pooled map).
@@ -108,19 +95,13 @@ public final class ImageEmbedder: VisionTask {
         let start = clock.now
         var values = try core.interpreter.output(at: 0).dequantizedValues()
         if options.l2Normalize { values = Self.l2Normalized(values) }
-        var quantized: [Int8]?
-        if options.quantize {
-            let bytes = values.map(Self.quantized)
-            quantized = bytes
-            values = bytes.map { Float($0) / 128 }
-        }
+        // The bytes beside the floats, which stay as they are (MediaPipe answers one or the
+        // other; a results line carries both).
+        let quantized = options.quantize ? values.map(Self.quantized) : nil
         return EmbeddingResult(
             embedding: values, quantizedEmbedding: quantized, headName: headName,
             imageSize: run.transform.imageSize, timings: run.timings(postprocessing: clock.now - start))
     }
-
-    /// The image the model received on the last run (see ``VisionTask/inputImage()``).
-    public func inputImage() throws -> PixelBuffer { try core.inputImage() }
 
     /// The cosine of the angle between two embeddings (MediaPipe's
     /// `ImageEmbedder.cosine_similarity`): 1 for the same direction, 0 for unrelated, -1 for

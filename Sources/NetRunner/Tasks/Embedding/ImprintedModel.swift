@@ -44,9 +44,15 @@ package enum ImprintedModel {
     ///     `dimension` values, float32 or 8-bit).
     ///   - weights: One row of `dimension` values per class, each of unit length.
     ///   - scale: What the cosines are multiplied by before the softmax.
+    ///   - metadata: TFLite metadata for the classifier (``TFLiteMetadataWriter``), stored as
+    ///     its `TFLITE_METADATA` in place of the extractor's, if any; the other entries kept.
+    ///   - packedFiles: The files the metadata names, appended as a stored zip.
     /// - Returns: The new model.
     /// - Throws: ``Failure`` for an extractor this cannot extend.
-    package static func make(extractor: [UInt8], weights: [[Float]], scale: Float) throws -> [UInt8] {
+    package static func make(
+        extractor: [UInt8], weights: [[Float]], scale: Float, metadata: [UInt8]? = nil,
+        packedFiles: [(name: String, data: [UInt8])] = []
+    ) throws -> [UInt8] {
         let classes = weights.count
         guard classes >= 1, let dimension = weights.first?.count, dimension >= 1,
             weights.allSatisfy({ $0.count == dimension })
@@ -175,7 +181,24 @@ package enum ImprintedModel {
                 "NetRunner weight imprinting: \(classes) classes on a \(dimension)-value embedding, scale \(scale)")
             let subgraphList = builder.vector(offsets: [subgraph] + subgraphs.dropFirst().map(reference))
             let codeList = builder.vector(offsets: oldCodes + newCodes)
-            let bufferList = builder.vector(offsets: oldBuffers + [weightsBuffer, biasBuffer, shapeBuffer])
+            var newBuffers = [weightsBuffer, biasBuffer, shapeBuffer]
+            // The metadata entries: the extractor's, but its TFLITE_METADATA (which describes
+            // the extractor's output), then the classifier's.
+            var metadataList: FlatBufferBuilder.Offset?
+            if let metadata {
+                newBuffers.append(buffer(&builder, bytes: metadata))
+                var entries: [FlatBufferBuilder.Offset] = []
+                if case .value(let old) = root.tables(6) {
+                    entries = old.filter { $0.string(0).value != "TFLITE_METADATA" }.map(reference)
+                }
+                let name = builder.string("TFLITE_METADATA")
+                builder.startTable()
+                builder.add(offset: name, field: 0)
+                builder.add(UInt32(buffers.count + newBuffers.count - 1), field: 1)
+                entries.append(builder.endTable())
+                metadataList = builder.vector(offsets: entries)
+            }
+            let bufferList = builder.vector(offsets: oldBuffers + newBuffers)
             builder.startTable()
             builder.add(root.u32(0) ?? 3, field: 0)
             builder.add(offset: codeList, field: 1)
@@ -185,12 +208,16 @@ package enum ImprintedModel {
             // The metadata (min_runtime_version and the like) is kept; signatures, which name
             // the extractor's output, are not.
             for field in [5, 6] {
-                if let position = root.referencePosition(field) {
+                if field == 6, let metadataList {
+                    builder.add(offset: metadataList, field: 6)
+                } else if let position = root.referencePosition(field) {
                     builder.add(offset: builder.reference(toTailPosition: position), field: field)
                 }
             }
             let newRoot = builder.endTable()
-            return builder.finished(root: newRoot, identifier: "TFL3")
+            let classifier = builder.finished(root: newRoot, identifier: "TFL3")
+            guard !packedFiles.isEmpty else { return classifier }
+            return classifier + TFLiteMetadataWriter.packed(packedFiles, at: classifier.count)
         }
     }
 

@@ -9,16 +9,14 @@ import TensorFlowLite
 /// `image_height` and `skeleton`, the bones as pairs of indices into the keypoints. Keypoints
 /// scoring under ``shownScore`` are kept in the result but not drawn, nor counted in the pose's
 /// box.
-struct PoseDefinition: VisionTaskDefinition {
+struct PoseDefinition: LibraryTaskDefinition {
     typealias Task = PoseEstimator
 
     /// The score under which a keypoint is not drawn (MoveNet's demos use 0.11 to 0.3).
     static let shownScore: Float = 0.2
 
-    var kind: ImageTask.Kind { .pose }
-    var verb: String { "pose" }
-    var modelName: String { "pose estimator" }
-    var modelNameWithArticle: String { "a pose estimator" }
+    static let names = TaskNames(kind: .pose, verb: "pose", model: "pose estimator", withArticle: "a pose estimator")
+
     var resultsSchema: String {
         #"""
         {"type": "array", "description": "One person's keypoints in COCO's order (nose ... right_ankle), x and y in the image's pixels.",
@@ -49,25 +47,18 @@ struct PoseDefinition: VisionTaskDefinition {
 
     func encode(_ result: PoseResult, to encoder: any Encoder) throws {
         var line = encoder.container(keyedBy: ResultsLineKey.self)
-        try line.encode(result.imageWidth, forKey: "image_width")
-        try line.encode(result.imageHeight, forKey: "image_height")
+        try line.encode(imageSize: result.pixelSize)
         // The bones to draw, as pairs of indices into the keypoints: a client needs no table of
         // its own (COCO's `skeleton`, 0-based).
         try line.encode(PoseEstimator.skeleton.map { [$0.from, $0.to] }, forKey: "skeleton")
-        var results = line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
-        try results.encode(result.keypoints, forKey: .results(of: kind))
+        try encode(results: result.keypoints, in: &line)
     }
 
     func decode(from decoder: any Decoder, timings: ResultTimings) throws -> PoseResult {
-        let line = try decoder.container(keyedBy: ResultsLineKey.self)
-        let results = try line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
+        let (line, results) = try resultsContainers(of: decoder)
         return PoseResult(
             keypoints: try results.decode([PoseKeypoint].self, forKey: .results(of: kind)),
-            imageSize: PixelSize(
-                width: try line.decode(Int.self, forKey: "image_width"),
-                height: try line.decode(Int.self, forKey: "image_height")),
-            decodingMilliseconds: timings.decoding, preprocessingMilliseconds: timings.preprocessing,
-            inferenceMilliseconds: timings.inference)
+            imageSize: try line.decodeImageSize(), timings: timings)
     }
 
     func csvFields(_ result: PoseResult) -> (answer: String, score: String, results: String) {
@@ -76,9 +67,7 @@ struct PoseDefinition: VisionTaskDefinition {
     }
 
     func textLines(_ result: PoseResult, image: String) -> [String] {
-        let timing = stageTimes(
-            decode: result.decodingMilliseconds, preprocess: result.preprocessingMilliseconds,
-            inference: result.inferenceMilliseconds)
+        let timing = stageTimes(result.timings)
         var lines = [
             "\(image)  \(result.imageWidth)x\(result.imageHeight)  pose score \(fixedDecimals(Double(result.score), 3))"
                 + "  (\(timing))"
@@ -105,10 +94,6 @@ struct PoseDefinition: VisionTaskDefinition {
         return [("pose", result.score, [minX, minY, maxX - minX, maxY - minY])]
     }
 
-    func imageSize(_ result: PoseResult) -> PixelSize? {
-        PixelSize(width: result.imageWidth, height: result.imageHeight)
-    }
-
     func draw(_ result: PoseResult, on image: PixelBuffer) throws(ImageError) -> PixelBuffer {
         var canvas = image.format == .rgb24 ? image : image.converted(to: .rgb24)
         let thickness = max(2, min(canvas.width, canvas.height) / 150)
@@ -128,15 +113,11 @@ struct PoseDefinition: VisionTaskDefinition {
     }
 
     func scaled(_ result: PoseResult, from size: PixelSize, to target: PixelSize) -> PoseResult {
-        var result = result
-        let sx = Float(target.width) / Float(size.width)
-        let sy = Float(target.height) / Float(size.height)
-        result.keypoints = result.keypoints.map {
-            PoseKeypoint(name: $0.name, x: $0.x * sx, y: $0.y * sy, score: $0.score)
+        result.resized(from: size, to: target) { result, sx, sy in
+            result.keypoints = result.keypoints.map {
+                PoseKeypoint(name: $0.name, x: $0.x * sx, y: $0.y * sy, score: $0.score)
+            }
         }
-        result.imageWidth = target.width
-        result.imageHeight = target.height
-        return result
     }
 
     /// A bone: squares of `thickness` stepped along the segment.

@@ -1,7 +1,7 @@
 import FoundationEssentials
-public import NetRunnerImage
+import NetRunnerImage
 import NetRunnerSupport
-public import TensorFlowLite
+import TensorFlowLite
 
 /// Finds one person's body keypoints with a single-pose model such as MoveNet (lightning or
 /// thunder): COCO's 17 keypoints, each with its name, its position in the image's pixels and
@@ -18,7 +18,7 @@ public import TensorFlowLite
 /// the image. Decoding, preprocessing and accelerators are every task's (``VisionTaskCore``).
 ///
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
-public final class PoseEstimator: VisionTask {
+public final class PoseEstimator: VisionTask, CoreBackedVisionTask {
     /// Options of a pose estimator: the ``BaseOptions`` and the score under which no pose is
     /// answered.
     public struct Options: VisionTaskOptions {
@@ -44,9 +44,6 @@ public final class PoseEstimator: VisionTask {
 
         /// Creates the default options.
         public init() {}
-
-        /// The whole image stretched to the input; the rest from the model's description.
-        public var preprocessingChoices: ImagePreprocessing.Choices { .init() }
     }
 
     /// COCO's 17 keypoint names, in the order MoveNet and PoseNet output them.
@@ -69,16 +66,8 @@ public final class PoseEstimator: VisionTask {
     public let options: Options
     /// `nil`: keypoints have names, not labels.
     public var labels: LabelMap? { nil }
-    /// The preprocessing, derived once from the model's input.
-    public var preprocessing: ImagePreprocessing { core.preprocessing }
-    /// The decoding options for this model.
-    public var decodingOptions: DecodingOptions { core.decodingOptions }
-    /// What the model runs on (``Accelerator/auto`` resolved).
-    public var accelerator: Accelerator { core.interpreter.accelerator }
-    /// Why a task asked for ``Accelerator/auto`` runs on the CPU, or `nil`.
-    public var acceleratorFallbackReason: String? { core.interpreter.acceleratorFallbackReason }
 
-    private let core: VisionTaskCore
+    let core: VisionTaskCore
 
     /// Creates a pose estimator for a loaded model.
     ///
@@ -89,12 +78,8 @@ public final class PoseEstimator: VisionTask {
     ///   for an input that is not an image, ``NetRunnerError/unsupportedOutputs(model:reason:)``
     ///   naming the outputs' shapes for a model whose first output is not 17 `(y, x, score)` rows.
     public init(model: LoadedModel, options: Options = Options()) throws {
-        let interpreter = try VisionTaskCore.interpreter(for: model, options: options)
-        guard interpreter.inputTensorCount >= 1, interpreter.outputTensorCount >= 1 else {
-            throw NetRunnerError.notAnImageModel(model: model.name, reason: "it has no input or no output")
-        }
-        let core = try VisionTaskCore(
-            interpreter: interpreter, model: model, options: options, taskDefaults: .init(cropping: .stretch))
+        let (interpreter, core) = try VisionTaskCore.imageTask(
+            for: model, options: options, taskDefaults: .init(cropping: .stretch))
         let outputs = try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) }
         let output = outputs[0]
         let dimensions = output.shape.dimensions
@@ -131,14 +116,9 @@ public final class PoseEstimator: VisionTask {
             keypoints = []
         }
         return PoseResult(
-            keypoints: keypoints, imageSize: run.transform.imageSize, decodingMilliseconds: run.decode.inMilliseconds,
-            preprocessingMilliseconds: run.preprocess.inMilliseconds,
-            inferenceMilliseconds: run.inference.inMilliseconds,
-            postprocessingMilliseconds: (clock.now - start).inMilliseconds)
+            keypoints: keypoints, imageSize: run.transform.imageSize,
+            timings: run.timings(postprocessing: clock.now - start))
     }
-
-    /// The image the model received on the last run (see ``VisionTask/inputImage()``).
-    public func inputImage() throws -> PixelBuffer { try core.inputImage() }
 }
 
 extension ImageTask.Options {

@@ -16,20 +16,20 @@ public struct PoseResult: RegisteredTaskResult {
     public var imageWidth: Int
     /// The original image's height in pixels.
     public var imageHeight: Int
-    /// Milliseconds spent decoding the file.
-    public var decodingMilliseconds: Double
-    /// Milliseconds spent turning the image into the model's input.
-    public var preprocessingMilliseconds: Double
-    /// Milliseconds spent in the runtime.
-    public var inferenceMilliseconds: Double
-    /// Milliseconds spent turning the output into keypoints.
-    public var postprocessingMilliseconds: Double
+    /// The time each stage took; turning the output into keypoints is the post-processing.
+    public var timings: ResultTimings
 
-    /// The four stage times as one value.
-    public var timings: ResultTimings {
-        ResultTimings(
-            decoding: decodingMilliseconds, preprocessing: preprocessingMilliseconds, inference: inferenceMilliseconds,
-            postprocessing: postprocessingMilliseconds)
+    /// Creates a result.
+    ///
+    /// - Parameters:
+    ///   - keypoints: The keypoints.
+    ///   - imageSize: The original image's size.
+    ///   - timings: The time each stage took.
+    public init(keypoints: [PoseKeypoint], imageSize: PixelSize, timings: ResultTimings) {
+        self.keypoints = keypoints
+        self.imageWidth = imageSize.width
+        self.imageHeight = imageSize.height
+        self.timings = timings
     }
 
     /// Creates a result.
@@ -45,13 +45,11 @@ public struct PoseResult: RegisteredTaskResult {
         keypoints: [PoseKeypoint], imageSize: PixelSize, decodingMilliseconds: Double = 0,
         preprocessingMilliseconds: Double = 0, inferenceMilliseconds: Double = 0, postprocessingMilliseconds: Double = 0
     ) {
-        self.keypoints = keypoints
-        self.imageWidth = imageSize.width
-        self.imageHeight = imageSize.height
-        self.decodingMilliseconds = decodingMilliseconds
-        self.preprocessingMilliseconds = preprocessingMilliseconds
-        self.inferenceMilliseconds = inferenceMilliseconds
-        self.postprocessingMilliseconds = postprocessingMilliseconds
+        self.init(
+            keypoints: keypoints, imageSize: imageSize,
+            timings: ResultTimings(
+                decoding: decodingMilliseconds, preprocessing: preprocessingMilliseconds,
+                inference: inferenceMilliseconds, postprocessing: postprocessingMilliseconds))
     }
 
     /// The pose's score: the mean of its keypoints' scores.

@@ -2,13 +2,12 @@ import NetRunnerImage
 import NetRunnerSupport
 
 /// The classifier as a registered task: ``ImageClassifier`` and ``ClassificationResult``.
-struct ClassificationDefinition: VisionTaskDefinition {
+struct ClassificationDefinition: LibraryTaskDefinition {
     typealias Task = ImageClassifier
 
-    var kind: ImageTask.Kind { .classification }
-    var verb: String { "classify" }
-    var modelName: String { "classifier" }
-    var modelNameWithArticle: String { "a classifier" }
+    static let names = TaskNames(
+        kind: .classification, verb: "classify", model: "classifier", withArticle: "a classifier")
+
     var resultsSchema: String {
         #"""
         {"type": "array", "description": "Best first.", "items": {
@@ -19,7 +18,6 @@ struct ClassificationDefinition: VisionTaskDefinition {
             "score": {"type": "number"}}}}
         """#
     }
-    var runsInBatches: Bool { true }
     var runsAsDescribedModel: Bool { true }
     var assumedPreprocessing: String {
         "RGB, a centre crop, the input's default scaling (raw bytes for uint8, values in [0, 1] for float)"
@@ -35,17 +33,13 @@ struct ClassificationDefinition: VisionTaskDefinition {
 
     func encode(_ result: ClassificationResult, to encoder: any Encoder) throws {
         var line = encoder.container(keyedBy: ResultsLineKey.self)
-        var results = line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
-        try results.encode(result.categories.map(CategoryLine.init), forKey: .results(of: kind))
+        try encode(results: result.categories.map(CategoryLine.init), in: &line)
     }
 
     func decode(from decoder: any Decoder, timings: ResultTimings) throws -> ClassificationResult {
-        let line = try decoder.container(keyedBy: ResultsLineKey.self)
-        let results = try line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
+        let (line, results) = try resultsContainers(of: decoder)
         let categories = try results.decode([CategoryLine].self, forKey: .results(of: kind))
-        var result = ClassificationResult(
-            categories: categories.map(\.category), decodingMilliseconds: timings.decoding,
-            preprocessingMilliseconds: timings.preprocessing, inferenceMilliseconds: timings.inference)
+        var result = ClassificationResult(categories: categories.map(\.category), timings: timings)
         if let size = try line.decodeIfPresent(Int.self, forKey: "batch_size"),
             let whole = try line.decodeIfPresent(Double.self, forKey: "batch_inference_latency")
         {
@@ -63,9 +57,7 @@ struct ClassificationDefinition: VisionTaskDefinition {
     }
 
     func textLines(_ result: ClassificationResult, image: String) -> [String] {
-        let timing = stageTimes(
-            decode: result.decodingMilliseconds, preprocess: result.preprocessingMilliseconds,
-            inference: result.inferenceMilliseconds)
+        let timing = stageTimes(result.timings)
         // A batched image's inference is its share: the batch's own time said beside it.
         let batch = result.batch.map {
             "; inference a share of a batch of \($0.size) run in \(fixedDecimals($0.inferenceMilliseconds, 1)) ms"
@@ -120,10 +112,4 @@ private struct CategoryLine: Codable {
     var category: Category {
         Category(index: index, score: score, label: label, displayName: displayName)
     }
-}
-
-/// The stage times of an answer, as `classify` and `detect` print them.
-func stageTimes(decode: Double, preprocess: Double, inference: Double) -> String {
-    "decode \(fixedDecimals(decode, 1)) ms, preprocess \(fixedDecimals(preprocess, 1)) ms, "
-        + "inference \(fixedDecimals(inference, 1)) ms"
 }

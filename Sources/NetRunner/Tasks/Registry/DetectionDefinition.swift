@@ -2,13 +2,11 @@ import NetRunnerImage
 import NetRunnerSupport
 
 /// The detector as a registered task: ``ObjectDetector`` and ``DetectionResult``.
-struct DetectionDefinition: VisionTaskDefinition {
+struct DetectionDefinition: LibraryTaskDefinition {
     typealias Task = ObjectDetector
 
-    var kind: ImageTask.Kind { .detection }
-    var verb: String { "detect" }
-    var modelName: String { "detector" }
-    var modelNameWithArticle: String { "an object detector" }
+    static let names = TaskNames(kind: .detection, verb: "detect", model: "detector", withArticle: "an object detector")
+
     var resultsSchema: String {
         #"""
         {"type": "array", "description": "Best first.", "items": {
@@ -46,8 +44,7 @@ struct DetectionDefinition: VisionTaskDefinition {
 
     func encode(_ result: DetectionResult, to encoder: any Encoder) throws {
         var line = encoder.container(keyedBy: ResultsLineKey.self)
-        try line.encode(result.imageWidth, forKey: "image_width")
-        try line.encode(result.imageHeight, forKey: "image_height")
+        try line.encode(imageSize: result.pixelSize)
         let lines = result.detections.map { detection in
             let box = detection.boundingBox
             let best = detection.categories.first
@@ -56,13 +53,11 @@ struct DetectionDefinition: VisionTaskDefinition {
                 box: [box.minX, box.minY, box.width, box.height],
                 keypoints: detection.keypoints.isEmpty ? nil : detection.keypoints.map { [$0.x, $0.y] })
         }
-        var results = line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
-        try results.encode(lines, forKey: .results(of: kind))
+        try encode(results: lines, in: &line)
     }
 
     func decode(from decoder: any Decoder, timings: ResultTimings) throws -> DetectionResult {
-        let line = try decoder.container(keyedBy: ResultsLineKey.self)
-        let results = try line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
+        let (line, results) = try resultsContainers(of: decoder)
         let lines = try results.decode([DetectionLine].self, forKey: .results(of: kind))
         let detections = try lines.map { line in
             guard line.box.count == 4 else {
@@ -78,11 +73,7 @@ struct DetectionDefinition: VisionTaskDefinition {
         }
         return DetectionResult(
             detections: detections,
-            imageSize: PixelSize(
-                width: try line.decode(Int.self, forKey: "image_width"),
-                height: try line.decode(Int.self, forKey: "image_height")),
-            decodingMilliseconds: timings.decoding, preprocessingMilliseconds: timings.preprocessing,
-            inferenceMilliseconds: timings.inference, postprocessingMilliseconds: 0)
+            imageSize: try line.decodeImageSize(), timings: timings)
     }
 
     func csvFields(_ result: DetectionResult) -> (answer: String, score: String, results: String) {
@@ -96,9 +87,7 @@ struct DetectionDefinition: VisionTaskDefinition {
     }
 
     func textLines(_ result: DetectionResult, image: String) -> [String] {
-        let timing = stageTimes(
-            decode: result.decodingMilliseconds, preprocess: result.preprocessingMilliseconds,
-            inference: result.inferenceMilliseconds)
+        let timing = stageTimes(result.timings)
         var lines = ["\(image)  \(result.imageWidth)x\(result.imageHeight)  (\(timing))"]
         if result.detections.isEmpty { lines.append("  (nothing above the threshold)") }
         for detection in result.detections {
@@ -135,28 +124,20 @@ struct DetectionDefinition: VisionTaskDefinition {
         }
     }
 
-    func imageSize(_ result: DetectionResult) -> PixelSize? {
-        PixelSize(width: result.imageWidth, height: result.imageHeight)
-    }
-
     func draw(_ result: DetectionResult, on image: PixelBuffer) throws(ImageError) -> PixelBuffer {
         try Annotator.draw(result.detections, on: image)
     }
 
     func scaled(_ result: DetectionResult, from size: PixelSize, to target: PixelSize) -> DetectionResult {
-        var result = result
-        let sx = Float(target.width) / Float(size.width)
-        let sy = Float(target.height) / Float(size.height)
-        result.detections = result.detections.map { detection in
-            var detection = detection
-            let box = detection.boundingBox
-            detection.boundingBox = BoundingBox(
-                minX: box.minX * sx, minY: box.minY * sy, maxX: box.maxX * sx, maxY: box.maxY * sy)
-            detection.keypoints = detection.keypoints.map { Keypoint(x: $0.x * sx, y: $0.y * sy) }
-            return detection
+        result.resized(from: size, to: target) { result, sx, sy in
+            result.detections = result.detections.map { detection in
+                var detection = detection
+                let box = detection.boundingBox
+                detection.boundingBox = BoundingBox(
+                    minX: box.minX * sx, minY: box.minY * sy, maxX: box.maxX * sx, maxY: box.maxY * sy)
+                detection.keypoints = detection.keypoints.map { Keypoint(x: $0.x * sx, y: $0.y * sy) }
+                return detection
+            }
         }
-        result.imageWidth = target.width
-        result.imageHeight = target.height
-        return result
     }
 }

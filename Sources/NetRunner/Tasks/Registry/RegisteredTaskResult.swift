@@ -4,8 +4,7 @@
 ///     struct MeanScore: RegisteredTaskResult {
 ///         static let kind = ImageTask.Kind("mean_score")
 ///         var mean: Float
-///         var decodingMilliseconds = 0.0, preprocessingMilliseconds = 0.0
-///         var inferenceMilliseconds = 0.0, postprocessingMilliseconds = 0.0
+///         var timings = ResultTimings()
 ///     }
 public protocol RegisteredTaskResult: VisionTaskResult, Hashable {
     /// The task the result comes from.

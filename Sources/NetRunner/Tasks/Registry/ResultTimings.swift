@@ -25,3 +25,40 @@ public struct ResultTimings: Hashable, Sendable {
         self.postprocessing = postprocessing
     }
 }
+
+extension ResultTimings {
+    /// The times' keys in the `Codable` form of ``ClassificationResult`` and ``DetectionResult``:
+    /// a field each, beside the result's own.
+    private enum FieldKey: String, CodingKey {
+        case decodingMilliseconds, preprocessingMilliseconds, inferenceMilliseconds, postprocessingMilliseconds
+    }
+
+    /// Reads the times from a result's fields.
+    ///
+    /// - Parameters:
+    ///   - decoder: The result's decoder.
+    ///   - postprocessing: Whether the result has a `postprocessingMilliseconds` field (else 0).
+    /// - Throws: `DecodingError` for a missing or mistyped field.
+    init(fieldsOf decoder: any Decoder, postprocessing: Bool) throws {
+        let fields = try decoder.container(keyedBy: FieldKey.self)
+        self.init(
+            decoding: try fields.decode(Double.self, forKey: .decodingMilliseconds),
+            preprocessing: try fields.decode(Double.self, forKey: .preprocessingMilliseconds),
+            inference: try fields.decode(Double.self, forKey: .inferenceMilliseconds),
+            postprocessing: postprocessing ? try fields.decode(Double.self, forKey: .postprocessingMilliseconds) : 0)
+    }
+
+    /// Writes the times as fields of a result.
+    ///
+    /// - Parameters:
+    ///   - encoder: The result's encoder.
+    ///   - postprocessing: Whether to write `postprocessingMilliseconds`.
+    /// - Throws: The encoder's errors.
+    func encodeFields(to encoder: any Encoder, postprocessing: Bool) throws {
+        var fields = encoder.container(keyedBy: FieldKey.self)
+        try fields.encode(decoding, forKey: .decodingMilliseconds)
+        try fields.encode(preprocessing, forKey: .preprocessingMilliseconds)
+        try fields.encode(inference, forKey: .inferenceMilliseconds)
+        if postprocessing { try fields.encode(self.postprocessing, forKey: .postprocessingMilliseconds) }
+    }
+}

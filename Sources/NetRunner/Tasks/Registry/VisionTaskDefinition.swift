@@ -26,7 +26,8 @@ public protocol VisionTaskDefinition: Sendable {
     var modelName: String { get }
     /// The same with its article (`a classifier`), for messages.
     var modelNameWithArticle: String { get }
-    /// Whether a GPU runs several images per invoke of this task (``ImageTask/run(batch:capacity:)``).
+    /// Whether a GPU runs several images per invoke of this task (``ImageTask/run(batch:capacity:)``):
+    /// by default, whether the task is a ``BatchingVisionTask``.
     var runsInBatches: Bool { get }
     /// What is assumed for a bare `.tflite` with no metadata and no `model.json`, in a notice.
     var assumedPreprocessing: String { get }
@@ -144,8 +145,8 @@ public protocol VisionTaskDefinition: Sendable {
 }
 
 extension VisionTaskDefinition {
-    /// `false`: the task runs one image per invoke.
-    public var runsInBatches: Bool { false }
+    /// Whether the task runs several images per invoke: whether it is a ``BatchingVisionTask``.
+    public var runsInBatches: Bool { Task.self is any BatchingVisionTask.Type }
 
     /// `false`: `netrunner run` runs the task.
     public var runsAsDescribedModel: Bool { false }

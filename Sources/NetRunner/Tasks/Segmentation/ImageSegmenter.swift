@@ -1,7 +1,7 @@
 import FoundationEssentials
-public import NetRunnerImage
+import NetRunnerImage
 import NetRunnerSupport
-public import TensorFlowLite
+import TensorFlowLite
 
 /// Labels every pixel of an image with a class, with a semantic segmentation model such as
 /// DeepLab v3 (Pascal VOC's 21 classes).
@@ -23,7 +23,7 @@ public import TensorFlowLite
 /// `--labels Models/pascal_voc_segmentation_labels.txt` (``pascalVOCLabels``) names DeepLab's.
 ///
 /// - Note: Not thread-safe (it owns an ``Interpreter``); create one per thread.
-public final class ImageSegmenter: VisionTask {
+public final class ImageSegmenter: VisionTask, CoreBackedVisionTask {
     /// Options of a segmenter: the ``BaseOptions`` and the mask's resolution.
     public struct Options: VisionTaskOptions {
         /// Threads, accelerator, error logging and decoding (``BaseOptions``).
@@ -36,9 +36,6 @@ public final class ImageSegmenter: VisionTask {
 
         /// Creates the default options.
         public init() {}
-
-        /// The whole image stretched to the input; the rest from the model's description.
-        public var preprocessingChoices: ImagePreprocessing.Choices { .init() }
 
         /// Sets the mask's resolution (``ResultOptions/maskResolution``, `nil` the image's size).
         ///
@@ -80,16 +77,8 @@ public final class ImageSegmenter: VisionTask {
     public let options: Options
     /// The labels of the model's classes.
     public let labels: LabelMap?
-    /// The preprocessing, derived once from the model's input.
-    public var preprocessing: ImagePreprocessing { core.preprocessing }
-    /// The decoding options for this model.
-    public var decodingOptions: DecodingOptions { core.decodingOptions }
-    /// What the model runs on (``Accelerator/auto`` resolved).
-    public var accelerator: Accelerator { core.interpreter.accelerator }
-    /// Why a task asked for ``Accelerator/auto`` runs on the CPU, or `nil`.
-    public var acceleratorFallbackReason: String? { core.interpreter.acceleratorFallbackReason }
 
-    private let core: VisionTaskCore
+    let core: VisionTaskCore
     private let output: Output
 
     /// Creates a segmenter for a loaded model.
@@ -102,13 +91,8 @@ public final class ImageSegmenter: VisionTask {
     ///   naming the outputs' shapes for a first output that is not a class map,
     ///   ``NetRunnerError/labelCountMismatch(file:labels:classes:)`` for labels that do not fit.
     public init(model: LoadedModel, options: Options = Options()) throws {
-        let interpreter = try VisionTaskCore.interpreter(for: model, options: options)
-        guard interpreter.inputTensorCount >= 1, interpreter.outputTensorCount >= 1 else {
-            throw NetRunnerError.notAnImageModel(model: model.name, reason: "it has no input or no output")
-        }
-        let core = try VisionTaskCore(
-            interpreter: interpreter, model: model, options: options,
-            taskDefaults: .init(cropping: .stretch, normalization: .minusOneToOne))
+        let (interpreter, core) = try VisionTaskCore.imageTask(
+            for: model, options: options, taskDefaults: .init(cropping: .stretch, normalization: .minusOneToOne))
         let outputs = try (0..<interpreter.outputTensorCount).map { try interpreter.output(at: $0) }
         guard let output = Self.output(of: outputs[0]) else {
             let shapes = outputs.map { "\($0.dataType) \($0.shape.dimensions)" }.joined(separator: ", ")
@@ -162,17 +146,12 @@ public final class ImageSegmenter: VisionTask {
         let mask = Self.mask(small, width: output.width, height: output.height, transform: run.transform, size: size)
         if size == imageSize {
             return SegmentationResult(
-                categoryMask: mask, labels: labels, decodingMilliseconds: run.decode.inMilliseconds,
-                preprocessingMilliseconds: run.preprocess.inMilliseconds,
-                inferenceMilliseconds: run.inference.inMilliseconds,
-                postprocessingMilliseconds: (clock.now - start).inMilliseconds)
+                categoryMask: mask, labels: labels, timings: run.timings(postprocessing: clock.now - start))
         }
         let counts = Self.classCounts(small, width: output.width, height: output.height, transform: run.transform)
         return SegmentationResult(
             categoryMask: mask, imageSize: imageSize, areas: SegmentationResult.areas(counts: counts, labels: labels),
-            decodingMilliseconds: run.decode.inMilliseconds, preprocessingMilliseconds: run.preprocess.inMilliseconds,
-            inferenceMilliseconds: run.inference.inMilliseconds,
-            postprocessingMilliseconds: (clock.now - start).inMilliseconds)
+            timings: run.timings(postprocessing: clock.now - start))
     }
 
     /// The class index of each of the output's pixels: the index itself (255 for one that
@@ -280,9 +259,6 @@ public final class ImageSegmenter: VisionTask {
         let (columns, rows) = mapping(width: width, height: height, transform: transform, size: transform.imageSize)
         return CategoryMask.classCounts(of: small, width: width, height: height, columns: columns, rows: rows)
     }
-
-    /// The image the model received on the last run (see ``VisionTask/inputImage()``).
-    public func inputImage() throws -> PixelBuffer { try core.inputImage() }
 }
 
 extension ImageTask.Options {

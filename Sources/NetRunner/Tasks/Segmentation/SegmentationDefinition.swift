@@ -17,13 +17,11 @@ import TensorFlowLite
 /// and `height` are the image's, or the model's output's (``CategoryMask/Resolution/model``:
 /// it covers the whole image, scaled by `image_width / width`); the areas are the image's
 /// pixels either way.
-struct SegmentationDefinition: VisionTaskDefinition {
+struct SegmentationDefinition: LibraryTaskDefinition {
     typealias Task = ImageSegmenter
 
-    var kind: ImageTask.Kind { .segmentation }
-    var verb: String { "segment" }
-    var modelName: String { "segmenter" }
-    var modelNameWithArticle: String { "a segmenter" }
+    static let names = TaskNames(kind: .segmentation, verb: "segment", model: "segmenter", withArticle: "a segmenter")
+
     var resultsSchema: String {
         #"""
         {"type": "object", "required": ["areas", "mask"], "additionalProperties": false, "properties": {
@@ -86,18 +84,15 @@ struct SegmentationDefinition: VisionTaskDefinition {
 
     func encode(_ result: SegmentationResult, to encoder: any Encoder) throws {
         var line = encoder.container(keyedBy: ResultsLineKey.self)
-        try line.encode(result.imageSize.width, forKey: "image_width")
-        try line.encode(result.imageSize.height, forKey: "image_height")
+        try line.encode(imageSize: result.imageSize)
         let mask = Mask(
             encoding: "png", width: result.categoryMask.width, height: result.categoryMask.height,
             data: try result.categoryMask.pngData().base64EncodedString())
-        var results = line.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
-        try results.encode(Line(areas: result.areas, mask: mask), forKey: .results(of: kind))
+        try encode(results: Line(areas: result.areas, mask: mask), in: &line)
     }
 
     func decode(from decoder: any Decoder, timings: ResultTimings) throws -> SegmentationResult {
-        let top = try decoder.container(keyedBy: ResultsLineKey.self)
-        let results = try top.nestedContainer(keyedBy: ResultsLineKey.self, forKey: .inferenceResults)
+        let (top, results) = try resultsContainers(of: decoder)
         let line = try results.decode(Line.self, forKey: .results(of: kind))
         guard line.mask.encoding == "png", let data = Data(base64Encoded: line.mask.data),
             let mask = try? CategoryMask(pngData: data), mask.width == line.mask.width, mask.height == line.mask.height
@@ -112,12 +107,9 @@ struct SegmentationDefinition: VisionTaskDefinition {
         // A mask at the model's resolution: the areas are the image's pixels, as the line says.
         guard imageSize == PixelSize(width: mask.width, height: mask.height) else {
             return SegmentationResult(
-                categoryMask: mask, imageSize: imageSize, areas: line.areas, decodingMilliseconds: timings.decoding,
-                preprocessingMilliseconds: timings.preprocessing, inferenceMilliseconds: timings.inference)
+                categoryMask: mask, imageSize: imageSize, areas: line.areas, timings: timings)
         }
-        var result = SegmentationResult(
-            categoryMask: mask, labels: nil, decodingMilliseconds: timings.decoding,
-            preprocessingMilliseconds: timings.preprocessing, inferenceMilliseconds: timings.inference)
+        var result = SegmentationResult(categoryMask: mask, labels: nil, timings: timings)
         result.areas = relabelled(result.areas, as: line.areas)
         return result
     }
@@ -132,9 +124,7 @@ struct SegmentationDefinition: VisionTaskDefinition {
     }
 
     func textLines(_ result: SegmentationResult, image: String) -> [String] {
-        let timing = stageTimes(
-            decode: result.decodingMilliseconds, preprocess: result.preprocessingMilliseconds,
-            inference: result.inferenceMilliseconds)
+        let timing = stageTimes(result.timings)
         let mask = result.categoryMask
         let size = "\(result.imageSize.width)x\(result.imageSize.height)"
         let masked = result.imageSize == PixelSize(width: mask.width, height: mask.height)

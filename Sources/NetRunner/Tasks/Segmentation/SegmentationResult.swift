@@ -22,21 +22,8 @@ public struct SegmentationResult: RegisteredTaskResult {
     /// Each class found and its area in the image's pixels, largest first
     /// (``CategoryMask/unknown`` left out): the same counts whatever the mask's resolution.
     public var areas: [SegmentationArea]
-    /// Milliseconds spent decoding the file.
-    public var decodingMilliseconds: Double
-    /// Milliseconds spent turning the image into the model's input.
-    public var preprocessingMilliseconds: Double
-    /// Milliseconds spent in the runtime.
-    public var inferenceMilliseconds: Double
-    /// Milliseconds spent making the mask.
-    public var postprocessingMilliseconds: Double
-
-    /// The four stage times as one value.
-    public var timings: ResultTimings {
-        ResultTimings(
-            decoding: decodingMilliseconds, preprocessing: preprocessingMilliseconds, inference: inferenceMilliseconds,
-            postprocessing: postprocessingMilliseconds)
-    }
+    /// The time each stage took; making the mask is the post-processing.
+    public var timings: ResultTimings
 
     /// Creates a result for a mask at the image's size, its areas counted from the mask.
     ///
@@ -51,13 +38,25 @@ public struct SegmentationResult: RegisteredTaskResult {
         categoryMask: CategoryMask, labels: LabelMap?, decodingMilliseconds: Double = 0,
         preprocessingMilliseconds: Double = 0, inferenceMilliseconds: Double = 0, postprocessingMilliseconds: Double = 0
     ) {
+        self.init(
+            categoryMask: categoryMask, labels: labels,
+            timings: ResultTimings(
+                decoding: decodingMilliseconds, preprocessing: preprocessingMilliseconds,
+                inference: inferenceMilliseconds, postprocessing: postprocessingMilliseconds))
+    }
+
+    /// Creates a result for a mask at the image's size, its areas counted from the mask.
+    ///
+    /// - Parameters:
+    ///   - categoryMask: The mask, at the image's size.
+    ///   - labels: The classes' labels, by index.
+    ///   - timings: The time each stage took.
+    public init(categoryMask: CategoryMask, labels: LabelMap?, timings: ResultTimings) {
         var counts = [Int](repeating: 0, count: 256)
         for index in categoryMask.classIndices { counts[Int(index)] += 1 }
         self.init(
             categoryMask: categoryMask, imageSize: PixelSize(width: categoryMask.width, height: categoryMask.height),
-            areas: Self.areas(counts: counts, labels: labels), decodingMilliseconds: decodingMilliseconds,
-            preprocessingMilliseconds: preprocessingMilliseconds, inferenceMilliseconds: inferenceMilliseconds,
-            postprocessingMilliseconds: postprocessingMilliseconds)
+            areas: Self.areas(counts: counts, labels: labels), timings: timings)
     }
 
     /// Creates a result for a mask at any resolution, with its areas counted in the image's
@@ -75,13 +74,26 @@ public struct SegmentationResult: RegisteredTaskResult {
         categoryMask: CategoryMask, imageSize: PixelSize, areas: [SegmentationArea], decodingMilliseconds: Double = 0,
         preprocessingMilliseconds: Double = 0, inferenceMilliseconds: Double = 0, postprocessingMilliseconds: Double = 0
     ) {
+        self.init(
+            categoryMask: categoryMask, imageSize: imageSize, areas: areas,
+            timings: ResultTimings(
+                decoding: decodingMilliseconds, preprocessing: preprocessingMilliseconds,
+                inference: inferenceMilliseconds, postprocessing: postprocessingMilliseconds))
+    }
+
+    /// Creates a result for a mask at any resolution, with its areas counted in the image's
+    /// pixels.
+    ///
+    /// - Parameters:
+    ///   - categoryMask: The mask, over the whole image.
+    ///   - imageSize: The image's size.
+    ///   - areas: Each class's area in the image's pixels, largest first.
+    ///   - timings: The time each stage took.
+    public init(categoryMask: CategoryMask, imageSize: PixelSize, areas: [SegmentationArea], timings: ResultTimings) {
         self.categoryMask = categoryMask
         self.imageSize = imageSize
         self.areas = areas
-        self.decodingMilliseconds = decodingMilliseconds
-        self.preprocessingMilliseconds = preprocessingMilliseconds
-        self.inferenceMilliseconds = inferenceMilliseconds
-        self.postprocessingMilliseconds = postprocessingMilliseconds
+        self.timings = timings
     }
 
     /// The areas of pixel counts by class index (``CategoryMask/unknown`` left out), largest

@@ -24,6 +24,9 @@ public final class ModelDownloader: Sendable {
     public let hub: HubClient
     /// The local copies.
     public let cache: HubCache
+    /// The client id it resolves aliases with, if given (else the machine's, made once and kept
+    /// in the cache): a weighted alias or an experiment gives each id the same version.
+    public let client: String?
     private let listeners = Mutex<[Int: AsyncStream<ModelDownloadEvent>.Continuation]>([:])
     private let nextListener = Atomic<Int>(0)
 
@@ -32,9 +35,12 @@ public final class ModelDownloader: Sendable {
     /// - Parameters:
     ///   - hub: The hub (default: `NETRUNNER_HUB`, `NETRUNNER_HUB_TOKEN`).
     ///   - cache: The cache (default: the user's).
-    public init(hub: HubClient = HubClient(), cache: HubCache = HubCache()) {
+    ///   - client: The client id to resolve aliases with (default: the machine's; an app's
+    ///     user id keeps a user on one variant across devices).
+    public init(hub: HubClient = HubClient(), cache: HubCache = HubCache(), client: String? = nil) {
         self.hub = hub
         self.cache = cache
+        self.client = client
     }
 
     /// ML Kit's spelling: a downloader for the default hub and cache.
@@ -100,7 +106,7 @@ public final class ModelDownloader: Sendable {
         let label = "\(remote.name)@\(remote.reference)"
         let resolution: HubResolution
         do throws(HubClientError) {
-            let clientID = ModelDownloader.clientID(cache: cache)
+            let clientID = client ?? ModelDownloader.clientID(cache: cache)
             switch try await hub.checkForUpdate(
                 remote.name, reference: remote.reference, client: clientID, current: local?.hash)
             {

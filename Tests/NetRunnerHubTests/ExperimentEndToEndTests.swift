@@ -9,7 +9,7 @@ import Testing
 /// model through ML Kit's `ModelDownloader`, classify the repository's labelled photos with the
 /// version their id is assigned, and report through `ExperimentReporter` whether the top-1 was
 /// the photo's label (the goal) and each inference's latency. The hub names the better model,
-/// and concluding makes it the alias's target; then a third version that crashes one client in
+/// and concluding makes it the alias's target through the alias's gate; then a third version that crashes one client in
 /// three is stopped by its crash guardrail, and the alias put back, with nobody acting.
 ///
 /// Each (version, photo) is classified once through the library and its answer and latency
@@ -120,10 +120,16 @@ struct ExperimentEndToEndTests {
         defer { folder.remove() }
         let photos = try Self.labelledPhotos()
         #expect(photos.count == 8)
-        try await InProcessHub.run(data: folder.path("data")) { hub in
+        let bundles = Fixtures.path("TestBundles")
+        try await InProcessHub.run(data: folder.path("data"), testBundles: bundles) { hub in
             let admin = HubClient(address: hub.address, token: HubProcess.adminKey)
-            // Production runs the weak model; the float MobileNet V2 is the candidate.
+            // Production runs the weak model, behind a gate: no version may score less top-1 on
+            // the sample photos than production does. The float MobileNet V2 is the candidate,
+            // evaluated against the gate as it is published (`netrunner evaluate`, a child).
             #expect(try await admin.push(file: Self.weak, name: "flowers", alias: "production").version == 1)
+            _ = try await admin.setGate(
+                "production", model: "flowers", bundles: ["imagenet-sample"],
+                rules: [try HubGateRule(parsing: "classification_accuracy:min_absolute_change=0")])
             #expect(try await admin.push(file: Self.strong, name: "flowers").version == 2)
             let first = try await admin.startExperiment(
                 HubExperiment(
@@ -159,7 +165,16 @@ struct ExperimentEndToEndTests {
                     + "\(candidate.chanceToBeatBaseline ?? -1), decision \(candidate.decision ?? "none")")
             #expect(candidate.goalRate > baseline.goalRate + 0.2)
             #expect(candidate.decision == "winner" && (candidate.chanceToBeatBaseline ?? 0) > 0.99, "\(candidate)")
-            // Concluded without naming the winner: the hub's winner becomes the target.
+            // Concluded without naming the winner: the hub's winner becomes the target, once it
+            // has passed the gate (until then the conclusion is refused, and says why).
+            try await Eventually.wait(for: "version 2's gate evaluation", upTo: .seconds(600)) {
+                try await admin.evaluations(model: "flowers", version: 2).contains { $0.status != .pending }
+            }
+            let evaluation = try #require(try await admin.evaluations(model: "flowers", version: 2).first)
+            #expect(evaluation.status == .passed && evaluation.baseline == 1, "\(evaluation)")
+            // What `netrunner evaluate` scored on the sample's top-1, as the gate tests have it.
+            #expect(evaluation.metrics["imagenet-sample"]?["classification_accuracy"] == 0.875, "\(evaluation)")
+            #expect(evaluation.baselineMetrics["imagenet-sample"]?["classification_accuracy"] == 0.625)
             let concluded = try await admin.concludeExperiment(first.id, model: "flowers")
             #expect(concluded.winner == 2 && concluded.status == .concluded, "\(concluded)")
             #expect(try await admin.resolve("flowers", reference: "production", client: "anyone")?.version == 2)

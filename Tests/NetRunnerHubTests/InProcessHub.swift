@@ -30,12 +30,13 @@ final class InProcessHub: Sendable {
     /// - Parameters:
     ///   - data: Its data folder.
     ///   - anonymousRead: Whether reading needs no key (`false`: `--private`).
+    ///   - testBundles: The folder of test bundles its gates name (`--test-bundles`), if any.
     ///   - body: The test.
     static func run<Value>(
-        data: String, anonymousRead: Bool = true, sourceLocation: SourceLocation = #_sourceLocation,
-        _ body: (InProcessHub) async throws -> Value
+        data: String, anonymousRead: Bool = true, testBundles: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation, _ body: (InProcessHub) async throws -> Value
     ) async throws -> Value {
-        let hub = try await start(data: data, anonymousRead: anonymousRead)
+        let hub = try await start(data: data, anonymousRead: anonymousRead, testBundles: testBundles)
         let value: Value
         do {
             value = try await body(hub)
@@ -48,9 +49,12 @@ final class InProcessHub: Sendable {
         return value
     }
 
-    private static func start(data: String, anonymousRead: Bool) async throws -> InProcessHub {
+    private static func start(data: String, anonymousRead: Bool, testBundles: String?) async throws
+        -> InProcessHub
+    {
         var configuration = HubServer.Configuration(
             port: 0, dataFolder: data, adminKey: HubProcess.adminKey, anonymousRead: anonymousRead)
+        configuration.testBundles = testBundles
         configuration.idleTimeout = .seconds(900)
         let lines = Lines()
         var logger = Logger(label: "netrunner.hub") { _ in Lines.Handler(lines: lines) }

@@ -31,8 +31,26 @@ func readmeExample2() throws {
     print(cat.embedding.count, similarity)  // 1024 0.7328...
 }
 
+/// Example 1 of docs/experiments.md.
+func readmeExample3() async throws {
+    let downloader = ModelDownloader.modelDownloader()
+    let model = try await downloader.getModel(name: "flowers@production")
+    let classifier = try ImageClassifier(model: LoadedModel(.path(model.path)))
+    let reporter = try ExperimentReporter(model: "flowers", alias: "production")
+    reporter.start()  // sends every 10 s in the background
+
+    let clock = ContinuousClock()
+    let started = clock.now
+    let result = try classifier.classify(fileAt: "photo.jpg")
+    reporter.recordInference(version: model.version, latency: clock.now - started)
+    let suggestions = result.categories.prefix(3).map { $0.displayName ?? $0.label ?? "" }
+    // Later, what the user did: picked one of the suggestions, or none.
+    let picked: String? = suggestions.first
+    reporter.recordOutcome("accepted", success: picked != nil, version: model.version)
+}
+
 /// Example 1 of docs/gpu.md.
-func readmeExample3() throws {
+func readmeExample4() throws {
     var options = Interpreter.Options()
     options.accelerator = .auto  // .cpu (the default), .gpu, .auto
     let interpreter = try Interpreter(modelPath: "Models/mobilenet_v2_1.0_224_float32.tflite", options: options)
@@ -40,7 +58,7 @@ func readmeExample3() throws {
 }
 
 /// Example 1 of docs/hub.md.
-func readmeExample4() async throws {
+func readmeExample5() async throws {
     let importer = ModelImporter(modelsFolder: "Models")
     let model = try await importer.importModel(from: "https://example.org/flowers.tiobundle.zip") { progress in
         if case .downloading(let received, let total) = progress { print(received, total ?? -1) }
@@ -49,7 +67,7 @@ func readmeExample4() async throws {
 }
 
 /// Example 2 of docs/hub.md.
-func readmeExample5() async throws {
+func readmeExample6() async throws {
     // The hub and its key, chosen in code: ML Kit's Firebase app becomes a HubClient. Without them
     // (ModelDownloader.modelDownloader()) they come from NETRUNNER_HUB and NETRUNNER_HUB_TOKEN,
     // else http://127.0.0.1:8090 with no key.
@@ -67,7 +85,7 @@ func readmeExample5() async throws {
 }
 
 /// Example 1 of docs/library.md.
-func readmeExample6() throws {
+func readmeExample7() throws {
     var options = Interpreter.Options()
     options.threadCount = 2
     let interpreter = try Interpreter(modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite", options: options)
@@ -86,7 +104,7 @@ func readmeExample6() throws {
 }
 
 /// Example 2 of docs/library.md.
-func readmeExample7() throws {
+func readmeExample8() throws {
     let classifier = try ImageClassifier(
         modelPath: "Models/mobilenet_v2_1.0_224_uint8.tflite", labelsPath: "Models/imagenet_labels.txt")
     let result = try classifier.classify(fileAt: "Tests/Fixtures/Photos/test/chelsea.png")  // or classify(data:)
@@ -103,7 +121,7 @@ func readmeExample7() throws {
 }
 
 /// Example 1 of docs/pose.md.
-func readmeExample8() throws {
+func readmeExample9() throws {
     let estimator = try PoseEstimator(modelPath: "Models/movenet_single_pose_lightning_ptq.tflite")
     let pose = try estimator.run(.file("Tests/Fixtures/Pose/squat.png"))
     for keypoint in pose.keypoints where keypoint.score >= 0.2 {
@@ -116,7 +134,7 @@ func readmeExample8() throws {
 }
 
 /// Example 1 of docs/segmentation.md.
-func readmeExample9() throws {
+func readmeExample10() throws {
     let segmenter = try ImageSegmenter(modelPath: "Models/bundles/deeplabv3_mnv2_pascal_quant.tiobundle")
     let result = try segmenter.run(.file("Tests/Fixtures/Segmentation/bird_segmentation.png"))
     for area in result.areas {
@@ -135,7 +153,7 @@ func readmeExample9() throws {
 }
 
 /// Example 1 of docs/streams.md.
-func readmeExample10() async throws {
+func readmeExample11() async throws {
     let pool = try VisionTaskPool(count: 1) { try ImageTask(modelAt: "Models/face_detection_short_range.tflite") }
     let frames = FrameSource(
         VideoSource("rtsp://camera/stream"), options: .init(frameSize: .covering(pool.preprocessing.size)))

@@ -131,12 +131,7 @@ struct ExperimentEndToEndTests {
                 "production", model: "flowers", bundles: ["imagenet-sample"],
                 rules: [try HubGateRule(parsing: "classification_accuracy:min_absolute_change=0")])
             #expect(try await admin.push(file: Self.strong, name: "flowers").version == 2)
-            let first = try await admin.startExperiment(
-                HubExperiment(
-                    id: 0, name: "flowers", alias: "production",
-                    variants: [HubAliasTarget(version: 1, weight: 50), HubAliasTarget(version: 2, weight: 50)],
-                    baseline: 1, goal: "accepted", guardrails: HubExperimentGuardrails(failureRate: 0.05),
-                    startedAt: "", startedBy: ""))
+            let first = try await Self.start(admin, 1, against: 2, HubExperimentGuardrails(failureRate: 0.05))
             let answers = Answers()
             // The key an application carries: it may report, and do nothing else.
             let key = try await admin.createKey(name: "app", scope: .report)
@@ -181,12 +176,7 @@ struct ExperimentEndToEndTests {
 
             // A third version, the same model, that crashes a third of its clients (a margin of 5%).
             #expect(try await admin.push(file: Self.strong, name: "flowers").version == 3)
-            let second = try await admin.startExperiment(
-                HubExperiment(
-                    id: 0, name: "flowers", alias: "production",
-                    variants: [HubAliasTarget(version: 2, weight: 50), HubAliasTarget(version: 3, weight: 50)],
-                    baseline: 2, goal: "accepted", guardrails: HubExperimentGuardrails(crashes: 0.05),
-                    startedAt: "", startedBy: ""))
+            let second = try await Self.start(admin, 2, against: 3, HubExperimentGuardrails(crashes: 0.05))
             _ = try await Self.runClients(
                 200..<400, hub: hub, folder: folder, answers: answers, photos: photos, key: key,
                 crashing: 3)
@@ -203,6 +193,20 @@ struct ExperimentEndToEndTests {
                 history.last?.changedBy == "experiment" && history.last?.targets.map(\.version) == [2], "\(history)")
             print("Experiment \(second.id) stopped by itself: \(stopped.experiment.outcome ?? "")")
         }
+    }
+
+    /// Starts an experiment on `production`: `baseline` and `candidate` at 50:50, the goal
+    /// `accepted`.
+    static func start(
+        _ admin: HubClient, _ baseline: Int, against candidate: Int, _ guardrails: HubExperimentGuardrails
+    ) async throws -> HubExperiment {
+        try await admin.startExperiment(
+            HubExperiment(
+                id: 0, name: "flowers", alias: "production",
+                variants: [
+                    HubAliasTarget(version: baseline, weight: 50), HubAliasTarget(version: candidate, weight: 50),
+                ],
+                baseline: baseline, goal: "accepted", guardrails: guardrails, startedAt: "", startedBy: ""))
     }
 
     /// Which arm a client is in: the experiment's own assignment.

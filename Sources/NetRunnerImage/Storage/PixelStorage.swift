@@ -61,51 +61,75 @@ final class PixelStorage {
 /// time on 1-12 MP photos). Blocks of 1 MiB or more are kept instead, at most 4 and 512 MiB in
 /// all, and a request takes the smallest that fits if it is at most 4 times the request.
 enum BlockCache {
-    struct Block {
-        var base: UnsafeMutableRawPointer
-        var capacity: Int
-    }
+    typealias Block = BlockPool.Block
 
     static let smallest = 1 << 20
     static let maximumBlocks = 4
     static let maximumBytes = 512 << 20
 
-    private static let blocks = Mutex<[Block]>([])
+    private static let pool = Mutex(BlockPool(maximumBlocks: maximumBlocks, maximumBytes: maximumBytes))
 
     /// The smallest kept block of at least `byteCount` bytes (and at most 4 times that), now
     /// the caller's; `nil` when none fits.
     static func take(atLeast byteCount: Int) -> Block? {
         guard byteCount >= smallest else { return nil }
-        return blocks.withLock { blocks in
-            var best: Int?
-            for (index, block) in blocks.enumerated()
-            where block.capacity >= byteCount && block.capacity / 4 <= byteCount {
-                if best.map({ block.capacity < blocks[$0].capacity }) ?? true { best = index }
-            }
-            return best.map { blocks.remove(at: $0) }
-        }
+        return pool.withLock { $0.take(atLeast: byteCount) }
     }
 
     /// Keeps a freed block when it is large and there is room; `false` when the caller must free it.
     static func keep(_ base: UnsafeMutableRawPointer, capacity: Int) -> Bool {
         guard capacity >= smallest, capacity <= maximumBytes else { return false }
-        let evicted: [Block] = blocks.withLock { blocks in
-            blocks.append(Block(base: base, capacity: capacity))
-            // Over the limits: drop the smallest (the largest are the costly ones to fault in).
-            var evicted: [Block] = []
-            while blocks.count > maximumBlocks || blocks.reduce(0, { $0 + $1.capacity }) > maximumBytes {
-                let smallestIndex = blocks.indices.min { blocks[$0].capacity < blocks[$1].capacity } ?? 0
-                evicted.append(blocks.remove(at: smallestIndex))
-            }
-            return evicted
-        }
+        let evicted = pool.withLock { $0.keep(Block(base: base, capacity: capacity)) }
         for block in evicted { free(block.base) }
         return true
     }
 }
 
+/// The blocks ``BlockCache`` keeps and how it chooses among them, as a value (the cache holds
+/// one under its lock; a test holds its own, which no other test touches).
+struct BlockPool {
+    /// A block of memory no storage owns.
+    struct Block {
+        var base: UnsafeMutableRawPointer
+        var capacity: Int
+    }
+
+    /// At most this many blocks are kept.
+    let maximumBlocks: Int
+    /// At most this many bytes in all are kept.
+    let maximumBytes: Int
+    /// The blocks kept.
+    private(set) var blocks: [Block] = []
+
+    init(maximumBlocks: Int, maximumBytes: Int) {
+        (self.maximumBlocks, self.maximumBytes) = (maximumBlocks, maximumBytes)
+    }
+
+    /// The smallest kept block of at least `byteCount` bytes and at most 4 times that, taken
+    /// out of the pool; `nil` when none fits.
+    mutating func take(atLeast byteCount: Int) -> Block? {
+        var best: Int?
+        for (index, block) in blocks.enumerated() where block.capacity >= byteCount && block.capacity / 4 <= byteCount {
+            if best.map({ block.capacity < blocks[$0].capacity }) ?? true { best = index }
+        }
+        return best.map { blocks.remove(at: $0) }
+    }
+
+    /// Keeps `block`; returns the blocks dropped to stay within the limits (the smallest first:
+    /// the largest are the costly ones to fault in), for the caller to free.
+    mutating func keep(_ block: Block) -> [Block] {
+        blocks.append(block)
+        var evicted: [Block] = []
+        while blocks.count > maximumBlocks || blocks.reduce(0, { $0 + $1.capacity }) > maximumBytes {
+            let smallestIndex = blocks.indices.min { blocks[$0].capacity < blocks[$1].capacity } ?? 0
+            evicted.append(blocks.remove(at: smallestIndex))
+        }
+        return evicted
+    }
+}
+
 // Sendable: the cache holds blocks no PixelStorage owns any more; each is handed to one owner.
-extension BlockCache.Block: @unchecked Sendable {}
+extension BlockPool.Block: @unchecked Sendable {}
 
 // Sendable: a PixelStorage is only written through a PixelBuffer that holds the only
 // reference to it (copy-on-write, checked with isKnownUniquelyReferenced), so a storage

@@ -137,6 +137,8 @@ public final class ExperimentReporter: Sendable {
     deinit {
         sending.withLock { $0?.cancel() }
         state.withLock { $0.closeCurrent() }
+        // Unlocked first: a child forked meanwhile keeps a copy of the descriptor until exec.
+        flock(lockDescriptor, LOCK_UN)
         close(lockDescriptor)
     }
 

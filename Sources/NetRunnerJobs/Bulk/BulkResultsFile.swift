@@ -124,6 +124,10 @@ package final class BulkResultsFile: Sendable {
     }
 
     deinit {
+        // Unlocked before it is closed: a child forked by another thread (a decoder child,
+        // a gate run) holds a copy of the descriptor until its exec, and with it the lock,
+        // so a run that starts right after this one ended would be refused for nothing.
+        flock(descriptor, LOCK_UN)
         close(descriptor)
     }
 
@@ -169,6 +173,7 @@ package final class BulkResultsFile: Sendable {
         guard !failedKeys.isEmpty else { return 0 }
         let replacement = try Self.replace(path, with: kept)
         state.withLock { state in
+            flock(state.descriptor, LOCK_UN)
             close(state.descriptor)
             state.descriptor = replacement
             state.completedKeys.subtract(failedKeys)

@@ -8,7 +8,10 @@
 #                             through sudo; apt-get update first when apt has no lists yet or
 #                             the install fails for want of them; waits up to 5 minutes for
 #                             another apt (make test-fresh and make test-package may install
-#                             mmdebstrap at once). Prints one line per package set up; apt's
+#                             mmdebstrap at once, test-slurm and test-cluster slurm-wlm): the
+#                             project's apt-get calls take turns on a lock of their own, since
+#                             DPkg::Lock::Timeout does not cover update's lists lock (a second
+#                             update failed at once). Prints one line per package set up; apt's
 #                             whole output goes to a log, shown only on failure.
 #   add_bookworm_backports    Debian's bookworm-backports in apt's sources, when missing
 
@@ -34,7 +37,7 @@ add_bookworm_backports() {
 apt_quiet() {
   local log status=0
   log=$(mktemp "${TMPDIR:-/tmp}/netrunner-apt.XXXXXX.log")
-  "${apt_sudo[@]}" env DEBIAN_FRONTEND=noninteractive DEBCONF_NONINTERACTIVE_SEEN=true \
+  "${apt_sudo[@]}" flock -w 300 /var/cache/apt/netrunner-apt.lock env DEBIAN_FRONTEND=noninteractive DEBCONF_NONINTERACTIVE_SEEN=true \
     apt-get -y -o Dpkg::Use-Pty=0 -o APT::Color=0 -o Dpkg::Progress-Fancy=0 -o DPkg::Lock::Timeout=300 "$@" >"$log" 2>&1 || status=$?
   if ((status == 0)); then
     sed -nE 's/^Setting up ([^ ]+) \(([^)]+)\).*/  set up \1 \2/p' "$log"

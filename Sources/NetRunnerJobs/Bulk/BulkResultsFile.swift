@@ -102,17 +102,17 @@ package final class BulkResultsFile: Sendable {
                 repaired = parsed.wholeLength < existing.count
             }
         } catch {
-            close(descriptor)
+            Self.unlockAndClose(descriptor)
             throw error
         }
         if !resume, ftruncate(descriptor, 0) != 0 {
             let reason = String(cString: strerror(errno))
-            close(descriptor)
+            Self.unlockAndClose(descriptor)
             throw .unreadableResults(file: path, reason: "cannot start it afresh: \(reason)")
         }
         if repaired, ftruncate(descriptor, off_t(keep)) != 0 {
             let reason = String(cString: strerror(errno))
-            close(descriptor)
+            Self.unlockAndClose(descriptor)
             throw .unreadableResults(file: path, reason: "cannot cut off its unfinished last line: \(reason)")
         }
         self.state = Mutex(
@@ -124,9 +124,14 @@ package final class BulkResultsFile: Sendable {
     }
 
     deinit {
-        // Unlocked before it is closed: a child forked by another thread (a decoder child,
-        // a gate run) holds a copy of the descriptor until its exec, and with it the lock,
-        // so a run that starts right after this one ended would be refused for nothing.
+        Self.unlockAndClose(descriptor)
+    }
+
+    /// Closes a descriptor this file locked, unlocking it first: a child forked by another
+    /// thread (a decoder child, a gate run) holds a copy of the descriptor until its exec, and
+    /// with it the lock, so a run that starts right after this one ended would be refused for
+    /// nothing.
+    private static func unlockAndClose(_ descriptor: Int32) {
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }
@@ -173,8 +178,7 @@ package final class BulkResultsFile: Sendable {
         guard !failedKeys.isEmpty else { return 0 }
         let replacement = try Self.replace(path, with: kept)
         state.withLock { state in
-            flock(state.descriptor, LOCK_UN)
-            close(state.descriptor)
+            Self.unlockAndClose(state.descriptor)
             state.descriptor = replacement
             state.completedKeys.subtract(failedKeys)
             state.resumedCount -= failedKeys.count

@@ -243,6 +243,7 @@ lint:
 	node --check Sources/NetRunnerServer/Resources/streams.js
 	node --check Sources/NetRunnerHubServer/Resources/hub.js
 	node --check Sources/NetRunnerHubServer/Resources/hub-gates.js
+	node --check Sources/NetRunnerHubServer/Resources/hub-experiments.js
 	node --check Sources/NetRunnerEvaluation/Resources/results-gallery.js
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks/Sources Benchmarks/Package.swift
 	@# Expected outputs that depend on the CPU's kernels come from the record made on this machine

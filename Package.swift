@@ -214,6 +214,7 @@ let package = Package(
                 .embedInCode("Resources/hub.css"),
                 .embedInCode("Resources/hub.js"),
                 .embedInCode("Resources/hub-gates.js"),
+                .embedInCode("Resources/hub-experiments.js"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -24,12 +24,12 @@ struct HubPageTests {
         return String(page[open.upperBound..<close.lowerBound])
     }
 
-    @Test("/ is Resources/hub.html with hub.css, hub.js and hub-gates.js inlined; its policy allows their digests only")
+    @Test("/ is Resources/hub.html with hub.css and the hub's scripts inlined; its policy allows their digests only")
     func page() async throws {
+        let script = try ["hub.js", "hub-gates.js", "hub-experiments.js"].map(Self.resource).joined(separator: "\n")
         let expected = try Self.resource("hub.html")
             .replacingOccurrences(of: "{{STYLE}}", with: try Self.resource("hub.css"))
-            .replacingOccurrences(
-                of: "{{SCRIPT}}", with: try Self.resource("hub.js") + "\n" + Self.resource("hub-gates.js"))
+            .replacingOccurrences(of: "{{SCRIPT}}", with: script)
         // `hub serve`'s application, its middleware included.
         try await HubRoutesTests.withHub { client, _ in
             try await client.execute(uri: "/", method: .get) { response in

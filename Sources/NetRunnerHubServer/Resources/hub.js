@@ -152,6 +152,7 @@ async function show(name) {
     : el("table", {}, ...adoption.map((count) => el("tr", {},
         el("td", {}, "version " + count.version),
         el("td", {}, bar(count.clients / total), count.clients + (count.clients === 1 ? " client" : " clients"))))));
+  await showExperiments(name);
   $("model-details").hidden = false;
   for (const id of ["upload-name", "alias-model", "gate-model"]) $(id).value = name;
   say("");
@@ -163,6 +164,7 @@ function forgetModel() {
   $("model-name").textContent = "Pick a model";
   $("model-description").textContent = "Its versions, aliases and adoption show here.";
   $("model-details").hidden = true;
+  $("experiments-section").hidden = true;
 }
 
 // A version's Delete button: usable with a key (the hub refuses it without the admin scope).
@@ -431,8 +433,9 @@ function useKey() {
   keyList = [];
   forgetNewKey();
   $("keys").hidden = true;
-  for (const id of ["upload-controls", "alias-controls", "gate-controls"]) $(id).disabled = !key;
-  for (const button of document.querySelectorAll(".alias button, .delete-version")) button.disabled = !key;
+  for (const id of ["upload-controls", "alias-controls", "gate-controls", "experiment-controls"]) $(id).disabled = !key;
+  const buttons = ".alias button, .delete-version, .experiment-actions button, .experiment-actions select";
+  for (const button of document.querySelectorAll(buttons)) button.disabled = !key;
   $("manage-note").textContent = key
     ? "Changes are made with the key entered above; it needs the publish or admin scope (admin to delete " +
       "versions and manage keys)."

@@ -20,6 +20,9 @@ import NetRunnerSupport
 /// admin key (`GET /v1/keys` answers, where other keys get 403) a keys section lists the keys
 /// (name, scope, date: the hub keeps no secret), makes one (`POST /v1/keys`, its secret shown
 /// once with a Copy button) and revokes one (`DELETE /v1/keys/{name}`, after a confirmation).
+/// A model's experiments (`.../experiments`, each one's figures from `.../experiments/{id}`) show
+/// per variant its figures against the baseline and its relative change's interval drawn (SVG);
+/// with a key it starts, stops and concludes them (the hub's 409 shown when the gate refuses).
 /// Every string from the hub goes into the page as text (`textContent`), never
 /// as markup, and the Content-Security-Policy allows only this script and style (by digest)
 /// and requests to the hub itself.
@@ -39,14 +42,16 @@ enum HubPage {
         + "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
     /// The page: `Resources/hub.html` with `hub.css` in its style element and `hub.js`, then
-    /// `hub-gates.js`, in its script element (one file for the browser: nothing more to fetch or
-    /// to allow), all compiled into the binary; `make lint` parses the scripts.
+    /// `hub-gates.js` and `hub-experiments.js`, in its script element (one file for the browser:
+    /// nothing more to fetch or to allow), all compiled into the binary; `make lint` parses the
+    /// scripts.
     static let page = String(decoding: PackageResources.hub_html, as: UTF8.self)
         .replacing("{{STYLE}}", with: String(decoding: PackageResources.hub_css, as: UTF8.self))
         .replacing(
             "{{SCRIPT}}",
             with: String(decoding: PackageResources.hub_js, as: UTF8.self) + "\n"
-                + String(decoding: PackageResources.hub_gates_js, as: UTF8.self))
+                + String(decoding: PackageResources.hub_gates_js, as: UTF8.self) + "\n"
+                + String(decoding: PackageResources.hub_experiments_js, as: UTF8.self))
 
     /// The CSP source of the page's inline `element` (`style` or `script`): `sha256-` and the
     /// base64 digest of the element's text as served.

@@ -36,13 +36,15 @@ private enum EngineGPU {
 /// the CPU.
 @Suite("The engine on the GPU", .serialized, .enabled(if: EngineGPU.shouldRun, EngineGPU.skipReason))
 struct GPUEngineTests {
+    /// An engine of the float MobileNet, ready. One worker: each GPU interpreter compiles its
+    /// shaders, seconds of processor time on lavapipe, and one is enough to answer as the CPU.
     static func ready(_ accelerator: Accelerator, maxBatchSize: Int = 1) async throws -> InferenceEngine {
         let model = ServedModel(
             id: "float", model: try LoadedModel(.path(Fixtures.path(Fixtures.MobileNet.float32))), origin: "test")
         let engine = InferenceEngine(
             models: [model],
             configuration: .init(
-                threads: 2, accelerator: accelerator, maxBatchSize: maxBatchSize, maxQueueDelay: .milliseconds(100)))
+                threads: 1, accelerator: accelerator, maxBatchSize: maxBatchSize, maxQueueDelay: .milliseconds(100)))
         engine.start()
         let deadline = ContinuousClock.now + .seconds(120)
         while !engine.isReady {

@@ -29,18 +29,15 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hub_flood_benchmark import MODEL, Measurer, executable, free_port  # noqa: E402
+from hub_flood_benchmark import KEY, MODEL, Measurer, executable, free_port, start_hub, stop_hub  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KEY = "bench-key"
 BATCH = 500
 
 
@@ -98,23 +95,10 @@ def batches(assigned, per_client, seed):
 def run(args, netrunner, build):
     folder = tempfile.mkdtemp(prefix="hub-events-")
     port = free_port()
-    env = dict(os.environ, NETRUNNER_CACHE_DIR=os.path.join(folder, "cache"))
-    log = open(os.path.join(folder, "hub.log"), "w")
-    hub = subprocess.Popen(
-        [netrunner, "hub", "serve", "--data", os.path.join(folder, "data"), "--port", str(port), "--admin-key", KEY],
-        stdout=log, stderr=log, cwd=ROOT, env=env)
+    hub, log = start_hub(netrunner, folder, port)
     result = {"netrunner": netrunner, "build": build, "cpus": os.cpu_count(), "clients": args.clients,
               "events_per_client": args.events_per_client, "senders": args.senders}
     try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/health", timeout=5).read()
-                break
-            except OSError:
-                if time.time() > deadline or hub.poll() is not None:
-                    raise SystemExit("the hub did not start: " + open(log.name).read()[-2000:])
-                time.sleep(0.2)
         admin = Hub(port, KEY)
         model = open(os.path.join(ROOT, MODEL), "rb").read()
         for name, body, query in (("events", model, "?alias=production"), ("events", model + b"%016d" % 2, ""),
@@ -192,12 +176,7 @@ def run(args, netrunner, build):
         result["hub_peak_rss_mb"] = peak_rss(hub.pid)
         result["data_mb"] = round(folder_size(os.path.join(folder, "data")) / 1e6, 1)
     finally:
-        hub.terminate()
-        try:
-            hub.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            hub.kill()
-        log.close()
+        stop_hub(hub, log)
         shutil.rmtree(folder, ignore_errors=True)
     return result
 

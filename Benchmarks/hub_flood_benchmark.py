@@ -157,6 +157,36 @@ def executable(explicit):
     return os.path.join(ROOT, ".build/debug/netrunner-net"), "debug"
 
 
+def start_hub(netrunner, folder, port, extra=()):
+    """`hub serve` on `port` with its data, cache and log in `folder`, once it answers its health
+    check: the process and its log file (exits with the log's end when it does not start)."""
+    env = dict(os.environ, NETRUNNER_CACHE_DIR=os.path.join(folder, "cache"))
+    log = open(os.path.join(folder, "hub.log"), "w")
+    hub = subprocess.Popen(
+        [netrunner, "hub", "serve", "--data", os.path.join(folder, "data"), "--port", str(port), "--admin-key", KEY,
+         *extra], stdout=log, stderr=log, cwd=ROOT, env=env)
+    deadline = time.time() + 120
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/health", timeout=5).read()
+            return hub, log
+        except OSError:
+            if time.time() > deadline or hub.poll() is not None:
+                hub.kill()
+                raise SystemExit("the hub did not start: " + open(log.name).read()[-2000:])
+            time.sleep(0.2)
+
+
+def stop_hub(hub, log):
+    """SIGTERM, then SIGKILL after 30 s."""
+    hub.terminate()
+    try:
+        hub.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        hub.kill()
+    log.close()
+
+
 def one_round(args, netrunner, use_wrk):
     folder = tempfile.mkdtemp(prefix="hub-flood-")
     port = free_port()
@@ -164,23 +194,10 @@ def one_round(args, netrunner, use_wrk):
     with open(evaluator, "w") as f:
         f.write(EVALUATOR)
     os.chmod(evaluator, 0o755)
-    env = dict(os.environ, NETRUNNER_CACHE_DIR=os.path.join(folder, "cache"))
-    log = open(os.path.join(folder, "hub.log"), "w")
-    hub = subprocess.Popen(
-        [netrunner, "hub", "serve", "--data", os.path.join(folder, "data"), "--port", str(port), "--admin-key", KEY,
-         "--test-bundles", os.path.join(ROOT, "TestBundles"), "--evaluator", evaluator],
-        stdout=log, stderr=log, cwd=ROOT, env=env)
+    hub, log = start_hub(netrunner, folder, port,
+                         ["--test-bundles", os.path.join(ROOT, "TestBundles"), "--evaluator", evaluator])
     result = {}
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/health", timeout=5).read()
-                break
-            except OSError:
-                if time.time() > deadline or hub.poll() is not None:
-                    raise SystemExit("the hub did not start: " + open(log.name).read()[-2000:])
-                time.sleep(0.2)
         model = open(os.path.join(ROOT, MODEL), "rb").read()
         for name in ("flood", "other"):
             status, body = request(port, "POST", f"/v1/models/{name}/versions?alias=production", model)
@@ -225,12 +242,7 @@ def one_round(args, netrunner, use_wrk):
         if failures:
             result["first_failure"] = repr(failures[0])
     finally:
-        hub.terminate()
-        try:
-            hub.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            hub.kill()
-        log.close()
+        stop_hub(hub, log)
         shutil.rmtree(folder, ignore_errors=True)
     return result
 

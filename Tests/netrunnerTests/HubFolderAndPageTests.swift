@@ -89,12 +89,7 @@ struct HubFolderAndPageTests {
 
     @Test("The hub's page in Chromium: models, versions, aliases with history and weights, adoption")
     func pageInBrowser() async throws {
-        let python = Fixtures.path(".venv-test/bin/python")
-        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
-                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
-            "run scripts/install-test-packages.sh (make test does)")
+        let python = try BrowserPage.python()
         let setup = try HubCommandTests.ProcessSetup(["--private"])
         // A bundle whose description is markup: the page shows it as text.
         let odd = setup.folder.path("odd.tiobundle")

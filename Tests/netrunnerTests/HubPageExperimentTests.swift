@@ -17,12 +17,7 @@ struct HubPageExperimentTests {
 
     @Test("In Chromium: an experiment's figures as the API's, its intervals, a refused conclusion, Stop, Start")
     func experimentsInBrowser() async throws {
-        let python = Fixtures.path(".venv-test/bin/python")
-        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
-                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
-            "run scripts/install-test-packages.sh (make test does)")
+        let python = try BrowserPage.python()
         let setup = try HubCommandTests.ProcessSetup(["--test-bundles", Fixtures.path("TestBundles")])
         // Production serves MobileNet V2 behind a gate the weak MobileNet V1 (version 2) fails.
         for arguments in [

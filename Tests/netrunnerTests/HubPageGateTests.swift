@@ -10,12 +10,7 @@ import Testing
 struct HubPageGateTests {
     @Test("In Chromium: gate statuses, a failed version's figures and report, a refused move, a forced one")
     func gatesInBrowser() async throws {
-        let python = Fixtures.path(".venv-test/bin/python")
-        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
-                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
-            "run scripts/install-test-packages.sh (make test does)")
+        let python = try BrowserPage.python()
         let setup = try HubCommandTests.ProcessSetup(["--test-bundles", Fixtures.path("TestBundles")])
         for arguments in [
             ["hub", "push", HubGateTests.float, "--name", "mnv2", "--alias", "production"],

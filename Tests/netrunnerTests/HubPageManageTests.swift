@@ -10,12 +10,7 @@ import Testing
 struct HubPageManageTests {
     @Test("In Chromium with the admin key: upload, a 90/10 alias, a rollback; no key, no controls")
     func manageInBrowser() async throws {
-        let python = Fixtures.path(".venv-test/bin/python")
-        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
-                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
-            "run scripts/install-test-packages.sh (make test does)")
+        let python = try BrowserPage.python()
         let setup = try HubCommandTests.ProcessSetup()
         let tflite = Fixtures.path(HubCommandTests.tflite)
         let pushed = try setup.netrunner(["hub", "push", tflite, "--name", "mine", "--alias", "production"])
@@ -98,12 +93,7 @@ struct HubPageManageTests {
 
     @Test("In Chromium: delete a version (an aliased one refused), make a key, use it, revoke it (401)")
     func deleteAndKeysInBrowser() async throws {
-        let python = Fixtures.path(".venv-test/bin/python")
-        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-test-python.sh")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
-                && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver"),
-            "run scripts/install-test-packages.sh (make test does)")
+        let python = try BrowserPage.python()
         let setup = try HubCommandTests.ProcessSetup()
         let tflite = Fixtures.path(HubCommandTests.tflite)
         for alias in ["production", nil] {

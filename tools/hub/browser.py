@@ -1,5 +1,5 @@
 """What the hub page checks share: Debian's headless Chromium through chromedriver, a wait with a
-deadline, and the texts of the elements a selector finds."""
+deadline, the texts of the elements a selector finds, and the page's elements by id."""
 import time
 
 from selenium import webdriver
@@ -33,3 +33,27 @@ def wait_for(condition, what, seconds=60):
 def texts(driver, selector):
     """The text of every element `selector` finds."""
     return [element.text for element in driver.find_elements(By.CSS_SELECTOR, selector)]
+
+
+class Page:
+    """The hub page in `driver`: its elements by id, a field filled, the status line, and the
+    admin key typed in."""
+
+    def __init__(self, driver):
+        self.driver = driver
+
+    def find(self, id):
+        return self.driver.find_element(By.ID, id)
+
+    def fill(self, id, text):
+        self.find(id).clear()
+        self.find(id).send_keys(text)
+
+    def status(self):
+        return self.find("status").text
+
+    def open(self, url, key):
+        """The page at `url` with `key` in its key field, used."""
+        self.driver.get(url + "/")
+        self.find("key").send_keys(key)
+        self.find("use-key").click()

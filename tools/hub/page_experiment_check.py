@@ -18,7 +18,7 @@ import json
 import os
 import sys
 
-from browser import chromium, texts, wait_for
+from browser import Page, chromium, texts, wait_for
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -28,15 +28,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     driver = chromium(1280, 1100)
 
-    def find(id):
-        return driver.find_element(By.ID, id)
-
-    def fill(id, text):
-        find(id).clear()
-        find(id).send_keys(text)
-
-    def status():
-        return find("status").text
+    page = Page(driver)
+    find, fill, status = page.find, page.fill, page.status
 
     def experiment(id):
         found = driver.find_elements(By.CSS_SELECTOR, f'#experiments details.experiment[data-experiment="{id}"]')
@@ -55,9 +48,7 @@ def main():
 
     report = {}
     try:
-        driver.get(url + "/")
-        find("key").send_keys(admin_key)
-        find("use-key").click()
+        page.open(url, admin_key)
         wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, '#models tbody tr[data-name="mnv2"]'), "the model")
         driver.find_element(By.CSS_SELECTOR, '#models tbody tr[data-name="mnv2"]').click()
         wait_for(lambda: experiment(1) and experiment(1).find_elements(By.CSS_SELECTOR, "table.arms tbody tr"),

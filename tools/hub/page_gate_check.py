@@ -18,7 +18,7 @@ import os
 import sys
 import time
 
-from browser import chromium, wait_for
+from browser import Page, chromium, wait_for
 from selenium.webdriver.common.by import By
 
 
@@ -27,24 +27,15 @@ def main():
     os.makedirs(out, exist_ok=True)
     driver = chromium(1280, 1100)
 
-    def find(id):
-        return driver.find_element(By.ID, id)
-
-    def fill(id, text):
-        find(id).clear()
-        find(id).send_keys(text)
-
-    def status():
-        return find("status").text
+    page = Page(driver)
+    find, fill, status = page.find, page.fill, page.status
 
     def texts(selector):
         return [element.text for element in driver.find_elements(By.CSS_SELECTOR, selector)]
 
     report = {}
     try:
-        driver.get(url + "/")
-        find("key").send_keys(admin_key)
-        find("use-key").click()
+        page.open(url, admin_key)
         wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, '#models tbody tr[data-name="mnv2"]'), "the model")
         driver.find_element(By.CSS_SELECTOR, '#models tbody tr[data-name="mnv2"]').click()
         wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#versions .gate-status"), "the gate statuses")

@@ -52,15 +52,18 @@ class Hub:
         headers = {"Authorization": f"Bearer {self.key}"}
         if body is not None:
             headers["Content-Type"] = content_type
-        try:
-            self.connection.request(method, path, body=body, headers=headers)
-            reply = self.connection.getresponse()
-            data = reply.read()
-        except OSError:
-            self.connection.close()
-            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=300)
-            raise
-        return reply.status, data
+        for attempt in (1, 2):
+            try:
+                self.connection.request(method, path, body=body, headers=headers)
+                reply = self.connection.getresponse()
+                return reply.status, reply.read()
+            except (OSError, http.client.HTTPException):
+                # A connection left idle past the hub's --idle-timeout is closed by it: once more
+                # on a new one.
+                self.connection.close()
+                self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=300)
+                if attempt == 2:
+                    raise
 
     def json(self, method, path, value=None, expect=(200, 201)):
         body = None if value is None else json.dumps(value).encode()
@@ -164,9 +167,12 @@ def run(args, netrunner, build):
         result["events_per_second"] = round(total / elapsed)
         result["receipts"] = receipts
 
+        # A client whose answer was lost sends its batch again: the newest batch (counted once),
+        # and the oldest, 1,000,000 events later (past the window of ids the hub keeps).
         again = Hub(port, reporter_key)
-        status, data = again.send("POST", "/v1/events", bodies[0][0])
-        result["resent"] = json.loads(data) if status == 200 else f"{status} {data[:200]!r}"
+        for key, index in (("resent", -1), ("resent_oldest", 0)):
+            status, data = again.send("POST", "/v1/events", bodies[index][0])
+            result[key] = json.loads(data) if status == 200 else f"{status} {data[:200]!r}"
         figures = admin.json("GET", f"/v1/models/events/experiments/{number}")
         arms = (figures.get("analysis") or {}).get("arms") or []
         result["counted"] = sum(arm.get("events", 0) for arm in arms)
@@ -212,8 +218,10 @@ def main():
           f"{r['events']} events in {r['batches']} batches from {r['senders']} connections")
     print(f"ingested in {r['ingest_s']} s: {r['events_per_second']} events/s; receipts {r['receipts']}; "
           f"counted by the experiment: {r['counted']}; status {r['status']}")
-    resent = r["resent"]
-    print(f"one batch sent again: {resent if isinstance(resent, str) else {k: resent[k] for k in ('accepted', 'duplicates')}}")
+    for key, which in (("resent", "the newest batch"), ("resent_oldest", "the oldest batch")):
+        resent = r[key]
+        shown = resent if isinstance(resent, str) else {k: resent[k] for k in ("accepted", "duplicates")}
+        print(f"{which} sent again: {shown}")
     print(f"hub peak RSS {r['hub_peak_rss_mb']} MB, data folder {r['data_mb']} MB")
     print("| the update check of another model | requests/s | p50 ms | p99 ms | max ms | errors |")
     print("| --- | --- | --- | --- | --- | --- |")
@@ -226,8 +234,11 @@ def main():
     os.makedirs(os.path.join(ROOT, "out", "bench"), exist_ok=True)
     with open(os.path.join(ROOT, "out", "bench", "hub-events.json"), "w") as f:
         json.dump(r, f, indent=2)
-    ok = r["counted"] == r["events"] and r["receipts"]["failed"] == 0 and r["receipts"]["refused"] == 0
-    sys.exit(0 if ok else f"the experiment counted {r['counted']} of {r['events']} events sent")
+    # (The oldest batch, past the window, counts again: the hub's bound, said in docs/experiments.md.)
+    again = 0 if isinstance(r["resent_oldest"], str) else r["resent_oldest"]["accepted"]
+    ok = r["counted"] == r["events"] + again and r["receipts"]["failed"] == 0 and r["receipts"]["refused"] == 0
+    ok = ok and not isinstance(r["resent"], str) and r["resent"]["accepted"] == 0
+    sys.exit(0 if ok else f"the experiment counted {r['counted']} of {r['events']} events sent (+{again} resent)")
 
 
 if __name__ == "__main__":

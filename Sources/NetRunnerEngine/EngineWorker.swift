@@ -91,7 +91,13 @@ final class Worker {
         _ = engine.batcher(for: served, options: defaults(for: served))
     }
 
+    /// Runs a job with the engine's ``InferenceEngine/Configuration/decoding`` bound, so that
+    /// every photo it decodes (uploads, renderings, batches) goes where the server said.
     func run(_ job: Job) {
+        ImageDecoder.$environment.withValue(engine.configuration.decoding) { perform(job) }
+    }
+
+    private func perform(_ job: Job) {
         switch job {
         case .image(let served, _, _, _, _), .tensors(let served, _, _), .signature(let served, _),
             .described(let served, _, _, _), .warmUp(let served, _):

@@ -4,7 +4,8 @@ import NetRunnerImage
 
 extension InferenceEngine {
     /// `input` decoded now, in a decoder process and awaited without a worker, when it is an
-    /// encoded photo of a format ``ImageDecoder/isolation`` takes and the model's decoding
+    /// encoded photo of a format the engine's decoder processes take
+    /// (``InferenceEngine/Configuration/decoding``) and the model's decoding
     /// options are known (it has warmed up); else `input` as it is, for the worker to decode.
     ///
     /// A worker then only prepares and runs the decoded photo: a HEIC whose decoder hangs holds
@@ -35,7 +36,9 @@ extension InferenceEngine {
         -> DecodedImage?
     {
         do {
-            return try await ImageDecoder.decodeInDecoderProcess(data: data, options: options, source: source)
+            return try await ImageDecoder.$environment.withValue(configuration.decoding) {
+                try await ImageDecoder.decodeInDecoderProcess(data: data, options: options, source: source)
+            }
         } catch {
             throw .badInput("\(error)")
         }

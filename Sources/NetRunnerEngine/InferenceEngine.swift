@@ -2,7 +2,7 @@ import Dispatch
 import FoundationEssentials
 package import Logging
 import NetRunner
-import NetRunnerImage
+package import NetRunnerImage
 import Synchronization
 package import TensorFlowLite
 
@@ -42,6 +42,10 @@ package final class InferenceEngine: Sendable {
         /// How long the first image of a batch waits for others (Triton's
         /// `max_queue_delay_microseconds`).
         package var maxQueueDelay: Duration
+        /// Where the engine's photos decode and what large ones wait for, bound around every
+        /// job and decode it runs; `nil`: the process's default (``ImageDecoder/isolation`` and
+        /// ``ImageDecoder/admission``).
+        package var decoding: DecodingEnvironment?
 
         /// Creates a configuration.
         ///
@@ -52,11 +56,13 @@ package final class InferenceEngine: Sendable {
         ///   - accelerator: What the models run on (the CPU by default).
         ///   - maxBatchSize: On the GPU, the most images per invoke of a classifier (1: no batching).
         ///   - maxQueueDelay: How long a batch waits to fill.
+        ///   - decoding: Where photos decode (`nil`: the process's default).
         package init(
             threads: Int, queueCapacity: Int? = nil,
             maximumPixelCount: Int = DecodingOptions.defaultMaximumPixelCount, accelerator: Accelerator = .cpu,
-            maxBatchSize: Int = 1, maxQueueDelay: Duration = .milliseconds(2)
+            maxBatchSize: Int = 1, maxQueueDelay: Duration = .milliseconds(2), decoding: DecodingEnvironment? = nil
         ) {
+            self.decoding = decoding
             self.maxBatchSize = max(1, maxBatchSize)
             self.maxQueueDelay = maxQueueDelay
             self.threads = max(1, threads)

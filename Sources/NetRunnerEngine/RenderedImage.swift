@@ -6,8 +6,8 @@ package import NetRunnerImage
 ///
 /// The decode is ``ImageDecoder``'s, so a rendering reads every format an answer reads (HEIC,
 /// AVIF, TIFF, WebP...), applies the EXIF orientation (the JPEG is upright), decodes HEIC and
-/// AVIF in the decoder processes when the server isolates them (``ImageDecoder/isolation``) and
-/// waits for its turn in the pixel budget when the photo is large (``ImageDecoder/admission``).
+/// AVIF in the decoder processes when the server isolates them and waits for its turn in the
+/// pixel budget when the photo is large (the engine's ``InferenceEngine/Configuration/decoding``).
 /// serve's web page shows it in place of a photo the browser cannot draw, so that the boxes,
 /// keypoints and masks, in the photo's pixels, lie over the real picture.
 package struct RenderedImage: Sendable, Equatable {

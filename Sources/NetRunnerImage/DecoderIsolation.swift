@@ -13,15 +13,17 @@ import Synchronization
 /// decode an ``ImageError/decoderFailed(source:format:reason:)``, never the process.
 ///
 /// libheif, with libde265 and dav1d under it, is large C++ and C that takes its sizes from the
-/// file; a crafted HEIC once crashed `serve` inside it. A server turns isolation on for the whole
-/// process, once, before it takes requests:
+/// file; a crafted HEIC once crashed `serve` inside it. A server binds its pool, in a
+/// ``DecodingEnvironment``, around the work it does (the command line's start sets the process's
+/// default, ``ImageDecoder/isolation``, to a pool of its own):
 ///
-///     ImageDecoder.isolation = DecoderIsolation(.init(children: 2))
+///     let environment = DecodingEnvironment(isolation: DecoderIsolation(.init(children: 2)))
+///     try await ImageDecoder.$environment.withValue(environment) { try await server.run() }
 ///
 /// ``ImageDecoder`` then hands every file of ``Configuration/formats`` (by default the formats
 /// ``ImageFormat/decodedInChild`` marks in the table: HEIC and AVIF) to a child, which decodes it
 /// with the same options and sends the pixels back over a socket; every other format, and every
-/// decode while ``ImageDecoder/isolation`` is `nil` (the command line), stays in process. A
+/// decode of an environment without isolation, stays in process. A
 /// child is an executable that calls ``runChildIfRequested(arguments:)`` first thing in `main`
 /// (`netrunner` and `netrunner-net` do); it runs with an address-space limit
 /// (``Configuration/memoryLimit``) and no core dumps, and serves one decode at a time. On Linux

@@ -11,12 +11,13 @@ import Synchronization
 ///
 /// A decoder's memory grows with the pixels it decodes (a 100-megapixel photo takes 0.3-1.7 GB
 /// while it decodes, by format: docs/library.md's table), and a server decodes on every worker
-/// at once. With a budget set (``ImageDecoder/admission``), a photo of more than ``threshold``
+/// at once. With a budget in the decode's ``DecodingEnvironment`` (or the process's default,
+/// ``ImageDecoder/admission``), a photo of more than ``threshold``
 /// pixels waits, once its header has been read and before any pixel work, until its pixels fit
 /// in what the other large decodes in flight leave of ``capacity``; smaller photos never wait.
 /// The capacity is at least the largest photo allowed, so every photo gets its turn.
 ///
-///     ImageDecoder.admission = PixelBudget(capacity: 200_000_000)  // two 100 MP decodes at once
+///     let environment = DecodingEnvironment(admission: PixelBudget(capacity: 200_000_000))  // two 100 MP at once
 public final class PixelBudget: Sendable {
     /// The most pixels of large photos decoded at once.
     public let capacity: Int

@@ -85,44 +85,49 @@ public final class ImagePrefetcher: Sendable {
         let shared = Shared(lookahead: max(decoders, lookahead))
         self.shared = shared
         let count = paths.count
+        // The decoders' threads decode where the caller's task would (its bound environment).
+        let environment = ImageDecoder.environment
         for _ in 0..<decoders {
             DispatchQueue.global(qos: .userInitiated).async {
-                let clock = ContinuousClock()
-                // Each decoder's own tensorizer: tensorizers are not shared between threads.
-                let tensorizer = preprocessing.map { preprocessing in
-                    Result { () throws(NetRunnerError) in try ImageTensorizer(preprocessing: preprocessing) }
-                }
-                while true {
-                    shared.slots.wait()
-                    let index: Int? = shared.state.withLock { state in
-                        guard !state.cancelled, state.nextIndex < count else { return nil }
-                        state.nextIndex += 1
-                        return state.nextIndex - 1
+                ImageDecoder.$environment.withValue(environment) {
+                    let clock = ContinuousClock()
+                    // Each decoder's own tensorizer: tensorizers are not shared between threads.
+                    let tensorizer = preprocessing.map { preprocessing in
+                        Result { () throws(NetRunnerError) in try ImageTensorizer(preprocessing: preprocessing) }
                     }
-                    guard let index else {
-                        shared.slots.signal()  // pass the slot on, so the other decoders also end
-                        return
-                    }
-                    let path = paths[index]
-                    let start = clock.now
-                    let image = Result { () throws(ImageError) in
-                        try ImageDecoder.decode(contentsOf: path, options: options)
-                    }
-                    let decoded = clock.now
-                    let prepared = Result { () throws -> PreparedImage in
-                        let decodedImage = try image.get()
-                        guard let tensorizer else {
-                            throw NetRunnerError.invalidOption(
-                                name: "preprocessing", reason: "the prefetcher was given none, so it prepares no input")
+                    while true {
+                        shared.slots.wait()
+                        let index: Int? = shared.state.withLock { state in
+                            guard !state.cancelled, state.nextIndex < count else { return nil }
+                            state.nextIndex += 1
+                            return state.nextIndex - 1
                         }
-                        let ready = try tensorizer.get()
-                        let transform = try ready.prepare(decodedImage)
-                        return PreparedImage(
-                            input: ready.input, transform: transform, preprocessingTime: clock.now - decoded)
+                        guard let index else {
+                            shared.slots.signal()  // pass the slot on, so the other decoders also end
+                            return
+                        }
+                        let path = paths[index]
+                        let start = clock.now
+                        let image = Result { () throws(ImageError) in
+                            try ImageDecoder.decode(contentsOf: path, options: options)
+                        }
+                        let decoded = clock.now
+                        let prepared = Result { () throws -> PreparedImage in
+                            let decodedImage = try image.get()
+                            guard let tensorizer else {
+                                throw NetRunnerError.invalidOption(
+                                    name: "preprocessing",
+                                    reason: "the prefetcher was given none, so it prepares no input")
+                            }
+                            let ready = try tensorizer.get()
+                            let transform = try ready.prepare(decodedImage)
+                            return PreparedImage(
+                                input: ready.input, transform: transform, preprocessingTime: clock.now - decoded)
+                        }
+                        let item = Item(path: path, image: image, decodeTime: decoded - start, prepared: prepared)
+                        shared.state.withLock { $0.ready[index] = item }
+                        shared.added.signal()
                     }
-                    let item = Item(path: path, image: image, decodeTime: decoded - start, prepared: prepared)
-                    shared.state.withLock { $0.ready[index] = item }
-                    shared.added.signal()
                 }
             }
         }

@@ -1,4 +1,5 @@
 import Dispatch
+import NetRunnerImage
 import Synchronization
 
 /// Runs many independent jobs (one per image) on several threads, each with its own worker
@@ -39,48 +40,52 @@ public enum ParallelRunner {
         let firstError = Mutex<(any Error)?>(nil)
         // A worker that is a window ahead sleeps here until a delivery moves the window.
         let windowMoved = DispatchSemaphore(value: 0)
+        // The workers' threads decode where the caller's task would (its bound environment).
+        let environment = ImageDecoder.environment
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
-            var worker: Worker
-            do {
-                worker = try makeWorker()
-            } catch {
-                firstError.withLock { if $0 == nil { $0 = error } }
-                return
-            }
-            while true {
-                // A worker runs at most `window` jobs ahead of the next delivery: one slow image
-                // cannot let the others park outputs without bound (memory), nor start many
-                // images after a cancellation.
-                let taken = state.withLock { state -> (index: Int?, wait: Bool) in
-                    guard state.next < count else { return (nil, false) }
-                    guard state.next < state.delivered + window else {
-                        state.sleepers += 1
-                        return (nil, true)
+            ImageDecoder.$environment.withValue(environment) {
+                var worker: Worker
+                do {
+                    worker = try makeWorker()
+                } catch {
+                    firstError.withLock { if $0 == nil { $0 = error } }
+                    return
+                }
+                while true {
+                    // A worker runs at most `window` jobs ahead of the next delivery: one slow image
+                    // cannot let the others park outputs without bound (memory), nor start many
+                    // images after a cancellation.
+                    let taken = state.withLock { state -> (index: Int?, wait: Bool) in
+                        guard state.next < count else { return (nil, false) }
+                        guard state.next < state.delivered + window else {
+                            state.sleepers += 1
+                            return (nil, true)
+                        }
+                        defer { state.next += 1 }
+                        return (state.next, false)
                     }
-                    defer { state.next += 1 }
-                    return (state.next, false)
-                }
-                if taken.wait {
-                    windowMoved.wait()
-                    continue
-                }
-                guard let index = taken.index, firstError.withLock({ $0 == nil }) else { return }
-                let output = work(&worker, index)
-                // Deliver in order: park the output, then flush every ready one from the front.
-                let woken = state.withLock { state -> Int in
-                    state.done[index] = output
-                    let before = state.delivered
-                    while let ready = state.done.removeValue(forKey: state.delivered) {
-                        deliver(state.delivered, ready)
-                        state.delivered += 1
+                    if taken.wait {
+                        windowMoved.wait()
+                        continue
                     }
-                    guard state.delivered > before else { return 0 }
-                    // The window moved: every sleeper looks again (a semaphore keeps the count,
-                    // so a wake-up before its wait is not lost).
-                    defer { state.sleepers = 0 }
-                    return state.sleepers
+                    guard let index = taken.index, firstError.withLock({ $0 == nil }) else { return }
+                    let output = work(&worker, index)
+                    // Deliver in order: park the output, then flush every ready one from the front.
+                    let woken = state.withLock { state -> Int in
+                        state.done[index] = output
+                        let before = state.delivered
+                        while let ready = state.done.removeValue(forKey: state.delivered) {
+                            deliver(state.delivered, ready)
+                            state.delivered += 1
+                        }
+                        guard state.delivered > before else { return 0 }
+                        // The window moved: every sleeper looks again (a semaphore keeps the count,
+                        // so a wake-up before its wait is not lost).
+                        defer { state.sleepers = 0 }
+                        return state.sleepers
+                    }
+                    for _ in 0..<woken { windowMoved.signal() }
                 }
-                for _ in 0..<woken { windowMoved.signal() }
             }
         }
         if let error = firstError.withLock({ $0 }) { throw error }

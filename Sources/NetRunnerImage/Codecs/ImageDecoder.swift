@@ -31,20 +31,24 @@ public enum ImageDecoder {
     /// refusals read it.
     public static let decodedFormats = "JPEG, PNG, BMP, PNM, WebP, GIF, TIFF, HEIC, AVIF"
 
-    /// The pool that decodes the formats it names out of process, for the whole process.
+    /// The pool that decodes the formats it names out of process: this process's default,
+    /// for decodes with no ``environment`` bound.
     ///
-    /// `nil` (the default) decodes everything here. A server sets it once, before taking
-    /// requests (see ``DecoderIsolation``); the command line leaves it `nil`.
+    /// `nil` (the default) decodes everything here. The command line's start sets it (HEIC and
+    /// AVIF in child processes, see ``DecoderIsolation``); a server binds its own
+    /// ``DecodingEnvironment`` around its work instead.
     public static var isolation: DecoderIsolation? {
         get { isolationSetting.withLock { $0 } }
         set { isolationSetting.withLock { $0 = newValue } }
     }
     private static let isolationSetting = Mutex<DecoderIsolation?>(nil)
 
-    /// The budget large photos share while they decode, for the whole process.
+    /// The budget large photos share while they decode: this process's default, for decodes
+    /// with no ``environment`` bound.
     ///
-    /// `nil` (the default) admits every photo at once. A server sets it once (see
-    /// ``PixelBudget``); photos handed to ``isolation`` are bounded by their children instead.
+    /// `nil` (the default) admits every photo at once; a server binds a budget in its
+    /// ``DecodingEnvironment`` (see ``PixelBudget``). Photos handed to decoder processes are
+    /// bounded by their children instead.
     public static var admission: PixelBudget? {
         get { admissionSetting.withLock { $0 } }
         set { admissionSetting.withLock { $0 = newValue } }
@@ -70,7 +74,8 @@ public enum ImageDecoder {
         return try decode(data: data, options: options, source: path)
     }
 
-    /// Decodes an image held in memory in a decoder process when ``isolation`` takes its format,
+    /// Decodes an image held in memory in a decoder process when the ``DecodingEnvironment``'s
+    /// isolation (the bound ``environment``, else ``isolation``) takes its format,
     /// awaiting the child without holding the caller's thread (a server's worker thread stays
     /// free for other photos while a HEIC decodes or hangs); `nil` for any other format, or
     /// without isolation, which the caller decodes in process.
@@ -84,7 +89,7 @@ public enum ImageDecoder {
     public static func decodeInDecoderProcess(
         data: Data, options: DecodingOptions = DecodingOptions(), source: String = "image data"
     ) async throws(ImageError) -> DecodedImage? {
-        guard let isolation, let format = ImageFormat.sniff(data.prefix(12)),
+        guard let isolation = current.isolation, let format = ImageFormat.sniff(data.prefix(12)),
             isolation.configuration.formats.contains(format)
         else { return nil }
         guard data.count <= options.maximumFileSize else {
@@ -115,10 +120,12 @@ public enum ImageDecoder {
         guard let format = ImageFormat.sniff(data.prefix(12)) else {
             throw .unsupportedFormat(source: source, looksLike: formatGuess(data.prefix(12)))
         }
-        if let isolation = isolation, isolation.configuration.formats.contains(format) {
+        let environment = current
+        if let isolation = environment.isolation, isolation.configuration.formats.contains(format) {
             return try isolation.decode(data: data, format: format, options: options, source: source)
         }
         let context = DecodeContext(source: source, format: format, options: options)
+        context.admitted.budget = environment.admission
         defer { context.admitted.end() }
         var image = try withBytes(data) { (bytes) throws(ImageError) -> DecodedImage in
             switch format {
@@ -191,18 +198,18 @@ struct DecodeContext {
     let source: String
     let format: ImageFormat
     let options: DecodingOptions
-    /// The pixels this decode holds of ``ImageDecoder/admission``, given back when it ends.
+    /// The pixels this decode holds of its environment's budget, given back when it ends.
     let admitted = Admission()
 
     /// A decode's share of the pixel budget: the most it has asked for, taken as it grows.
     final class Admission {
         var pixels = 0
+        /// The budget of the decode's ``DecodingEnvironment``; `nil`: no budget.
         var budget: PixelBudget?
 
-        /// Holds `pixels` of the process's budget, or what it holds if that is more.
+        /// Holds `pixels` of the budget, or what it holds if that is more.
         func hold(_ pixels: Int) {
-            guard let budget = budget ?? ImageDecoder.admission else { return }
-            self.budget = budget
+            guard let budget else { return }
             guard pixels > self.pixels else { return }
             // What it holds is given back before it waits for the larger share: a decode never
             // waits while holding pixels, so two growing decodes cannot wait on each other.

@@ -314,26 +314,37 @@ extension NetRunnerNetCommand {
         func run() async throws {
             // Before the models are checked (makeServer): the --models folder's count against it too.
             modelMemory.apply(asServer: true)
-            let (server, served) = try makeServer()
+            let (server, served) = try makeServer(decodesAsServe: true)
+            let threadCount = server.engine.configuration.threads
+            // Every decode of this server (requests and renderings on the engine's workers, which
+            // bind it themselves; albums and their thumbnails in its handlers' tasks) takes its
+            // environment, not the command line's default.
+            let decoding = server.engine.configuration.decoding
+            try await ImageDecoder.$environment.withValue(decoding) {
+                try await listen(server, served: served, threadCount: threadCount)
+            }
+        }
+
+        /// Whether HEIC and AVIF decode in this process: `--decode-in-process`, or
+        /// NETRUNNER_DECODE_IN_PROCESS=1 as for the other commands.
+        private var decodesHEIFInProcess: Bool {
+            decodesInProcess || ProcessInfo.processInfo.environment[CommandLineMain.decodeInProcessVariable] == "1"
+        }
+
+        /// The server's decoding: a decoder process per worker for the formats whose decoders are
+        /// not hardened (unless in process), and admission by megapixels: photos over 16 MP share a
+        /// budget of two of the largest allowed, decoded at once, whatever the number of workers.
+        private func decodingEnvironment(threads: Int, maximumPixelCount: Int) -> DecodingEnvironment {
+            DecodingEnvironment(
+                isolation: decodesHEIFInProcess
+                    ? nil : DecoderIsolation(.init(children: threads, memoryLimit: decoderMemory << 20)),
+                admission: PixelBudget(capacity: 2 * maximumPixelCount))
+        }
+
+        private func listen(_ server: InferenceServer, served: [ServedModel], threadCount: Int) async throws {
             let (host, port) = (server.configuration.host, server.configuration.port)
             let ids = served.map(\.id).joined(separator: ", ")
-            let threadCount = server.engine.configuration.threads
-            // Admission by megapixels: photos over 16 MP share a budget of two of the largest
-            // allowed, decoded at once, whatever the number of workers.
-            ImageDecoder.admission = PixelBudget(capacity: 2 * server.engine.configuration.maximumPixelCount)
-            // The command line's start set decoder processes up already (unless
-            // NETRUNNER_DECODE_IN_PROCESS=1): in process means none, the flag or that variable.
-            let inProcess =
-                decodesInProcess
-                || ProcessInfo.processInfo.environment[CommandLineMain.decodeInProcessVariable] == "1"
-            if inProcess {
-                ImageDecoder.isolation = nil
-            } else {
-                // Process-wide: every decode of this server (requests, albums, jobs) of a format
-                // whose decoder is not hardened goes to a child.
-                ImageDecoder.isolation = DecoderIsolation(
-                    .init(children: threadCount, memoryLimit: decoderMemory << 20))
-            }
+            let inProcess = decodesHEIFInProcess
             try await ListenFailure.explaining("netrunner serve", host: host, port: port) {
                 try await server.run { host, port in
                     Console.print(
@@ -351,10 +362,14 @@ extension NetRunnerNetCommand {
         /// The server ``run()`` serves, with the models it serves: the options made into an
         /// engine and a configuration (the tests build it in process, as the command does).
         ///
-        /// - Parameter logger: The server's logger (its level is set here: `--verbose`).
+        /// - Parameters:
+        ///   - logger: The server's logger (its level is set here: `--verbose`).
+        ///   - decodesAsServe: Whether the engine decodes as ``run()``'s does, in decoder
+        ///     processes with a pixel budget (``decodingEnvironment(threads:maximumPixelCount:)``);
+        ///     `false` (the tests' servers in their own process): the process's default.
         /// - Returns: The server (not started) and its models.
         /// - Throws: `ValidationError` for an unusable models folder or keys file.
-        func makeServer(logger: Logger = Logger(label: "netrunner.serve")) throws -> (
+        func makeServer(logger: Logger = Logger(label: "netrunner.serve"), decodesAsServe: Bool = false) throws -> (
             server: InferenceServer, served: [ServedModel]
         ) {
             var logger = logger
@@ -377,13 +392,14 @@ extension NetRunnerNetCommand {
                 guard !keys.isEmpty else { throw ValidationError("--api-keys-file \(apiKeysFile) holds no key.") }
             }
             let threadCount = threads ?? ModelOptions.coreCount
-            let engine = InferenceEngine(
-                models: served,
-                configuration: .init(
-                    threads: threadCount, queueCapacity: queueCapacity, accelerator: accelerator ?? .cpu,
-                    maxBatchSize: maxBatchSize ?? 8, maxQueueDelay: .microseconds(Int((maxQueueDelay ?? 2) * 1000))),
-                logger: logger
-            )
+            var engineConfiguration = InferenceEngine.Configuration(
+                threads: threadCount, queueCapacity: queueCapacity, accelerator: accelerator ?? .cpu,
+                maxBatchSize: maxBatchSize ?? 8, maxQueueDelay: .microseconds(Int((maxQueueDelay ?? 2) * 1000)))
+            if decodesAsServe {
+                engineConfiguration.decoding = decodingEnvironment(
+                    threads: threadCount, maximumPixelCount: engineConfiguration.maximumPixelCount)
+            }
+            let engine = InferenceEngine(models: served, configuration: engineConfiguration, logger: logger)
             var configuration = InferenceServer.Configuration(
                 host: host, port: port, maximumUploadBytes: maximumUploadBytes,
                 version: CommandLineMain.version, apiKeys: keys, allowedOrigins: Set(corsOrigins),

@@ -98,9 +98,14 @@ final class ThumbnailCache: Sendable {
     func jpeg(of path: String) async -> Data? {
         let key = ExactString(path)
         if let found = cache.withLock({ $0.entries[key] }) { return found }
+        // Decoded where the server decodes (the environment its run binds), off the event loop.
+        let environment = ImageDecoder.environment
         let made: Data? = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(returning: Thumbnail.make(path: path, longerSide: 240)?.jpeg)
+                continuation.resume(
+                    returning: ImageDecoder.$environment.withValue(environment) {
+                        Thumbnail.make(path: path, longerSide: 240)?.jpeg
+                    })
             }
         }
         guard let made else { return nil }

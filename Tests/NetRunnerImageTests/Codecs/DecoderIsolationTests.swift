@@ -49,6 +49,34 @@ struct DecoderIsolationTests {
         #expect(statistics.childrenStarted == 1 + retiring, "\(statistics)")
     }
 
+    /// Issue 55, item 6: where photos decode is a value bound around the work, not a static.
+    @Test("A bound environment's pool takes HEIC and AVIF, its budget large photos; unbound, this process")
+    func boundEnvironment() async throws {
+        let pool = DecoderIsolation(.init(children: 1))
+        let budget = PixelBudget(capacity: 40_000_000, threshold: 1)
+        let heic = try Fixtures.data("Tests/Fixtures/Formats/heic_plain.heic")
+        let jpeg = try Fixtures.data("Tests/Fixtures/Photos/test/coffee.jpg")
+        let here = try ImageDecoder.decode(data: heic)
+        let jpegHere = try ImageDecoder.decode(data: jpeg)
+        let environment = DecodingEnvironment(isolation: pool, admission: budget)
+        let there = try ImageDecoder.$environment.withValue(environment) {
+            (try ImageDecoder.decode(data: heic), try ImageDecoder.decode(data: jpeg))
+        }
+        #expect(there.0 == here && there.1 == jpegHere)
+        #expect(pool.statistics.decodes == 1, "\(pool.statistics)")
+        // The JPEG held its pixels of the budget (over its 1-pixel threshold) while it decoded.
+        let pixels = there.1.pixels.width * there.1.pixels.height
+        #expect(budget.statistics.peak >= pixels, "\(budget.statistics)")
+        let ahead = try await ImageDecoder.$environment.withValue(environment) {
+            try await ImageDecoder.decodeInDecoderProcess(data: heic)
+        }
+        #expect(ahead == here && pool.statistics.decodes == 2)
+        // Unbound: the process's default, which a test process leaves in process.
+        let unbound = try await ImageDecoder.decodeInDecoderProcess(data: heic)
+        #expect(unbound == nil)
+        #expect(pool.statistics.decodes == 2)
+    }
+
     @Test("Concurrent decodes share the pool's children, never more than it has")
     func concurrent() async throws {
         let pool = DecoderIsolation(.init(children: 2))

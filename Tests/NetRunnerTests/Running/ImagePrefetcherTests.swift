@@ -117,4 +117,25 @@ struct BatchedRunTests {
         let back = try JSONDecoder().decode(ResultsLine.self, from: line)
         #expect(back.answer?.batch?.size == 4)
     }
+
+    /// Issue 55, item 6: a server's decoding is a value bound around its work, not a static;
+    /// the prefetcher's threads, which a task's binding does not reach, take the caller's.
+    @Test("The decoders' threads decode in the environment bound where the prefetcher was made")
+    func boundEnvironment() throws {
+        let pool = DecoderIsolation(.init(children: 1))
+        let heic = Fixtures.path("Tests/Fixtures/Formats/heic_plain.heic")
+        let here = try ImageDecoder.decode(contentsOf: heic)
+        let items = ImageDecoder.$environment.withValue(DecodingEnvironment(isolation: pool)) {
+            let prefetcher = ImagePrefetcher(paths: [heic, Self.photos[1], heic], decoders: 2)
+            return (0..<3).compactMap { _ in prefetcher.next() }
+        }
+        #expect(items.count == 3)
+        let (first, last) = (try items[0].image.get(), try items[2].image.get())
+        #expect(first == here && last == here)
+        // Both HEICs in the pool's child, the JPEG here; unbound, nothing more goes to it.
+        #expect(pool.statistics.decodes == 2, "\(pool.statistics)")
+        let unbound = try ImagePrefetcher(paths: [heic]).next()?.image.get()
+        #expect(unbound == here)
+        #expect(pool.statistics.decodes == 2, "\(pool.statistics)")
+    }
 }

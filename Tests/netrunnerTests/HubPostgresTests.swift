@@ -105,7 +105,11 @@ struct HubPostgresTests {
         let admin = try #require(ProcessInfo.processInfo.environment["NETRUNNER_TEST_POSTGRES"])
         let cut = try Self.psql(
             admin, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(name)'")
-        #expect(cut.status == 0 && cut.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(cut)")
+        // Every session of the node's database ended: one, or two when its pool had opened a
+        // second connection for a query that overlapped (a loaded CI run saw 2); none would test
+        // nothing.
+        let ended = Int(cut.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(cut.status == 0 && ended >= 1, "\(cut)")
         // At most the request that meets the closed connection fails; the next ones answer.
         var statuses: [Int] = []
         for _ in 0..<20 {

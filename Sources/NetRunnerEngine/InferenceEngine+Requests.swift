@@ -59,7 +59,25 @@ extension InferenceEngine {
     package func answerShowingInput(
         model id: String, image: Data, options: ImageTask.Options = ImageTask.Options(), includeInput: Bool
     ) async throws(EngineError) -> (answer: ImageAnswer, input: Data?) {
-        let served = try available(id)
+        try await answerShowingInput(model(id), image: image, options: options, includeInput: includeInput)
+    }
+
+    /// Runs the task of a model the caller has looked up (``model(_:)``: a route that checked
+    /// its task first) on an encoded image, as ``answerShowingInput(model:image:options:includeInput:)``
+    /// does, without looking it up again.
+    ///
+    /// - Parameters:
+    ///   - served: The model, as ``model(_:)`` gave it.
+    ///   - image: The encoded image.
+    ///   - options: The answer options.
+    ///   - includeInput: Whether to return the input as a PNG.
+    /// - Returns: The answer and the PNG.
+    /// - Throws: ``EngineError``: the model unavailable (failed, loading, unloaded), busy...
+    package func answerShowingInput(
+        _ served: ServedModel, image: Data, options: ImageTask.Options = ImageTask.Options(), includeInput: Bool
+    ) async throws(EngineError) -> (answer: ImageAnswer, input: Data?) {
+        let id = served.id
+        try checkAvailable(served)
         let input = try await decodedAhead(.data(image), for: id)
         let found: ImageAnswerWithInput = try await submit(counting: id) { reply in
             .image(model: served, image: input, options: options, includeInput: includeInput, reply: reply)
@@ -148,13 +166,20 @@ extension InferenceEngine {
 
     private func available(_ id: String) throws(EngineError) -> ServedModel {
         let served = try model(id)
+        try checkAvailable(served)
+        return served
+    }
+
+    /// Throws unless the model is ready to answer: failed, loading and unloaded ones are not.
+    private func checkAvailable(_ served: ServedModel) throws(EngineError) {
+        let id = served.id
         switch state(of: id) {
         // Any client may ask: the reason without this machine's paths (the log has them).
         case .failed(let reason):
             throw .modelUnavailable(id: id, reason: served.failureReason(reason, showsPath: false))
         case .loading: throw .modelUnavailable(id: id, reason: "it is still loading; retry in a moment.")
         case .unloaded: throw .modelUnloaded(id: id)
-        default: return served
+        default: return
         }
     }
 

@@ -94,7 +94,7 @@ struct NativeRoutes {
         let preview = try AnswerOptions.flag(query, "preview")
         let upload = try await ImageUpload.read(request, limit: maximumUploadBytes)
         let found = try await engine.answerShowingInput(
-            model: id, image: upload.data, options: options.taskOptions, includeInput: preview)
+            served, image: upload.data, options: options.taskOptions, includeInput: preview)
         let answer = options.results.shown(found.answer)
         metrics?.answer(answer, model: id)
         let timing =

@@ -51,13 +51,15 @@ struct HubGateFloodTests {
     }
 
     /// `count` update checks one after another, `pause` between two (a client's pace, not a
-    /// wait for anything): each one's milliseconds, sorted.
-    static func resolveTimes(_ hub: LiveServer, count: Int, pause: Duration = .zero) async throws -> [Double] {
+    /// wait for anything): each one's milliseconds, sorted. With `path`, that route's instead.
+    static func resolveTimes(
+        _ hub: LiveServer, count: Int, pause: Duration = .zero, path: String = "/v1/models/other/resolve?ref=production"
+    ) async throws -> [Double] {
         var times: [Double] = []
         for index in 0..<count {
             if index > 0 && pause > .zero { try await Task.sleep(for: pause) }
             let started = ContinuousClock.now
-            let reply = try await hub.request("/v1/models/other/resolve?ref=production")
+            let reply = try await hub.request(path)
             #expect(reply.status == 200)
             times.append(Self.milliseconds(ContinuousClock.now - started))
         }
@@ -106,6 +108,8 @@ struct HubGateFloodTests {
             let (count, pause) = (150, Duration.milliseconds(30))
             let quiet = try await Self.resolveTimes(hub, count: count, pause: pause)
             let flooding = Task { try await Self.resolveTimes(hub, count: count, pause: pause) }
+            // The control: the same hub's health, which reads no store, at the same pace and time.
+            let control = Task { try await Self.resolveTimes(hub, count: count, pause: pause, path: "/v1/health") }
             let floodStarted = ContinuousClock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<4 {
@@ -138,6 +142,7 @@ struct HubGateFloodTests {
             let otherDelay = ContinuousClock.now - pushedAt
             #expect(otherStatus == "passed")
             let during = try await flooding.value
+            let controlP99 = Self.p99(try await control.value)
             // Evaluations that started after the push and before the other model's: at most the
             // one that was starting as it was pushed (the log line comes a moment after the start).
             let starts = Self.starts(log)
@@ -160,13 +165,19 @@ struct HubGateFloodTests {
                 "\(store): \(Self.floodVersions) pushes in \(floodPushed); the other model's evaluation done "
                     + "\(otherDelay) after its push (\(floodFirst.count) flood evaluations first); resolve p99 "
                     + String(
-                        format: "%.1f ms during the flood, %.1f ms without; p50 %.1f and %.1f ms", floodP99, quietP99,
-                        during[during.count / 2], quiet[quiet.count / 2]))
+                        format: "%.1f ms during the flood, %.1f ms without; p50 %.1f and %.1f ms; health p99 %.1f ms",
+                        floodP99, quietP99, during[during.count / 2], quiet[quiet.count / 2], controlP99))
             // The bar is 100 ms at p99, a speed figure: the figures are printed, and the
             // bound here is only that no update check stalled behind the flood's pushes (10 of
             // them took 11 s on a make test run's loaded 2 cores, its p99 759 ms against 78 ms
-            // before the flood, p50 15 and 30 ms): a stall would last one push or more.
-            #expect(floodP99 < max(2000, 10 * quietP99), "resolve p99 \(floodP99) ms, \(quietP99) ms without")
+            // before the flood, p50 15 and 30 ms): a stall would last one push or more. This hub
+            // shares the test process with the tests beside it, and a CI run's whole process
+            // starved for seconds (resolve p99 4.4 s): the bound grows with the health route's p99
+            // over the same time, which waits for the process but for no store, so that what is
+            // left is a resolve stalled behind the store.
+            #expect(
+                floodP99 < max(2000, 10 * quietP99, 3 * controlP99),
+                "resolve p99 \(floodP99) ms, \(quietP99) ms without; health's \(controlP99) ms meanwhile")
         }
     }
 }

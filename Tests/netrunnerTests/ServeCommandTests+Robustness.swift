@@ -59,7 +59,10 @@ extension ServeCommandTests {
                 // Every check but "a schema-valid request is accepted": a binary body that is not an
                 // image is rejected (400) by design, and a schema cannot say "a JPEG". Every operation
                 // but Triton's unload, which takes models out of service (503 to what follows, by design).
-                // Waited for on a thread of its own: the server it calls is in this process.
+                // Waited for on a thread of its own: the server it calls is in this process. Each
+                // request may take 60 s (schemathesis's default is 10): on a loaded CI machine one
+                // classify took longer, which is a slow answer, not the 5xx or the off-schema answer
+                // this test looks for.
                 let schema = server.base.absoluteString + "/openapi.json"
                 let run = try await OffPool.run {
                     try ProcessResult.run(
@@ -67,7 +70,7 @@ extension ServeCommandTests {
                         [
                             "run", schema, "--checks", "all", "--exclude-checks", "positive_data_acceptance",
                             "--exclude-operation-id", "unloadModel", "--max-examples", "25", "--seed", "20261123",
-                            "--no-color",
+                            "--request-timeout", "60", "--no-color",
                         ], environment: ["SCHEMATHESIS_HOOKS": nil])
                 }
                 #expect(run.status == 0, "\(run.stdout.suffix(3000))")

@@ -45,7 +45,13 @@ def main():
         find(id).send_keys(text)
 
     def until_status(part, what):
-        wait_for(lambda: part in status() or status().startswith("The "), what)
+        # Each of these is a request and the page's refresh after it (a handful of requests more):
+        # on a loaded CI machine, beside the hub flood tests, one took over the usual 60 s. What the
+        # status line said by then goes into the message.
+        try:
+            wait_for(lambda: part in status() or status().startswith("The "), what, seconds=180)
+        except SystemExit as timeout:
+            raise SystemExit(f"{timeout}; the status line said {status()!r}")
         return status()
 
     report = {}

@@ -155,9 +155,8 @@ test-package: debug-tools
 
 # The README's two commands on a machine like a new user's: a clean Debian bookworm root with only
 # swift.org's Debian 12 packages, python3, pip, venv and make, the toolchain mounted read-only, a
-# fresh clone of the commit; make run whole (its answers checked against the README) in one and
-# make test's set-up in another, at once (scripts/test-fresh.sh; the root cached a week).
-# Skipped without root.
+# fresh clone of the commit; make run whole (its answers checked against the README) and make
+# test's set-up in it (scripts/test-fresh.sh; the root cached a week). Skipped without root.
 test-fresh:
 	scripts/test-fresh.sh
 

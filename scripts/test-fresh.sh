@@ -6,9 +6,7 @@
 # their Recommends, as `apt-get install -y` installs them) plus python3, python3-pip,
 # python3-venv and make; this machine's Swift toolchain mounted read-only where it is installed
 # here (/opt/swift); a fresh clone of the commit; then, in a chroot, as root (a container's
-# user; the scripts use sudo otherwise), with nothing of this machine's environment, each of the
-# two below in a root of its own, both at once (neither proves anything on what the other
-# installed, and make test's set-up, dpkg unpacking on one core, runs beside the release build):
+# user; the scripts use sudo otherwise), with nothing of this machine's environment:
 #
 #   make run                            whole: system packages, the LiteRT runtime, the release
 #                                       build, classify, detect, evaluate; its answers checked
@@ -23,15 +21,14 @@
 # one; SwiftPM's packages come from this workplace's read-only copy of GitHub
 # (/opt/swift-packages, through the same url.insteadOf lines as here: the root cannot reach
 # github.com); and the .deb and wheel files apt and pip download are kept between runs in
-# ${XDG_CACHE_HOME:-~/.cache}/netrunner/fresh-downloads/<part> (what a caching proxy would do; apt still
+# ${XDG_CACHE_HOME:-~/.cache}/netrunner/fresh-downloads (what a caching proxy would do; apt still
 # checks each against the mirror's signed lists, and the set-up each pinned hash).
 #
 # The clean root is cached as a tarball beside test-package's (remade when older than 7 days or
 # when its recipe changes), so CI pays for it once a week. Prints each step's time.
 #
 #   scripts/test-fresh.sh              the commit HEAD of this clone
-#   scripts/test-fresh.sh --keep       leave the roots in place afterwards (their paths are printed)
-#   scripts/test-fresh.sh --part run    one of the two alone (run: make run; setup: make test's set-up)
+#   scripts/test-fresh.sh --keep       leave the root in place afterwards (its path is printed)
 #
 # Needs root (mmdebstrap, chroot, mounts); prints SKIP and exits 0 without it. Everything it
 # mounts is undone at the end, also when a step fails.
@@ -47,20 +44,11 @@ fail() {
   exit 1
 }
 keep=false
-part=both
-usage="usage: scripts/test-fresh.sh [--keep] [--part run|setup]"
-while (($#)); do
-  case "$1" in
-  --keep) keep=true ;;
-  --part)
-    part=${2:-}
-    [[ "$part" == run || "$part" == setup ]] || { echo "$usage" >&2; exit 2; }
-    shift
-    ;;
-  *) echo "$usage" >&2; exit 2 ;;
-  esac
-  shift
-done
+case "${1:-}" in
+--keep) keep=true ;;
+"") ;;
+*) echo "usage: scripts/test-fresh.sh [--keep]" >&2; exit 2 ;;
+esac
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "SKIP test-fresh: needs root, to make a clean Debian root with mmdebstrap and chroot into it (run it as root)."
@@ -104,52 +92,13 @@ fi
 # undone on exit (mounts first, then the folder).
 # Roots an earlier run left (a CI run stopped while its cleanup was removing one) go first: those
 # with nothing mounted and no process inside.
-# (Not in a part the whole run started: the other part's root, being unpacked, would look stale.)
-[[ -n "${NETRUNNER_FRESH_PARTS:-}" ]] || for stale in /var/tmp/netrunner-fresh.*; do
+for stale in /var/tmp/netrunner-fresh.*; do
   [[ -d "$stale" ]] && ! grep -qF " $stale/" /proc/mounts || continue
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do
     [[ "$(readlink "/proc/$pid/root" 2>/dev/null)" == "$stale" ]] && continue 2
   done
   rm -rf --one-file-system "$stale"
 done
-
-# The two commands' set-ups each on a clean root of its own, at once: make test's set-up (its
-# packages unpacked by dpkg, one core) runs beside make run's release build instead of after it,
-# and neither proves anything on what the other installed. Each part's output comes whole, run's
-# first.
-if [[ "$part" == both ]]; then
-  # The downloads of runs before the parts, in one folder, go to both parts' (hard links), but
-  # for apt's lock file and unfinished downloads: one inode, the two roots' apt would wait on
-  # each other ("Could not get lock /var/cache/apt/archives/lock").
-  for kept in apt pip; do
-    [[ -d "$cache/fresh-downloads/$kept" ]] || continue
-    for each in run setup; do
-      mkdir -p "$cache/fresh-downloads/$each"
-      [[ -e "$cache/fresh-downloads/$each/$kept" ]] || cp -al "$cache/fresh-downloads/$kept" "$cache/fresh-downloads/$each/$kept"
-      rm -rf "$cache/fresh-downloads/$each/apt/lock" "$cache/fresh-downloads/$each/apt/partial"
-    done
-    rm -rf "$cache/fresh-downloads/$kept"
-  done
-  logs=$(mktemp -d)
-  trap '{ kill $(jobs -p); wait; } 2>/dev/null || true; rm -rf "$logs"' EXIT
-  trap 'exit 143' TERM INT
-  keeping=()
-  ! $keep || keeping=(--keep)
-  export NETRUNNER_FRESH_PARTS=1
-  "$root/scripts/test-fresh.sh" "${keeping[@]}" --part run >"$logs/run" 2>&1 &
-  run_pid=$!
-  "$root/scripts/test-fresh.sh" "${keeping[@]}" --part setup >"$logs/setup" 2>&1 &
-  setup_pid=$!
-  run_status=0 setup_status=0
-  wait "$run_pid" || run_status=$?
-  wait "$setup_pid" || setup_status=$?
-  cat "$logs/run" "$logs/setup"
-  ((run_status == 0)) || fail "make run's part failed ($run_status, above)"
-  ((setup_status == 0)) || fail "make test's set-up part failed ($setup_status, above)"
-  echo "PASS test-fresh: make run and make test's set-up, each on a clean Debian bookworm root (commit $(git rev-parse --short=7 HEAD)), $(since "$started")s in all"
-  exit 0
-fi
-say() { echo "[test-fresh $part $(since "$started")s] $*"; }
 chroot_dir=$(mktemp -d /var/tmp/netrunner-fresh.XXXXXX)
 mounts=()
 bind() { # SOURCE TARGET [ro]
@@ -198,8 +147,7 @@ if [[ -d /opt/swift-packages ]]; then
     git config --file "$chroot_dir/etc/gitconfig" --add "$key" "$value"
   done
 fi
-# (A folder of each for each part: the two roots' apt and pip run at once.)
-downloads="$cache/fresh-downloads/$part"
+downloads="$cache/fresh-downloads"
 mkdir -p "$downloads/apt" "$downloads/pip"
 bind "$downloads/apt" /var/cache/apt/archives
 bind "$downloads/pip" /root/.cache/pip
@@ -228,15 +176,12 @@ say "root ready ($root_size before the set-up), clone of ${commit:0:7} in /root/
 # the root. The key holds the root's tarball, so once a week (and whenever Package.swift or the
 # toolchain change) the root builds everything from nothing, resolving the packages too. Another
 # run holding the folder, or NETRUNNER_FRESH_BUILD=cold, builds from nothing.
-# (make test's set-up builds nothing: its part has no build folder.)
 build_base="$cache/fresh-build"
 build_key=$( (git show "$commit:Package.swift"; swift --version 2>&1; basename "$tarball"; date -r "$tarball" +%s) \
   | sha256sum | cut -c1-16)
 mkdir -p "$build_base/$build_key"
 exec 8>"$build_base/$build_key.lock"
-if [[ "$part" == setup ]]; then
-  :
-elif [[ "${NETRUNNER_FRESH_BUILD:-}" != cold ]] && flock -n 8; then
+if [[ "${NETRUNNER_FRESH_BUILD:-}" != cold ]] && flock -n 8; then
   find "$build_base" -mindepth 1 -maxdepth 1 ! -name "$build_key" ! -name "$build_key.lock" -exec rm -rf {} +
   # shellcheck source=lib/own-products.sh
   source "$root/scripts/lib/own-products.sh"
@@ -266,16 +211,6 @@ step() { # NAME COMMAND: run inside, its output in a log (printed whole on failu
   say "'$2' passed in $(since "$from")s"
 }
 
-# 5. The set-up part of the README's second command, make test's prerequisites, in its own root.
-if [[ "$part" == setup ]]; then
-  step test-setup "make --no-print-directory setup test-python gpu-packages"
-  for tool in chromium chromedriver ffmpeg node .venv-test/bin/python; do
-    inside "command -v $tool >/dev/null || [[ -x /usr/sbin/$tool || -x $tool ]]" || fail "make test's set-up left no $tool"
-  done
-  echo "PASS test-fresh setup: make test's set-up on a clean Debian bookworm root (commit ${commit:0:7}), $(since "$started")s in all"
-  exit 0
-fi
-
 # 4. The README's first command, whole; its answers as the README shows them.
 step run "make run"
 log="$chroot_dir/root/run.log"
@@ -301,4 +236,9 @@ annotated=$(find "$chroot_dir/root/netrunner/out/annotated" -type f | wc -l)
 ((annotated == 2)) || fail "make run annotated $annotated photos in out/annotated (the two it was given)"
 say "make run answered as the README shows: coffee.jpg's top five, the two portraits' faces, '$accuracy'; $annotated annotated photos, the evaluation report"
 
-echo "PASS test-fresh run: make run on a clean Debian bookworm root (commit ${commit:0:7}), $(since "$started")s in all"
+# 5. The set-up part of the README's second command: make test's prerequisites.
+step test-setup "make --no-print-directory setup test-python gpu-packages"
+for tool in chromium chromedriver ffmpeg node .venv-test/bin/python; do
+  inside "command -v $tool >/dev/null || [[ -x /usr/sbin/$tool || -x $tool ]]" || fail "make test's set-up left no $tool"
+done
+echo "PASS test-fresh: make run and make test's set-up on a clean Debian bookworm root (commit ${commit:0:7}), $(since "$started")s in all"

@@ -148,7 +148,7 @@ extension InferenceServer {
         routes.add(StreamRoutes(streams: streams).routes)
         routes.add(WebApp.routes)
         try routes.addOpenAPIDocument(
-            base: OpenAPIDocument.base(tasks: tasks), operations: OpenAPIDocument.operations(verbs: tasks.map(\.verb)))
+            base: OpenAPIDocument.base(tasks: tasks), operations: OpenAPIDocument.operations(tasks: tasks))
         return routes
     }
 

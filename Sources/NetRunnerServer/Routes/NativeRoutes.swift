@@ -102,18 +102,16 @@ struct NativeRoutes {
             + "preprocess;dur=\(fixedDecimals(answer.preprocessingMilliseconds, 3)), "
             + "inference;dur=\(fixedDecimals(answer.inferenceMilliseconds, 3))"
         let headers: HTTPFields = [HTTPField.Name.custom("Server-Timing"): timing]
-        // A segmenter's mask as the picture itself, for a client that asks for one, with the
-        // image's size to scale it by (the mask's is the PNG's).
-        if Self.wantsPNG(request.headers), case .other(let result) = answer,
-            let segmentation = result as? SegmentationResult
+        // The answer as a picture, for a client that asks for one, where the task draws one (a
+        // segmenter's mask), with the image's size to scale it by (the picture's is its own).
+        if Self.wantsPNG(request.headers), let definition = VisionTaskRegistry.definition(for: served.kind),
+            let picture = try definition.picture(answer: answer)
         {
-            let mask = segmentation.categoryMask
             var headers = headers
-            headers[.contentType] = "image/png"
-            headers[.imageWidth] = String(segmentation.imageSize.width)
-            headers[.imageHeight] = String(segmentation.imageSize.height)
-            return Response(
-                status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try mask.pngData())))
+            headers[.contentType] = picture.mediaType
+            headers[.imageWidth] = String(picture.imageSize.width)
+            headers[.imageHeight] = String(picture.imageSize.height)
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: picture.data)))
         }
         return HTTPReply.json(
             PreviewedLine(
@@ -122,8 +120,9 @@ struct NativeRoutes {
             headers: headers)
     }
 
-    /// Whether a request's `Accept` names `image/png` first (`Accept: image/png`): a segmenter
-    /// then answers with its category mask as a PNG; every other answer is JSON whatever it asks.
+    /// Whether a request's `Accept` names `image/png` first (`Accept: image/png`): a task that
+    /// draws its answer (``VisionTaskDefinition/picture(_:)``: a segmenter's category mask) then
+    /// answers with it as a PNG; every other answer is JSON whatever it asks.
     static func wantsPNG(_ headers: HTTPFields) -> Bool {
         guard let accept = headers[.accept], accept.utf8.count <= 1024 else { return false }
         let first = accept.split(separator: ",").first?.split(separator: ";").first ?? ""
@@ -131,21 +130,35 @@ struct NativeRoutes {
     }
 }
 
-/// The answer options of a request, by the Task Library's and MediaPipe's names:
+/// The answer options of a request, by the Task Library's and MediaPipe's names.
+///
 /// `maxResults`, `scoreThreshold`, `categoryAllowlist`, `categoryDenylist` (comma-separated
-/// or repeated), and a segmenter's `mask`: `model` (the default: the category mask at the
-/// model's output resolution, whatever the photo's size) or `image` (at the photo's size, as
-/// the CLI makes it).
+/// or repeated), and each registered task's own (``TaskAnswerOption``: a segmenter's `mask`,
+/// `model` by default or `image`), which its definition reads
+/// (``VisionTaskDefinition/apply(answerOptions:to:)``). Another task's own option is checked
+/// and otherwise ignored.
 struct AnswerOptions {
     /// The options read, the library's.
     var results = ResultOptions()
-    /// The mask's resolution asked for (`mask=`), `nil` if not given.
-    var mask: CategoryMask.Resolution?
-    /// The task the options are for: a segmenter's mask is the model's size unless asked.
+    /// The tasks' own options given, by name, each value one its option takes.
+    var given: [String: String] = [:]
+    /// The task the options are for: its definition reads its own options.
     var task: ImageTask.Kind?
 
-    /// The names of the answer options, as the unknown-parameter error lists them.
-    static let names = ["maxResults", "scoreThreshold", "categoryAllowlist", "categoryDenylist", "mask"]
+    /// The names of the options every task shares.
+    static let shared = ["maxResults", "scoreThreshold", "categoryAllowlist", "categoryDenylist"]
+
+    /// The tasks' own options, each name once (the first task to name it; none named as a
+    /// shared one).
+    ///
+    /// - Parameter tasks: The tasks (the registered ones by default).
+    /// - Returns: The options.
+    static func taskOptions(of tasks: [any VisionTaskDefinition] = VisionTaskRegistry.definitions)
+        -> [TaskAnswerOption]
+    {
+        var seen = Set(shared)
+        return tasks.flatMap(\.answerOptions).filter { seen.insert($0.name).inserted }
+    }
 
     /// The defaults: no option given.
     init() {}
@@ -154,7 +167,7 @@ struct AnswerOptions {
     ///
     /// - Parameters:
     ///   - query: The query parameters.
-    ///   - task: The model's task (a segmenter's mask is the model's size by default).
+    ///   - task: The model's task (its definition reads its own options, and sets its defaults).
     ///   - also: Other parameters the route takes (not reported as unknown).
     /// - Throws: ``QueryParameterError`` for a value out of range, an unknown parameter, or one
     ///   given more than once (but for the two lists).
@@ -175,18 +188,20 @@ struct AnswerOptions {
         if !results.categoryAllowlist.isEmpty, !results.categoryDenylist.isEmpty {
             throw QueryParameterError(description: "categoryAllowlist and categoryDenylist cannot be used together.")
         }
-        if let text = query.get("mask") {
-            guard let value = CategoryMask.Resolution(rawValue: text) else {
-                throw QueryParameterError(
-                    description: "mask must be model (the mask at the model's output resolution, the default) or "
-                        + "image (at the photo's size), not \"\(text)\".")
+        let own = Self.taskOptions()
+        for option in own {
+            guard let text = query.get(option.name) else { continue }
+            do {
+                given[option.name] = try option.checked(text)
+            } catch {
+                throw QueryParameterError(description: error.description)
             }
-            mask = value
         }
-        for name in query.map({ String($0.key) }) where !Self.names.contains(name) && !also.contains(name) {
+        let names = Self.shared + own.map(\.name)
+        for name in query.map({ String($0.key) }) where !names.contains(name) && !also.contains(name) {
             throw QueryParameterError(
-                description: "Unknown query parameter \"\(name)\": the answer options are maxResults, "
-                    + "scoreThreshold, categoryAllowlist, categoryDenylist and mask.")
+                description: "Unknown query parameter \"\(name)\": the answer options are "
+                    + names.dropLast().joined(separator: ", ") + " and " + (names.last ?? "") + ".")
         }
         // The lists may be repeated (`categoryAllowlist=a&categoryAllowlist=b`); any other
         // parameter once (`mask=image&mask=model` was answered with one of them).
@@ -205,13 +220,17 @@ struct AnswerOptions {
         }
     }
 
-    /// The task options these ask for: a segmenter's mask at the model's resolution unless
-    /// `mask=image` (other tasks' options never name a mask, so a classifier's stay the
-    /// engine's defaults, which its batcher takes).
+    /// The task options these ask for: the shared ones, and what the task's definition makes of
+    /// its own (a segmenter's mask at the model's resolution unless `mask=image`; other tasks'
+    /// options never name a mask, so a classifier's stay the engine's defaults, which its
+    /// batcher takes).
     var taskOptions: ImageTask.Options {
         var options = ImageTask.Options()
         options.results = results
-        if task == .segmentation { options.maskResolution = mask ?? .model }
+        if let task, let definition = VisionTaskRegistry.definition(for: task) {
+            let names = Set(definition.answerOptions.map(\.name))
+            definition.apply(answerOptions: given.filter { names.contains($0.key) }, to: &options)
+        }
         return options
     }
 }

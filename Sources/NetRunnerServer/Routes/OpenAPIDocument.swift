@@ -20,11 +20,35 @@ enum OpenAPIDocument {
     /// - Returns: The document's JSON text.
     static func base(tasks: [any VisionTaskDefinition]) -> String {
         let results = tasks.map { "\"\($0.kind.rawValue)\": \($0.resultsSchema)" }.joined(separator: ",\n")
+        // Each task's own answer options (a segmenter's mask) as parameters the routes name.
+        let parameters = AnswerOptions.taskOptions(of: tasks).map { option in
+            let parameter = QueryParameter(
+                name: option.name, description: option.description, schema: .init(enum: option.values))
+            let json = (try? JSONCoding.encoder().encode(parameter)).map { String(decoding: $0, as: UTF8.self) }
+            return "\"\(option.name)\": \(json ?? "{}"),\n"
+        }
         return template.replacing(resultsPlaceholder, with: "{\n" + results + "\n}")
+            .replacing(parametersPlaceholder, with: parameters.joined())
     }
 
     /// Where ``base(tasks:)`` puts the tasks' results schemas.
     private static let resultsPlaceholder = "\"@inference_results@\""
+    /// Where ``base(tasks:)`` puts the tasks' own answer options, a parameter each.
+    private static let parametersPlaceholder = "\"@task_parameters@\"\n"
+    /// Where ``operations(tasks:)`` names them in the task routes and album runs.
+    private static let parameterReferencesPlaceholder = "\"@task_parameter_refs@\""
+
+    /// A query parameter of a task's own answer option, with the values it takes.
+    private struct QueryParameter: Encodable {
+        struct Schema: Encodable {
+            var type = "string"
+            var `enum`: [String]
+        }
+        var name: String
+        var `in` = "query"
+        var description: String
+        var schema: Schema
+    }
 
     private static let template = #"""
         {
@@ -43,9 +67,7 @@ enum OpenAPIDocument {
                 "schema": {"type": "string", "enum": ["0", "1", "true", "false"]}},
               "categoryAllowlist": {"name": "categoryAllowlist", "in": "query", "schema": {"type": "string"}},
               "categoryDenylist": {"name": "categoryDenylist", "in": "query", "schema": {"type": "string"}},
-              "mask": {"name": "mask", "in": "query",
-                "description": "A segmenter's category mask: model (the default), at the model's output resolution (513 x 513 for DeepLab) whatever the image's size; image, at the image's size. Other tasks ignore it.",
-                "schema": {"type": "string", "enum": ["model", "image"]}},
+              "@task_parameters@"
               "name": {"name": "name", "in": "path", "required": true,
                 "schema": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"}},
               "version": {"name": "version", "in": "path", "required": true,
@@ -167,19 +189,23 @@ enum OpenAPIDocument {
     ///
     /// A registered task's route (`classify`, `detect`, ...) is ``taskOperation``, by the task's verb.
     ///
-    /// - Parameter verbs: The verbs of the tasks the routes were made for (one look at the
-    ///   registry for both: a task registered in between would make them disagree).
+    /// - Parameter tasks: The tasks the routes were made for (one look at the registry for both
+    ///   this and ``base(tasks:)``: a task registered in between would make them disagree).
     /// - Returns: The operations, as a JSON object.
-    static func operations(verbs: [String]) -> String {
-        let tasks = verbs.map { "\"\($0)\": \(taskOperation)," }
-        return "{\n" + tasks.joined(separator: "\n") + otherOperations.drop { $0 != "\n" }
+    static func operations(tasks: [any VisionTaskDefinition]) -> String {
+        let routes = tasks.map { "\"\($0.verb)\": \(taskOperation)," }
+        let references = AnswerOptions.taskOptions(of: tasks).map {
+            ##", {"$ref": "#/components/parameters/\##($0.name)"}"##
+        }
+        return ("{\n" + routes.joined(separator: "\n") + otherOperations.drop { $0 != "\n" })
+            .replacing(parameterReferencesPlaceholder, with: references.joined())
     }
 
     /// The operation of each task's route, `POST /v1/models/{id}/<verb>`.
     static let taskOperation = #"""
         {"parameters": [{"$ref": "#/components/parameters/id"}, {"$ref": "#/components/parameters/maxResults"},
                 {"$ref": "#/components/parameters/scoreThreshold"}, {"$ref": "#/components/parameters/categoryAllowlist"},
-                {"$ref": "#/components/parameters/categoryDenylist"}, {"$ref": "#/components/parameters/mask"},
+                {"$ref": "#/components/parameters/categoryDenylist"}"@task_parameter_refs@",
                 {"$ref": "#/components/parameters/preview"}],
               "requestBody": {"$ref": "#/components/requestBodies/Image"},
               "responses": {"200": {"$ref": "#/components/responses/Answer"}, "400": {"$ref": "#/components/responses/Error"},
@@ -294,8 +320,8 @@ enum OpenAPIDocument {
           "runAlbum": {"parameters": [{"$ref": "#/components/parameters/album"},
                 {"name": "model", "in": "query", "required": true, "schema": {"type": "string"}},
                 {"$ref": "#/components/parameters/maxResults"}, {"$ref": "#/components/parameters/scoreThreshold"},
-                {"$ref": "#/components/parameters/categoryAllowlist"}, {"$ref": "#/components/parameters/categoryDenylist"},
-                {"$ref": "#/components/parameters/mask"}],
+                {"$ref": "#/components/parameters/categoryAllowlist"},
+                {"$ref": "#/components/parameters/categoryDenylist"}"@task_parameter_refs@"],
               "responses": {
                 "202": {"description": "The run started.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AlbumRun"}}}},
                 "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"},

@@ -142,6 +142,29 @@ public protocol VisionTaskDefinition: Sendable {
     ///   - target: The size it is wanted in.
     /// - Returns: The result in `target`'s coordinates.
     func scaled(_ result: Task.Result, from size: PixelSize, to target: PixelSize) -> Task.Result
+
+    /// The task's own answer options (``TaskAnswerOption``), beside the ones every task shares:
+    /// query parameters of the server's routes for it (a segmenter's `mask`). None by default.
+    var answerOptions: [TaskAnswerOption] { get }
+
+    /// Sets the task's options from its own answer options as a request to the server gave
+    /// them: each of ``answerOptions`` at most once, its value one of its ``TaskAnswerOption/values``
+    /// (the server checks both); one not given is absent. Called for every request to the
+    /// task's routes, none given too, so the server's defaults for the task go here (a
+    /// segmenter's mask is the model's size unless `mask=image`). Nothing by default.
+    ///
+    /// - Parameters:
+    ///   - given: The values given, by option name.
+    ///   - options: The options the task will be run with.
+    func apply(answerOptions given: [String: String], to options: inout ImageTask.Options)
+
+    /// The result as a picture, for a client whose `Accept` names `image/png` first: a
+    /// segmenter's category mask. `nil` (the default) answers the results line as for any other.
+    ///
+    /// - Parameter result: The result.
+    /// - Returns: The picture, or `nil`.
+    /// - Throws: The picture's encoder's errors.
+    func picture(_ result: Task.Result) throws -> TaskPicture?
 }
 
 extension VisionTaskDefinition {
@@ -175,6 +198,15 @@ extension VisionTaskDefinition {
 
     /// `nil`.
     public func imageSize(_ result: Task.Result) -> PixelSize? { nil }
+
+    /// None.
+    public var answerOptions: [TaskAnswerOption] { [] }
+
+    /// Nothing: the task has no answer options of its own.
+    public func apply(answerOptions given: [String: String], to options: inout ImageTask.Options) {}
+
+    /// `nil`: the results line.
+    public func picture(_ result: Task.Result) throws -> TaskPicture? { nil }
 
     /// The image with the result's ``shownAnswers(_:)`` written in the top-left corner.
     public func draw(_ result: Task.Result, on image: PixelBuffer) throws(ImageError) -> PixelBuffer {

@@ -117,6 +117,11 @@ extension VisionTaskDefinition {
         result(of: answer).flatMap(imageSize)
     }
 
+    package func picture(answer: ImageAnswer) throws -> TaskPicture? {
+        guard let result = result(of: answer) else { return nil }
+        return try picture(result)
+    }
+
     package func draw(answer: ImageAnswer, on image: PixelBuffer) throws(ImageError) -> PixelBuffer {
         guard let result = result(of: answer) else { return image }
         return try draw(result, on: image)

@@ -41,6 +41,30 @@ struct SegmentationDefinition: LibraryTaskDefinition {
         """#
     }
     var locatesInImage: Bool { true }
+
+    /// `mask`: the category mask at the model's output resolution (`model`, the server's
+    /// default) or at the photo's size (`image`, the library's and the CLI's).
+    static let maskOption = TaskAnswerOption(
+        name: "mask",
+        description: "A segmenter's category mask: model (the default), at the model's output resolution (513 x 513 "
+            + "for DeepLab) whatever the image's size; image, at the image's size. Other tasks ignore it.",
+        values: [CategoryMask.Resolution.model.rawValue, CategoryMask.Resolution.image.rawValue],
+        valuesExplained: "model (the mask at the model's output resolution, the default) or image (at the photo's size)"
+    )
+
+    var answerOptions: [TaskAnswerOption] { [Self.maskOption] }
+
+    /// The mask asked for, the model's resolution unless `mask=image`: a server's answer stays
+    /// a few kilobytes whatever the photo's size.
+    func apply(answerOptions given: [String: String], to options: inout ImageTask.Options) {
+        options.maskResolution = given[Self.maskOption.name].flatMap(CategoryMask.Resolution.init(rawValue:)) ?? .model
+    }
+
+    /// The category mask as a grayscale PNG, each pixel's value its class index.
+    func picture(_ result: SegmentationResult) throws -> TaskPicture? {
+        TaskPicture(
+            mediaType: "image/png", data: [UInt8](try result.categoryMask.pngData()), imageSize: result.imageSize)
+    }
     var assumedPreprocessing: String {
         "RGB, the whole image stretched to the input (no crop), raw bytes for uint8 inputs and values in [-1, 1] "
             + "for float (DeepLab's convention)"

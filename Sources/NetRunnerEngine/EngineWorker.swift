@@ -91,10 +91,14 @@ final class Worker {
         _ = engine.batcher(for: served, options: defaults(for: served))
     }
 
-    /// Runs a job with the engine's ``InferenceEngine/Configuration/decoding`` bound, so that
-    /// every photo it decodes (uploads, renderings, batches) goes where the server said.
+    /// Runs a job with the engine's ``InferenceEngine/Configuration/decoding`` and
+    /// ``InferenceEngine/Configuration/modelGate`` bound, so that every photo it decodes
+    /// (uploads, renderings, batches) goes where the server said, and every interpreter it makes
+    /// passes the server's gate.
     func run(_ job: Job) {
-        ImageDecoder.$environment.withValue(engine.configuration.decoding) { perform(job) }
+        ModelGate.$policy.withValue(engine.gatePolicy) {
+            ImageDecoder.$environment.withValue(engine.configuration.decoding) { perform(job) }
+        }
     }
 
     private func perform(_ job: Job) {

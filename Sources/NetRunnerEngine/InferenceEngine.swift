@@ -1,7 +1,7 @@
 import Dispatch
 import FoundationEssentials
 package import Logging
-import NetRunner
+package import NetRunner
 package import NetRunnerImage
 import Synchronization
 package import TensorFlowLite
@@ -46,6 +46,10 @@ package final class InferenceEngine: Sendable {
         /// job and decode it runs; `nil`: the process's default (``ImageDecoder/isolation`` and
         /// ``ImageDecoder/admission``).
         package var decoding: DecodingEnvironment?
+        /// What the model gate holds the engine's models to (their memory, their checks' nice
+        /// value), for its start, loads and workers; `nil`: the process's default
+        /// (``ModelGate/current`` where the engine is made).
+        package var modelGate: ModelGate.Policy?
 
         /// Creates a configuration.
         ///
@@ -86,8 +90,11 @@ package final class InferenceEngine: Sendable {
 
     /// The models, in the order given, then those added (``add(_:)``).
     package var models: [ServedModel] { served.withLock { $0 } }
-    /// The configuration.
+    /// The configuration (its ``Configuration/modelGate`` always set: the one made with, or
+    /// the policy current where the engine was made).
     package let configuration: Configuration
+    /// What the model gate holds this engine's models to.
+    var gatePolicy: ModelGate.Policy { configuration.modelGate ?? ModelGate.current }
 
     private let served: Mutex<[ServedModel]>
     let queue: JobQueue<Job>
@@ -116,6 +123,9 @@ package final class InferenceEngine: Sendable {
         var seen = Set<String>()
         let unique = models.filter { seen.insert($0.id).inserted }
         self.served = Mutex(unique)
+        var configuration = configuration
+        // The policy where the engine is made (a server binds its own around its start).
+        configuration.modelGate = configuration.modelGate ?? ModelGate.current
         self.configuration = configuration
         self.queue = JobQueue(capacity: configuration.queueCapacity)
         self.states = Mutex(Dictionary(uniqueKeysWithValues: unique.map { ($0.id, ModelState.loading) }))
@@ -139,7 +149,7 @@ package final class InferenceEngine: Sendable {
             // The model gate runs once per model here, not once per worker.
             for served in models {
                 do {
-                    try ModelGate.admit(served.model)
+                    try ModelGate.admit(served.model, policy: gatePolicy)
                 } catch {
                     setState(.failed("\(error)"), for: served.id)
                     logger.error("model \(served.id) refused: \(error)")
@@ -211,7 +221,7 @@ package final class InferenceEngine: Sendable {
     package func load(_ model: ServedModel) async throws(EngineError) {
         if let serving = models.first(where: { $0.id == model.id }), state(of: model.id) == .ready {
             do {
-                try await Self.tryOnce(model, accelerator: configuration.accelerator)
+                try await Self.tryOnce(model, accelerator: configuration.accelerator, policy: gatePolicy)
             } catch {
                 logger.warning("model \(model.id): the new file failed; the served one goes on: \(error)")
                 throw .modelUnavailable(
@@ -237,11 +247,14 @@ package final class InferenceEngine: Sendable {
 
     /// Checks a model with the model gate and runs its default task once on a grey image, on a
     /// queue of its own (neither a worker nor the cooperative pool waits on the gate's child).
-    private static func tryOnce(_ model: ServedModel, accelerator: Accelerator) async throws {
+    private static func tryOnce(
+        _ model: ServedModel, accelerator: Accelerator, policy: ModelGate.Policy
+    ) async throws {
         let outcome: Result<Void, any Error> = await withCheckedContinuation { continuation in
             tryQueue.async {
-                continuation.resume(
-                    returning: Result {
+                // Bound for the whole try: the task's interpreter passes the gate too.
+                let outcome = ModelGate.$policy.withValue(policy) {
+                    Result {
                         try ModelGate.admit(model.model)
                         var options = ImageTask.Options()
                         options.kind = model.kind
@@ -252,7 +265,9 @@ package final class InferenceEngine: Sendable {
                             width: size.width, height: size.height, format: .rgb24,
                             bytes: [UInt8](repeating: 128, count: size.width * size.height * 3))
                         _ = try task.run(.pixels(grey))
-                    })
+                    }
+                }
+                continuation.resume(returning: outcome)
             }
         }
         try outcome.get()
@@ -293,7 +308,7 @@ package final class InferenceEngine: Sendable {
     /// the reason.
     private func warmUp(_ model: ServedModel) async throws(EngineError) {
         do {
-            try ModelGate.admit(model.model)
+            try ModelGate.admit(model.model, policy: gatePolicy)
         } catch {
             setState(.failed("\(error)"), for: model.id)
             throw .modelUnavailable(id: model.id, reason: "\(error)")

@@ -1,5 +1,6 @@
 import FoundationEssentials
 package import Logging
+package import NetRunner
 import NetRunnerHTTP
 import NetRunnerSupport
 
@@ -67,6 +68,9 @@ package struct HubServer: Sendable {
         /// After SIGTERM or SIGINT, how long the requests in flight may take before their
         /// connections are cut and the hub stops.
         package var drainTimeout: Duration = .seconds(20)
+        /// What the model gate holds an upload to (its memory, its check's nice value), bound
+        /// around the hub's work (``run(onListening:)``); `nil`: the process's default.
+        package var modelGate: ModelGate.Policy?
         /// The folder of the `.testbundle` folders gates name (`--test-bundles`); `nil`: no
         /// gates can be set.
         package var testBundles: String?
@@ -121,14 +125,17 @@ package struct HubServer: Sendable {
     }
 
     /// Serves until SIGTERM or SIGINT, then lets the requests in flight finish (at most
-    /// `drainTimeout`), stops the gates' evaluations and closes the database.
+    /// `drainTimeout`), stops the gates' evaluations and closes the database; its
+    /// ``Configuration/modelGate`` bound throughout.
     ///
     /// - Parameter onListening: Called once with the address and port bound.
     /// - Throws: The database's or the server's errors.
     package func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }) async throws
     {
-        let app = try await buildApplication(onListening: onListening)
-        try await ServerLifecycle.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
+        try await ModelGate.$policy.withValue(configuration.modelGate ?? ModelGate.current) {
+            let app = try await buildApplication(onListening: onListening)
+            try await ServerLifecycle.runDraining(app, drainTimeout: configuration.drainTimeout, logger: logger)
+        }
     }
 
     /// The evaluator: `explicit`, else `NETRUNNER_EVALUATOR`, else `netrunner` beside the running

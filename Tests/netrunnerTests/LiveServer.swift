@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NetRunner
 import NetRunnerHTTP
 import NetRunnerHubServer
 import NetRunnerServer
@@ -233,7 +234,10 @@ private struct HubService: Service {
     let onListening: @Sendable (String, Int) -> Void
 
     func run() async throws {
-        try await hub.buildApplication(onListening: onListening).run()
+        // As the hub's own run binds it: the upload checks' memory limit and nice value.
+        try await ModelGate.$policy.withValue(hub.configuration.modelGate) {
+            try await hub.buildApplication(onListening: onListening).run()
+        }
     }
 }
 

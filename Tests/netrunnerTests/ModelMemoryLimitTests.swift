@@ -1,4 +1,5 @@
 import Foundation
+import NetRunner
 import NetRunnerTestSupport
 import Testing
 
@@ -85,17 +86,22 @@ struct ModelMemoryLimitTests {
         let models = folder.path("models")
         try FileManager.default.createDirectory(atPath: models, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Self.huge, toPath: models + "/tile_88mb.tflite")
-        let server = try await ServerProcess(["--no-import", "--max-model-memory", "64"], models: models)
-        let index = try await server.request("/v2/repository/index", method: "POST")
-        let entries = (try JSONSerialization.jsonObject(with: index.body) as? [[String: String]]) ?? []
-        let tile = entries.first { $0["name"] == "tile_88mb" }
-        #expect(
-            tile?["state"] == "UNAVAILABLE" && tile?["reason"]?.contains("--max-model-memory") == true, "\(entries)")
-        #expect(entries.first { $0["name"] == "mobilenet-v2-1.0-224-uint8" }?["state"] == "READY", "\(entries)")
-        let coffee = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")))
-        #expect(
-            try await server.request("/v1/models/mobilenet-v2-1.0-224-uint8/classify", method: "POST", body: coffee)
-                .status == 200)
-        server.expectCleanStop()
+        // In this process: the limit is the server's own (its engine's configuration), not the
+        // process's, which stays none for the other tests.
+        try await LiveServer.serve(["--no-import", "--max-model-memory", "64"], models: models) { server in
+            let index = try await server.request("/v2/repository/index", method: "POST")
+            let entries = (try JSONSerialization.jsonObject(with: index.body) as? [[String: String]]) ?? []
+            let tile = entries.first { $0["name"] == "tile_88mb" }
+            #expect(
+                tile?["state"] == "UNAVAILABLE" && tile?["reason"]?.contains("--max-model-memory") == true,
+                "\(entries)")
+            #expect(entries.first { $0["name"] == "mobilenet-v2-1.0-224-uint8" }?["state"] == "READY", "\(entries)")
+            let coffee = try Data(
+                contentsOf: URL(fileURLWithPath: Fixtures.path("Tests/Fixtures/Photos/test/coffee.jpg")))
+            #expect(
+                try await server.request("/v1/models/mobilenet-v2-1.0-224-uint8/classify", method: "POST", body: coffee)
+                    .status == 200)
+        }
+        #expect(ModelGate.memoryLimit == nil)
     }
 }

@@ -52,25 +52,64 @@ public enum ModelGate {
     /// This process's entries, by digest (the lock is held only to find or add one).
     private static let entries = Mutex<[String: Entry]>([:])
 
-    /// The most memory a model may take when loaded and run, measured in the check process
-    /// (``ModelCheck/Report/memoryBytes``), in bytes; `nil` (the default) for no limit.
+    /// What the gate holds a model to: the most memory it may take and the nice value of its
+    /// check, one value a server carries in its configuration and binds around its work
+    /// (``policy``), as it binds where its photos decode.
     ///
-    /// A server sets it for the whole process (`serve`, `hub serve` and `import` take
-    /// `--max-model-memory`): a tiny file can declare tensors of gigabytes, and this refuses it
-    /// before it is served. Models checked before memory was measured are checked again once.
+    ///     let policy = ModelGate.Policy(memoryLimit: 512 << 20, checkNiceness: ModelGate.serverNiceness)
+    ///     try await ModelGate.$policy.withValue(policy) { try await server.run() }
+    public struct Policy: Sendable, Equatable {
+        /// The most memory a model may take when loaded and run, measured in the check process
+        /// (``ModelCheck/Report/memoryBytes``), in bytes; `nil` for no limit.
+        ///
+        /// A tiny file can declare tensors of gigabytes: this refuses it before it is served
+        /// (`serve`, `hub serve` and `import` take `--max-model-memory`). Models checked before
+        /// memory was measured are checked again once.
+        public var memoryLimit: Int?
+        /// The nice value model checks run at, 0-19: the check processes
+        /// (``ModelCheck/nicenessEnvironmentVariable``), and the hub's validation of an upload
+        /// in its own process (on a thread of its own at this value); 0: this process's.
+        ///
+        /// A server asks for 10 (``serverNiceness``), so that checking uploads runs below
+        /// answering requests; the other commands keep 0, so that a person waiting for
+        /// `classify` does not wait longer.
+        public var checkNiceness: Int32
+
+        /// A policy.
+        ///
+        /// - Parameters:
+        ///   - memoryLimit: The most memory a model may take, in bytes (negative as 0); `nil`
+        ///     for none.
+        ///   - checkNiceness: The checks' nice value, clamped to 0-19.
+        public init(memoryLimit: Int? = nil, checkNiceness: Int32 = 0) {
+            self.memoryLimit = memoryLimit.map { max($0, 0) }
+            self.checkNiceness = min(max(checkNiceness, 0), 19)
+        }
+    }
+
+    /// The policy bound around a server's work (its run, its handlers' tasks, its engine's
+    /// workers); `nil` where none is: ``current`` is then the process's default
+    /// (``memoryLimit`` and ``checkNiceness``).
+    @TaskLocal public static var policy: Policy?
+
+    /// The policy a model is admitted under here: the one bound (``policy``), else the
+    /// process's default.
+    public static var current: Policy {
+        policy ?? Policy(memoryLimit: memoryLimit, checkNiceness: checkNiceness)
+    }
+
+    /// The process's default ``Policy/memoryLimit``, for work with no ``policy`` bound.
+    ///
+    /// `nil` (the default) for no limit. The command line's start sets it (`import` and
+    /// `check`); a server binds a ``policy`` of its own instead.
     public static var memoryLimit: Int? {
         get { limit.withLock { $0 } }
         set { limit.withLock { $0 = newValue.map { max($0, 0) } } }
     }
     private static let limit = Mutex<Int?>(nil)
 
-    /// The nice value model checks run at, 0-19: the check processes
-    /// (``ModelCheck/nicenessEnvironmentVariable``), and the hub's validation of an upload in
-    /// its own process (on a thread of its own at this value); 0 (the default): this process's.
-    ///
-    /// A server sets 10 (``serverNiceness``) for the whole process, so that checking uploads
-    /// runs below answering requests: `serve` and `hub serve` do; the other commands keep 0, so
-    /// that a person waiting for `classify` does not wait longer.
+    /// The process's default ``Policy/checkNiceness``, for work with no ``policy`` bound: 0
+    /// (this process's) unless the command line's start set it.
     public static var checkNiceness: Int32 {
         get { niceness.load(ordering: .relaxed) }
         set { niceness.store(min(max(newValue, 0), 19), ordering: .relaxed) }
@@ -112,10 +151,11 @@ public enum ModelGate {
     /// - Parameters:
     ///   - model: The model.
     ///   - timeout: Seconds the child may take.
+    ///   - policy: What the model is held to (``current`` by default).
     /// - Throws: ``InterpreterError/failedToLoadModel(reason:)`` naming the model when the
     ///   runtime crashed or hung on it; ``InterpreterError/tensorFlowLiteError(_:)`` when no
     ///   checker can run (see ``ModelCheck/checkerPath(_:)``).
-    public static func admit(_ model: LoadedModel, timeout: Double = 60) throws {
+    public static func admit(_ model: LoadedModel, timeout: Double = 60, policy: Policy = current) throws {
         guard model.trust == .checked, !isDisabled else { return }
         let digest = model.sha256
         let entry = entries.withLock { entries in
@@ -124,7 +164,7 @@ public enum ModelGate {
             entries[digest] = made
             return made
         }
-        let limit = memoryLimit
+        let limit = policy.memoryLimit
         let budget = limit ?? ModelCheck.defaultMemoryBudget
         try entry.verdict.withLock { known in
             var verdict = known ?? remembered(digest)
@@ -133,7 +173,8 @@ public enum ModelGate {
             var stale = limit != nil && verdict == .accepted(memoryBytes: nil)
             if case .refusedWithin(let checkedBudget, _)? = verdict, checkedBudget < budget { stale = true }
             if verdict == nil || stale {
-                verdict = try check(model, digest: digest, timeout: timeout, budget: limit)
+                verdict = try check(
+                    model, digest: digest, timeout: timeout, budget: limit, niceness: policy.checkNiceness)
             }
             known = verdict
             switch verdict {
@@ -177,7 +218,9 @@ public enum ModelGate {
 
     /// Runs the child on the model's bytes (written to a private file) and remembers a final
     /// verdict on disk.
-    private static func check(_ model: LoadedModel, digest: String, timeout: Double, budget: Int?) throws -> Verdict {
+    private static func check(
+        _ model: LoadedModel, digest: String, timeout: Double, budget: Int?, niceness: Int32
+    ) throws -> Verdict {
         checkSlots.wait()
         defer { checkSlots.signal() }
         let folder = cacheFolder
@@ -210,7 +253,7 @@ public enum ModelGate {
         checkCount.add(1, ordering: .relaxed)
         let verdict: Verdict
         let report = try ModelCheck.report(
-            modelPath: temporary, timeout: timeout, memoryBudget: budget, niceness: checkNiceness)
+            modelPath: temporary, timeout: timeout, memoryBudget: budget, niceness: niceness)
         let checkedBudget = report.memoryBudget ?? budget ?? ModelCheck.defaultMemoryBudget
         switch report.verdict {
         case .accepted:

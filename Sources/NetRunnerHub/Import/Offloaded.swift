@@ -10,17 +10,21 @@ import NetRunner
 /// Runs blocking work (hashing, unpacking, validating the model, a child process) on a thread
 /// of its own, not on the caller's executor.
 ///
-/// In a server (``ModelGate/checkNiceness`` above 0) the thread is a new one at that nice
+/// The caller's model-gate policy (``ModelGate/current``) is bound on that thread. In a server
+/// (the policy's ``ModelGate/Policy/checkNiceness`` above 0) the thread is a new one at that nice
 /// value, so that an upload's validation (the model compiled in this process, hashing) runs
 /// below the requests' threads (Linux's nice value is per thread; a thread of Dispatch's pool,
 /// once niced, could not be put back). Otherwise a thread of Dispatch's pool.
 func offloaded<Value: Sendable>(
     _ body: @escaping @Sendable () throws(ImportError) -> Value
 ) async throws(ImportError) -> Value {
-    let niceness = ModelGate.checkNiceness
+    let policy = ModelGate.current
+    let niceness = policy.checkNiceness
     let result: Result<Value, ImportError> = await withCheckedContinuation { continuation in
         let work: @Sendable () -> Void = {
-            continuation.resume(returning: Result { () throws(ImportError) -> Value in try body() })
+            ModelGate.$policy.withValue(policy) {
+                continuation.resume(returning: Result { () throws(ImportError) -> Value in try body() })
+            }
         }
         if niceness <= 0 || !NicedThread.start(niceness: niceness, work) {
             DispatchQueue.global().async(execute: work)

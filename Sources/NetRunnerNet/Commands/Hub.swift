@@ -154,7 +154,6 @@ extension NetRunnerNetCommand.Hub {
         }
 
         func run() async throws {
-            modelMemory.apply(asServer: true)
             let hub = try makeHub()
             let folder = data
             try await ListenFailure.explaining("netrunner hub serve", host: host, port: port) {
@@ -186,6 +185,8 @@ extension NetRunnerNetCommand.Hub {
             configuration.maximumConnectionsPerAddress = connections.maximumConnectionsPerAddress
             configuration.requestTimeout = connections.request(or: configuration.requestTimeout)
             configuration.drainTimeout = connections.drain
+            // Every upload's check and validation, in the hub's handlers' tasks, takes it.
+            configuration.modelGate = modelMemory.policy(asServer: true)
             configuration.adoptionLimit = adoptionLimit
             configuration.testBundles = testBundles.map {
                 $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0

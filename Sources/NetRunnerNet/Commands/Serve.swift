@@ -312,16 +312,19 @@ extension NetRunnerNetCommand {
         }
 
         func run() async throws {
-            // Before the models are checked (makeServer): the --models folder's count against it too.
-            modelMemory.apply(asServer: true)
-            let (server, served) = try makeServer(decodesAsServe: true)
-            let threadCount = server.engine.configuration.threads
-            // Every decode of this server (requests and renderings on the engine's workers, which
-            // bind it themselves; albums and their thumbnails in its handlers' tasks) takes its
-            // environment, not the command line's default.
-            let decoding = server.engine.configuration.decoding
-            try await ImageDecoder.$environment.withValue(decoding) {
-                try await listen(server, served: served, threadCount: threadCount)
+            // Bound before the models are checked (makeServer, which gives it to the engine):
+            // the --models folder's and the indexes' models count against it too, and the
+            // handlers' imports.
+            try await ModelGate.$policy.withValue(modelMemory.policy(asServer: true)) {
+                let (server, served) = try makeServer(decodesAsServe: true)
+                let threadCount = server.engine.configuration.threads
+                // Every decode of this server (requests and renderings on the engine's workers,
+                // which bind it themselves; albums and their thumbnails in its handlers' tasks)
+                // takes its environment, not the command line's default.
+                let decoding = server.engine.configuration.decoding
+                try await ImageDecoder.$environment.withValue(decoding) {
+                    try await listen(server, served: served, threadCount: threadCount)
+                }
             }
         }
 
@@ -395,6 +398,7 @@ extension NetRunnerNetCommand {
             var engineConfiguration = InferenceEngine.Configuration(
                 threads: threadCount, queueCapacity: queueCapacity, accelerator: accelerator ?? .cpu,
                 maxBatchSize: maxBatchSize ?? 8, maxQueueDelay: .microseconds(Int((maxQueueDelay ?? 2) * 1000)))
+            engineConfiguration.modelGate = modelMemory.policy(asServer: true)
             if decodesAsServe {
                 engineConfiguration.decoding = decodingEnvironment(
                     threads: threadCount, maximumPixelCount: engineConfiguration.maximumPixelCount)

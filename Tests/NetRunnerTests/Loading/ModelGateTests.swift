@@ -186,4 +186,33 @@ struct ModelGateTests {
         _ = try model.makeInterpreter()
         #expect(!FileManager.default.fileExists(atPath: ModelGate.cacheFolder + "/" + digest))
     }
+
+    @Test("A policy bound around work holds its models to its memory limit; the process's default stays none")
+    func boundPolicy() async throws {
+        // The 460-byte model of an 88 MB output tensor (about 177 MiB measured): within no limit,
+        // refused under a policy of 64 MiB bound around the work only, as a server binds its own.
+        let model = try LoadedModel(.path(Fixtures.path("Tests/Fixtures/Hostile/tile_88mb.tflite")))
+        #expect(ModelGate.memoryLimit == nil && ModelGate.policy == nil)
+        let policy = ModelGate.Policy(memoryLimit: 64 << 20, checkNiceness: ModelGate.serverNiceness)
+        #expect(policy.checkNiceness == 10 && ModelGate.Policy(memoryLimit: -5, checkNiceness: 40).checkNiceness == 19)
+        #expect(ModelGate.Policy(memoryLimit: -5).memoryLimit == 0)
+        // Bound in an async scope, then read on a child task: a server's handlers inherit it.
+        let refusal = await ModelGate.$policy.withValue(policy) {
+            await Task {
+                #expect(ModelGate.current == policy)
+                do {
+                    try ModelGate.admit(model)
+                    return ""
+                } catch {
+                    return "\(error)"
+                }
+            }.value
+        }
+        #expect(refusal.contains("limit") && refusal.contains("(--max-model-memory)"), "\(refusal)")
+        // Outside it, the process's default: no limit, the model admitted.
+        #expect(ModelGate.current == ModelGate.Policy())
+        try ModelGate.admit(model)
+        // Passed explicitly, as the engine passes its configuration's.
+        #expect(throws: InterpreterError.self) { try ModelGate.admit(model, policy: policy) }
+    }
 }

@@ -80,6 +80,12 @@ extension NetRunnerCommand.Bulk {
             help: "Run again the images whose line in --output says they failed (their lines are replaced).")
         var retryFailed = false
 
+        @Flag(
+            help:
+                "Make --output hold the images listed now: run again those changed since their line was written (size, time and file number, kept in OUTPUT.files.json) and drop the lines of those no longer listed."
+        )
+        var sync = false
+
         @OptionGroup var resultOptions: ResultFlags
 
         @Option(
@@ -105,6 +111,7 @@ extension NetRunnerCommand.Bulk {
             guard !inputs.images.isEmpty else { throw ValidationError("Name a folder of images (or image files).") }
             if restart && output == nil { throw ValidationError("--restart needs --output.") }
             if retryFailed && output == nil { throw ValidationError("--retry-failed needs --output.") }
+            if sync && output == nil { throw ValidationError("--sync needs --output.") }
             if let batchSize { try OptionLimits.check(batchSize, "--batch", in: 1...256) }
             if retryFailed && restart { throw ValidationError("--retry-failed and --restart cannot be used together.") }
             if let shard { try FlagAdvice.checking { _ = try BulkShard(parsing: shard) } }
@@ -124,7 +131,7 @@ extension NetRunnerCommand.Bulk {
             settings.batchSize = batchSize ?? Self.gpuBatch
             settings.output = output
             settings.format = format?.format ?? .implied(by: output ?? "")
-            (settings.restart, settings.retryFailed) = (restart, retryFailed)
+            (settings.restart, settings.retryFailed, settings.sync) = (restart, retryFailed, sync)
             let job: BulkJob
             do {
                 job = try BulkJob(settings)
@@ -187,6 +194,12 @@ extension NetRunnerCommand.Bulk {
                 Console.diagnostic("note: \(file) has no run description (\(sidecar)); taking it as this run's.")
             case .retrying(let count, let file):
                 Console.diagnostic("Retrying \(count) failed image(s) from \(file).")
+            case .synced(let changed, let removed, let file) where changed + removed > 0:
+                Console.diagnostic(
+                    "Syncing \(file): \(changed) image(s) changed since they ran, run again; "
+                        + "\(removed) no longer listed, their lines dropped.")
+            case .synced:
+                break
             case .resuming(let file, let resumed, let repaired, let pending, let total):
                 Console.diagnostic(
                     "Resuming \(file): \(resumed) results already there"

@@ -16,7 +16,8 @@ extension NetRunnerCommand {
             discussion: """
                 `similar index` builds an index from embeddings: a bulk run's results file, or photos and \
                 folders, embedded as it goes (by `bulk`, into INDEX.jsonl beside the index: an interrupted run \
-                resumes). `similar search` answers the photos nearest to a photo (embedded by the index's model) \
+                resumes, and a run on a folder indexed before embeds only its new and changed photos and leaves \
+                out the removed ones). `similar search` answers the photos nearest to a photo (embedded by the index's model) \
                 or to a photo of the index; `similar duplicates` groups the photos whose embeddings are alike \
                 above a threshold. Search is exact (every embedding compared, on every core): \
                 docs/embeddings.md#how-far-exact-search-goes has the measured times and memory up to a million photos. \
@@ -34,8 +35,9 @@ extension NetRunnerCommand.Similar {
             abstract: "Build an index of embeddings from a bulk results file, or from photos and folders.",
             discussion: """
                 A SOURCE ending in .jsonl is a results file of `bulk` or `embed --json` with an embedder; any \
-                other is a photo or a folder of photos, embedded by `bulk` with --model (default: the installed \
-                embedder) into INDEX.jsonl, which a second run resumes. Failed lines are skipped, the first five \
+                other is a photo or a folder of photos, embedded by `bulk --sync` with --model (default: the \
+                installed embedder) into INDEX.jsonl, which a second run resumes: it embeds only the photos new or \
+                changed since (size, time and file number, in INDEX.jsonl.files.json) and leaves out those removed. Failed lines are skipped, the first five \
                 named with why. The index records each photo by its absolute path (those of a results file taken \
                 from the current folder) and the model by id, hub: name or absolute path, so it is searched from \
                 any folder. The index is written whole or not at all. --index-type writes FAISS's own index file \
@@ -93,7 +95,9 @@ extension NetRunnerCommand.Similar {
             let modelName = Self.recorded(model: typedModel)
             if !photos.isEmpty {
                 let embedded = output + ".jsonl"
-                var arguments = photos + ["--output", embedded, "--no-progress"]
+                // Synced: the photos changed since the last run are embedded again, and the
+                // removed ones leave the index; only new and changed photos are embedded.
+                var arguments = photos + ["--output", embedded, "--no-progress", "--sync"]
                 if !typedModel.isEmpty { arguments += ["--model", typedModel] }
                 if let threads { arguments += ["--threads", String(threads)] }
                 if restart { arguments.append("--restart") }

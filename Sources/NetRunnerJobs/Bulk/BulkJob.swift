@@ -25,6 +25,9 @@ package final class BulkJob: Sendable {
         case noDescription(file: String, sidecar: String)
         /// Failed lines dropped, to be run again (`retryFailed`).
         case retrying(count: Int, file: String)
+        /// A syncing run's lines taken out (``BulkSettings/sync``): of images changed since
+        /// their line was written, to be run again, and of images no longer listed.
+        case synced(changed: Int, removed: Int, file: String)
         /// A results file resumed.
         case resuming(file: String, resumed: Int, repairedPartialLine: Bool, pending: Int, total: Int)
     }
@@ -60,7 +63,8 @@ package final class BulkJob: Sendable {
 
     /// Prepares a run: the task made once, the shard's images, the results file opened
     /// (resumed unless ``BulkSettings/restart``), the run's identity checked or written, failed
-    /// lines dropped with ``BulkSettings/retryFailed``, the images still to run.
+    /// lines dropped with ``BulkSettings/retryFailed``, changed and unlisted images' lines with
+    /// ``BulkSettings/sync``, the images still to run.
     ///
     /// - Parameter settings: The run.
     /// - Throws: The task's errors (``NetRunnerError``, ``InterpreterError``); ``OtherRunError``;
@@ -98,6 +102,12 @@ package final class BulkJob: Sendable {
                 try identity.write(for: output)
             }
             if settings.retryFailed { notes.append(.retrying(count: try results.dropFailedRecords(), file: output)) }
+            if settings.sync {
+                // Against every image listed, not the shard's: another shard's are still listed.
+                let listedKeys = listed.map { (path: $0, key: identity.spelling(of: $0, as: spelling)) }
+                let (changed, removed) = try BulkFingerprints.sync(results, output: output, listed: listedKeys)
+                notes.append(.synced(changed: changed, removed: removed, file: output))
+            }
         }
         // Each file under the path the results file first used for its folder.
         let keys = files.map { identity.spelling(of: $0, as: spelling) }

@@ -146,45 +146,68 @@ package final class BulkResultsFile: Sendable {
     }
 
     /// Takes the failed images' lines out of the file, so a rerun retries them (`bulk
-    /// --retry-failed`): the kept lines are written to a temporary file in the same folder,
-    /// locked, synced and renamed over the file, so every image still has exactly one line
-    /// whenever the run stops.
+    /// --retry-failed`); see ``dropRecords(where:)``.
     ///
     /// - Returns: How many lines were taken out.
     /// - Throws: ``BulkError/unreadableResults(file:reason:)`` when the file cannot be
     ///   read or rewritten (it is then unchanged).
     @discardableResult
     package func dropFailedRecords() throws(BulkError) -> Int {
+        try dropRecords { _, failed in failed }
+    }
+
+    /// Takes the lines `isDropped` picks out of the file, so a rerun runs their images again
+    /// (or not at all, when they are no longer listed): the kept lines are written to a
+    /// temporary file in the same folder, locked, synced and renamed over the file, so every
+    /// image still has exactly one line, or none, whenever the run stops.
+    ///
+    /// - Parameter isDropped: Whether a line goes, by its image as the file spells it
+    ///   (compared byte for byte) and whether it failed.
+    /// - Returns: How many lines were taken out.
+    /// - Throws: ``BulkError/unreadableResults(file:reason:)`` when the file cannot be
+    ///   read or rewritten (it is then unchanged).
+    @discardableResult
+    package func dropRecords(
+        where isDropped: (_ image: ExactString, _ failed: Bool) -> Bool
+    ) throws(BulkError) -> Int {
         guard let data = try Self.existingContents(path) else { return 0 }
         var kept = Data()
-        var failedKeys: [ExactString] = []
+        var droppedKeys: [ExactString] = []
+        var droppedFailures = 0
         let decoder = JSONDecoder()
         let csv = format == .csv
         try Self.forEachWholeLine(data, quoted: csv) { (line, number) throws(BulkError) in
             if csv {
                 let text = String(decoding: line, as: UTF8.self)
-                if number > 1, !text.hasSuffix(","), let image = Self.firstCSVField(text) {
-                    failedKeys.append(ExactString(image))
-                    return
+                if number > 1, let image = Self.firstCSVField(text) {
+                    let failed = !text.hasSuffix(",")
+                    if isDropped(ExactString(image), failed) {
+                        droppedKeys.append(ExactString(image))
+                        droppedFailures += failed ? 1 : 0
+                        return
+                    }
                 }
-            } else if let record = try? decoder.decode(RecordKey.self, from: line), record.error {
-                failedKeys.append(
+            } else if let record = try? decoder.decode(RecordKey.self, from: line),
+                isDropped(ExactString(record.image), record.error)
+            {
+                droppedKeys.append(
                     ResultsLine.key(image: record.image, model: record.model, iteration: record.iteration))
+                droppedFailures += record.error ? 1 : 0
                 return
             }
             kept.append(line)
             kept.append(UInt8(ascii: "\n"))
         }
-        guard !failedKeys.isEmpty else { return 0 }
+        guard !droppedKeys.isEmpty else { return 0 }
         let replacement = try Self.replace(path, with: kept)
         state.withLock { state in
             Self.unlockAndClose(state.descriptor)
             state.descriptor = replacement
-            state.completedKeys.subtract(failedKeys)
-            state.resumedCount -= failedKeys.count
-            state.resumedFailures = max(0, state.resumedFailures - failedKeys.count)
+            state.completedKeys.subtract(droppedKeys)
+            state.resumedCount -= droppedKeys.count
+            state.resumedFailures = max(0, state.resumedFailures - droppedFailures)
         }
-        return failedKeys.count
+        return droppedKeys.count
     }
 
     /// Writes `data` to a new locked file beside `path` and renames it over `path`.
@@ -410,81 +433,5 @@ package final class BulkResultsFile: Sendable {
         var error: Bool
         var model: String?
         var iteration: Int?
-    }
-
-    fileprivate static func csvFields(_ record: ResultsLine) -> [String] {
-        let (answer, score, results) = record.answer?.csvFields ?? ("", "", "")
-        let milliseconds = { (value: Double?) in value.map { String(($0 * 1000).rounded() / 1000) } ?? "" }
-        return [
-            record.image, answer, score, results, milliseconds(record.answer?.decodingMilliseconds),
-            milliseconds(record.answer?.preprocessingMilliseconds), milliseconds(record.answer?.inferenceMilliseconds),
-            milliseconds(record.totalMilliseconds), record.error ?? "",
-        ]
-    }
-
-    /// A field quoted as RFC 4180 says: a field with a comma, a quote or a line break is
-    /// quoted, its quotes doubled, so every name round-trips byte for byte (a reader that
-    /// follows the RFC, as Python's csv and pandas do, reads the line break back).
-    ///
-    /// A field that a spreadsheet would run as a formula (it starts with `=`, `+`, `-`, `@`, a
-    /// tab or a carriage return: OWASP's "CSV injection") gets a `'` in front, as OWASP
-    /// advises, and so does a field that starts with `'`, so that ``firstCSVField(_:)`` takes
-    /// exactly one `'` off and a name still comes back byte for byte.
-    fileprivate static func csvQuoted(_ field: String) -> String {
-        var field = field
-        if let first = field.unicodeScalars.first, formulaStarts.contains(first) { field = "'" + field }
-        guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
-            return field
-        }
-        return "\"" + field.replacing("\"", with: "\"\"") + "\""
-    }
-
-    /// The first field of a CSV line, unquoted.
-    static func firstCSVField(_ line: String) -> String? {
-        // Scalars, not characters: "\r\n" or a quote followed by a combining mark is one
-        // character, and a name must come back scalar for scalar.
-        let scalars = line.unicodeScalars
-        guard scalars.first == "\"" else { return unprotected(String.UnicodeScalarView(scalars.prefix { $0 != "," })) }
-        var field = String.UnicodeScalarView()
-        var index = scalars.index(after: scalars.startIndex)
-        while index < scalars.endIndex {
-            let scalar = scalars[index]
-            index = scalars.index(after: index)
-            if scalar == "\"" {
-                guard index < scalars.endIndex, scalars[index] == "\"" else { return unprotected(field) }
-                index = scalars.index(after: index)
-            }
-            field.append(scalar)
-        }
-        return nil
-    }
-
-    /// The first scalars of a field a spreadsheet would run as a formula, and the `'` that
-    /// protects them (see ``csvQuoted(_:)``).
-    static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r", "'"]
-
-    /// A field as written, its protecting `'` taken off.
-    static func unprotected(_ field: some Sequence<Unicode.Scalar>) -> String {
-        var scalars = String.UnicodeScalarView(field)
-        if scalars.first == "'" { scalars.removeFirst() }
-        return String(scalars)
-    }
-}
-
-extension BulkResultsFile.Format {
-    /// The line a record is written as in this format, newline included.
-    ///
-    /// - Parameter record: The record.
-    /// - Returns: The line.
-    package func line(for record: ResultsLine) -> String {
-        switch self {
-        case .jsonLines:
-            let encoder = JSONCoding.encoder()
-            // Encoding these plain values cannot fail; an empty object would still be a line.
-            let data = (try? encoder.encode(record)) ?? Data("{}".utf8)
-            return String(decoding: data, as: UTF8.self) + "\n"
-        case .csv:
-            return BulkResultsFile.csvFields(record).map(BulkResultsFile.csvQuoted).joined(separator: ",") + "\n"
-        }
     }
 }

@@ -41,6 +41,10 @@ package struct BulkSettings: Sendable {
     package var restart = false
     /// Whether to run again the images whose lines say they failed.
     package var retryFailed = false
+    /// Whether the results file is made to hold the images listed now (`--sync`): the lines of
+    /// images changed since they were run, and of images no longer listed, taken out, so that
+    /// a resumed run runs only the new and changed ones (``BulkFingerprints``).
+    package var sync = false
 
     /// Settings for a run of `model` over `files`, everything else at its default.
     ///

@@ -1,5 +1,3 @@
-public import NetRunnerImage
-
 /// An answer option of one task's own, a query parameter of the server's routes for it.
 ///
 /// Beside those every task shares (`maxResults`, `scoreThreshold`, `categoryAllowlist`,
@@ -43,36 +41,5 @@ public struct TaskAnswerOption: Sendable, Equatable {
             throw TaskAnswerOptionError(description: "\(name) must be \(valuesExplained), not \"\(value)\".")
         }
         return value
-    }
-}
-
-/// A value a task's answer option does not take; the message names the values it does.
-public struct TaskAnswerOptionError: Error, Sendable, CustomStringConvertible {
-    /// The message (`mask must be model (...) or image (...), not "full".`).
-    public var description: String
-}
-
-/// An answer of a task as a picture rather than a results line, for a client whose `Accept`
-/// names `image/png` first (``VisionTaskDefinition/picture(_:)``): a segmenter's category
-/// mask.
-public struct TaskPicture: Sendable {
-    /// Its media type (`image/png`).
-    public var mediaType: String
-    /// The picture's bytes.
-    public var data: [UInt8]
-    /// The size of the image it answers for (the picture's own may differ: a mask at the
-    /// model's resolution), which the server sends in `Image-Width` and `Image-Height`.
-    public var imageSize: PixelSize
-
-    /// A picture.
-    ///
-    /// - Parameters:
-    ///   - mediaType: Its media type.
-    ///   - data: Its bytes.
-    ///   - imageSize: The size of the image it answers for.
-    public init(mediaType: String, data: [UInt8], imageSize: PixelSize) {
-        self.mediaType = mediaType
-        self.data = data
-        self.imageSize = imageSize
     }
 }

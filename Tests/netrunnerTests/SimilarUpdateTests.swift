@@ -36,11 +36,7 @@ struct SimilarUpdateTests {
         guard kind == "nrindex" || SimilarityIndexFile.hasFaiss else { return }
         let folder = try TemporaryFolder(prefix: "netrunner-similar-update")
         defer { folder.remove() }
-        let library = folder.path("library")
-        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
-        for name in ["coffee.jpg", "eagle.jpg", "grace_hopper.jpg"] {
-            try FileManager.default.copyItem(atPath: Self.test + "/" + name, toPath: library + "/" + name)
-        }
+        let library = try Self.library(in: folder)
         let index = "photos." + kind
         let build =
             ["similar", "index", "library", "--model", Self.extractor, "-o", index]
@@ -98,11 +94,7 @@ struct SimilarUpdateTests {
     func killedMidUpdate() async throws {
         let folder = try TemporaryFolder(prefix: "netrunner-similar-kill")
         defer { folder.remove() }
-        let library = folder.path("library")
-        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
-        for name in ["coffee.jpg", "eagle.jpg", "grace_hopper.jpg"] {
-            try FileManager.default.copyItem(atPath: Self.test + "/" + name, toPath: library + "/" + name)
-        }
+        let library = try Self.library(in: folder)
         let build = [
             "similar", "index", "library", "--model", Self.extractor, "-o", "photos.nrindex", "--threads", "1",
         ]
@@ -150,9 +142,18 @@ struct SimilarUpdateTests {
         #expect(again.stderr.contains("\(153 - written) of 153 images to go"), "\(again.stderr)")
     }
 
+    /// `library/` in `folder`, of three photos: coffee, eagle and Grace Hopper.
+    static func library(in folder: TemporaryFolder) throws -> String {
+        let library = folder.path("library")
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        for name in ["coffee.jpg", "eagle.jpg", "grace_hopper.jpg"] {
+            try FileManager.default.copyItem(atPath: test + "/" + name, toPath: library + "/" + name)
+        }
+        return library
+    }
+
     /// A file's size, 0 when it is not there.
     static func size(of path: String) -> Int {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
     }
 }

@@ -6,6 +6,8 @@
 // zombie is left); the child starts with default signal handlers and no blocked signals, so a
 // crash in a decoder ends it with its signal.
 
+import NetRunnerSupport
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -51,57 +53,16 @@ struct DecoderChildProcess: Sendable {
             return .failure(.failed(errno))
         }
         defer { close(pair[1]) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pair[1], STDIN_FILENO)
-        posix_spawn_file_actions_adddup2(&actions, pair[1], STDOUT_FILENO)
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var variables: [String: String] = [:]
-        var index = 0
-        while let entry = environ[index] {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
-                variables[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            index += 1
-        }
-        for (name, value) in environment { variables[name] = value }
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for argument in argv { free(argument) }
-            for variable in envp { free(variable) }
-        }
-        var pid: pid_t = 0
-        let path = arguments[0]
-        let spawned = argv.withUnsafeBufferPointer { argumentPointers -> Int32 in
-            envp.withUnsafeBufferPointer { variablePointers -> Int32 in
-                guard let argumentBase = argumentPointers.baseAddress, let variableBase = variablePointers.baseAddress
-                else {
-                    return EINVAL
-                }
-                return posix_spawn(
-                    &pid, path, &actions, &attributes, UnsafeMutablePointer(mutating: argumentBase),
-                    UnsafeMutablePointer(mutating: variableBase))
-            }
-        }
-        guard spawned == 0 else {
+        let spawned = ChildSpawn.spawn(
+            arguments, stdin: .descriptor(pair[1]), stdout: .descriptor(pair[1]), stderr: .null,
+            environment: environment)
+        switch spawned {
+        case .success(let pid):
+            return .success(DecoderChildProcess(pid: pid, socket: pair[0]))
+        case .failure(let failure):
             close(pair[0])
-            return .failure(.failed(spawned))
+            return .failure(.failed(failure.code))
         }
-        return .success(DecoderChildProcess(pid: pid, socket: pair[0]))
     }
 
     /// Writes all of `bytes` before `deadline` (a monotonic time in seconds).
@@ -180,8 +141,10 @@ struct DecoderChildProcess: Sendable {
     }
 
     private static func ending(_ status: Int32) -> Ending {
-        let signal = status & 0x7f
-        return signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal)
+        switch ChildSpawn.Ending(status: status) {
+        case .exited(let code): .exited(code)
+        case .signaled(let signal): .signaled(signal)
+        }
     }
 
     /// Monotonic seconds.

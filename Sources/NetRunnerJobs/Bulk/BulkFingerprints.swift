@@ -1,5 +1,5 @@
 import FoundationEssentials
-package import NetRunner
+import NetRunner
 import NetRunnerSupport
 
 #if canImport(Glibc)

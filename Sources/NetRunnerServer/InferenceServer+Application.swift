@@ -12,8 +12,8 @@ import ServiceLifecycle
 extension InferenceServer {
     /// The server as a Hummingbird application: the router of ``buildRouter(streams:)``, HTTP/1.1
     /// with the live route's WebSocket upgrade behind the request rate floor, and the engine and
-    /// the `--stream` readers as services (started with it; the engine stops after the requests
-    /// in flight have drained).
+    /// the `--stream` readers and the indexes' reloads as services (started with it; the engine
+    /// stops after the requests in flight have drained).
     ///
     /// - Parameters:
     ///   - startsEngine: Whether the engine starts with the application (else the caller starts
@@ -76,6 +76,9 @@ extension InferenceServer {
             logger: logger)
         app.addServices(EngineService(engine: engine, starts: startsEngine))
         if let streams { app.addServices(StreamsService(streams: streams)) }
+        if !configuration.indexes.isEmpty, let interval = configuration.indexPoll, interval > .zero {
+            app.addServices(IndexReloadService(indexes: indexes, interval: interval))
+        }
         return app
     }
 
@@ -137,7 +140,7 @@ extension InferenceServer {
             ).routes)
         routes.add(
             IndexRoutes(
-                engine: engine, indexes: configuration.indexes, maximumUploadBytes: configuration.maximumUploadBytes
+                engine: engine, indexes: indexes, maximumUploadBytes: configuration.maximumUploadBytes
             ).routes)
         routes.add(metrics.routes)
         routes.add(

@@ -1,5 +1,5 @@
 package import Logging
-package import NetRunner
+import NetRunner
 package import NetRunnerEngine
 import NetRunnerHTTP
 import NetRunnerSupport
@@ -64,7 +64,10 @@ package struct InferenceServer: Sendable {
         package var albums: [String] = []
         /// Similarity indexes searched at `/v1/indexes/{name}/search`, by name; each one's model
         /// must be served.
-        package var indexes: [String: EmbeddingIndex] = [:]
+        package var indexes: [String: ServedIndex] = [:]
+        /// How often the indexes' files are looked at for a new version to serve
+        /// (`--index-poll`); `nil`: never.
+        package var indexPoll: Duration? = .seconds(2)
         /// Video sources the server reads itself (`/v1/streams`), by name.
         package var streams: [(name: String, source: String)] = []
         /// The model the streams run (an id of the engine's); `nil`: the first detector served,
@@ -114,6 +117,8 @@ package struct InferenceServer: Sendable {
     package let configuration: Configuration
     /// The logger.
     package let logger: Logger
+    /// The similarity indexes, as they are now (``Configuration/indexes`` as first read).
+    package let indexes: ServedIndexes
 
     /// Creates a server.
     ///
@@ -127,6 +132,7 @@ package struct InferenceServer: Sendable {
         self.engine = engine
         self.configuration = configuration
         self.logger = logger
+        self.indexes = ServedIndexes(configuration.indexes, logger: logger)
     }
 
     /// Serves until SIGTERM or SIGINT, then lets the requests in flight finish and stops the

@@ -359,29 +359,31 @@ struct EmbeddingCommandTests {
                 "similar", "index", Self.photos + "/train", "--model", id, "-o", index,
             ], in: Fixtures.path("."))
         #expect(built.status == 0, "\(built.stderr)")
-        let server = try await ServerProcess(["--index", "pets=\(index)"])
-        let listed = try await server.request("/v1/indexes")
-        let entries = listed.json["indexes"] as? [[String: Any]] ?? []
-        #expect(entries.count == 1 && entries.first?["count"] as? Int == 4 && entries.first?["model"] as? String == id)
-        for animal in ["cat", "dog", "hotdog"] {
-            let photo = try Data(contentsOf: URL(fileURLWithPath: Self.photos + "/test/\(animal)_test_0.png"))
-            let answer = try await server.request("/v1/indexes/pets/search?k=2", method: "POST", body: photo)
-            #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
-            let matches = answer.json["matches"] as? [[String: Any]] ?? []
-            #expect(matches.count == 2)
-            let nearest = (matches.first?["path"] as? String ?? "").split(separator: "/").last ?? ""
-            #expect(nearest.hasPrefix(animal + "_train"), "\(animal): \(matches)")
+        // In this process: the server is what is tested, not its process.
+        try await LiveServer.serve(["--index", "pets=\(index)"]) { server in
+            let listed = try await server.request("/v1/indexes")
+            let entries = listed.json["indexes"] as? [[String: Any]] ?? []
+            #expect(
+                entries.count == 1 && entries.first?["count"] as? Int == 4 && entries.first?["model"] as? String == id)
+            for animal in ["cat", "dog", "hotdog"] {
+                let photo = try Data(contentsOf: URL(fileURLWithPath: Self.photos + "/test/\(animal)_test_0.png"))
+                let answer = try await server.request("/v1/indexes/pets/search?k=2", method: "POST", body: photo)
+                #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+                let matches = answer.json["matches"] as? [[String: Any]] ?? []
+                #expect(matches.count == 2)
+                let nearest = (matches.first?["path"] as? String ?? "").split(separator: "/").last ?? ""
+                #expect(nearest.hasPrefix(animal + "_train"), "\(animal): \(matches)")
+            }
+            let photo = try Data(contentsOf: URL(fileURLWithPath: Self.photos + "/test/cat_test_0.png"))
+            #expect(try await server.request("/v1/indexes/nothing/search", method: "POST", body: photo).status == 404)
+            for bad in ["k=0", "k=1001", "k=-1", "k=99999999999999999999", "k=2&k=3", "top=3"] {
+                let refused = try await server.request("/v1/indexes/pets/search?\(bad)", method: "POST", body: photo)
+                #expect(refused.status == 400, "\(bad)")
+            }
+            let garbage = try await server.request(
+                "/v1/indexes/pets/search", method: "POST", body: Data("not a photo".utf8))
+            #expect(garbage.status == 400 || garbage.status == 415, "\(garbage.status)")
         }
-        let photo = try Data(contentsOf: URL(fileURLWithPath: Self.photos + "/test/cat_test_0.png"))
-        #expect(try await server.request("/v1/indexes/nothing/search", method: "POST", body: photo).status == 404)
-        for bad in ["k=0", "k=1001", "k=-1", "k=99999999999999999999", "k=2&k=3", "top=3"] {
-            let refused = try await server.request("/v1/indexes/pets/search?\(bad)", method: "POST", body: photo)
-            #expect(refused.status == 400, "\(bad)")
-        }
-        let garbage = try await server.request(
-            "/v1/indexes/pets/search", method: "POST", body: Data("not a photo".utf8))
-        #expect(garbage.status == 400 || garbage.status == 415, "\(garbage.status)")
-        server.expectCleanStop()
 
         // An index whose model is not served is served with its model, or refused naming it:
         // SimilarIndexTests.

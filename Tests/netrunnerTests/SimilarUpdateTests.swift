@@ -142,6 +142,67 @@ struct SimilarUpdateTests {
         #expect(again.stderr.contains("\(153 - written) of 153 images to go"), "\(again.stderr)")
     }
 
+    @Test("serve --index serves each new version of a FAISS index once written; a bad one leaves the old serving")
+    func serveReloads() async throws {
+        guard SimilarityIndexFile.hasFaiss else { return }
+        let folder = try TemporaryFolder(prefix: "netrunner-similar-reload")
+        defer { folder.remove() }
+        let library = try Self.library(in: folder)
+        let build = [
+            "similar", "index", "library", "--model", Self.extractor, "-o", "photos.faiss", "--index-type", "Flat",
+        ]
+        #expect(try netrunner(build, in: folder.url.path).status == 0)
+        let cat = try Data(contentsOf: URL(fileURLWithPath: Self.imprinting + "/cat/cat_train_0.png"))
+        let index = folder.path("photos.faiss")
+        try await LiveServer.serve(["--index", "photos=\(index)", "--index-poll", "0.05"]) { server in
+            func count() async throws -> Int? {
+                let listed = try await server.request("/v1/indexes")
+                return (listed.json["indexes"] as? [[String: Any]])?.first?["count"] as? Int
+            }
+            func nearest() async throws -> (status: Int, path: String, similarity: Double) {
+                let answer = try await server.request("/v1/indexes/photos/search?k=1", method: "POST", body: cat)
+                let first = (answer.json["matches"] as? [[String: Any]])?.first
+                return (answer.status, first?["path"] as? String ?? "", first?["similarity"] as? Double ?? -1)
+            }
+            #expect(try await count() == 3)
+            #expect(try await nearest().path.hasSuffix("/cat.png") == false)
+
+            // A photo added and the index made again beside the running server: served once
+            // written, every search meanwhile answered.
+            try cat.write(to: URL(fileURLWithPath: library + "/cat.png"))
+            #expect(try netrunner(build, in: folder.url.path).status == 0)
+            var statuses: Set<Int> = []
+            try await Eventually.wait(for: "the new index served", upTo: .seconds(60)) {
+                statuses.insert(try await nearest().status)
+                return try await count() == 4
+            }
+            #expect(statuses == [200])
+            let found = try await nearest()
+            #expect(found.path == library + "/cat.png" && found.similarity > 0.999, "\(found)")
+
+            // The index file of another build beside this sidecar (a copy of one file of two):
+            // its digest differs from the sidecar's, so the old pair goes on serving.
+            let other = [
+                "similar", "index", "library/cat.png", "--model", Self.extractor, "-o", "other.faiss",
+                "--index-type", "Flat",
+            ]
+            #expect(try netrunner(other, in: folder.url.path).status == 0)
+            #expect(rename(folder.path("other.faiss"), index) == 0)
+            try await Eventually.wait(for: "the mismatched index refused", upTo: .seconds(60)) {
+                server.log.contains("its SHA-256 differs")
+            }
+            let (afterMismatch, stillCat) = (try await count(), try await nearest().path)
+            #expect(afterMismatch == 4 && stillCat == library + "/cat.png")
+            // Garbage in its place: refused, said in the log, the old index serving.
+            try Data("not an index".utf8).write(to: URL(fileURLWithPath: index), options: .atomic)
+            try await Eventually.wait(for: "the garbage refused", upTo: .seconds(60)) {
+                server.log.contains("neither a NetRunner similarity index")
+            }
+            let (afterGarbage, status) = (try await count(), try await nearest().status)
+            #expect(afterGarbage == 4 && status == 200)
+        }
+    }
+
     /// `library/` in `folder`, of three photos: coffee, eagle and Grace Hopper.
     static func library(in folder: TemporaryFolder) throws -> String {
         let library = folder.path("library")

@@ -1,6 +1,10 @@
 #if canImport(CFaiss)
     import NetRunnerSupport
 
+    #if canImport(Glibc)
+        import Glibc
+    #endif
+
     /// Photos' embeddings in a FAISS index, with its ``FaissSidecar``.
     ///
     /// Exact (`Flat`) or approximate (`HNSW32`, `IVF1024,PQ64`...): what
@@ -14,7 +18,11 @@
     ///
     /// The file is FAISS's own: `faiss.read_index("photos.faiss")` in Python loads it unchanged
     /// and answers the same ids and scores (docs/embeddings.md#faiss-indexes).
-    public final class FaissEmbeddingIndex: SimilarityIndex {
+    ///
+    /// It is `Sendable`: its properties never change after it is made, and FAISS searches a
+    /// CPU index from several threads at once (its search parameters are set before it is
+    /// handed out, when it is built or read).
+    public final class FaissEmbeddingIndex: SimilarityIndex, @unchecked Sendable {
         /// The FAISS index: vector `i` is photo ``paths``[i].
         public let index: FaissIndex
         /// What FAISS does not hold: the paths, the model, how the index was built.
@@ -55,11 +63,16 @@
 
         /// Reads an index file and its sidecar (``FaissSidecar/path(for:)``).
         ///
-        /// - Parameter path: The FAISS index file.
+        /// - Parameters:
+        ///   - path: The FAISS index file.
+        ///   - verifying: Whether to check the file's SHA-256 against the sidecar's
+        ///     (``FaissSidecar/indexSHA256``, when it has one): the file is opened once, hashed
+        ///     and read by FAISS through the same descriptor, so a file replaced meanwhile is
+        ///     never paired with the sidecar of another. A server reloading an index does.
         /// - Returns: The index.
         /// - Throws: ``FaissError`` for a file FAISS cannot read; `NetRunnerError.invalidOption`
         ///   for a missing or bad sidecar, or one of another index.
-        public static func read(from path: String) throws -> FaissEmbeddingIndex {
+        public static func read(from path: String, verifying: Bool = false) throws -> FaissEmbeddingIndex {
             let sidecarPath = FaissSidecar.path(for: path)
             let sidecar: FaissSidecar
             do {
@@ -70,7 +83,23 @@
                     reason: "\(path) is a FAISS index, and its sidecar \(sidecarPath) (the photos' paths, the model) "
                         + "cannot be read: \(error.reason)")
             }
-            return try FaissEmbeddingIndex(index: try FaissIndex.read(from: path), sidecar: sidecar, name: path)
+            guard verifying, let expected = sidecar.indexSHA256 else {
+                return try FaissEmbeddingIndex(index: try FaissIndex.read(from: path), sidecar: sidecar, name: path)
+            }
+            let descriptor = PathText.withCString(path) { open($0, O_RDONLY | O_CLOEXEC) }
+            guard descriptor >= 0 else {
+                throw FaissError(operation: "read \(path)", message: String(cString: strerror(errno)))
+            }
+            defer { close(descriptor) }
+            // Linux's name for the open file: the same bytes for the digest and for FAISS.
+            let opened = "/proc/self/fd/\(descriptor)"
+            guard try SHA256.hexDigest(ofFileAt: opened).digest == expected else {
+                throw NetRunnerError.invalidOption(
+                    name: "index",
+                    reason: "\(path) is not the index file its sidecar \(sidecarPath) was written with "
+                        + "(its SHA-256 differs): one of them was replaced without the other, or is being written")
+            }
+            return try FaissEmbeddingIndex(index: try FaissIndex.read(from: opened), sidecar: sidecar, name: path)
         }
 
         /// Writes the index file (FAISS's format) and its sidecar, each atomically.
@@ -78,7 +107,10 @@
         /// - Parameter path: The index file; the sidecar goes to ``FaissSidecar/path(for:)``.
         /// - Throws: ``FaissError`` or `FileError`.
         public func write(to path: String) throws {
-            try index.write(to: path)
+            // The index first, then the sidecar naming its digest: a reader that finds the
+            // new index beside the old sidecar can tell (``read(from:verifying:)``).
+            var sidecar = sidecar
+            sidecar.indexSHA256 = try index.write(to: path)
             try sidecar.write(to: FaissSidecar.path(for: path))
         }
 

@@ -84,6 +84,10 @@ public struct FaissSidecar: Codable, Sendable, Equatable {
     public var trainingCount: Int
     /// Each vector's photo, in id order.
     public var paths: [String]
+    /// The SHA-256 of the index file this sidecar was written with, so that a reader can tell
+    /// a pair of one writing from an index file replaced beside an older sidecar (a server
+    /// reloading while `similar index` writes); `nil` in sidecars written before it was kept.
+    public var indexSHA256: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case format, version, factory, metric, normalized, dimension, count, model, preprocessing, paths
@@ -92,6 +96,7 @@ public struct FaissSidecar: Codable, Sendable, Equatable {
         case searchParameters = "search_parameters"
         case recallAt10 = "recall_at_10"
         case trainingCount = "training_count"
+        case indexSHA256 = "index_sha256"
     }
 
     /// The sidecar's file for an index file: its path with `.json` added.

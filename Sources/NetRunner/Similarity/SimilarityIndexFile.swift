@@ -90,17 +90,21 @@ public enum SimilarityIndexFile {
 
     /// Reads an index of either kind.
     ///
-    /// - Parameter path: The file (a FAISS index's sidecar beside it: ``FaissSidecar/path(for:)``).
+    /// - Parameters:
+    ///   - path: The file (a FAISS index's sidecar beside it: ``FaissSidecar/path(for:)``).
+    ///   - verifying: Whether a FAISS file is checked against the digest its sidecar names
+    ///     (``FaissEmbeddingIndex/read(from:verifying:)``): a server does, since the files may be
+    ///     being written again.
     /// - Returns: The index.
-    /// - Throws: What ``EmbeddingIndex/read(from:)`` or ``FaissEmbeddingIndex/read(from:)``
+    /// - Throws: What ``EmbeddingIndex/read(from:)`` or ``FaissEmbeddingIndex/read(from:verifying:)``
     ///   throws; on a system without FAISS, `NetRunnerError.invalidOption` for a FAISS index.
-    public static func read(from path: String) throws -> any SimilarityIndex {
+    public static func read(from path: String, verifying: Bool = false) throws -> any SimilarityIndex & Sendable {
         switch try kind(of: path) {
         case .netRunner:
             return try EmbeddingIndex.read(from: path)
         case .faiss:
             #if canImport(CFaiss)
-                return try FaissEmbeddingIndex.read(from: path)
+                return try FaissEmbeddingIndex.read(from: path, verifying: verifying)
             #else
                 throw NetRunnerError.invalidOption(
                     name: "index",

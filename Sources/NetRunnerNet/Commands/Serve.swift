@@ -104,9 +104,16 @@ extension NetRunnerNetCommand {
         @Option(
             name: .customLong("index"),
             help: ArgumentHelp(
-                "A similarity index (from `netrunner similar index`) searched with a photo at POST /v1/indexes/NAME/search: NAME=FILE; the model it names is served with it (an id, an installed model, or a path); repeatable.",
+                "A similarity index (from `netrunner similar index`, NetRunner's or FAISS's) searched with a photo at POST /v1/indexes/NAME/search: NAME=FILE; the model it names is served with it (an id, an installed model, or a path); a new version of the file is served once written (--index-poll); repeatable.",
                 valueName: "name=file"))
         var indexes: [String] = []
+
+        @Option(
+            name: .customLong("index-poll"),
+            help: ArgumentHelp(
+                "How often, in seconds, the --index files are looked at for a new version, which then replaces the old with no pause (0: never).",
+                valueName: "seconds"))
+        var indexPoll = 2.0
 
         @Option(
             name: .customLong("stream"),
@@ -158,6 +165,7 @@ extension NetRunnerNetCommand {
             if let queueCapacity { try OptionLimits.check(queueCapacity, "--queue", in: 1...100_000) }
             if let maxBatchSize { try OptionLimits.check(maxBatchSize, "--max-batch", in: 1...256) }
             if let maxQueueDelay { try OptionLimits.check(maxQueueDelay, "--max-queue-delay", in: 0...1000) }
+            try OptionLimits.check(indexPoll, "--index-poll", in: 0...86_400)
             for album in albums where !ImageArguments.isDirectory(album) {
                 throw ValidationError("--albums \(album) is not a folder.")
             }
@@ -189,8 +197,8 @@ extension NetRunnerNetCommand {
         /// - Returns: The indexes by name, each naming its model by the id it is served under.
         /// - Throws: `ValidationError` naming the flag for a bad name, an unreadable index or a
         ///   model that cannot be loaded.
-        func loadedIndexes(served: inout [ServedModel]) throws -> [String: EmbeddingIndex] {
-            var loaded: [String: EmbeddingIndex] = [:]
+        func loadedIndexes(served: inout [ServedModel]) throws -> [String: ServedIndex] {
+            var loaded: [String: ServedIndex] = [:]
             for text in indexes {
                 guard let equals = text.firstIndex(of: "="), equals > text.startIndex else {
                     throw ValidationError("--index \(text): give NAME=FILE (a name for the route, the index file).")
@@ -204,9 +212,9 @@ extension NetRunnerNetCommand {
                     throw ValidationError("--index \(name): a name is letters, digits, '.', '_' and '-' (at most 64).")
                 }
                 guard loaded[name] == nil else { throw ValidationError("--index names must differ: \(name) twice.") }
-                let index: EmbeddingIndex
+                let index: any SimilarityIndex & Sendable
                 do {
-                    index = try EmbeddingIndex.read(from: path)
+                    index = try SimilarityIndexFile.read(from: path, verifying: true)
                 } catch {
                     throw ValidationError("--index \(name)=\(path): \(error)")
                 }
@@ -214,14 +222,16 @@ extension NetRunnerNetCommand {
                 if let model = served.first(where: { $0.id == id }) {
                     try Self.check(index, name: name, against: model)
                 }
-                loaded[name] = id == index.model ? index : index.recording(model: id)
+                loaded[name] = ServedIndex(index: index, model: id, path: path)
             }
             return loaded
         }
 
         /// The id an index's model is served under, loading it into `served` when it is not
         /// there yet (see ``loadedIndexes(served:)``).
-        private func servedID(ofModelOf index: EmbeddingIndex, name: String, served: inout [ServedModel]) throws
+        private func servedID(
+            ofModelOf index: any SimilarityIndex, name: String, served: inout [ServedModel]
+        ) throws
             -> String
         {
             let model = index.model
@@ -269,7 +279,7 @@ extension NetRunnerNetCommand {
 
         /// Refuses an index whose embeddings the model serving it cannot make: a model that is no
         /// embedder, or an embedder of another dimension (every search would fail).
-        private static func check(_ index: EmbeddingIndex, name: String, against model: ServedModel) throws {
+        private static func check(_ index: any SimilarityIndex, name: String, against model: ServedModel) throws {
             let shape = model.model.outputShapes?.first?.dimensions
             var dimension: Int? = shape?.isEmpty == false ? 1 : nil
             for side in shape ?? [] {
@@ -412,6 +422,7 @@ extension NetRunnerNetCommand {
                 streamModel: streamModel, streamInterval: .milliseconds(streamInterval))
             configuration.allowsPrivateImports = allowsPrivateImports
             configuration.indexes = indexes
+            configuration.indexPoll = indexPoll > 0 ? .milliseconds(Int((indexPoll * 1000).rounded())) : nil
             configuration.allowedHosts = Set(connections.allowedHosts)
             configuration.idleTimeout = connections.idle
             configuration.maximumConnections = connections.maximumConnections

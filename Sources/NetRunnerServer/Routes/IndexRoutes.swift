@@ -10,11 +10,12 @@ import NetRunnerSupport
 /// The indexes (made by `netrunner similar index`) are listed at `GET /v1/indexes` and searched
 /// with a photo at `POST /v1/indexes/{name}/search?k=5`. The photo is embedded by the index's
 /// own model, which the server serves; the answer is the `k` nearest photos of the index, most
-/// alike first.
+/// alike first, from the index as it is when the search starts (a new version of its file
+/// replaces it: ``ServedIndexes``).
 struct IndexRoutes {
     let engine: InferenceEngine
     /// The indexes, by name.
-    let indexes: [String: EmbeddingIndex]
+    let indexes: ServedIndexes
     let maximumUploadBytes: Int
 
     /// The most photos one search answers.
@@ -26,9 +27,10 @@ struct IndexRoutes {
         routes.get("/v1/indexes", .open, .operation("listIndexes")) { _, _ in
             HTTPReply.json(
                 IndexList(
-                    indexes: indexes.keys.sorted().compactMap { name in
-                        indexes[name].map {
-                            IndexList.Entry(name: name, model: $0.model, count: $0.count, dimension: $0.dimension)
+                    indexes: indexes.names.compactMap { name in
+                        indexes.index(named: name).map {
+                            IndexList.Entry(
+                                name: name, model: $0.model, count: $0.index.count, dimension: $0.index.dimension)
                         }
                     }))
         }
@@ -50,21 +52,21 @@ struct IndexRoutes {
 
     /// Embeds the upload with the index's model and answers its nearest photos.
     func search(_ request: Request, name: String) async throws -> Response {
-        guard let index = indexes[name] else {
+        guard let served = indexes.index(named: name) else {
             throw RouteFailure(
                 .notFound,
                 "No index named \"\(name.prefix(64))\": GET /v1/indexes lists them (serve --index NAME=FILE).")
         }
         let k = try Self.k(request.uri.queryParameters)
         let upload = try await ImageUpload.read(request, limit: maximumUploadBytes)
-        let found = try await engine.answerShowingInput(model: index.model, image: upload.data, includeInput: false)
+        let found = try await engine.answerShowingInput(model: served.model, image: upload.data, includeInput: false)
         guard case .other(let result) = found.answer, let embedding = result as? EmbeddingResult else {
-            throw RouteFailure(.failed, "The index's model \"\(index.model)\" did not answer with an embedding.")
+            throw RouteFailure(.failed, "The index's model \"\(served.model)\" did not answer with an embedding.")
         }
-        let matches = try index.search(embedding.embedding, k: k)
+        let matches = try served.index.search(embedding.embedding, k: k, excluding: nil)
         return HTTPReply.json(
             SearchAnswer(
-                image: upload.name, index: name, model: index.model,
+                image: upload.name, index: name, model: served.model,
                 matches: matches.map { .init(path: $0.path, similarity: $0.similarity) },
                 decodeLatency: embedding.decodingMilliseconds, preprocessorLatency: embedding.preprocessingMilliseconds,
                 inferenceLatency: embedding.inferenceMilliseconds))

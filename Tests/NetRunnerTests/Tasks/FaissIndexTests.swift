@@ -1,5 +1,6 @@
 #if os(Linux)
     import Foundation
+    import NetRunnerSupport
     import NetRunnerTestSupport
     import Testing
 
@@ -72,7 +73,11 @@
             let path = folder + "/photos.faiss"
             try built.write(to: path)
             let read = try FaissEmbeddingIndex.read(from: path)
-            #expect(read.sidecar == built.sidecar)
+            // The sidecar as built, with the digest of the index file written beside it.
+            var expected = built.sidecar
+            expected.indexSHA256 = SHA256.hexDigest(of: try Data(contentsOf: URL(fileURLWithPath: path)))
+            #expect(read.sidecar == expected)
+            #expect(try FaissEmbeddingIndex.read(from: path, verifying: true).count == 3_000)
             #expect(read.count == 3_000)
             let ours = try read.index.search(queries, k: 10)
             let python = try Self.pythonSearch(index: path, queries: queries, k: 10)

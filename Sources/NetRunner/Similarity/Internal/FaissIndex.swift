@@ -200,14 +200,18 @@
         /// old file or the whole new one.
         ///
         /// - Parameter path: The file.
+        /// - Returns: The SHA-256 of the bytes written.
         /// - Throws: ``FaissError`` from FAISS, `FileError` when the file cannot be written.
-        public func write(to path: String) throws {
+        @discardableResult
+        public func write(to path: String) throws -> String {
             var bytes: UnsafeMutablePointer<UInt8>?
             var size = 0
             try Self.call("write \(path)") { nr_faiss_serialize(handle, &bytes, &size, $0, $1) }
             defer { nr_faiss_free_bytes(bytes) }
             guard let bytes else { throw FaissError(operation: "write \(path)", message: "FAISS answered nothing") }
-            try FileIO.writeAtomically(Data(bytesNoCopy: bytes, count: size, deallocator: .none), to: path)
+            let data = Data(bytesNoCopy: bytes, count: size, deallocator: .none)
+            try FileIO.writeAtomically(data, to: path)
+            return SHA256.hexDigest(of: data)
         }
 
         // MARK: - Checks
